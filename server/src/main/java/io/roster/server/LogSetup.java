@@ -1,0 +1,47 @@
+package io.roster.server;
+
+import ch.qos.logback.classic.LoggerContext;
+import ch.qos.logback.classic.encoder.PatternLayoutEncoder;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.rolling.RollingFileAppender;
+import ch.qos.logback.core.rolling.SizeAndTimeBasedRollingPolicy;
+import ch.qos.logback.core.util.FileSize;
+import java.nio.file.Path;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Adds a size-capped rolling file to the console logging of logback.xml when a log directory
+ * is configured: roster.log, rolled daily or at 20 MB, at most 200 MB kept.
+ */
+final class LogSetup {
+
+  private LogSetup() {}
+
+  static void configure(Path logDir) {
+    if (logDir == null) {
+      return;
+    }
+    LoggerContext ctx = (LoggerContext) LoggerFactory.getILoggerFactory();
+    PatternLayoutEncoder encoder = new PatternLayoutEncoder();
+    encoder.setContext(ctx);
+    encoder.setPattern("%d{yyyy-MM-dd'T'HH:mm:ss.SSSXXX} %-5level [%thread] %logger{36} - %msg%n");
+    encoder.start();
+
+    RollingFileAppender<ILoggingEvent> file = new RollingFileAppender<>();
+    file.setContext(ctx);
+    file.setName("FILE");
+    file.setFile(logDir.resolve("roster.log").toString());
+    SizeAndTimeBasedRollingPolicy<ILoggingEvent> policy = new SizeAndTimeBasedRollingPolicy<>();
+    policy.setContext(ctx);
+    policy.setParent(file);
+    policy.setFileNamePattern(logDir.resolve("roster.%d{yyyy-MM-dd}.%i.log.gz").toString());
+    policy.setMaxFileSize(FileSize.valueOf("20MB"));
+    policy.setMaxHistory(14);
+    policy.setTotalSizeCap(FileSize.valueOf("200MB"));
+    policy.start();
+    file.setRollingPolicy(policy);
+    file.setEncoder(encoder);
+    file.start();
+    ctx.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME).addAppender(file);
+  }
+}

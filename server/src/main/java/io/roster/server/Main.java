@@ -1,0 +1,44 @@
+package io.roster.server;
+
+import io.roster.server.config.ServerConfig;
+import java.util.Arrays;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** {@code java -jar roster-server.jar [--option value]...}; {@code --help} lists the options. */
+public final class Main {
+
+  private Main() {}
+
+  public static void main(String[] args) throws InterruptedException {
+    long startNanos = System.nanoTime();
+    if (Arrays.asList(args).contains("--help") || Arrays.asList(args).contains("-h")) {
+      System.out.print(ServerConfig.usage());
+      return;
+    }
+    ServerConfig config;
+    try {
+      config = ServerConfig.parse(args, System.getenv());
+    } catch (IllegalArgumentException e) {
+      System.err.println("roster: " + e.getMessage());
+      System.exit(2);
+      return;
+    }
+    LogSetup.configure(config.logDir());
+    Logger log = LoggerFactory.getLogger(Main.class);
+    RosterServer server;
+    try {
+      server = RosterServer.start(config);
+    } catch (RuntimeException e) {
+      log.error("Cannot start: {}", e.getMessage(), e);
+      System.exit(1);
+      return;
+    }
+    Runtime.getRuntime().addShutdownHook(new Thread(server::close, "roster-shutdown"));
+    log.info("Roster {} serving on {}:{} (started in {} ms; keepalive {}/{}, push window {})", RosterServer.VERSION,
+        config.host(), server.port(), (System.nanoTime() - startNanos) / 1_000_000,
+        ServerConfig.formatDuration(config.keepaliveTime()), ServerConfig.formatDuration(config.keepaliveTimeout()),
+        ServerConfig.formatDuration(config.pushWindow()));
+    server.awaitTermination();
+  }
+}

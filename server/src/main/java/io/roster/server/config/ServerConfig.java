@@ -1,0 +1,224 @@
+package io.roster.server.config;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.function.BiConsumer;
+
+/**
+ * Every server setting, immutable. Built from command-line flags, then {@code ROSTER_*}
+ * environment variables, then the defaults below (a flag wins over the environment).
+ * The table in README.md lists the same settings; {@link #usage()} prints it.
+ */
+public record ServerConfig(
+    String host,
+    int port,
+    Path dataDir,
+    Path logDir,
+    Duration keepaliveTime,
+    Duration keepaliveTimeout,
+    Duration pushWindow,
+    Duration pushAckTimeout,
+    Duration shutdownGrace,
+    int maxInstancesPerConnection,
+    int maxSubscriptionsPerConnection) {
+
+  public ServerConfig {
+    Objects.requireNonNull(host, "host");
+    Objects.requireNonNull(dataDir, "dataDir");
+    if (port < 0 || port > 65535) {
+      throw new IllegalArgumentException("port: " + port + " (expected: 0..65535, 0 = any free port)");
+    }
+    positive("keepalive-time", keepaliveTime);
+    positive("keepalive-timeout", keepaliveTimeout);
+    notNegative("push-window", pushWindow);
+    positive("push-ack-timeout", pushAckTimeout);
+    notNegative("shutdown-grace", shutdownGrace);
+    if (maxInstancesPerConnection < 1) {
+      throw new IllegalArgumentException("max-instances-per-connection: " + maxInstancesPerConnection + " (expected: >= 1)");
+    }
+    if (maxSubscriptionsPerConnection < 1) {
+      throw new IllegalArgumentException("max-subscriptions-per-connection: " + maxSubscriptionsPerConnection + " (expected: >= 1)");
+    }
+  }
+
+  /** A builder holding the defaults. */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** The defaults, as a builder would build them. */
+  public static ServerConfig defaults() {
+    return builder().build();
+  }
+
+  /**
+   * Parses {@code --name value} / {@code --name=value} flags over {@code ROSTER_NAME}
+   * environment variables over the defaults. Unknown flags and bad values are errors naming
+   * the setting, the value and what was expected.
+   */
+  public static ServerConfig parse(String[] args, Map<String, String> env) {
+    Builder b = builder();
+    Map<String, String> values = new LinkedHashMap<>();
+    for (String name : OPTIONS.keySet()) {
+      String envName = "ROSTER_" + name.toUpperCase(Locale.ROOT).replace('-', '_');
+      if (env.containsKey(envName)) {
+        values.put(name, env.get(envName));
+      }
+    }
+    for (int i = 0; i < args.length; i++) {
+      String a = args[i];
+      if (!a.startsWith("--")) {
+        throw new IllegalArgumentException("unexpected argument: \"" + a + "\" (expected: --name value)");
+      }
+      String name = a.substring(2);
+      String value;
+      int eq = name.indexOf('=');
+      if (eq >= 0) {
+        value = name.substring(eq + 1);
+        name = name.substring(0, eq);
+      } else {
+        if (i + 1 >= args.length) {
+          throw new IllegalArgumentException("--" + name + ": missing value");
+        }
+        value = args[++i];
+      }
+      if (!OPTIONS.containsKey(name)) {
+        throw new IllegalArgumentException("unknown option: --" + name + " (see --help)");
+      }
+      values.put(name, value);
+    }
+    for (Map.Entry<String, String> e : values.entrySet()) {
+      try {
+        OPTIONS.get(e.getKey()).setter.accept(b, e.getValue().trim());
+      } catch (IllegalArgumentException ex) {
+        throw new IllegalArgumentException("--" + e.getKey() + ": \"" + e.getValue() + "\" (expected: "
+            + OPTIONS.get(e.getKey()).expected + ")", ex);
+      }
+    }
+    return b.build();
+  }
+
+  /** The options table for --help. */
+  public static String usage() {
+    StringBuilder sb = new StringBuilder("Usage: java -jar roster-server.jar [--option value]...\n\nOptions (env var, default):\n");
+    ServerConfig d = defaults();
+    for (Map.Entry<String, Option> e : OPTIONS.entrySet()) {
+      sb.append(String.format("  --%-34s ROSTER_%-34s %s%n      %s%n", e.getKey(),
+          e.getKey().toUpperCase(Locale.ROOT).replace('-', '_'), e.getValue().defaultOf.apply(d),
+          e.getValue().help));
+    }
+    return sb.toString();
+  }
+
+  /** Parses {@code 5s}, {@code 200ms}, {@code 1m}, {@code 1h}, or a plain number of ms. */
+  public static Duration parseDuration(String text) {
+    String s = text.trim().toLowerCase(Locale.ROOT);
+    try {
+      if (s.endsWith("ms")) {
+        return Duration.ofMillis(Long.parseLong(s.substring(0, s.length() - 2).trim()));
+      } else if (s.endsWith("s")) {
+        return Duration.ofMillis(Math.round(Double.parseDouble(s.substring(0, s.length() - 1).trim()) * 1000));
+      } else if (s.endsWith("m")) {
+        return Duration.ofSeconds(Long.parseLong(s.substring(0, s.length() - 1).trim()) * 60);
+      } else if (s.endsWith("h")) {
+        return Duration.ofHours(Long.parseLong(s.substring(0, s.length() - 1).trim()));
+      }
+      return Duration.ofMillis(Long.parseLong(s));
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException("not a duration: \"" + text + "\"", e);
+    }
+  }
+
+  /** Renders a duration the way {@link #parseDuration} reads it. */
+  public static String formatDuration(Duration d) {
+    long ms = d.toMillis();
+    return ms % 1000 == 0 ? (ms / 1000) + "s" : ms + "ms";
+  }
+
+  private static void positive(String name, Duration d) {
+    if (d == null || d.isZero() || d.isNegative()) {
+      throw new IllegalArgumentException(name + ": " + d + " (expected: a positive duration)");
+    }
+  }
+
+  private static void notNegative(String name, Duration d) {
+    if (d == null || d.isNegative()) {
+      throw new IllegalArgumentException(name + ": " + d + " (expected: zero or a positive duration)");
+    }
+  }
+
+  private record Option(String expected, String help, BiConsumer<Builder, String> setter,
+      java.util.function.Function<ServerConfig, String> defaultOf) {}
+
+  private static final Map<String, Option> OPTIONS = new LinkedHashMap<>();
+
+  static {
+    OPTIONS.put("host", new Option("an address to bind", "Address to listen on.",
+        (b, v) -> b.host(v), c -> c.host()));
+    OPTIONS.put("port", new Option("0..65535", "Client gRPC port (Session, Registry, Admin, health, reflection).",
+        (b, v) -> b.port(Integer.parseInt(v)), c -> String.valueOf(c.port())));
+    OPTIONS.put("data-dir", new Option("a directory", "Where durable state will live (reserved for persistent instances).",
+        (b, v) -> b.dataDir(Path.of(v)), c -> c.dataDir().toString()));
+    OPTIONS.put("log-dir", new Option("a directory", "When set, also log to a size-capped rolling file roster.log there.",
+        (b, v) -> b.logDir(v.isEmpty() ? null : Path.of(v)), c -> c.logDir() == null ? "(console only)" : c.logDir().toString()));
+    OPTIONS.put("keepalive-time", new Option("a duration like 5s", "Server pings an idle transport this often.",
+        (b, v) -> b.keepaliveTime(parseDuration(v)), c -> formatDuration(c.keepaliveTime())));
+    OPTIONS.put("keepalive-timeout", new Option("a duration like 5s", "A ping not answered within this ends the transport and its sessions.",
+        (b, v) -> b.keepaliveTimeout(parseDuration(v)), c -> formatDuration(c.keepaliveTimeout())));
+    OPTIONS.put("push-window", new Option("a duration like 20ms", "Changes within this window after a push are merged into the next push.",
+        (b, v) -> b.pushWindow(parseDuration(v)), c -> formatDuration(c.pushWindow())));
+    OPTIONS.put("push-ack-timeout", new Option("a duration like 3s", "An unacked push is re-sent (latest state) after this.",
+        (b, v) -> b.pushAckTimeout(parseDuration(v)), c -> formatDuration(c.pushAckTimeout())));
+    OPTIONS.put("shutdown-grace", new Option("a duration like 10s", "On SIGTERM, how long sessions get to move before the server stops hard.",
+        (b, v) -> b.shutdownGrace(parseDuration(v)), c -> formatDuration(c.shutdownGrace())));
+    OPTIONS.put("max-instances-per-connection", new Option("a positive integer", "Ephemeral instances one connection may own.",
+        (b, v) -> b.maxInstancesPerConnection(Integer.parseInt(v)), c -> String.valueOf(c.maxInstancesPerConnection())));
+    OPTIONS.put("max-subscriptions-per-connection", new Option("a positive integer", "Services one connection may subscribe to.",
+        (b, v) -> b.maxSubscriptionsPerConnection(Integer.parseInt(v)), c -> String.valueOf(c.maxSubscriptionsPerConnection())));
+  }
+
+  /** Names of every option, in help order. */
+  public static List<String> optionNames() {
+    return new ArrayList<>(OPTIONS.keySet());
+  }
+
+  /** Builds a {@link ServerConfig}; starts from the defaults. Not thread-safe. */
+  public static final class Builder {
+    private String host = "0.0.0.0";
+    private int port = 9848;
+    private Path dataDir = Path.of("data");
+    private Path logDir;
+    private Duration keepaliveTime = Duration.ofSeconds(5);
+    private Duration keepaliveTimeout = Duration.ofSeconds(5);
+    private Duration pushWindow = Duration.ofMillis(20);
+    private Duration pushAckTimeout = Duration.ofSeconds(3);
+    private Duration shutdownGrace = Duration.ofSeconds(10);
+    private int maxInstancesPerConnection = 5000;
+    private int maxSubscriptionsPerConnection = 5000;
+
+    private Builder() {}
+
+    public Builder host(String v) { host = v; return this; }
+    public Builder port(int v) { port = v; return this; }
+    public Builder dataDir(Path v) { dataDir = v; return this; }
+    public Builder logDir(Path v) { logDir = v; return this; }
+    public Builder keepaliveTime(Duration v) { keepaliveTime = v; return this; }
+    public Builder keepaliveTimeout(Duration v) { keepaliveTimeout = v; return this; }
+    public Builder pushWindow(Duration v) { pushWindow = v; return this; }
+    public Builder pushAckTimeout(Duration v) { pushAckTimeout = v; return this; }
+    public Builder shutdownGrace(Duration v) { shutdownGrace = v; return this; }
+    public Builder maxInstancesPerConnection(int v) { maxInstancesPerConnection = v; return this; }
+    public Builder maxSubscriptionsPerConnection(int v) { maxSubscriptionsPerConnection = v; return this; }
+
+    public ServerConfig build() {
+      return new ServerConfig(host, port, dataDir, logDir, keepaliveTime, keepaliveTimeout, pushWindow,
+          pushAckTimeout, shutdownGrace, maxInstancesPerConnection, maxSubscriptionsPerConnection);
+    }
+  }
+}

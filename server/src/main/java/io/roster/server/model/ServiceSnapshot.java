@@ -1,0 +1,86 @@
+package io.roster.server.model;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The consumer-visible state of a service at one revision: enabled instances sorted by
+ * (ip, port, cluster), and a checksum of exactly that content.
+ *
+ * @param revision hybrid-clock revision of the change that produced this state
+ * @param checksum hex SHA-256 prefix of the canonical content; independent of the revision
+ */
+public record ServiceSnapshot(
+    ServiceKey service,
+    List<Instance> instances,
+    long revision,
+    String checksum,
+    boolean protectThresholdReached) {
+
+  public ServiceSnapshot {
+    instances = List.copyOf(instances);
+  }
+
+  /**
+   * Builds the visible state from every registered instance: drops disabled ones, sorts, and
+   * computes the checksum.
+   */
+  public static ServiceSnapshot of(ServiceKey service, Collection<Instance> registered, long revision) {
+    List<Instance> visible = new ArrayList<>(registered.size());
+    for (Instance i : registered) {
+      if (i.enabled()) {
+        visible.add(i);
+      }
+    }
+    visible.sort((a, b) -> a.key().compareTo(b.key()));
+    return new ServiceSnapshot(service, visible, revision, checksum(service, visible), false);
+  }
+
+  /**
+   * The view a caller asked for: only these clusters (empty = all) and, optionally, only
+   * healthy instances. Returns {@code this} when nothing is filtered out.
+   */
+  public ServiceSnapshot view(Set<String> clusters, boolean healthyOnly) {
+    if (clusters.isEmpty() && !healthyOnly) {
+      return this;
+    }
+    List<Instance> kept = new ArrayList<>(instances.size());
+    for (Instance i : instances) {
+      if ((clusters.isEmpty() || clusters.contains(i.cluster())) && (!healthyOnly || i.healthy())) {
+        kept.add(i);
+      }
+    }
+    if (kept.size() == instances.size()) {
+      return this;
+    }
+    return new ServiceSnapshot(service, kept, revision, checksum(service, kept), protectThresholdReached);
+  }
+
+  static String checksum(ServiceKey service, List<Instance> sorted) {
+    StringBuilder sb = new StringBuilder(64 + sorted.size() * 64);
+    sb.append(service).append('\n');
+    for (Instance i : sorted) {
+      sb.append(i.ip()).append('|').append(i.port()).append('|').append(i.cluster()).append('|')
+          .append(i.weight()).append('|').append(i.healthy()).append('|').append(i.enabled())
+          .append('|').append(i.ephemeral());
+      for (Map.Entry<String, String> e : i.sortedMetadata().entrySet()) {
+        sb.append('|').append(e.getKey().length()).append(':').append(e.getKey())
+            .append('=').append(e.getValue().length()).append(':').append(e.getValue());
+      }
+      sb.append('\n');
+    }
+    try {
+      byte[] digest = MessageDigest.getInstance("SHA-256").digest(sb.toString().getBytes(StandardCharsets.UTF_8));
+      return HexFormat.of().formatHex(digest, 0, 16);
+    } catch (NoSuchAlgorithmException e) {
+      throw new AssertionError("SHA-256 is required of every JVM", e);
+    }
+  }
+}

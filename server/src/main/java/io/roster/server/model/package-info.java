@@ -1,0 +1,7 @@
+/**
+ * Immutable values of the registry ({@link io.roster.server.model.ServiceKey},
+ * {@link io.roster.server.model.Instance}, {@link io.roster.server.model.ServiceSnapshot})
+ * and the validation of names and limits ({@link io.roster.server.model.Names}). Depends on
+ * nothing; every value is valid once constructed.
+ */
+package io.roster.server.model;

@@ -1,0 +1,6 @@
+/**
+ * The Roster server. {@link io.roster.server.RosterServer} wires and runs it; {@link
+ * io.roster.server.Main} is the command line. Packages: model (values), registry (truth),
+ * push (pipeline), session (connected clients), rpc (gRPC adapters), config, time.
+ */
+package io.roster.server;

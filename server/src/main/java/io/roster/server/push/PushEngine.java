@@ -1,0 +1,145 @@
+package io.roster.server.push;
+
+import io.roster.server.model.ServiceKey;
+import io.roster.server.model.ServiceSnapshot;
+import io.roster.server.registry.Registry;
+import io.roster.server.time.Scheduler;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Turns registry changes into pushes (DESIGN §5).
+ *
+ * <p><b>Coalescing, leading edge.</b> A change to a service that has not been pushed within
+ * the window is pushed at once. A change that arrives while a push is scheduled is merged
+ * into it; one that arrives within the window after a push is held until the window ends.
+ * So a lone change costs one push with no added delay, and a burst costs a handful.
+ *
+ * <p><b>Once per revision.</b> For each revision and each distinct clusters filter one {@link
+ * PushPayload} is built, and its encoding is shared by every subscriber.
+ *
+ * <p>It also owns the subscriber index: who is subscribed to which service. Subscribing
+ * offers the current state at once.
+ *
+ * <p>Thread-safe. Fan-out runs on the {@link Scheduler}.
+ */
+public final class PushEngine implements Registry.ChangeListener {
+
+  private final Registry registry;
+  private final Scheduler scheduler;
+  private final long windowNanos;
+  private final Duration window;
+
+  private final Map<ServiceKey, Set<PushTarget>> subscribers = new ConcurrentHashMap<>();
+  private final Map<ServiceKey, Coalesce> coalesce = new ConcurrentHashMap<>();
+  private final Map<ServiceKey, Payloads> payloads = new ConcurrentHashMap<>();
+
+  public PushEngine(Registry registry, Scheduler scheduler, Duration window) {
+    this.registry = registry;
+    this.scheduler = scheduler;
+    this.window = window;
+    this.windowNanos = window.toNanos();
+  }
+
+  @Override
+  public void onChange(ServiceKey service) {
+    if (!subscribers.containsKey(service)) {
+      return;
+    }
+    Coalesce c = coalesce.computeIfAbsent(service, k -> new Coalesce());
+    synchronized (c) {
+      if (c.scheduled) {
+        return;
+      }
+      c.scheduled = true;
+      long sinceLast = scheduler.nanoTime() - c.lastPushNanos;
+      if (c.neverPushed || sinceLast >= windowNanos) {
+        scheduler.execute(() -> push(service, c));
+      } else {
+        scheduler.schedule(() -> push(service, c), Duration.ofNanos(windowNanos - sinceLast));
+      }
+    }
+  }
+
+  /** Adds {@code target} to the service's subscribers and offers it the current state. */
+  public void subscribe(ServiceKey service, PushTarget target) {
+    subscribers.computeIfAbsent(service, k -> ConcurrentHashMap.newKeySet()).add(target);
+    target.offer(payload(service, target.clusters()));
+  }
+
+  /** Removes {@code target}; a no-op if it was not subscribed. */
+  public void unsubscribe(ServiceKey service, PushTarget target) {
+    subscribers.computeIfPresent(service, (k, set) -> {
+      set.remove(target);
+      return set.isEmpty() ? null : set;
+    });
+    if (!subscribers.containsKey(service)) {
+      payloads.remove(service);
+      coalesce.remove(service);
+    }
+  }
+
+  /** How many targets are subscribed to the service. */
+  public int subscriberCount(ServiceKey service) {
+    Set<PushTarget> set = subscribers.get(service);
+    return set == null ? 0 : set.size();
+  }
+
+  /** How many services have at least one subscriber. */
+  public int subscribedServices() {
+    return subscribers.size();
+  }
+
+  /** The coalescing window. */
+  public Duration window() {
+    return window;
+  }
+
+  /** The current state of the service as seen through a clusters filter, shared per revision. */
+  public PushPayload payload(ServiceKey service, Set<String> clusters) {
+    ServiceSnapshot full = registry.snapshot(service);
+    Payloads p = payloads.compute(service,
+        (k, old) -> old == null || old.revision < full.revision() ? new Payloads(full.revision()) : old);
+    if (p.revision != full.revision()) {
+      // A newer revision was cached meanwhile; this caller still gets what it read.
+      return new PushPayload(full.view(clusters, false));
+    }
+    return p.byClusters.computeIfAbsent(clusters, c -> new PushPayload(full.view(c, false)));
+  }
+
+  private void push(ServiceKey service, Coalesce c) {
+    synchronized (c) {
+      c.scheduled = false;
+      c.neverPushed = false;
+      c.lastPushNanos = scheduler.nanoTime();
+    }
+    Set<PushTarget> targets = subscribers.get(service);
+    if (targets == null) {
+      return;
+    }
+    Map<Set<String>, PushPayload> local = new HashMap<>(2);
+    for (PushTarget t : targets) {
+      t.offer(local.computeIfAbsent(t.clusters(), clusters -> payload(service, clusters)));
+    }
+  }
+
+  /** Coalescing state of one service, guarded by its monitor. */
+  private static final class Coalesce {
+    boolean scheduled;
+    boolean neverPushed = true;
+    long lastPushNanos;
+  }
+
+  /** The payloads of one revision, one per clusters filter. */
+  private static final class Payloads {
+    final long revision;
+    final Map<Set<String>, PushPayload> byClusters = new ConcurrentHashMap<>(2);
+
+    Payloads(long revision) {
+      this.revision = revision;
+    }
+  }
+}

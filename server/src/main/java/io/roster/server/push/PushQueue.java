@@ -1,0 +1,162 @@
+package io.roster.server.push;
+
+import io.roster.server.model.ServiceKey;
+import io.roster.server.time.Scheduler;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * The outbound pushes of one session: for each service at most one unsent state (the
+ * latest), sent only while the stream is ready; each sent push waits for its ack and is sent
+ * again (in its latest version) when the ack does not come within the ack timeout.
+ *
+ * <p>Memory per session is therefore bounded by the number of services it subscribes to,
+ * however slow or dead the reader is. Revisions sent for one service only move forward.
+ *
+ * <p>Thread-safe: every method takes the queue's lock, and writes to the {@link Outbound}
+ * happen under it, so they are serialised.
+ */
+public final class PushQueue {
+
+  private final Outbound outbound;
+  private final Scheduler scheduler;
+  private final Duration ackTimeout;
+
+  private final LinkedHashMap<ServiceKey, PushPayload> pending = new LinkedHashMap<>();
+  private final Map<ServiceKey, Inflight> inflight = new HashMap<>();
+  private final Map<ServiceKey, Long> lastOffered = new HashMap<>();
+  private Scheduler.Cancellable ackTimer;
+  private long sent;
+  private long resent;
+  private boolean closed;
+
+  /**
+   * @param ackTimeout how long a push may stay unacked before it is sent again; {@code null}
+   *     for targets that never ack (Registry/Watch)
+   */
+  public PushQueue(Outbound outbound, Scheduler scheduler, Duration ackTimeout) {
+    this.outbound = outbound;
+    this.scheduler = scheduler;
+    this.ackTimeout = ackTimeout;
+  }
+
+  /** Queues a state of {@code service}, replacing any unsent one; ignores older revisions. */
+  public synchronized void offer(ServiceKey service, PushPayload payload) {
+    if (closed) {
+      return;
+    }
+    Long last = lastOffered.get(service);
+    if (last != null && payload.revision() <= last) {
+      return;
+    }
+    lastOffered.put(service, payload.revision());
+    pending.put(service, payload);
+    drain();
+  }
+
+  /** The stream became writable again. */
+  public synchronized void onReady() {
+    drain();
+  }
+
+  /** The client applied the push with this id. Returns whether any push was waiting for it. */
+  public synchronized boolean ack(String pushId) {
+    boolean matched = false;
+    Iterator<Inflight> it = inflight.values().iterator();
+    while (it.hasNext()) {
+      if (it.next().payload.pushId().equals(pushId)) {
+        it.remove();
+        matched = true;
+      }
+    }
+    return matched;
+  }
+
+  /** Drops everything about {@code service} (unsubscribed). */
+  public synchronized void forget(ServiceKey service) {
+    pending.remove(service);
+    inflight.remove(service);
+    lastOffered.remove(service);
+  }
+
+  /** Pushes sent and not yet acked. */
+  public synchronized int unacked() {
+    return inflight.size();
+  }
+
+  /** States waiting for the stream to become ready. */
+  public synchronized int pendingCount() {
+    return pending.size();
+  }
+
+  /** Pushes written so far, re-sends included. */
+  public synchronized long sentCount() {
+    return sent;
+  }
+
+  /** Re-sends after an ack timeout so far. */
+  public synchronized long resentCount() {
+    return resent;
+  }
+
+  /** Stops timers and drops every queued state. Idempotent. */
+  public synchronized void close() {
+    closed = true;
+    pending.clear();
+    inflight.clear();
+    if (ackTimer != null) {
+      ackTimer.cancel();
+      ackTimer = null;
+    }
+  }
+
+  private void drain() {
+    Iterator<Map.Entry<ServiceKey, PushPayload>> it = pending.entrySet().iterator();
+    while (it.hasNext() && !closed && outbound.isReady()) {
+      Map.Entry<ServiceKey, PushPayload> e = it.next();
+      it.remove();
+      outbound.send(e.getValue());
+      sent++;
+      if (ackTimeout != null) {
+        inflight.put(e.getKey(), new Inflight(e.getValue(), scheduler.nanoTime()));
+      }
+    }
+    armAckTimer();
+  }
+
+  private void armAckTimer() {
+    if (ackTimer != null || inflight.isEmpty() || closed) {
+      return;
+    }
+    long oldest = Long.MAX_VALUE;
+    for (Inflight f : inflight.values()) {
+      oldest = Math.min(oldest, f.sentAtNanos);
+    }
+    long delay = Math.max(0, oldest + ackTimeout.toNanos() - scheduler.nanoTime());
+    ackTimer = scheduler.schedule(this::onAckTimer, Duration.ofNanos(delay));
+  }
+
+  private synchronized void onAckTimer() {
+    ackTimer = null;
+    if (closed) {
+      return;
+    }
+    long now = scheduler.nanoTime();
+    Iterator<Map.Entry<ServiceKey, Inflight>> it = inflight.entrySet().iterator();
+    while (it.hasNext()) {
+      Map.Entry<ServiceKey, Inflight> e = it.next();
+      if (now - e.getValue().sentAtNanos >= ackTimeout.toNanos()) {
+        it.remove();
+        // A newer unsent state already waits in pending: that one is the re-send.
+        pending.putIfAbsent(e.getKey(), e.getValue().payload);
+        resent++;
+      }
+    }
+    drain();
+  }
+
+  private record Inflight(PushPayload payload, long sentAtNanos) {}
+}

@@ -1,0 +1,282 @@
+package io.roster.server.registry;
+
+import io.roster.server.model.Instance;
+import io.roster.server.model.InstanceKey;
+import io.roster.server.model.ServiceKey;
+import io.roster.server.model.ServiceSnapshot;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.NavigableMap;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
+import java.util.function.LongSupplier;
+
+/**
+ * The in-memory truth: which instances each service has and who owns each of them.
+ *
+ * <p>Every instance has one owner (a session's connection id). A change that alters what a
+ * consumer would see bumps the service's revision and is reported to the {@link
+ * ChangeListener} once, after the change, outside any lock. A change that alters nothing (the
+ * same instance registered again) bumps nothing and reports nothing.
+ *
+ * <p>Revisions come from one hybrid clock for the whole registry: {@code max(last + 1,
+ * now in µs)}. They therefore only grow, per service and globally, also when a service is
+ * removed and created again, and (with a sane clock) across a server restart. A service that
+ * does not exist reports {@link #absentRevision()}: at least the last revision of any service
+ * that was removed, so a poller never reads an "older" empty answer than what it last saw.
+ *
+ * <p>Thread-safe. Changes to one service are serialised on that service; different services
+ * change in parallel.
+ */
+public final class Registry {
+
+  /** Told about every visible change, after it happened and outside locks. */
+  @FunctionalInterface
+  public interface ChangeListener {
+    void onChange(ServiceKey service);
+  }
+
+  private final NavigableMap<ServiceKey, Entry> services = new ConcurrentSkipListMap<>();
+  private final LongSupplier clockMicros;
+  private final AtomicLong lastRevision = new AtomicLong();
+  private final long bootRevision;
+  private volatile long absentRevision;
+  private volatile ChangeListener listener = service -> {};
+
+  /** @param clockMicros wall clock in microseconds since the epoch */
+  public Registry(LongSupplier clockMicros) {
+    this.clockMicros = clockMicros;
+    this.bootRevision = nextRevision();
+    this.absentRevision = bootRevision;
+  }
+
+  public void setChangeListener(ChangeListener listener) {
+    this.listener = Objects.requireNonNull(listener);
+  }
+
+  /**
+   * Registers or replaces {@code instance} (by ip, port, cluster) and makes {@code owner} its
+   * owner. Returns the instance as stored (with its id).
+   */
+  public Instance register(String owner, ServiceKey service, Instance instance) {
+    Instance stored = instance.withId(service);
+    boolean changed = mutate(service, e -> e.put(owner, stored));
+    if (changed) {
+      listener.onChange(service);
+    }
+    return stored;
+  }
+
+  /**
+   * Removes the instance with this identity if {@code owner} owns it. Returns false (and
+   * changes nothing) when there is no such instance or someone else owns it.
+   */
+  public boolean deregister(String owner, ServiceKey service, InstanceKey key) {
+    if (!services.containsKey(service)) {
+      return false;
+    }
+    boolean changed = mutate(service, e -> e.removeIfOwned(owner, key));
+    if (changed) {
+      listener.onChange(service);
+    }
+    return changed;
+  }
+
+  /**
+   * Makes {@code instances} the complete set that {@code owner} has in {@code service}: adds,
+   * replaces and removes in one change (one revision, one push).
+   */
+  public List<Instance> replaceOwned(String owner, ServiceKey service, Collection<Instance> instances) {
+    List<Instance> stored = new ArrayList<>(instances.size());
+    for (Instance i : instances) {
+      stored.add(i.withId(service));
+    }
+    boolean changed = mutate(service, e -> e.replaceOwned(owner, stored));
+    if (changed) {
+      listener.onChange(service);
+    }
+    return stored;
+  }
+
+  /**
+   * Removes everything {@code owner} owns in the given services (its session ended). Each
+   * affected service gets one revision and one change report.
+   */
+  public void removeOwner(String owner, Collection<ServiceKey> touched) {
+    for (ServiceKey service : touched) {
+      if (services.containsKey(service) && mutate(service, e -> e.replaceOwned(owner, List.of()))) {
+        listener.onChange(service);
+      }
+    }
+  }
+
+  /** The current visible state; an empty state at {@link #absentRevision()} if unknown. */
+  public ServiceSnapshot snapshot(ServiceKey service) {
+    Entry e = services.get(service);
+    if (e == null) {
+      return ServiceSnapshot.of(service, List.of(), absentRevision);
+    }
+    ServiceSnapshot s = e.snapshot;
+    if (s != null) {
+      return s;
+    }
+    synchronized (e) {
+      if (e.snapshot == null) {
+        e.snapshot = ServiceSnapshot.of(service, e.instances(), e.revision);
+      }
+      return e.snapshot;
+    }
+  }
+
+  /** Counters of one service, or null when it does not exist. */
+  public ServiceStats stats(ServiceKey service) {
+    Entry e = services.get(service);
+    if (e == null) {
+      return null;
+    }
+    synchronized (e) {
+      int healthy = 0;
+      for (Registration r : e.registrations.values()) {
+        healthy += r.instance.healthy() ? 1 : 0;
+      }
+      return new ServiceStats(e.registrations.size(), healthy, e.revision);
+    }
+  }
+
+  /** One page of the services of a namespace (and group, when non-empty), sorted. */
+  public ServicePage listServices(String namespace, String group, int pageNo, int pageSize) {
+    int total = 0;
+    List<ServiceKey> page = new ArrayList<>(Math.min(pageSize, 128));
+    int skip = (pageNo - 1) * pageSize;
+    for (ServiceKey k : services.tailMap(lowest(namespace, group), true).keySet()) {
+      if (!k.namespace().equals(namespace) || (!group.isEmpty() && !k.group().equals(group))) {
+        break;
+      }
+      if (total >= skip && page.size() < pageSize) {
+        page.add(k);
+      }
+      total++;
+    }
+    return new ServicePage(total, page);
+  }
+
+  /** How many services exist (have at least one instance). */
+  public int serviceCount() {
+    return services.size();
+  }
+
+  /** Revision reported for services that do not exist. */
+  public long absentRevision() {
+    return absentRevision;
+  }
+
+  /** The first revision of this registry: nothing it reports is older. */
+  public long bootRevision() {
+    return bootRevision;
+  }
+
+  private long nextRevision() {
+    long now = clockMicros.getAsLong();
+    return lastRevision.updateAndGet(prev -> Math.max(prev + 1, now));
+  }
+
+  /**
+   * Sorts before every real key of that namespace (and group): "-" is the smallest character
+   * names may contain, and keys sort by {@link String#compareTo}.
+   */
+  private static ServiceKey lowest(String namespace, String group) {
+    return new ServiceKey(namespace, group.isEmpty() ? "-" : group, "-");
+  }
+
+  /**
+   * Runs {@code op} on the service's entry under its lock, creating the entry if needed and
+   * removing it when it ends up empty. {@code op} returns whether anything visible changed,
+   * in which case the revision is bumped here.
+   */
+  private boolean mutate(ServiceKey service, Function<Entry, Boolean> op) {
+    while (true) {
+      Entry e = services.computeIfAbsent(service, k -> new Entry());
+      synchronized (e) {
+        if (e.removed) {
+          continue;
+        }
+        boolean changed = op.apply(e);
+        if (changed) {
+          e.revision = nextRevision();
+          e.snapshot = null;
+        }
+        if (e.registrations.isEmpty()) {
+          e.removed = true;
+          services.remove(service, e);
+          if (changed) {
+            absentRevision = Math.max(absentRevision, e.revision);
+          }
+        }
+        return changed;
+      }
+    }
+  }
+
+  private record Registration(String owner, Instance instance) {}
+
+  /** Counters of one service. */
+  public record ServiceStats(int instanceCount, int healthyCount, long revision) {}
+
+  /** One page of service keys and how many there are in total. */
+  public record ServicePage(int total, List<ServiceKey> services) {}
+
+  /** A service's mutable state, guarded by its own monitor. */
+  private static final class Entry {
+    final Map<InstanceKey, Registration> registrations = new HashMap<>();
+    long revision;
+    ServiceSnapshot snapshot;
+    boolean removed;
+
+    List<Instance> instances() {
+      List<Instance> list = new ArrayList<>(registrations.size());
+      for (Registration r : registrations.values()) {
+        list.add(r.instance);
+      }
+      return list;
+    }
+
+    boolean put(String owner, Instance instance) {
+      Registration old = registrations.put(instance.key(), new Registration(owner, instance));
+      return old == null || !old.instance.equals(instance);
+    }
+
+    boolean removeIfOwned(String owner, InstanceKey key) {
+      Registration r = registrations.get(key);
+      if (r == null || !r.owner.equals(owner)) {
+        return false;
+      }
+      registrations.remove(key);
+      return true;
+    }
+
+    boolean replaceOwned(String owner, List<Instance> instances) {
+      Map<InstanceKey, Instance> wanted = new HashMap<>();
+      for (Instance i : instances) {
+        wanted.put(i.key(), i);
+      }
+      boolean changed = false;
+      var it = registrations.entrySet().iterator();
+      while (it.hasNext()) {
+        var en = it.next();
+        if (en.getValue().owner.equals(owner) && !wanted.containsKey(en.getKey())) {
+          it.remove();
+          changed = true;
+        }
+      }
+      for (Instance i : wanted.values()) {
+        changed |= put(owner, i);
+      }
+      return changed;
+    }
+  }
+}

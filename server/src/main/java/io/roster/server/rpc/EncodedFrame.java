@@ -1,0 +1,51 @@
+package io.roster.server.rpc;
+
+import io.grpc.KnownLength;
+import io.grpc.MethodDescriptor;
+import io.grpc.protobuf.ProtoUtils;
+import io.roster.proto.v1.ServerFrame;
+import java.io.ByteArrayInputStream;
+import java.io.InputStream;
+
+/**
+ * A server frame serialised once and written to many streams: a push of one revision goes
+ * to every subscriber as the same bytes. The Connect method's response marshaller accepts
+ * either an {@code EncodedFrame} or a plain {@link ServerFrame}.
+ */
+final class EncodedFrame {
+
+  private final byte[] bytes;
+
+  EncodedFrame(ServerFrame frame) {
+    this.bytes = frame.toByteArray();
+  }
+
+  int size() {
+    return bytes.length;
+  }
+
+  /** Marshals {@link EncodedFrame} as its bytes and {@link ServerFrame} as usual. */
+  static final class Marshaller implements MethodDescriptor.Marshaller<Object> {
+    private static final MethodDescriptor.Marshaller<ServerFrame> PROTO =
+        ProtoUtils.marshaller(ServerFrame.getDefaultInstance());
+
+    @Override
+    public InputStream stream(Object value) {
+      if (value instanceof EncodedFrame e) {
+        return new KnownLengthStream(e.bytes);
+      }
+      return PROTO.stream((ServerFrame) value);
+    }
+
+    @Override
+    public Object parse(InputStream stream) {
+      return PROTO.parse(stream);
+    }
+  }
+
+  private static final class KnownLengthStream extends ByteArrayInputStream implements KnownLength {
+    KnownLengthStream(byte[] bytes) {
+      super(bytes);
+    }
+  }
+}

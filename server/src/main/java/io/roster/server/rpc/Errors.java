@@ -1,0 +1,59 @@
+package io.roster.server.rpc;
+
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.roster.proto.v1.ErrorCode;
+import io.roster.proto.v1.Result;
+import io.roster.server.model.RegistryException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** The one place that maps failures to gRPC statuses and to session error results. */
+final class Errors {
+
+  private static final Logger log = LoggerFactory.getLogger(Errors.class);
+
+  private Errors() {}
+
+  static Status status(RegistryException e) {
+    Status s = switch (e.kind()) {
+      case INVALID_ARGUMENT -> Status.INVALID_ARGUMENT;
+      case NOT_FOUND -> Status.NOT_FOUND;
+      case RESOURCE_EXHAUSTED -> Status.RESOURCE_EXHAUSTED;
+      case FAILED_PRECONDITION -> Status.FAILED_PRECONDITION;
+      case UNAVAILABLE -> Status.UNAVAILABLE;
+    };
+    return s.withDescription(e.getMessage());
+  }
+
+  static ErrorCode code(RegistryException e) {
+    return switch (e.kind()) {
+      case INVALID_ARGUMENT -> ErrorCode.ERROR_CODE_INVALID_ARGUMENT;
+      case NOT_FOUND -> ErrorCode.ERROR_CODE_NOT_FOUND;
+      case RESOURCE_EXHAUSTED -> ErrorCode.ERROR_CODE_RESOURCE_EXHAUSTED;
+      case FAILED_PRECONDITION -> ErrorCode.ERROR_CODE_FAILED_PRECONDITION;
+      case UNAVAILABLE -> ErrorCode.ERROR_CODE_UNAVAILABLE;
+    };
+  }
+
+  /** A unary call's failure as a status exception; unexpected ones are logged once. */
+  static StatusRuntimeException toStatusException(RuntimeException e) {
+    if (e instanceof RegistryException re) {
+      return status(re).asRuntimeException();
+    }
+    if (e instanceof StatusRuntimeException sre) {
+      return sre;
+    }
+    log.warn("Unexpected failure in a call", e);
+    return Status.INTERNAL.withDescription("internal error: " + e).asRuntimeException();
+  }
+
+  /** A session request's failure as an error result. */
+  static Result toResult(RuntimeException e) {
+    if (e instanceof RegistryException re) {
+      return Result.newBuilder().setCode(code(re)).setMessage(re.getMessage()).setField(re.field()).build();
+    }
+    log.warn("Unexpected failure handling a session request", e);
+    return Result.newBuilder().setCode(ErrorCode.ERROR_CODE_INTERNAL).setMessage("internal error: " + e).build();
+  }
+}

@@ -1,0 +1,104 @@
+package io.roster.server.rpc;
+
+import io.roster.proto.v1.ServiceInfo;
+import io.roster.server.model.Instance;
+import io.roster.server.model.InstanceKey;
+import io.roster.server.model.Names;
+import io.roster.server.model.RegistryException;
+import io.roster.server.model.ServiceKey;
+import io.roster.server.model.ServiceSnapshot;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+
+/** The one place where protobuf messages become model values and back. */
+final class ProtoMapper {
+
+  private ProtoMapper() {}
+
+  /** A service key; an empty namespace takes the session's (or "public"). */
+  static ServiceKey serviceKey(io.roster.proto.v1.ServiceKey p, String defaultNamespace) {
+    return ServiceKey.of(p.getNamespace().isEmpty() ? defaultNamespace : p.getNamespace(), p.getGroup(), p.getName());
+  }
+
+  /**
+   * An instance as registered over a session: ephemeral and healthy; weight unset means 1.0
+   * and enabled unset means true.
+   */
+  static Instance ephemeralInstance(io.roster.proto.v1.Instance p) {
+    if (p.getPort() < 0) {
+      throw RegistryException.invalid("instance.port", Integer.toUnsignedLong(p.getPort()), "1..65535");
+    }
+    return new Instance(p.getIp(), p.getPort(), p.hasWeight() ? p.getWeight() : 1.0, true,
+        !p.hasEnabled() || p.getEnabled(), true, p.getCluster(), p.getMetadataMap(), "");
+  }
+
+  /** Same as {@link #ephemeralInstance}, with errors naming {@code instances[i]}. */
+  static Instance ephemeralInstance(io.roster.proto.v1.Instance p, int index) {
+    try {
+      return ephemeralInstance(p);
+    } catch (RegistryException e) {
+      String field = e.field().replaceFirst("^instance", "instances[" + index + "]");
+      String message = e.getMessage().replaceFirst("^instance", "instances[" + index + "]");
+      throw new RegistryException(e.kind(), field, message);
+    }
+  }
+
+  /** The identity fields of an instance (for deregister). */
+  static InstanceKey instanceKey(io.roster.proto.v1.Instance p) {
+    return new InstanceKey(p.getIp(), p.getPort(), p.getCluster().isEmpty() ? Names.DEFAULT_CLUSTER : p.getCluster());
+  }
+
+  /** A clusters filter; each name validated. */
+  static Set<String> clusters(List<String> names, String field) {
+    if (names.isEmpty()) {
+      return Set.of();
+    }
+    Set<String> set = new LinkedHashSet<>();
+    for (int i = 0; i < names.size(); i++) {
+      set.add(Names.cluster(field + "[" + i + "]", names.get(i)));
+    }
+    return Set.copyOf(set);
+  }
+
+  static io.roster.proto.v1.ServiceKey toProto(ServiceKey k) {
+    return io.roster.proto.v1.ServiceKey.newBuilder()
+        .setNamespace(k.namespace()).setGroup(k.group()).setName(k.name()).build();
+  }
+
+  static io.roster.proto.v1.Instance toProto(Instance i) {
+    return io.roster.proto.v1.Instance.newBuilder()
+        .setIp(i.ip())
+        .setPort(i.port())
+        .setWeight(i.weight())
+        .setHealthy(i.healthy())
+        .setEnabled(i.enabled())
+        .setEphemeral(i.ephemeral())
+        .setCluster(i.cluster())
+        .putAllMetadata(i.metadata())
+        .setInstanceId(i.instanceId())
+        .build();
+  }
+
+  static ServiceInfo toProto(ServiceSnapshot s) {
+    ServiceInfo.Builder b = ServiceInfo.newBuilder()
+        .setService(toProto(s.service()))
+        .setRevision(s.revision())
+        .setChecksum(s.checksum())
+        .setProtectThresholdReached(s.protectThresholdReached());
+    for (Instance i : s.instances()) {
+      b.addInstances(toProto(i));
+    }
+    return b.build();
+  }
+
+  /** Only the identity of a state: what a "not modified" answer carries. */
+  static ServiceInfo toProtoHeader(ServiceSnapshot s) {
+    return ServiceInfo.newBuilder()
+        .setService(toProto(s.service()))
+        .setRevision(s.revision())
+        .setChecksum(s.checksum())
+        .setProtectThresholdReached(s.protectThresholdReached())
+        .build();
+  }
+}

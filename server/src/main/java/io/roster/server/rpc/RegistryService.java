@@ -1,0 +1,184 @@
+package io.roster.server.rpc;
+
+import io.grpc.stub.ServerCallStreamObserver;
+import io.grpc.stub.StreamObserver;
+import io.roster.proto.v1.GetServiceRequest;
+import io.roster.proto.v1.GetServiceResponse;
+import io.roster.proto.v1.ListServicesRequest;
+import io.roster.proto.v1.ListServicesResponse;
+import io.roster.proto.v1.QueryInstancesRequest;
+import io.roster.proto.v1.QueryInstancesResponse;
+import io.roster.proto.v1.RegistryGrpc;
+import io.roster.proto.v1.ServiceInfo;
+import io.roster.proto.v1.WatchRequest;
+import io.roster.server.model.Names;
+import io.roster.server.model.RegistryException;
+import io.roster.server.model.ServiceKey;
+import io.roster.server.model.ServiceSnapshot;
+import io.roster.server.push.Outbound;
+import io.roster.server.push.PushEngine;
+import io.roster.server.push.PushPayload;
+import io.roster.server.push.PushQueue;
+import io.roster.server.push.PushTarget;
+import io.roster.server.registry.Registry;
+import io.roster.server.time.Scheduler;
+import java.util.Set;
+
+/** {@code roster.v1.Registry}: stateless reads and Watch. */
+final class RegistryService extends RegistryGrpc.RegistryImplBase {
+
+  static final int DEFAULT_PAGE_SIZE = 100;
+  static final int MAX_PAGE_SIZE = 1000;
+
+  private final Registry registry;
+  private final PushEngine engine;
+  private final Scheduler scheduler;
+
+  RegistryService(Registry registry, PushEngine engine, Scheduler scheduler) {
+    this.registry = registry;
+    this.engine = engine;
+    this.scheduler = scheduler;
+  }
+
+  @Override
+  public void queryInstances(QueryInstancesRequest req, StreamObserver<QueryInstancesResponse> out) {
+    QueryInstancesResponse response;
+    try {
+      ServiceKey key = ProtoMapper.serviceKey(req.getService(), "");
+      Set<String> clusters = ProtoMapper.clusters(req.getClustersList(), "clusters");
+      ServiceSnapshot view = registry.snapshot(key).view(clusters, req.getHealthyOnly());
+      if (!req.getKnownChecksum().isEmpty() && req.getKnownChecksum().equals(view.checksum())) {
+        response = QueryInstancesResponse.newBuilder()
+            .setServiceInfo(ProtoMapper.toProtoHeader(view)).setNotModified(true).build();
+      } else {
+        response = QueryInstancesResponse.newBuilder().setServiceInfo(ProtoMapper.toProto(view)).build();
+      }
+    } catch (RuntimeException e) {
+      out.onError(Errors.toStatusException(e));
+      return;
+    }
+    out.onNext(response);
+    out.onCompleted();
+  }
+
+  @Override
+  public void listServices(ListServicesRequest req, StreamObserver<ListServicesResponse> out) {
+    ListServicesResponse.Builder b = ListServicesResponse.newBuilder();
+    try {
+      String namespace = req.getNamespace().isEmpty() ? Names.DEFAULT_NAMESPACE : req.getNamespace();
+      Names.checkSimpleName("namespace", namespace, Names.MAX_NAMESPACE);
+      if (!req.getGroup().isEmpty()) {
+        Names.checkSimpleName("group", req.getGroup(), Names.MAX_GROUP);
+      }
+      int pageNo = req.getPageNo() == 0 ? 1 : req.getPageNo();
+      int pageSize = req.getPageSize() == 0 ? DEFAULT_PAGE_SIZE : req.getPageSize();
+      if (pageSize < 0 || pageSize > MAX_PAGE_SIZE) {
+        throw RegistryException.invalid("page_size", Integer.toUnsignedLong(req.getPageSize()), "1.." + MAX_PAGE_SIZE);
+      }
+      if (pageNo < 0 || (long) (pageNo - 1) * pageSize > Integer.MAX_VALUE) {
+        throw RegistryException.invalid("page_no", Integer.toUnsignedLong(req.getPageNo()), "a page number from 1");
+      }
+      Registry.ServicePage page = registry.listServices(namespace, req.getGroup(), pageNo, pageSize);
+      b.setTotal(page.total());
+      page.services().forEach(k -> b.addServices(ProtoMapper.toProto(k)));
+    } catch (RuntimeException e) {
+      out.onError(Errors.toStatusException(e));
+      return;
+    }
+    out.onNext(b.build());
+    out.onCompleted();
+  }
+
+  @Override
+  public void getService(GetServiceRequest req, StreamObserver<GetServiceResponse> out) {
+    GetServiceResponse response;
+    try {
+      ServiceKey key = ProtoMapper.serviceKey(req.getService(), "");
+      Registry.ServiceStats stats = registry.stats(key);
+      int subscribers = engine.subscriberCount(key);
+      if (stats == null && subscribers == 0) {
+        throw new RegistryException(RegistryException.Kind.NOT_FOUND, "service",
+            "service " + key + " has no instances and no subscribers");
+      }
+      ServiceSnapshot snapshot = registry.snapshot(key);
+      response = GetServiceResponse.newBuilder()
+          .setService(ProtoMapper.toProto(key))
+          .setInstanceCount(stats == null ? 0 : stats.instanceCount())
+          .setHealthyCount(stats == null ? 0 : stats.healthyCount())
+          .setSubscriberCount(subscribers)
+          .setRevision(snapshot.revision())
+          .setChecksum(snapshot.checksum())
+          .build();
+    } catch (RuntimeException e) {
+      out.onError(Errors.toStatusException(e));
+      return;
+    }
+    out.onNext(response);
+    out.onCompleted();
+  }
+
+  @Override
+  public void watch(WatchRequest req, StreamObserver<ServiceInfo> responseObserver) {
+    ServerCallStreamObserver<ServiceInfo> out = (ServerCallStreamObserver<ServiceInfo>) responseObserver;
+    ServiceKey key;
+    Set<String> clusters;
+    try {
+      key = ProtoMapper.serviceKey(req.getService(), "");
+      clusters = ProtoMapper.clusters(req.getClustersList(), "clusters");
+    } catch (RuntimeException e) {
+      out.onError(Errors.toStatusException(e));
+      return;
+    }
+    Watcher w = new Watcher(out, key, clusters, scheduler);
+    out.setOnReadyHandler(w.queue::onReady);
+    out.setOnCancelHandler(() -> {
+      engine.unsubscribe(key, w);
+      w.queue.close();
+    });
+    engine.subscribe(key, w);
+  }
+
+  /** A Watch call as a push target: latest wins, sent when ready, never acked. */
+  private static final class Watcher implements PushTarget, Outbound {
+    private final ServerCallStreamObserver<ServiceInfo> out;
+    private final ServiceKey key;
+    private final Set<String> clusters;
+    private final PushQueue queue;
+
+    Watcher(ServerCallStreamObserver<ServiceInfo> out, ServiceKey key, Set<String> clusters, Scheduler scheduler) {
+      this.out = out;
+      this.key = key;
+      this.clusters = clusters;
+      this.queue = new PushQueue(this, scheduler, null);
+    }
+
+    @Override
+    public Set<String> clusters() {
+      return clusters;
+    }
+
+    @Override
+    public void offer(PushPayload payload) {
+      queue.offer(key, payload);
+    }
+
+    @Override
+    public boolean isReady() {
+      return !out.isCancelled() && out.isReady();
+    }
+
+    @Override
+    public void send(PushPayload payload) {
+      try {
+        out.onNext(ProtoMapper.toProto(payload.snapshot()));
+      } catch (RuntimeException e) {
+        // Cancelled meanwhile; the cancel handler cleans up.
+      }
+    }
+
+    @Override
+    public String toString() {
+      return "Watch(" + key + ")";
+    }
+  }
+}

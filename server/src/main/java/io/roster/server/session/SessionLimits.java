@@ -1,0 +1,4 @@
+package io.roster.server.session;
+
+/** Per-connection limits. */
+public record SessionLimits(int maxInstances, int maxSubscriptions) {}

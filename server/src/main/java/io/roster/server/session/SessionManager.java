@@ -1,0 +1,67 @@
+package io.roster.server.session;
+
+import io.roster.server.push.Outbound;
+import io.roster.server.push.PushEngine;
+import io.roster.server.push.PushQueue;
+import io.roster.server.registry.Registry;
+import io.roster.server.time.Scheduler;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+/** Creates sessions and knows every live one on this node. Thread-safe. */
+public final class SessionManager {
+
+  private final Registry registry;
+  private final PushEngine engine;
+  private final Scheduler scheduler;
+  private final Duration ackTimeout;
+  private final SessionLimits limits;
+  private final String idPrefix;
+  private final AtomicLong ids = new AtomicLong();
+  private final Map<String, Session> sessions = new ConcurrentHashMap<>();
+
+  public SessionManager(Registry registry, PushEngine engine, Scheduler scheduler,
+      Duration ackTimeout, SessionLimits limits) {
+    this.registry = registry;
+    this.engine = engine;
+    this.scheduler = scheduler;
+    this.ackTimeout = ackTimeout;
+    this.limits = limits;
+    this.idPrefix = Long.toString(scheduler.currentTimeMillis(), 36) + "-";
+  }
+
+  /** A fresh connection id, unique on this node across restarts. */
+  public String nextConnectionId() {
+    return idPrefix + ids.incrementAndGet();
+  }
+
+  /** Opens a session writing pushes to {@code outbound}. */
+  public Session open(SessionInfo info, Outbound outbound) {
+    Session s = new Session(info, registry, engine, new PushQueue(outbound, scheduler, ackTimeout), limits);
+    sessions.put(info.connectionId(), s);
+    return s;
+  }
+
+  /** Closes the session and forgets it; null if it was already closed. */
+  public Session.CloseSummary close(Session session) {
+    sessions.remove(session.info().connectionId(), session);
+    return session.close();
+  }
+
+  /** Live sessions, oldest first. */
+  public List<Session> all() {
+    List<Session> list = new ArrayList<>(sessions.values());
+    list.sort(Comparator.comparingLong((Session s) -> s.info().connectedAtMillis())
+        .thenComparing(s -> s.info().connectionId()));
+    return list;
+  }
+
+  public int count() {
+    return sessions.size();
+  }
+}

@@ -1,0 +1,5 @@
+/**
+ * Connected clients ({@link io.roster.server.session.Session}): what each owns, its limits,
+ * and cleanup when it ends. Plain Java; the rpc layer drives it from the gRPC stream.
+ */
+package io.roster.server.session;

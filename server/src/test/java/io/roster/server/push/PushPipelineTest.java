@@ -1,0 +1,195 @@
+package io.roster.server.push;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.roster.server.model.Instance;
+import io.roster.server.model.ServiceKey;
+import io.roster.server.registry.Registry;
+import io.roster.server.time.FakeScheduler;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** Coalescing, latest-wins, acks and re-sends, on a fake clock. */
+class PushPipelineTest {
+
+  private static final Duration WINDOW = Duration.ofMillis(20);
+  private static final Duration ACK = Duration.ofSeconds(3);
+
+  private final FakeScheduler clock = new FakeScheduler();
+  private final AtomicLong micros = new AtomicLong(1_000_000);
+  private final ServiceKey orders = ServiceKey.of("", "", "orders");
+  private Registry registry;
+  private PushEngine engine;
+
+  @BeforeEach
+  void setUp() {
+    registry = new Registry(micros::incrementAndGet);
+    engine = new PushEngine(registry, clock, WINDOW);
+    registry.setChangeListener(engine);
+  }
+
+  private static Instance inst(int port) {
+    return new Instance("10.0.0.1", port, 1, true, true, true, "", Map.of(), "");
+  }
+
+  /** An outbound that records sends and can be made not ready. */
+  static final class RecordingOutbound implements Outbound {
+    final List<PushPayload> sent = new ArrayList<>();
+    boolean ready = true;
+
+    @Override
+    public boolean isReady() {
+      return ready;
+    }
+
+    @Override
+    public void send(PushPayload payload) {
+      sent.add(payload);
+    }
+
+    List<Integer> sizes() {
+      return sent.stream().map(p -> p.snapshot().instances().size()).toList();
+    }
+  }
+
+  private record Target(ServiceKey key, PushQueue queue) implements PushTarget {
+    @Override
+    public Set<String> clusters() {
+      return Set.of();
+    }
+
+    @Override
+    public void offer(PushPayload payload) {
+      queue.offer(key, payload);
+    }
+  }
+
+  private final Map<RecordingOutbound, PushQueue> queues = new java.util.IdentityHashMap<>();
+
+  private RecordingOutbound subscribe() {
+    RecordingOutbound out = new RecordingOutbound();
+    PushQueue q = new PushQueue(out, clock, ACK);
+    queues.put(out, q);
+    engine.subscribe(orders, new Target(orders, q));
+    return out;
+  }
+
+  @Test
+  void subscribeGetsTheCurrentStateAtOnce() {
+    registry.register("p", orders, inst(1));
+    RecordingOutbound out = subscribe();
+    assertThat(out.sizes()).containsExactly(1);
+  }
+
+  @Test
+  void anIsolatedChangeIsPushedWithoutWaitingForTheWindow() {
+    RecordingOutbound out = subscribe();
+    registry.register("p", orders, inst(1));
+    clock.runDue();
+    assertThat(out.sizes()).containsExactly(0, 1);
+  }
+
+  @Test
+  void aBurstWithinTheWindowCoalescesIntoOneMorePush() {
+    RecordingOutbound out = subscribe();
+    registry.register("p", orders, inst(1));
+    clock.runDue();
+    for (int port = 2; port <= 100; port++) {
+      registry.register("p", orders, inst(port));
+    }
+    clock.runDue();
+    assertThat(out.sizes()).containsExactly(0, 1);
+    clock.advance(WINDOW.minusMillis(1));
+    assertThat(out.sizes()).containsExactly(0, 1);
+    clock.advance(Duration.ofMillis(1));
+    assertThat(out.sizes()).containsExactly(0, 1, 100);
+  }
+
+  @Test
+  void aChangeAfterAQuietWindowIsAgainImmediate() {
+    RecordingOutbound out = subscribe();
+    registry.register("p", orders, inst(1));
+    clock.runDue();
+    clock.advance(WINDOW);
+    registry.register("p", orders, inst(2));
+    clock.runDue();
+    assertThat(out.sizes()).containsExactly(0, 1, 2);
+  }
+
+  @Test
+  void oneEncodingPerRevisionSharedBySubscribers() {
+    RecordingOutbound a = subscribe();
+    RecordingOutbound b = subscribe();
+    registry.register("p", orders, inst(1));
+    clock.runDue();
+    assertThat(a.sent.get(1)).isSameAs(b.sent.get(1));
+    List<Object> encodings = new ArrayList<>();
+    Object e1 = a.sent.get(1).encoded(p -> new Object());
+    Object e2 = b.sent.get(1).encoded(p -> { encodings.add(p); return new Object(); });
+    assertThat(e1).isSameAs(e2);
+    assertThat(encodings).isEmpty();
+  }
+
+  @Test
+  void aStreamThatIsNotReadyKeepsOnlyTheLatestState() {
+    RecordingOutbound slow = subscribe();
+    RecordingOutbound fast = subscribe();
+    slow.ready = false;
+    for (int port = 1; port <= 50; port++) {
+      registry.register("p", orders, inst(port));
+      clock.advance(WINDOW);
+    }
+    assertThat(fast.sent).hasSize(51);
+    assertThat(slow.sent).hasSize(1);
+    slow.ready = true;
+    // The session's queue is reached through its target; onReady drains what is pending.
+    PushQueue q = queueOf(slow);
+    assertThat(q.pendingCount()).isEqualTo(1);
+    q.onReady();
+    assertThat(slow.sizes()).containsExactly(0, 50);
+  }
+
+  @Test
+  void unackedPushIsResentInItsLatestVersionAfterTheAckTimeout() {
+    RecordingOutbound out = new RecordingOutbound();
+    PushQueue q = new PushQueue(out, clock, ACK);
+    engine.subscribe(orders, new Target(orders, q));
+    q.ack(out.sent.get(0).pushId());
+    registry.register("p", orders, inst(1));
+    clock.runDue();
+    assertThat(q.unacked()).isEqualTo(1);
+    clock.advance(ACK.minusMillis(1));
+    assertThat(out.sent).hasSize(2);
+    clock.advance(Duration.ofMillis(1));
+    assertThat(out.sent).hasSize(3);
+    assertThat(out.sent.get(2).revision()).isEqualTo(out.sent.get(1).revision());
+    assertThat(q.resentCount()).isEqualTo(1);
+    q.ack(out.sent.get(2).pushId());
+    clock.advance(ACK.multipliedBy(3));
+    assertThat(out.sent).hasSize(3);
+    assertThat(q.unacked()).isZero();
+  }
+
+  @Test
+  void acksStopResendsAndOlderRevisionsAreNeverSentAfterNewerOnes() {
+    RecordingOutbound out = new RecordingOutbound();
+    PushQueue q = new PushQueue(out, clock, ACK);
+    engine.subscribe(orders, new Target(orders, q));
+    PushPayload first = out.sent.get(0);
+    registry.register("p", orders, inst(1));
+    clock.runDue();
+    q.offer(orders, first);
+    assertThat(out.sent).hasSize(2);
+    assertThat(out.sent).extracting(PushPayload::revision).isSorted();
+  }
+
+  private PushQueue queueOf(RecordingOutbound out) {
+    return queues.get(out);
+  }
+}

@@ -1,0 +1,127 @@
+package io.roster.server.registry;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.roster.server.model.Instance;
+import io.roster.server.model.ServiceKey;
+import io.roster.server.model.ServiceSnapshot;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+class RegistryTest {
+
+  private final AtomicLong micros = new AtomicLong(1_000_000);
+  private final List<ServiceKey> changes = new ArrayList<>();
+  private Registry registry;
+  private final ServiceKey orders = ServiceKey.of("", "", "orders");
+  private final ServiceKey users = ServiceKey.of("", "", "users");
+
+  @BeforeEach
+  void setUp() {
+    registry = new Registry(micros::get);
+    registry.setChangeListener(changes::add);
+  }
+
+  private static Instance inst(String ip, int port) {
+    return new Instance(ip, port, 1, true, true, true, "", Map.of(), "");
+  }
+
+  @Test
+  void registerIsVisibleAndBumpsRevision() {
+    long before = registry.snapshot(orders).revision();
+    registry.register("c1", orders, inst("10.0.0.1", 80));
+    ServiceSnapshot s = registry.snapshot(orders);
+    assertThat(s.instances()).extracting(Instance::ip).containsExactly("10.0.0.1");
+    assertThat(s.instances().get(0).instanceId()).isEqualTo("10.0.0.1#80#DEFAULT#DEFAULT_GROUP@@orders");
+    assertThat(s.revision()).isGreaterThan(before);
+    assertThat(changes).containsExactly(orders);
+  }
+
+  @Test
+  void sameRegistrationTwiceIsANoOp() {
+    registry.register("c1", orders, inst("10.0.0.1", 80));
+    long rev = registry.snapshot(orders).revision();
+    registry.register("c1", orders, inst("10.0.0.1", 80));
+    assertThat(registry.snapshot(orders).revision()).isEqualTo(rev);
+    assertThat(changes).hasSize(1);
+  }
+
+  @Test
+  void revisionsGrowEvenWhenTheClockStandsStillOrGoesBack() {
+    registry.register("c1", orders, inst("10.0.0.1", 80));
+    long r1 = registry.snapshot(orders).revision();
+    micros.set(5);
+    registry.register("c1", orders, inst("10.0.0.2", 80));
+    assertThat(registry.snapshot(orders).revision()).isEqualTo(r1 + 1);
+  }
+
+  @Test
+  void deregisterOnlyByOwner() {
+    registry.register("c1", orders, inst("10.0.0.1", 80));
+    assertThat(registry.deregister("c2", orders, inst("10.0.0.1", 80).key())).isFalse();
+    assertThat(registry.snapshot(orders).instances()).hasSize(1);
+    assertThat(registry.deregister("c1", orders, inst("10.0.0.1", 80).key())).isTrue();
+    assertThat(registry.snapshot(orders).instances()).isEmpty();
+    assertThat(registry.serviceCount()).isZero();
+  }
+
+  @Test
+  void removeOwnerRemovesOnlyItsInstancesOneChangePerService() {
+    registry.register("c1", orders, inst("10.0.0.1", 80));
+    registry.register("c1", orders, inst("10.0.0.1", 81));
+    registry.register("c2", orders, inst("10.0.0.2", 80));
+    registry.register("c1", users, inst("10.0.0.1", 90));
+    changes.clear();
+    registry.removeOwner("c1", List.of(orders, users));
+    assertThat(registry.snapshot(orders).instances()).extracting(Instance::ip).containsExactly("10.0.0.2");
+    assertThat(registry.snapshot(users).instances()).isEmpty();
+    assertThat(changes).containsExactlyInAnyOrder(orders, users);
+  }
+
+  @Test
+  void takeoverByAnotherOwnerSurvivesTheFirstOwnersEnd() {
+    registry.register("old", orders, inst("10.0.0.1", 80));
+    registry.register("new", orders, inst("10.0.0.1", 80));
+    registry.removeOwner("old", List.of(orders));
+    assertThat(registry.snapshot(orders).instances()).hasSize(1);
+  }
+
+  @Test
+  void replaceOwnedIsOneChange() {
+    registry.register("c1", orders, inst("10.0.0.1", 80));
+    changes.clear();
+    registry.replaceOwned("c1", orders, List.of(inst("10.0.0.2", 80), inst("10.0.0.3", 80)));
+    assertThat(registry.snapshot(orders).instances()).extracting(Instance::ip).containsExactly("10.0.0.2", "10.0.0.3");
+    assertThat(changes).containsExactly(orders);
+  }
+
+  @Test
+  void absentServiceNeverReportsAnOlderRevisionThanItsLastState() {
+    registry.register("c1", orders, inst("10.0.0.1", 80));
+    registry.removeOwner("c1", List.of(orders));
+    long last = registry.absentRevision();
+    assertThat(registry.snapshot(orders).revision()).isEqualTo(last);
+    assertThat(last).isGreaterThan(registry.bootRevision());
+  }
+
+  @Test
+  void listServicesPagesSortedWithinNamespaceAndGroup() {
+    for (String n : List.of("c", "a", "b", "d")) {
+      registry.register("c1", ServiceKey.of("", "", n), inst("10.0.0.1", 80));
+    }
+    registry.register("c1", ServiceKey.of("", "other", "z"), inst("10.0.0.1", 80));
+    registry.register("c1", ServiceKey.of("dev", "", "x"), inst("10.0.0.1", 80));
+    Registry.ServicePage p1 = registry.listServices("public", "DEFAULT_GROUP", 1, 3);
+    assertThat(p1.total()).isEqualTo(4);
+    assertThat(p1.services()).extracting(ServiceKey::name).containsExactly("a", "b", "c");
+    assertThat(registry.listServices("public", "DEFAULT_GROUP", 2, 3).services()).extracting(ServiceKey::name)
+        .containsExactly("d");
+    assertThat(registry.listServices("public", "", 1, 10).total()).isEqualTo(5);
+    assertThat(registry.listServices("dev", "", 1, 10).services()).extracting(ServiceKey::name).containsExactly("x");
+    assertThat(registry.listServices("nope", "", 1, 10).total()).isZero();
+  }
+}

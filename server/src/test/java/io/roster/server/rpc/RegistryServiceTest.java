@@ -1,0 +1,160 @@
+package io.roster.server.rpc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.grpc.ManagedChannel;
+import io.grpc.StatusRuntimeException;
+import io.grpc.health.v1.HealthCheckRequest;
+import io.grpc.health.v1.HealthCheckResponse;
+import io.grpc.health.v1.HealthGrpc;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.stub.StreamObserver;
+import io.roster.proto.v1.AdminGrpc;
+import io.roster.proto.v1.ClientFrame;
+import io.roster.proto.v1.GetServiceRequest;
+import io.roster.proto.v1.Instance;
+import io.roster.proto.v1.ListConnectionsRequest;
+import io.roster.proto.v1.ListServicesRequest;
+import io.roster.proto.v1.QueryInstancesRequest;
+import io.roster.proto.v1.QueryInstancesResponse;
+import io.roster.proto.v1.RegisterInstance;
+import io.roster.proto.v1.RegistryGrpc;
+import io.roster.proto.v1.ServiceInfo;
+import io.roster.proto.v1.WatchRequest;
+import io.roster.server.RosterServer;
+import io.roster.server.config.ServerConfig;
+import java.time.Duration;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** Registry, Admin and health over real loopback sockets. */
+class RegistryServiceTest {
+
+  private RosterServer server;
+  private ManagedChannel channel;
+  private TestSession provider;
+  private RegistryGrpc.RegistryBlockingStub registry;
+
+  @BeforeEach
+  void start() {
+    server = RosterServer.start(ServerConfig.builder().host("127.0.0.1").port(0)
+        .shutdownGrace(Duration.ofSeconds(1)).build());
+    channel = NettyChannelBuilder.forAddress("127.0.0.1", server.port()).usePlaintext().build();
+    provider = new TestSession(channel).hello("provider");
+    registry = RegistryGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS);
+  }
+
+  @AfterEach
+  void stop() {
+    provider.close();
+    channel.shutdownNow();
+    server.close();
+  }
+
+  private void register(String service, String ip, String cluster) {
+    assertThat(provider.request(ClientFrame.newBuilder().setRegister(RegisterInstance.newBuilder()
+        .setService(TestSession.key(service))
+        .setInstance(Instance.newBuilder().setIp(ip).setPort(80).setCluster(cluster)))).getOk()).isTrue();
+  }
+
+  @Test
+  void queryHonoursClustersAndKnownChecksum() {
+    register("orders", "10.0.0.1", "a");
+    register("orders", "10.0.0.2", "b");
+    QueryInstancesResponse all = registry.queryInstances(QueryInstancesRequest.newBuilder()
+        .setService(TestSession.key("orders")).build());
+    assertThat(all.getNotModified()).isFalse();
+    assertThat(all.getServiceInfo().getInstancesList()).extracting(Instance::getIp).containsExactly("10.0.0.1", "10.0.0.2");
+    assertThat(all.getServiceInfo().getService().getNamespace()).isEqualTo("public");
+
+    QueryInstancesResponse onlyA = registry.queryInstances(QueryInstancesRequest.newBuilder()
+        .setService(TestSession.key("orders")).addClusters("a").build());
+    assertThat(onlyA.getServiceInfo().getInstancesList()).extracting(Instance::getIp).containsExactly("10.0.0.1");
+
+    QueryInstancesResponse same = registry.queryInstances(QueryInstancesRequest.newBuilder()
+        .setService(TestSession.key("orders")).setKnownChecksum(all.getServiceInfo().getChecksum()).build());
+    assertThat(same.getNotModified()).isTrue();
+    assertThat(same.getServiceInfo().getInstancesCount()).isZero();
+    assertThat(same.getServiceInfo().getRevision()).isEqualTo(all.getServiceInfo().getRevision());
+
+    register("orders", "10.0.0.3", "a");
+    QueryInstancesResponse changed = registry.queryInstances(QueryInstancesRequest.newBuilder()
+        .setService(TestSession.key("orders")).setKnownChecksum(all.getServiceInfo().getChecksum()).build());
+    assertThat(changed.getNotModified()).isFalse();
+    assertThat(changed.getServiceInfo().getRevision()).isGreaterThan(all.getServiceInfo().getRevision());
+  }
+
+  @Test
+  void queryOfABadNameIsInvalidArgumentNamingTheField() {
+    assertThatThrownBy(() -> registry.queryInstances(QueryInstancesRequest.newBuilder()
+        .setService(TestSession.key("")).build()))
+        .isInstanceOf(StatusRuntimeException.class)
+        .hasMessage("INVALID_ARGUMENT: service.name: \"\" (expected: 1..512 characters of [A-Za-z0-9_.:/@-])");
+  }
+
+  @Test
+  void listServicesPagesAndGetServiceCounts() {
+    for (String s : new String[] {"c", "a", "b"}) {
+      register(s, "10.0.0.1", "");
+    }
+    var page1 = registry.listServices(ListServicesRequest.newBuilder().setPageNo(1).setPageSize(2).build());
+    assertThat(page1.getTotal()).isEqualTo(3);
+    assertThat(page1.getServicesList()).extracting(k -> k.getName()).containsExactly("a", "b");
+    var page2 = registry.listServices(ListServicesRequest.newBuilder().setPageNo(2).setPageSize(2).build());
+    assertThat(page2.getServicesList()).extracting(k -> k.getName()).containsExactly("c");
+    assertThatThrownBy(() -> registry.listServices(ListServicesRequest.newBuilder().setPageSize(5000).build()))
+        .hasMessage("INVALID_ARGUMENT: page_size: 5000 (expected: 1..1000)");
+
+    var svc = registry.getService(GetServiceRequest.newBuilder().setService(TestSession.key("a")).build());
+    assertThat(svc.getInstanceCount()).isEqualTo(1);
+    assertThat(svc.getHealthyCount()).isEqualTo(1);
+    assertThatThrownBy(() -> registry.getService(GetServiceRequest.newBuilder()
+        .setService(TestSession.key("nope")).build())).hasMessageStartingWith("NOT_FOUND");
+  }
+
+  @Test
+  void watchStreamsCurrentStateThenChanges() throws Exception {
+    register("orders", "10.0.0.1", "");
+    BlockingQueue<ServiceInfo> seen = new LinkedBlockingQueue<>();
+    var ctx = io.grpc.Context.current().withCancellation();
+    ctx.run(() -> RegistryGrpc.newStub(channel).watch(
+        WatchRequest.newBuilder().setService(TestSession.key("orders")).build(), new StreamObserver<>() {
+          @Override
+          public void onNext(ServiceInfo v) {
+            seen.add(v);
+          }
+
+          @Override
+          public void onError(Throwable t) {}
+
+          @Override
+          public void onCompleted() {}
+        }));
+    assertThat(seen.poll(10, TimeUnit.SECONDS).getInstancesCount()).isEqualTo(1);
+    register("orders", "10.0.0.2", "");
+    assertThat(seen.poll(10, TimeUnit.SECONDS).getInstancesCount()).isEqualTo(2);
+    assertThat(registry.getService(GetServiceRequest.newBuilder().setService(TestSession.key("orders")).build())
+        .getSubscriberCount()).isEqualTo(1);
+    ctx.cancel(null);
+    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> registry.getService(
+        GetServiceRequest.newBuilder().setService(TestSession.key("orders")).build()).getSubscriberCount() == 0);
+  }
+
+  @Test
+  void adminListsConnectionsAndHealthIsServing() {
+    register("orders", "10.0.0.1", "");
+    var list = AdminGrpc.newBlockingStub(channel).listConnections(ListConnectionsRequest.getDefaultInstance());
+    assertThat(list.getConnectionsList()).singleElement().satisfies(c -> {
+      assertThat(c.getClientId()).isEqualTo("provider");
+      assertThat(c.getInstanceCount()).isEqualTo(1);
+      assertThat(c.getRemoteAddress()).startsWith("127.0.0.1:");
+    });
+    HealthCheckResponse health = HealthGrpc.newBlockingStub(channel).check(HealthCheckRequest.getDefaultInstance());
+    assertThat(health.getStatus()).isEqualTo(HealthCheckResponse.ServingStatus.SERVING);
+  }
+}

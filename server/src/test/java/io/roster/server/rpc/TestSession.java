@@ -1,0 +1,158 @@
+package io.roster.server.rpc;
+
+import io.grpc.ManagedChannel;
+import io.grpc.Status;
+import io.grpc.stub.ClientCallStreamObserver;
+import io.grpc.stub.ClientResponseObserver;
+import io.roster.proto.v1.ClientFrame;
+import io.roster.proto.v1.Hello;
+import io.roster.proto.v1.Instance;
+import io.roster.proto.v1.PushAck;
+import io.roster.proto.v1.RegisterInstance;
+import io.roster.proto.v1.Result;
+import io.roster.proto.v1.ServerFrame;
+import io.roster.proto.v1.ServiceInfo;
+import io.roster.proto.v1.ServiceKey;
+import io.roster.proto.v1.SessionGrpc;
+import io.roster.proto.v1.Subscribe;
+import java.time.Duration;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Predicate;
+
+/** A raw Connect stream for tests: send frames, wait for results and pushes. */
+final class TestSession implements AutoCloseable {
+
+  static final Duration WAIT = Duration.ofSeconds(10);
+
+  private final BlockingQueue<ServerFrame> frames = new LinkedBlockingQueue<>();
+  final CompletableFuture<Status> closed = new CompletableFuture<>();
+  private final ClientCallStreamObserver<ClientFrame> requests;
+  private final AtomicInteger ids = new AtomicInteger();
+  volatile boolean autoAck = true;
+
+  /** @param initialRequests how many server frames to accept before reading stops; -1 = all */
+  TestSession(ManagedChannel channel, int initialRequests) {
+    CompletableFuture<ClientCallStreamObserver<ClientFrame>> started = new CompletableFuture<>();
+    SessionGrpc.newStub(channel).connect(new ClientResponseObserver<ClientFrame, ServerFrame>() {
+      @Override
+      public void beforeStart(ClientCallStreamObserver<ClientFrame> stream) {
+        if (initialRequests >= 0) {
+          stream.disableAutoRequestWithInitial(initialRequests);
+        }
+        started.complete(stream);
+      }
+
+      @Override
+      public void onNext(ServerFrame f) {
+        frames.add(f);
+        if (autoAck && f.hasPush()) {
+          send(ClientFrame.newBuilder().setPushAck(PushAck.newBuilder().setPushId(f.getPush().getPushId())).build());
+        }
+      }
+
+      @Override
+      public void onError(Throwable t) {
+        closed.complete(Status.fromThrowable(t));
+      }
+
+      @Override
+      public void onCompleted() {
+        closed.complete(Status.OK);
+      }
+    });
+    requests = started.join();
+  }
+
+  TestSession(ManagedChannel channel) {
+    this(channel, -1);
+  }
+
+  synchronized void send(ClientFrame frame) {
+    requests.onNext(frame);
+  }
+
+  String nextId() {
+    return "r" + ids.incrementAndGet();
+  }
+
+  TestSession hello(String clientId) {
+    String id = nextId();
+    send(ClientFrame.newBuilder().setRequestId(id).setHello(Hello.newBuilder().setClientId(clientId)).build());
+    ServerFrame f = await(x -> x.getRequestId().equals(id));
+    if (!f.hasWelcome()) {
+      throw new AssertionError("expected welcome, got " + f);
+    }
+    return this;
+  }
+
+  Result request(ClientFrame.Builder frame) {
+    String id = nextId();
+    send(frame.setRequestId(id).build());
+    return await(x -> x.getRequestId().equals(id) && x.hasResult()).getResult();
+  }
+
+  Result register(String service, String ip, int port) {
+    return request(ClientFrame.newBuilder().setRegister(RegisterInstance.newBuilder()
+        .setService(key(service)).setInstance(Instance.newBuilder().setIp(ip).setPort(port))));
+  }
+
+  Result subscribe(String service) {
+    return request(ClientFrame.newBuilder().setSubscribe(Subscribe.newBuilder().setService(key(service))));
+  }
+
+  static ServiceKey key(String service) {
+    return ServiceKey.newBuilder().setName(service).build();
+  }
+
+  /** Waits for the next frame matching {@code p}, dropping the ones before it. */
+  ServerFrame await(Predicate<ServerFrame> p) {
+    long deadline = System.nanoTime() + WAIT.toNanos();
+    while (true) {
+      long left = deadline - System.nanoTime();
+      ServerFrame f;
+      try {
+        f = left > 0 ? frames.poll(left, TimeUnit.NANOSECONDS) : null;
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new AssertionError(e);
+      }
+      if (f == null) {
+        throw new AssertionError("no matching frame within " + WAIT);
+      }
+      if (p.test(f)) {
+        return f;
+      }
+    }
+  }
+
+  /** Waits for a push of {@code service} whose state matches {@code p}. */
+  ServiceInfo awaitPush(String service, Predicate<ServiceInfo> p) {
+    return await(f -> f.hasPush() && f.getPush().getServiceInfo().getService().getName().equals(service)
+        && p.test(f.getPush().getServiceInfo())).getPush().getServiceInfo();
+  }
+
+  void halfClose() {
+    synchronized (this) {
+      requests.onCompleted();
+    }
+  }
+
+  void cancel() {
+    requests.cancel("test cancels", null);
+  }
+
+  Status awaitClosed() throws Exception {
+    return closed.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+  }
+
+  @Override
+  public void close() {
+    if (!closed.isDone()) {
+      cancel();
+    }
+  }
+}
