@@ -1,0 +1,505 @@
+package io.roster.client;
+
+import io.roster.client.internal.ClientOptions;
+import io.roster.client.internal.DefaultRosterClient;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.UUID;
+import java.util.concurrent.Executor;
+
+/**
+ * A connection to a Roster registry: register this process's instances, look up and subscribe
+ * to other services. Method names follow the Nacos {@code NamingService} ones.
+ *
+ * <p>Create one with {@link #builder()} and keep it for the life of the application. The client
+ * holds one long connection (a {@code Session/Connect} stream) to one server of the list at a
+ * time. The instances it registers are ephemeral: they live as long as that connection. The
+ * client remembers what it registered and subscribed to, and after every reconnect (to the
+ * same or another server) it registers and subscribes again on its own. {@link #close()} says
+ * goodbye: the server then removes this client's instances and subscriptions at once.
+ *
+ * <p>Threading: a {@code RosterClient} is thread-safe; every method may be called from any
+ * thread. Blocking methods wait at most the {@linkplain Builder#requestTimeout request timeout}
+ * (about that long when no server can be reached). {@link Listener}s run on the listener
+ * executor (see {@link Builder#listenerExecutor}), one event at a time and in order per service,
+ * never under a client lock.
+ *
+ * <p>Errors: every method throws only the unchecked {@link RosterException} (code says why) and,
+ * after {@link #close()}, its subtype {@link ClientClosedException}; null arguments throw
+ * {@link NullPointerException}. A {@code group} that is null or empty means
+ * {@value #DEFAULT_GROUP}.
+ */
+public interface RosterClient extends AutoCloseable {
+
+  /** The group used when none is given. */
+  String DEFAULT_GROUP = "DEFAULT_GROUP";
+
+  /** The namespace used when none is configured. */
+  String DEFAULT_NAMESPACE = "public";
+
+  /**
+   * Returns a new builder.
+   *
+   * @return a builder with every default set; {@link Builder#serverAddresses} is required
+   */
+  static Builder builder() {
+    return new Builder();
+  }
+
+  /**
+   * Registers an instance with default settings ({@link Instance#of}) in the default group.
+   *
+   * @param serviceName the service
+   * @param ip address consumers connect to
+   * @param port TCP port
+   * @throws RosterException see {@link #registerInstance(String, String, Instance)}
+   */
+  void registerInstance(String serviceName, String ip, int port);
+
+  /**
+   * Registers an instance in the default group.
+   *
+   * @param serviceName the service
+   * @param instance the instance
+   * @throws RosterException see {@link #registerInstance(String, String, Instance)}
+   */
+  void registerInstance(String serviceName, Instance instance);
+
+  /**
+   * Registers (or replaces, when one with the same ip, port and cluster exists) an ephemeral
+   * instance owned by this client. The client remembers it and registers it again after every
+   * reconnect, until it is deregistered or the client is closed.
+   *
+   * <p>Blocks until the server applied it. When the server rejects it (an invalid name, a
+   * limit), the client forgets it and throws the server's code and message. When no server can
+   * be reached within the request timeout, the client <em>keeps</em> it (it is registered as
+   * soon as a connection is made) and throws {@code UNAVAILABLE}.
+   *
+   * @param serviceName the service
+   * @param group the group; null or empty means {@value #DEFAULT_GROUP}
+   * @param instance the instance; must be ephemeral (this client registers only instances owned
+   *     by its connection); a disabled instance or one of weight 0 is registered but takes no
+   *     traffic; its healthy flag and instance id are set by the server
+   * @throws RosterException INVALID_ARGUMENT / RESOURCE_EXHAUSTED / ... from the server,
+   *     UNAVAILABLE when not connected in time, TIMEOUT when the server did not answer in time
+   *     (the registration is kept in both cases)
+   */
+  void registerInstance(String serviceName, String group, Instance instance);
+
+  /**
+   * Deregisters an instance (matched by ip, port and the default cluster) of the default group.
+   *
+   * @param serviceName the service
+   * @param ip the instance's ip
+   * @param port the instance's port
+   * @throws RosterException see {@link #deregisterInstance(String, String, Instance)}
+   */
+  void deregisterInstance(String serviceName, String ip, int port);
+
+  /**
+   * Deregisters an instance of the default group.
+   *
+   * @param serviceName the service
+   * @param instance the instance; only ip, port and cluster are read
+   * @throws RosterException see {@link #deregisterInstance(String, String, Instance)}
+   */
+  void deregisterInstance(String serviceName, Instance instance);
+
+  /**
+   * Deregisters an instance this client registered, matched by ip, port and cluster; the client
+   * stops re-registering it. Deregistering an instance that is not registered is not an error.
+   * When the client is not connected it returns at once: the instance is not registered on any
+   * live connection of this client and will not be registered again.
+   *
+   * @param serviceName the service
+   * @param group the group; null or empty means {@value #DEFAULT_GROUP}
+   * @param instance the instance; only ip, port and cluster are read
+   * @throws RosterException INVALID_ARGUMENT from the server, TIMEOUT when it did not answer
+   */
+  void deregisterInstance(String serviceName, String group, Instance instance);
+
+  /**
+   * Replaces this client's instances of a service (default group) with the given list.
+   *
+   * @param serviceName the service
+   * @param instances the complete new set; empty removes them all
+   * @throws RosterException see {@link #batchRegisterInstance(String, String, List)}
+   */
+  void batchRegisterInstance(String serviceName, List<Instance> instances);
+
+  /**
+   * Replaces this client's instances of a service with the given list in one change
+   * (subscribers see a single event). Errors behave as for
+   * {@link #registerInstance(String, String, Instance)}: a rejected list is forgotten (the
+   * previous set is restored), an unreachable server keeps it for the next connection.
+   *
+   * @param serviceName the service
+   * @param group the group; null or empty means {@value #DEFAULT_GROUP}
+   * @param instances the complete new set; empty removes them all
+   * @throws RosterException as for {@link #registerInstance(String, String, Instance)}
+   */
+  void batchRegisterInstance(String serviceName, String group, List<Instance> instances);
+
+  /**
+   * Returns every visible instance of a service of the default group.
+   *
+   * @param serviceName the service
+   * @return the instances; unmodifiable
+   * @throws RosterException see {@link #getAllInstances(String, String)}
+   */
+  List<Instance> getAllInstances(String serviceName);
+
+  /**
+   * Returns every visible (enabled) instance of a service, healthy or not. When the service is
+   * subscribed and its state has arrived, the answer comes from the local cache; otherwise the
+   * client asks a server ({@code Registry/QueryInstances}). An unknown service has no instances.
+   *
+   * @param serviceName the service
+   * @param group the group; null or empty means {@value #DEFAULT_GROUP}
+   * @return the instances, sorted as the server sorts them; unmodifiable
+   * @throws RosterException UNAVAILABLE / TIMEOUT when no server answered in time,
+   *     INVALID_ARGUMENT for an invalid name
+   */
+  List<Instance> getAllInstances(String serviceName, String group);
+
+  /**
+   * Returns the enabled instances with weight &gt; 0 whose healthy flag equals {@code healthy},
+   * of a service of the default group.
+   *
+   * @param serviceName the service
+   * @param healthy true for healthy instances, false for unhealthy ones
+   * @return the instances; unmodifiable
+   * @throws RosterException as for {@link #getAllInstances(String, String)}
+   */
+  List<Instance> selectInstances(String serviceName, boolean healthy);
+
+  /**
+   * Returns the enabled instances with weight &gt; 0 whose healthy flag equals {@code healthy}.
+   *
+   * @param serviceName the service
+   * @param group the group; null or empty means {@value #DEFAULT_GROUP}
+   * @param healthy true for healthy instances, false for unhealthy ones
+   * @return the instances; unmodifiable
+   * @throws RosterException as for {@link #getAllInstances(String, String)}
+   */
+  List<Instance> selectInstances(String serviceName, String group, boolean healthy);
+
+  /**
+   * Picks one healthy, enabled instance with weight &gt; 0 of a service of the default group,
+   * at random in proportion to the weights.
+   *
+   * @param serviceName the service
+   * @return the chosen instance
+   * @throws RosterException NO_INSTANCE_AVAILABLE when there is none, or as for
+   *     {@link #getAllInstances(String, String)}
+   */
+  Instance selectOneHealthyInstance(String serviceName);
+
+  /**
+   * Picks one healthy, enabled instance with weight &gt; 0 at random in proportion to the
+   * weights (an instance of weight 2 is chosen twice as often as one of weight 1).
+   *
+   * @param serviceName the service
+   * @param group the group; null or empty means {@value #DEFAULT_GROUP}
+   * @return the chosen instance
+   * @throws RosterException NO_INSTANCE_AVAILABLE when there is none, or as for
+   *     {@link #getAllInstances(String, String)}
+   */
+  Instance selectOneHealthyInstance(String serviceName, String group);
+
+  /**
+   * Subscribes a listener to a service of the default group.
+   *
+   * @param serviceName the service
+   * @param listener the listener
+   * @throws RosterException see {@link #subscribe(String, String, Listener)}
+   */
+  void subscribe(String serviceName, Listener listener);
+
+  /**
+   * Subscribes a listener to a service. The client subscribes on the server (pushes) and, unless
+   * disabled, polls the service as a fallback; it caches the latest state and calls the listener
+   * whenever the visible content changes, with the full list and the difference. A listener
+   * added to a service whose state is already cached gets that state at once, as an event with
+   * every instance in {@code added}. Adding the same listener twice has no effect.
+   *
+   * <p>When the server rejects the subscription (an invalid name), the listener is removed and
+   * the server's error is thrown. When no server can be reached within the request timeout the
+   * subscription is kept (it is made as soon as a connection is) and {@code UNAVAILABLE} is
+   * thrown.
+   *
+   * @param serviceName the service
+   * @param group the group; null or empty means {@value #DEFAULT_GROUP}
+   * @param listener the listener; runs as described in {@link Listener}
+   * @throws RosterException INVALID_ARGUMENT / RESOURCE_EXHAUSTED from the server,
+   *     UNAVAILABLE when not connected in time, TIMEOUT when the server did not answer
+   */
+  void subscribe(String serviceName, String group, Listener listener);
+
+  /**
+   * Removes a listener from a service of the default group.
+   *
+   * @param serviceName the service
+   * @param listener the listener
+   * @throws RosterException see {@link #unsubscribe(String, String, Listener)}
+   */
+  void unsubscribe(String serviceName, Listener listener);
+
+  /**
+   * Removes a listener. When the last listener of a service goes, the client unsubscribes on the
+   * server, stops polling the service and drops its cached state. Removing a listener that is
+   * not subscribed has no effect. Does not wait for the server.
+   *
+   * @param serviceName the service
+   * @param group the group; null or empty means {@value #DEFAULT_GROUP}
+   * @param listener the listener
+   * @throws ClientClosedException when the client is closed
+   */
+  void unsubscribe(String serviceName, String group, Listener listener);
+
+  /**
+   * Returns one page of the names of the services of the default group in this client's
+   * namespace.
+   *
+   * @param pageNo 1-based page number
+   * @param pageSize names per page, 1..1000
+   * @return the page
+   * @throws RosterException see {@link #getServicesOfServer(int, int, String)}
+   */
+  ServicePage getServicesOfServer(int pageNo, int pageSize);
+
+  /**
+   * Returns one page of the names of the services of a group in this client's namespace, sorted
+   * by name ({@code Registry/ListServices}).
+   *
+   * @param pageNo 1-based page number, &ge; 1
+   * @param pageSize names per page, 1..1000
+   * @param group the group; null or empty means {@value #DEFAULT_GROUP}
+   * @return the page
+   * @throws RosterException INVALID_ARGUMENT for a bad page, UNAVAILABLE / TIMEOUT when no
+   *     server answered in time
+   */
+  ServicePage getServicesOfServer(int pageNo, int pageSize, String group);
+
+  /**
+   * Closes the client; idempotent. Stops polling, says goodbye to the server (half-closes the
+   * session: the server removes this client's instances and subscriptions and pushes the change
+   * to subscribers), waits at most the request timeout for the server to finish, then releases
+   * the connection and threads. Pending listener events are dropped. Every later call, and every
+   * call still waiting, throws {@link ClientClosedException}.
+   */
+  @Override
+  void close();
+
+  /**
+   * Configures and builds a {@link RosterClient}. Not thread-safe; every setting has a default
+   * except {@link #serverAddresses}. Every time setting is a {@link Duration}.
+   */
+  final class Builder {
+    private String serverAddresses;
+    private String namespace = DEFAULT_NAMESPACE;
+    private String clientId = UUID.randomUUID().toString();
+    private String clientName = "roster-java";
+    private Map<String, String> labels = Map.of();
+    private Duration requestTimeout = Duration.ofSeconds(3);
+    private Duration pollInterval = Duration.ofSeconds(10);
+    private Duration pollMaxBackoff = Duration.ofSeconds(60);
+    private boolean pollEnabled = true;
+    private Duration reconnectInitial = Duration.ofMillis(100);
+    private Duration reconnectMax = Duration.ofSeconds(5);
+    private Duration keepAliveTime = Duration.ofSeconds(5);
+    private Duration keepAliveTimeout = Duration.ofSeconds(5);
+    private Executor listenerExecutor;
+
+    private Builder() {}
+
+    /**
+     * Sets the servers to connect to, tried in order and rotated through on failure.
+     * Required.
+     *
+     * @param addresses comma-separated {@code host:port} entries, e.g.
+     *     {@code "10.0.0.1:9848,10.0.0.2:9848"}; IPv6 as {@code [::1]:9848}; the port defaults
+     *     to 9848
+     * @return this builder
+     */
+    public Builder serverAddresses(String addresses) {
+      this.serverAddresses = Objects.requireNonNull(addresses, "addresses");
+      return this;
+    }
+
+    /**
+     * Sets the namespace (tenant) every call of this client works in. Default
+     * {@value RosterClient#DEFAULT_NAMESPACE}.
+     *
+     * @param value the namespace
+     * @return this builder
+     */
+    public Builder namespace(String value) {
+      this.namespace = Objects.requireNonNull(value, "namespace");
+      return this;
+    }
+
+    /**
+     * Sets the client id sent in {@code hello}; stable for the life of the client, across
+     * reconnects. Default: a random UUID.
+     *
+     * @param value the id, at most 128 characters
+     * @return this builder
+     */
+    public Builder clientId(String value) {
+      this.clientId = Objects.requireNonNull(value, "clientId");
+      return this;
+    }
+
+    /**
+     * Sets a free-form client name shown by the server's admin API. Default
+     * {@code roster-java}.
+     *
+     * @param value the name
+     * @return this builder
+     */
+    public Builder clientName(String value) {
+      this.clientName = Objects.requireNonNull(value, "clientName");
+      return this;
+    }
+
+    /**
+     * Sets labels shown by the server's admin API, e.g. the application name. Default none.
+     *
+     * @param value the labels (copied)
+     * @return this builder
+     */
+    public Builder labels(Map<String, String> value) {
+      this.labels = Map.copyOf(value);
+      return this;
+    }
+
+    /**
+     * Sets how long a blocking call waits: for a connection, then for the server's answer.
+     * Also bounds how long {@link RosterClient#close()} waits for the server. Default 3 s.
+     *
+     * @param value a positive duration
+     * @return this builder
+     */
+    public Builder requestTimeout(Duration value) {
+      this.requestTimeout = Objects.requireNonNull(value, "requestTimeout");
+      return this;
+    }
+
+    /**
+     * Sets how often each subscribed service is polled as a fallback to pushes. Default 10 s.
+     *
+     * @param value a positive duration
+     * @return this builder
+     */
+    public Builder pollInterval(Duration value) {
+      this.pollInterval = Objects.requireNonNull(value, "pollInterval");
+      return this;
+    }
+
+    /**
+     * Sets the longest wait between polls of a service while polls fail (the wait doubles from
+     * the poll interval). Default 60 s.
+     *
+     * @param value a duration &ge; the poll interval
+     * @return this builder
+     */
+    public Builder pollMaxBackoff(Duration value) {
+      this.pollMaxBackoff = Objects.requireNonNull(value, "pollMaxBackoff");
+      return this;
+    }
+
+    /**
+     * Turns the poll fallback on or off. Default on.
+     *
+     * @param value true to poll
+     * @return this builder
+     */
+    public Builder pollEnabled(boolean value) {
+      this.pollEnabled = value;
+      return this;
+    }
+
+    /**
+     * Sets the reconnect back-off: the wait before the n-th consecutive attempt is drawn
+     * uniformly from {@code [0, min(max, initial * 2^n)]} ("full jitter"); it starts over after
+     * a successful connection. Default 100 ms .. 5 s.
+     *
+     * @param initial the first ceiling, positive
+     * @param max the largest ceiling, &ge; initial
+     * @return this builder
+     */
+    public Builder reconnectBackoff(Duration initial, Duration max) {
+      this.reconnectInitial = Objects.requireNonNull(initial, "initial");
+      this.reconnectMax = Objects.requireNonNull(max, "max");
+      return this;
+    }
+
+    /**
+     * Sets liveness checking of the connection. After {@code time} without a frame from the
+     * server the client sends an application-level ping; without any frame within
+     * {@code timeout} after that, it drops the connection and reconnects. The same values
+     * configure HTTP/2 keepalive of the channel (which gRPC raises to at least 10 s). Default
+     * 5 s / 5 s: a silent server is detected within about 10 s.
+     *
+     * @param time idle time before a ping, positive
+     * @param timeout how long to wait for the answer, positive
+     * @return this builder
+     */
+    public Builder keepAlive(Duration time, Duration timeout) {
+      this.keepAliveTime = Objects.requireNonNull(time, "time");
+      this.keepAliveTimeout = Objects.requireNonNull(timeout, "timeout");
+      return this;
+    }
+
+    /**
+     * Sets the executor {@link Listener}s run on. The client still runs the events of one
+     * service one at a time and in order. The client does not shut it down. Default: a cached
+     * pool of daemon threads named {@code roster-listener-N}, owned by the client.
+     *
+     * @param value the executor
+     * @return this builder
+     */
+    public Builder listenerExecutor(Executor value) {
+      this.listenerExecutor = Objects.requireNonNull(value, "listenerExecutor");
+      return this;
+    }
+
+    /**
+     * Validates the settings, builds the client and starts connecting.
+     *
+     * <p>Blocks only briefly: until the first connection is established or for at most one
+     * second (or the request timeout, when shorter), whichever comes first. It never fails
+     * because no server is reachable: the client keeps trying in the background, and calls wait
+     * for it as their documentation says.
+     *
+     * @return the client; close it when done
+     * @throws RosterException INVALID_ARGUMENT when a setting is invalid (the message names it)
+     */
+    public RosterClient build() {
+      if (serverAddresses == null) {
+        throw new RosterException(RosterException.Code.INVALID_ARGUMENT,
+            "serverAddresses: null (expected: host:port[,host:port...])", "serverAddresses",
+            null);
+      }
+      ClientOptions options = new ClientOptions(
+          serverAddresses,
+          namespace,
+          clientId,
+          clientName,
+          labels,
+          requestTimeout,
+          pollInterval,
+          pollMaxBackoff,
+          pollEnabled,
+          reconnectInitial,
+          reconnectMax,
+          keepAliveTime,
+          keepAliveTimeout,
+          listenerExecutor);
+      return DefaultRosterClient.create(options);
+    }
+  }
+}

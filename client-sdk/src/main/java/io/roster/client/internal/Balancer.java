@@ -1,0 +1,48 @@
+package io.roster.client.internal;
+
+import io.roster.client.Instance;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.Random;
+
+/** Filters and picks instances for consumers. Stateless apart from the random source. */
+final class Balancer {
+
+  private Balancer() {}
+
+  /** Enabled instances with weight &gt; 0 whose healthy flag equals {@code healthy}. */
+  static List<Instance> select(List<Instance> all, boolean healthy) {
+    List<Instance> result = new ArrayList<>();
+    for (Instance i : all) {
+      if (i.enabled() && i.weight() > 0 && i.healthy() == healthy) {
+        result.add(i);
+      }
+    }
+    return List.copyOf(result);
+  }
+
+  /**
+   * Picks one healthy, enabled instance with weight &gt; 0 at random in proportion to the
+   * weights; empty when there is none.
+   */
+  static Optional<Instance> pickWeighted(List<Instance> all, Random random) {
+    List<Instance> candidates = select(all, true);
+    if (candidates.isEmpty()) {
+      return Optional.empty();
+    }
+    double total = 0;
+    for (Instance i : candidates) {
+      total += i.weight();
+    }
+    double point = random.nextDouble() * total;
+    double cumulative = 0;
+    for (Instance i : candidates) {
+      cumulative += i.weight();
+      if (point < cumulative) {
+        return Optional.of(i);
+      }
+    }
+    return Optional.of(candidates.get(candidates.size() - 1)); // rounding at the very top
+  }
+}

@@ -1,0 +1,82 @@
+package io.roster.client.internal;
+
+import io.roster.client.RosterException;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.Executor;
+
+/**
+ * The validated settings of a client, as collected by {@code RosterClient.Builder}. Not part of
+ * the API: public only because the builder lives in another package.
+ *
+ * @param serverAddresses comma-separated host:port list
+ * @param namespace the namespace of every call
+ * @param clientId stable client id sent in hello
+ * @param clientName free-form client name sent in hello
+ * @param labels labels sent in hello
+ * @param requestTimeout how long blocking calls wait
+ * @param pollInterval poll period per subscribed service
+ * @param pollMaxBackoff longest poll period while polls fail
+ * @param pollEnabled whether to poll at all
+ * @param reconnectInitial first reconnect back-off ceiling
+ * @param reconnectMax largest reconnect back-off ceiling
+ * @param keepAliveTime idle time before a ping
+ * @param keepAliveTimeout how long to wait for any frame after a ping
+ * @param listenerExecutor where listeners run, or null for a client-owned pool
+ */
+public record ClientOptions(
+    String serverAddresses,
+    String namespace,
+    String clientId,
+    String clientName,
+    Map<String, String> labels,
+    Duration requestTimeout,
+    Duration pollInterval,
+    Duration pollMaxBackoff,
+    boolean pollEnabled,
+    Duration reconnectInitial,
+    Duration reconnectMax,
+    Duration keepAliveTime,
+    Duration keepAliveTimeout,
+    Executor listenerExecutor) {
+
+  /** Validates every setting; messages name the setting, the value and what was expected. */
+  public ClientOptions {
+    Objects.requireNonNull(serverAddresses, "serverAddresses");
+    if (namespace == null || namespace.isBlank()) {
+      throw invalid("namespace", "'" + namespace + "'", "a non-empty name");
+    }
+    if (clientId == null || clientId.isBlank() || clientId.length() > 128) {
+      throw invalid("clientId", "'" + clientId + "'", "1..128 characters");
+    }
+    Objects.requireNonNull(clientName, "clientName");
+    labels = Map.copyOf(labels);
+    positive("requestTimeout", requestTimeout);
+    positive("pollInterval", pollInterval);
+    positive("pollMaxBackoff", pollMaxBackoff);
+    if (pollMaxBackoff.compareTo(pollInterval) < 0) {
+      throw invalid("pollMaxBackoff", pollMaxBackoff.toString(), ">= pollInterval " + pollInterval);
+    }
+    positive("reconnectBackoff.initial", reconnectInitial);
+    positive("reconnectBackoff.max", reconnectMax);
+    if (reconnectMax.compareTo(reconnectInitial) < 0) {
+      throw invalid("reconnectBackoff.max", reconnectMax.toString(),
+          ">= reconnectBackoff.initial " + reconnectInitial);
+    }
+    positive("keepAlive.time", keepAliveTime);
+    positive("keepAlive.timeout", keepAliveTimeout);
+  }
+
+  private static void positive(String field, Duration value) {
+    Objects.requireNonNull(value, field);
+    if (value.isNegative() || value.isZero()) {
+      throw invalid(field, value.toString(), "a positive duration");
+    }
+  }
+
+  private static RosterException invalid(String field, String value, String expected) {
+    return new RosterException(RosterException.Code.INVALID_ARGUMENT,
+        field + ": " + value + " (expected: " + expected + ")", field, null);
+  }
+}

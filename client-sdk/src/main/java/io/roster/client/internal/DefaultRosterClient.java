@@ -1,0 +1,789 @@
+package io.roster.client.internal;
+
+import io.roster.client.ClientClosedException;
+import io.roster.client.Instance;
+import io.roster.client.Listener;
+import io.roster.client.RosterClient;
+import io.roster.client.RosterException;
+import io.roster.client.RosterException.Code;
+import io.roster.client.ServicePage;
+import io.roster.client.internal.InstancesDiff.Identity;
+import io.roster.proto.v1.BatchRegisterInstances;
+import io.roster.proto.v1.ClientFrame;
+import io.roster.proto.v1.DeregisterInstance;
+import io.roster.proto.v1.ErrorCode;
+import io.roster.proto.v1.Hello;
+import io.roster.proto.v1.ListServicesRequest;
+import io.roster.proto.v1.ListServicesResponse;
+import io.roster.proto.v1.Push;
+import io.roster.proto.v1.PushAck;
+import io.roster.proto.v1.QueryInstancesRequest;
+import io.roster.proto.v1.QueryInstancesResponse;
+import io.roster.proto.v1.RegisterInstance;
+import io.roster.proto.v1.Result;
+import io.roster.proto.v1.Subscribe;
+import io.roster.proto.v1.Unsubscribe;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BiFunction;
+import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The client: desired state (registrations and subscriptions) reconciled onto whatever session
+ * the {@link ConnectionManager} holds, a cache of subscribed services fed by pushes and the
+ * {@link Poller}, and one-off {@code Registry} calls with fail-over.
+ *
+ * <p>Locking: one lock guards the desired state, the subscriptions and the connection state.
+ * Every change of desired state and the frame that applies it are done under it, so frames
+ * reach the server in the order of the changes, and a redo (also under it) never interleaves
+ * with a change. Blocking waits and listener calls happen outside it.
+ *
+ * <p>Not part of the API: public only so the builder in {@code io.roster.client} can create it.
+ */
+public final class DefaultRosterClient implements RosterClient, ConnectionManager.Handler {
+
+  private static final Logger log = LoggerFactory.getLogger(DefaultRosterClient.class);
+
+  private static final String VERSION = Objects.requireNonNullElse(
+      DefaultRosterClient.class.getPackage().getImplementationVersion(), "dev");
+
+  /** The longest {@link #create} waits for the first connection. */
+  private static final Duration BUILD_WAIT = Duration.ofSeconds(1);
+
+  private final ClientOptions options;
+  private final String namespace;
+  private final Duration requestTimeout;
+  private final Connector connector;
+  private final ScheduledExecutorService scheduler;
+  private final boolean ownsScheduler;
+  private final Executor listenerExecutor;
+  private final ExecutorService ownedListenerExecutor;
+  private final Random random;
+  private final ReentrantLock lock = new ReentrantLock();
+  private final ConnectionManager connection;
+  private final Poller poller;
+  private final AtomicBoolean closed = new AtomicBoolean();
+  private final AtomicLong requestIds = new AtomicLong();
+
+  // Guarded by lock. Per-service maps are copied on write, never mutated in place.
+  private final Map<ServiceKey, Map<Identity, Instance>> registrations = new LinkedHashMap<>();
+  private final Map<ServiceKey, Subscription> subscriptions = new LinkedHashMap<>();
+
+  /**
+   * Builds a client with real threads and gRPC, starts connecting and waits briefly (at most
+   * one second, or the request timeout when shorter) for the first connection.
+   *
+   * @param options the validated settings
+   * @return the started client
+   */
+  public static RosterClient create(ClientOptions options) {
+    List<ServerAddress> addresses = ServerAddress.parseList(options.serverAddresses());
+    ScheduledThreadPoolExecutor scheduler =
+        new ScheduledThreadPoolExecutor(1, new NamedThreadFactory("roster-client-scheduler"));
+    scheduler.setRemoveOnCancelPolicy(true);
+    Connector connector = new GrpcConnector(options.keepAliveTime(), options.keepAliveTimeout(),
+        "roster-java/" + VERSION);
+    DefaultRosterClient client = new DefaultRosterClient(options, addresses, connector,
+        scheduler, true, Ticker.system(), new Random());
+    client.start();
+    Duration wait = options.requestTimeout().compareTo(BUILD_WAIT) < 0
+        ? options.requestTimeout() : BUILD_WAIT;
+    client.connection.awaitActive(wait);
+    return client;
+  }
+
+  DefaultRosterClient(
+      ClientOptions options,
+      List<ServerAddress> addresses,
+      Connector connector,
+      ScheduledExecutorService scheduler,
+      boolean ownsScheduler,
+      Ticker ticker,
+      Random random) {
+    this.options = options;
+    this.namespace = options.namespace();
+    this.requestTimeout = options.requestTimeout();
+    this.connector = connector;
+    this.scheduler = scheduler;
+    this.ownsScheduler = ownsScheduler;
+    this.random = random;
+    if (options.listenerExecutor() != null) {
+      this.listenerExecutor = options.listenerExecutor();
+      this.ownedListenerExecutor = null;
+    } else {
+      this.ownedListenerExecutor =
+          Executors.newCachedThreadPool(new NamedThreadFactory("roster-listener"));
+      this.listenerExecutor = ownedListenerExecutor;
+    }
+    this.connection = new ConnectionManager(
+        addresses,
+        connector,
+        scheduler,
+        ticker,
+        new Backoff(options.reconnectInitial(), options.reconnectMax(), random),
+        lock,
+        this,
+        this::hello,
+        this::nextRequestId,
+        requestTimeout,
+        options.keepAliveTime(),
+        options.keepAliveTimeout());
+    this.poller = new Poller(scheduler, options.pollInterval(), options.pollMaxBackoff(), lock,
+        new Poller.Target() {
+          @Override
+          public CompletableFuture<QueryInstancesResponse> query(ServiceKey key,
+              String knownChecksum) {
+            return connector.queryInstances(connection.addressesInPreferredOrder().get(0),
+                QueryInstancesRequest.newBuilder()
+                    .setService(ProtoMapper.toProto(key))
+                    .setKnownChecksum(knownChecksum)
+                    .build(),
+                requestTimeout);
+          }
+
+          @Override
+          public void apply(Subscription subscription, QueryInstancesResponse response) {
+            offer(subscription, ProtoMapper.fromProto(response.getServiceInfo()));
+          }
+        });
+  }
+
+  void start() {
+    log.info("Starting Roster client {} (namespace {}, servers {})", options.clientId(),
+        namespace, connection.addresses());
+    connection.start();
+  }
+
+  ConnectionManager connection() {
+    return connection;
+  }
+
+  // ---- registrations ----
+
+  @Override
+  public void registerInstance(String serviceName, String ip, int port) {
+    registerInstance(serviceName, DEFAULT_GROUP, Instance.of(ip, port));
+  }
+
+  @Override
+  public void registerInstance(String serviceName, Instance instance) {
+    registerInstance(serviceName, DEFAULT_GROUP, instance);
+  }
+
+  @Override
+  public void registerInstance(String serviceName, String group, Instance instance) {
+    ensureOpen();
+    ServiceKey key = key(serviceName, group);
+    checkRegistrable(instance, "instance");
+    Identity id = Identity.of(instance);
+    Map<Identity, Instance> before;
+    Map<Identity, Instance> after;
+    lock.lock();
+    try {
+      ensureOpen();
+      before = registrations.getOrDefault(key, Map.of());
+      after = new LinkedHashMap<>(before);
+      after.put(id, instance);
+      registrations.put(key, after);
+    } finally {
+      lock.unlock();
+    }
+    reconcile("register " + describe(instance) + " in " + key,
+        () -> instance.equals(registrations.getOrDefault(key, Map.of()).get(id)),
+        () -> ClientFrame.newBuilder().setRegister(RegisterInstance.newBuilder()
+            .setService(ProtoMapper.toProto(key))
+            .setInstance(ProtoMapper.toProto(instance))),
+        () -> restore(key, after, before),
+        true,
+        null);
+  }
+
+  @Override
+  public void deregisterInstance(String serviceName, String ip, int port) {
+    deregisterInstance(serviceName, DEFAULT_GROUP, Instance.of(ip, port));
+  }
+
+  @Override
+  public void deregisterInstance(String serviceName, Instance instance) {
+    deregisterInstance(serviceName, DEFAULT_GROUP, instance);
+  }
+
+  @Override
+  public void deregisterInstance(String serviceName, String group, Instance instance) {
+    ensureOpen();
+    ServiceKey key = key(serviceName, group);
+    Objects.requireNonNull(instance, "instance");
+    Identity id = Identity.of(instance);
+    Map<Identity, Instance> before;
+    Map<Identity, Instance> after;
+    lock.lock();
+    try {
+      ensureOpen();
+      before = registrations.getOrDefault(key, Map.of());
+      after = new LinkedHashMap<>(before);
+      after.remove(id);
+      registrations.put(key, after);
+    } finally {
+      lock.unlock();
+    }
+    reconcile("deregister " + describe(instance) + " from " + key,
+        () -> registrations.get(key) == after,
+        () -> ClientFrame.newBuilder().setDeregister(DeregisterInstance.newBuilder()
+            .setService(ProtoMapper.toProto(key))
+            .setInstance(io.roster.proto.v1.Instance.newBuilder()
+                .setIp(instance.ip())
+                .setPort(instance.port())
+                .setCluster(instance.cluster()))),
+        () -> restore(key, after, before),
+        false,
+        ErrorCode.ERROR_CODE_NOT_FOUND);
+  }
+
+  @Override
+  public void batchRegisterInstance(String serviceName, List<Instance> instances) {
+    batchRegisterInstance(serviceName, DEFAULT_GROUP, instances);
+  }
+
+  @Override
+  public void batchRegisterInstance(String serviceName, String group, List<Instance> instances) {
+    ensureOpen();
+    ServiceKey key = key(serviceName, group);
+    Objects.requireNonNull(instances, "instances");
+    Map<Identity, Instance> after = new LinkedHashMap<>();
+    for (int i = 0; i < instances.size(); i++) {
+      Instance instance = instances.get(i);
+      checkRegistrable(instance, "instances[" + i + "]");
+      after.put(Identity.of(instance), instance);
+    }
+    Map<Identity, Instance> before;
+    lock.lock();
+    try {
+      ensureOpen();
+      before = registrations.getOrDefault(key, Map.of());
+      registrations.put(key, after);
+    } finally {
+      lock.unlock();
+    }
+    reconcile("register " + after.size() + " instance(s) in " + key,
+        () -> registrations.get(key) == after,
+        () -> ClientFrame.newBuilder().setBatchRegister(batch(key, after)),
+        () -> restore(key, after, before),
+        true,
+        null);
+  }
+
+  /** Under lock: puts {@code before} back if {@code after} is still the desired set. */
+  private void restore(ServiceKey key, Map<Identity, Instance> after,
+      Map<Identity, Instance> before) {
+    if (registrations.get(key) == after) {
+      if (before.isEmpty()) {
+        registrations.remove(key);
+      } else {
+        registrations.put(key, before);
+      }
+    }
+  }
+
+  private static BatchRegisterInstances.Builder batch(ServiceKey key,
+      Map<Identity, Instance> set) {
+    BatchRegisterInstances.Builder b = BatchRegisterInstances.newBuilder()
+        .setService(ProtoMapper.toProto(key));
+    for (Instance i : set.values()) {
+      b.addInstances(ProtoMapper.toProto(i));
+    }
+    return b;
+  }
+
+  // ---- subscriptions ----
+
+  @Override
+  public void subscribe(String serviceName, Listener listener) {
+    subscribe(serviceName, DEFAULT_GROUP, listener);
+  }
+
+  @Override
+  public void subscribe(String serviceName, String group, Listener listener) {
+    ensureOpen();
+    ServiceKey key = key(serviceName, group);
+    Objects.requireNonNull(listener, "listener");
+    Subscription sub;
+    boolean created = false;
+    lock.lock();
+    try {
+      ensureOpen();
+      sub = subscriptions.get(key);
+      if (sub == null) {
+        sub = new Subscription(key, listenerExecutor);
+        subscriptions.put(key, sub);
+        created = true;
+        if (options.pollEnabled()) {
+          poller.start(sub);
+        }
+      }
+      sub.addListener(listener);
+    } finally {
+      lock.unlock();
+    }
+    sub.drainEvents();
+    if (!created) {
+      return;
+    }
+    Subscription subscription = sub;
+    reconcile("subscribe to " + key,
+        () -> subscriptions.get(key) == subscription,
+        () -> ClientFrame.newBuilder().setSubscribe(Subscribe.newBuilder()
+            .setService(ProtoMapper.toProto(key))),
+        () -> {
+          subscriptions.remove(key);
+          subscription.deactivate();
+        },
+        true,
+        null);
+  }
+
+  @Override
+  public void unsubscribe(String serviceName, Listener listener) {
+    unsubscribe(serviceName, DEFAULT_GROUP, listener);
+  }
+
+  @Override
+  public void unsubscribe(String serviceName, String group, Listener listener) {
+    ensureOpen();
+    ServiceKey key = key(serviceName, group);
+    Objects.requireNonNull(listener, "listener");
+    lock.lock();
+    try {
+      ensureOpen();
+      Subscription sub = subscriptions.get(key);
+      if (sub == null || !sub.removeListener(listener) || sub.hasListeners()) {
+        return;
+      }
+      subscriptions.remove(key);
+      sub.deactivate();
+      Session session = connection.activeSession();
+      if (session != null) {
+        session.request(ClientFrame.newBuilder().setUnsubscribe(Unsubscribe.newBuilder()
+                    .setService(ProtoMapper.toProto(key))), requestTimeout)
+            .whenComplete((r, e) -> logBackground("unsubscribe from " + key, r, e));
+      }
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  // ---- session callbacks ----
+
+  /** Redo: the full desired state onto a new session. Called under the lock. */
+  @Override
+  public void onWelcome(Session session) {
+    int services = 0;
+    for (Map.Entry<ServiceKey, Map<Identity, Instance>> e : registrations.entrySet()) {
+      if (e.getValue().isEmpty()) {
+        continue;
+      }
+      ServiceKey key = e.getKey();
+      services++;
+      session.request(ClientFrame.newBuilder().setBatchRegister(batch(key, e.getValue())),
+              requestTimeout)
+          .whenComplete((r, t) -> logBackground("redo of the registrations in " + key, r, t));
+    }
+    for (Subscription sub : subscriptions.values()) {
+      ServiceKey key = sub.key();
+      session.request(ClientFrame.newBuilder().setSubscribe(Subscribe.newBuilder()
+                  .setService(ProtoMapper.toProto(key))), requestTimeout)
+          .whenComplete((r, t) -> logBackground("redo of the subscription to " + key, r, t));
+    }
+    if (services > 0 || !subscriptions.isEmpty()) {
+      log.debug("Redo on {}: {} service(s) with registrations, {} subscription(s)",
+          session.address, services, subscriptions.size());
+    }
+  }
+
+  @Override
+  public void onPush(Session session, Push push) {
+    try {
+      ServiceSnapshot snapshot = ProtoMapper.fromProto(push.getServiceInfo());
+      Subscription sub;
+      lock.lock();
+      try {
+        sub = subscriptions.get(snapshot.key());
+      } finally {
+        lock.unlock();
+      }
+      if (sub != null) {
+        offer(sub, snapshot);
+      }
+    } finally {
+      // Acked once applied, also when ignored as stale or no longer subscribed.
+      session.send(ClientFrame.newBuilder()
+          .setPushAck(PushAck.newBuilder().setPushId(push.getPushId()))
+          .build());
+    }
+  }
+
+  /** Applies a state to the cache (forward only) and runs any resulting event. */
+  private void offer(Subscription sub, ServiceSnapshot snapshot) {
+    lock.lock();
+    try {
+      if (!sub.isActive()) {
+        return;
+      }
+      sub.offer(snapshot);
+    } finally {
+      lock.unlock();
+    }
+    sub.drainEvents();
+  }
+
+  private static void logBackground(String what, Result result, Throwable error) {
+    if (error != null) {
+      log.debug("{} got no answer: {}", what, ProtoMapper.unwrap(error).toString());
+    } else if (!result.getOk()) {
+      log.warn("{} was rejected by the server: {} {}", what, result.getCode(),
+          result.getMessage());
+    }
+  }
+
+  // ---- queries ----
+
+  @Override
+  public List<Instance> getAllInstances(String serviceName) {
+    return getAllInstances(serviceName, DEFAULT_GROUP);
+  }
+
+  @Override
+  public List<Instance> getAllInstances(String serviceName, String group) {
+    ensureOpen();
+    ServiceKey key = key(serviceName, group);
+    lock.lock();
+    try {
+      Subscription sub = subscriptions.get(key);
+      if (sub != null && sub.snapshot() != null) {
+        return sub.snapshot().instances();
+      }
+    } finally {
+      lock.unlock();
+    }
+    QueryInstancesRequest request = QueryInstancesRequest.newBuilder()
+        .setService(ProtoMapper.toProto(key))
+        .build();
+    try {
+      QueryInstancesResponse response = unary("query the instances of " + key,
+          (address, timeout) -> connector.queryInstances(address, request, timeout));
+      return ProtoMapper.fromProto(response.getServiceInfo()).instances();
+    } catch (RosterException e) {
+      if (e.code() == Code.NOT_FOUND) {
+        return List.of();
+      }
+      throw e;
+    }
+  }
+
+  @Override
+  public List<Instance> selectInstances(String serviceName, boolean healthy) {
+    return selectInstances(serviceName, DEFAULT_GROUP, healthy);
+  }
+
+  @Override
+  public List<Instance> selectInstances(String serviceName, String group, boolean healthy) {
+    return Balancer.select(getAllInstances(serviceName, group), healthy);
+  }
+
+  @Override
+  public Instance selectOneHealthyInstance(String serviceName) {
+    return selectOneHealthyInstance(serviceName, DEFAULT_GROUP);
+  }
+
+  @Override
+  public Instance selectOneHealthyInstance(String serviceName, String group) {
+    List<Instance> all = getAllInstances(serviceName, group);
+    return Balancer.pickWeighted(all, random).orElseThrow(() -> new RosterException(
+        Code.NO_INSTANCE_AVAILABLE,
+        "no healthy, enabled instance with weight > 0 in " + key(serviceName, group)
+            + " (" + all.size() + " instance(s) in total)"));
+  }
+
+  @Override
+  public ServicePage getServicesOfServer(int pageNo, int pageSize) {
+    return getServicesOfServer(pageNo, pageSize, DEFAULT_GROUP);
+  }
+
+  @Override
+  public ServicePage getServicesOfServer(int pageNo, int pageSize, String group) {
+    ensureOpen();
+    if (pageNo < 1) {
+      throw invalid("pageNo", String.valueOf(pageNo), ">= 1");
+    }
+    if (pageSize < 1 || pageSize > 1000) {
+      throw invalid("pageSize", String.valueOf(pageSize), "1..1000");
+    }
+    ListServicesRequest request = ListServicesRequest.newBuilder()
+        .setNamespace(namespace)
+        .setGroup(group == null || group.isEmpty() ? DEFAULT_GROUP : group)
+        .setPageNo(pageNo)
+        .setPageSize(pageSize)
+        .build();
+    ListServicesResponse response = unary("list the services of " + namespace,
+        (address, timeout) -> connector.listServices(address, request, timeout));
+    List<String> names = new ArrayList<>(response.getServicesCount());
+    response.getServicesList().forEach(s -> names.add(s.getName()));
+    return new ServicePage(response.getTotal(), names);
+  }
+
+  // ---- close ----
+
+  @Override
+  public void close() {
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
+    List<Subscription> subs;
+    lock.lock();
+    try {
+      subs = new ArrayList<>(subscriptions.values());
+      subscriptions.clear();
+      registrations.clear();
+      subs.forEach(Subscription::deactivate);
+    } finally {
+      lock.unlock();
+    }
+    List<Throwable> errors = new ArrayList<>();
+    run(errors, () -> connection.close(requestTimeout));
+    run(errors, () -> connector.shutdown(requestTimeout));
+    if (ownsScheduler) {
+      run(errors, scheduler::shutdownNow);
+    }
+    if (ownedListenerExecutor != null) {
+      run(errors, ownedListenerExecutor::shutdown);
+    }
+    for (Throwable t : errors) {
+      log.warn("Error while closing the Roster client", t);
+    }
+    log.info("Closed Roster client {}", options.clientId());
+  }
+
+  private static void run(List<Throwable> errors, Runnable step) {
+    try {
+      step.run();
+    } catch (RuntimeException e) {
+      errors.add(e);
+    }
+  }
+
+  // ---- helpers ----
+
+  /**
+   * Applies one change of desired state on the server: sends its frame on the active session
+   * (or the next one) and waits for the result, within the request timeout overall.
+   *
+   * @param what for messages
+   * @param stillWanted under lock: whether the change is still the desired state (else a later
+   *     change superseded it and this call is done)
+   * @param frame under lock: the request frame
+   * @param rollback under lock, on an error result: undo the desired-state change
+   * @param waitForConnection true to wait for a session and fail UNAVAILABLE (state kept);
+   *     false to return at once when there is none
+   * @param alsoOk an error code that counts as success, or null
+   */
+  private void reconcile(String what, BooleanSupplier stillWanted,
+      Supplier<ClientFrame.Builder> frame, Runnable rollback, boolean waitForConnection,
+      ErrorCode alsoOk) {
+    long deadline = System.nanoTime() + requestTimeout.toNanos();
+    Session tried = null;
+    while (true) {
+      CompletableFuture<Result> future = null;
+      Session session;
+      lock.lock();
+      try {
+        ensureOpen();
+        if (!stillWanted.getAsBoolean()) {
+          return;
+        }
+        session = connection.activeSession();
+        if (session != null && session != tried) {
+          tried = session;
+          future = session.request(frame.get(), remaining(deadline));
+        }
+      } finally {
+        lock.unlock();
+      }
+      if (future == null) {
+        if (session == null && !waitForConnection) {
+          return;
+        }
+        if (connection.awaitActive(remaining(deadline)) == null) {
+          throw new RosterException(Code.UNAVAILABLE, "cannot " + what + ": not connected to any"
+              + " Roster server of " + connection.addresses() + " within "
+              + requestTimeout.toMillis() + " ms; the change is kept and applied when the"
+              + " connection is restored");
+        }
+        continue;
+      }
+      Result result;
+      try {
+        result = future.get(remaining(deadline).toNanos(), TimeUnit.NANOSECONDS);
+      } catch (ExecutionException e) {
+        Throwable cause = e.getCause();
+        if (cause instanceof Session.SessionLostException) {
+          continue; // the next session gets it by redo or by this loop
+        }
+        if (cause instanceof TimeoutException) {
+          throw timeout(what, tried);
+        }
+        throw ProtoMapper.toException(cause, what);
+      } catch (TimeoutException e) {
+        throw timeout(what, tried);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new RosterException(Code.UNAVAILABLE, "interrupted while waiting to " + what);
+      }
+      if (result.getOk() || (alsoOk != null && result.getCode() == alsoOk)) {
+        return;
+      }
+      lock.lock();
+      try {
+        if (stillWanted.getAsBoolean()) {
+          rollback.run();
+        }
+      } finally {
+        lock.unlock();
+      }
+      throw ProtoMapper.toException(result);
+    }
+  }
+
+  private RosterException timeout(String what, Session session) {
+    ensureOpen();
+    return new RosterException(Code.TIMEOUT, "cannot " + what + ": no answer from "
+        + session.address + " within " + requestTimeout.toMillis() + " ms; the change is kept"
+        + " and applied again on reconnect");
+  }
+
+  /** A one-off Registry call, trying the servers in order within the request timeout. */
+  private <T> T unary(String what,
+      BiFunction<ServerAddress, Duration, CompletableFuture<T>> call) {
+    long deadline = System.nanoTime() + requestTimeout.toNanos();
+    RosterException last = null;
+    for (ServerAddress address : connection.addressesInPreferredOrder()) {
+      Duration left = remaining(deadline);
+      if (left.isZero()) {
+        break;
+      }
+      ensureOpen();
+      try {
+        return call.apply(address, left).get(left.toNanos(), TimeUnit.NANOSECONDS);
+      } catch (ExecutionException e) {
+        ensureOpen();
+        RosterException re = ProtoMapper.toException(e.getCause(), what);
+        if (re.code() != Code.UNAVAILABLE) {
+          throw re;
+        }
+        last = re;
+        log.debug("Cannot {} on {}: {}", what, address, re.getMessage());
+      } catch (TimeoutException e) {
+        break;
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new RosterException(Code.UNAVAILABLE, "interrupted while waiting to " + what);
+      }
+    }
+    ensureOpen();
+    if (last != null) {
+      throw new RosterException(Code.UNAVAILABLE, "cannot " + what + ": no Roster server of "
+          + connection.addresses() + " answered (" + last.getMessage() + ")", "", last);
+    }
+    throw new RosterException(Code.TIMEOUT, "cannot " + what + ": no answer within "
+        + requestTimeout.toMillis() + " ms");
+  }
+
+  private static Duration remaining(long deadline) {
+    return Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
+  }
+
+  private ServiceKey key(String serviceName, String group) {
+    Objects.requireNonNull(serviceName, "serviceName");
+    if (serviceName.isBlank()) {
+      throw invalid("serviceName", "'" + serviceName + "'", "a non-empty name");
+    }
+    return new ServiceKey(namespace, group == null || group.isEmpty() ? DEFAULT_GROUP : group,
+        serviceName);
+  }
+
+  private static void checkRegistrable(Instance instance, String field) {
+    Objects.requireNonNull(instance, field);
+    if (!instance.ephemeral()) {
+      throw invalid(field + ".ephemeral", "false",
+          "true: this client registers ephemeral instances only");
+    }
+  }
+
+  private static RosterException invalid(String field, String value, String expected) {
+    return new RosterException(Code.INVALID_ARGUMENT,
+        field + ": " + value + " (expected: " + expected + ")", field, null);
+  }
+
+  private static String describe(Instance i) {
+    return i.ip() + ":" + i.port() + (Instance.DEFAULT_CLUSTER.equals(i.cluster())
+        ? "" : " (cluster " + i.cluster() + ")");
+  }
+
+  private void ensureOpen() {
+    if (closed.get()) {
+      throw new ClientClosedException("the Roster client is closed");
+    }
+  }
+
+  private ClientFrame.Builder hello() {
+    return ClientFrame.newBuilder().setHello(Hello.newBuilder()
+        .setClientId(options.clientId())
+        .setNamespace(namespace)
+        .setClientName(options.clientName())
+        .setClientVersion(VERSION)
+        .putAllLabels(options.labels()));
+  }
+
+  private String nextRequestId() {
+    return Long.toString(requestIds.incrementAndGet());
+  }
+
+  /** The current cached list of a subscribed service, or null. For tests. */
+  List<Instance> cached(ServiceKey key) {
+    lock.lock();
+    try {
+      Subscription sub = subscriptions.get(key);
+      return sub == null || sub.snapshot() == null ? null : sub.snapshot().instances();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** The desired registrations of a service. For tests. */
+  List<Instance> desired(ServiceKey key) {
+    lock.lock();
+    try {
+      return List.copyOf(registrations.getOrDefault(key, Map.of()).values());
+    } finally {
+      lock.unlock();
+    }
+  }
+}

@@ -1,0 +1,119 @@
+package io.roster.client.internal;
+
+import io.roster.proto.v1.QueryInstancesResponse;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The poll fallback: per subscribed service, every interval, asks a server for the state with
+ * the cached checksum ({@code not_modified} costs nothing) and hands a changed state to the
+ * cache, which ignores it unless its revision is newer. After a failure the wait doubles, up to
+ * the maximum, and starts over after a success. Stops when the subscription is deactivated.
+ * Runs on the injected scheduler; thread-safe.
+ */
+final class Poller {
+
+  private static final Logger log = LoggerFactory.getLogger(Poller.class);
+
+  /** Where polls go and where their answers land. */
+  interface Target {
+
+    /** Queries the service; {@code knownChecksum} is empty when nothing is cached. */
+    CompletableFuture<QueryInstancesResponse> query(ServiceKey key, String knownChecksum);
+
+    /** Applies a successful answer (not called for {@code not_modified}). */
+    void apply(Subscription subscription, QueryInstancesResponse response);
+  }
+
+  private final ScheduledExecutorService scheduler;
+  private final Duration interval;
+  private final Duration maxBackoff;
+  private final ReentrantLock lock;
+  private final Target target;
+
+  Poller(ScheduledExecutorService scheduler, Duration interval, Duration maxBackoff,
+      ReentrantLock lock, Target target) {
+    this.scheduler = scheduler;
+    this.interval = interval;
+    this.maxBackoff = maxBackoff;
+    this.lock = lock;
+    this.target = target;
+  }
+
+  /** Schedules the first poll of a new subscription one interval from now. */
+  void start(Subscription sub) {
+    lock.lock();
+    try {
+      schedule(sub, interval.toNanos());
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** The wait after {@code failures} consecutive failures: interval * 2^failures, capped. */
+  long delayNanos(int failures) {
+    long base = interval.toNanos();
+    long max = maxBackoff.toNanos();
+    if (failures <= 0) {
+      return base;
+    }
+    if (failures >= 62 || base > (max >> Math.min(failures, 62))) {
+      return max;
+    }
+    return Math.min(max, base << failures);
+  }
+
+  private void schedule(Subscription sub, long delayNanos) {
+    if (!sub.isActive()) {
+      return;
+    }
+    sub.pollTask = scheduler.schedule(() -> poll(sub), delayNanos, TimeUnit.NANOSECONDS);
+  }
+
+  private void poll(Subscription sub) {
+    String checksum;
+    lock.lock();
+    try {
+      if (!sub.isActive()) {
+        return;
+      }
+      sub.pollTask = null;
+      checksum = sub.snapshot() == null ? "" : sub.snapshot().checksum();
+    } finally {
+      lock.unlock();
+    }
+    CompletableFuture<QueryInstancesResponse> answer;
+    try {
+      answer = target.query(sub.key(), checksum);
+    } catch (RuntimeException e) {
+      answer = CompletableFuture.failedFuture(e);
+    }
+    answer.whenComplete((response, error) -> {
+      if (error == null && !response.getNotModified()) {
+        try {
+          target.apply(sub, response);
+        } catch (RuntimeException e) {
+          error = e;
+        }
+      }
+      lock.lock();
+      try {
+        if (error == null) {
+          sub.pollFailures = 0;
+        } else {
+          sub.pollFailures++;
+          log.debug("Poll of {} failed ({} in a row): {}", sub.key(), sub.pollFailures,
+              ProtoMapper.unwrap(error).toString());
+        }
+        schedule(sub, delayNanos(sub.pollFailures));
+      } finally {
+        lock.unlock();
+      }
+    });
+  }
+}

@@ -1,0 +1,171 @@
+package io.roster.client.internal;
+
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.roster.client.Instance;
+import io.roster.client.RosterClient;
+import io.roster.client.RosterException;
+import io.roster.client.RosterException.Code;
+import io.roster.proto.v1.ErrorCode;
+import io.roster.proto.v1.Result;
+import io.roster.proto.v1.ServiceInfo;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeoutException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** The one place where protobuf messages meet the client's Java values. */
+final class ProtoMapper {
+
+  private static final Logger log = LoggerFactory.getLogger(ProtoMapper.class);
+
+  private ProtoMapper() {}
+
+  static io.roster.proto.v1.ServiceKey toProto(ServiceKey key) {
+    return io.roster.proto.v1.ServiceKey.newBuilder()
+        .setNamespace(key.namespace())
+        .setGroup(key.group())
+        .setName(key.name())
+        .build();
+  }
+
+  /** Reads a key, filling the defaults the protocol gives to empty namespace and group. */
+  static ServiceKey fromProto(io.roster.proto.v1.ServiceKey key) {
+    return new ServiceKey(
+        key.getNamespace().isEmpty() ? RosterClient.DEFAULT_NAMESPACE : key.getNamespace(),
+        key.getGroup().isEmpty() ? RosterClient.DEFAULT_GROUP : key.getGroup(),
+        key.getName());
+  }
+
+  /**
+   * The wire form of an instance to register. Weight and enabled are always sent explicitly (a
+   * weight of 0 stays 0); the instance id is the server's to assign.
+   */
+  static io.roster.proto.v1.Instance toProto(Instance instance) {
+    return io.roster.proto.v1.Instance.newBuilder()
+        .setIp(instance.ip())
+        .setPort(instance.port())
+        .setWeight(instance.weight())
+        .setHealthy(instance.healthy())
+        .setEnabled(instance.enabled())
+        .setEphemeral(instance.ephemeral())
+        .setCluster(instance.cluster())
+        .putAllMetadata(instance.metadata())
+        .build();
+  }
+
+  /**
+   * Reads an instance the server sent: an empty cluster means the default one, an unset weight
+   * 1.0 and an unset enabled flag true.
+   */
+  static Instance fromProto(io.roster.proto.v1.Instance p) {
+    return new Instance(
+        p.getIp(),
+        p.getPort(),
+        p.hasWeight() ? p.getWeight() : 1.0,
+        p.getHealthy(),
+        !p.hasEnabled() || p.getEnabled(),
+        p.getEphemeral(),
+        p.getCluster().isEmpty() ? Instance.DEFAULT_CLUSTER : p.getCluster(),
+        p.getMetadataMap(),
+        p.getInstanceId());
+  }
+
+  /**
+   * Reads a service state. An instance the client cannot represent (the server should never
+   * send one) is logged and left out rather than failing the whole update.
+   */
+  static ServiceSnapshot fromProto(ServiceInfo info) {
+    List<Instance> instances = new ArrayList<>(info.getInstancesCount());
+    for (io.roster.proto.v1.Instance p : info.getInstancesList()) {
+      try {
+        instances.add(fromProto(p));
+      } catch (RosterException e) {
+        log.warn("Ignoring an invalid instance of {} from the server: {}",
+            info.getService().getName(), e.getMessage());
+      }
+    }
+    return new ServiceSnapshot(fromProto(info.getService()), instances, info.getRevision(),
+        info.getChecksum());
+  }
+
+  /** The client code of a server error code. */
+  static Code fromProto(ErrorCode code) {
+    return switch (code) {
+      case ERROR_CODE_INVALID_ARGUMENT -> Code.INVALID_ARGUMENT;
+      case ERROR_CODE_NOT_FOUND -> Code.NOT_FOUND;
+      case ERROR_CODE_RESOURCE_EXHAUSTED -> Code.RESOURCE_EXHAUSTED;
+      case ERROR_CODE_FAILED_PRECONDITION -> Code.FAILED_PRECONDITION;
+      case ERROR_CODE_UNAUTHENTICATED -> Code.UNAUTHENTICATED;
+      case ERROR_CODE_PERMISSION_DENIED -> Code.PERMISSION_DENIED;
+      case ERROR_CODE_UNAVAILABLE -> Code.UNAVAILABLE;
+      case ERROR_CODE_INTERNAL -> Code.INTERNAL;
+      case ERROR_CODE_UNIMPLEMENTED -> Code.UNIMPLEMENTED;
+      default -> Code.UNKNOWN;
+    };
+  }
+
+  /** The exception for an error result; the server's message is kept verbatim. */
+  static RosterException toException(Result result) {
+    String message = result.getMessage().isEmpty()
+        ? "the server rejected the request with " + result.getCode()
+        : result.getMessage();
+    return new RosterException(fromProto(result.getCode()), message, result.getField(), null);
+  }
+
+  /** The client code of a gRPC status code. */
+  static Code fromStatus(Status.Code code) {
+    return switch (code) {
+      case INVALID_ARGUMENT, OUT_OF_RANGE -> Code.INVALID_ARGUMENT;
+      case NOT_FOUND -> Code.NOT_FOUND;
+      case RESOURCE_EXHAUSTED -> Code.RESOURCE_EXHAUSTED;
+      case FAILED_PRECONDITION -> Code.FAILED_PRECONDITION;
+      case UNAUTHENTICATED -> Code.UNAUTHENTICATED;
+      case PERMISSION_DENIED -> Code.PERMISSION_DENIED;
+      case UNAVAILABLE -> Code.UNAVAILABLE;
+      case DEADLINE_EXCEEDED -> Code.TIMEOUT;
+      case UNIMPLEMENTED -> Code.UNIMPLEMENTED;
+      case INTERNAL, DATA_LOSS -> Code.INTERNAL;
+      default -> Code.UNKNOWN;
+    };
+  }
+
+  /**
+   * Turns any failure of a call into a {@link RosterException}: gRPC statuses by code (the
+   * status description becomes the message), time-outs into TIMEOUT.
+   */
+  static RosterException toException(Throwable failure, String what) {
+    Throwable t = unwrap(failure);
+    if (t instanceof RosterException re) {
+      return re;
+    }
+    if (t instanceof StatusRuntimeException sre) {
+      Status status = sre.getStatus();
+      String description = status.getDescription();
+      String message = description == null || description.isEmpty()
+          ? what + " failed: " + status.getCode()
+          : description;
+      return new RosterException(fromStatus(status.getCode()), message, "", sre);
+    }
+    if (t instanceof TimeoutException) {
+      return new RosterException(Code.TIMEOUT, what + ": no answer in time", "", t);
+    }
+    return new RosterException(Code.INTERNAL, what + " failed: " + t, "", t);
+  }
+
+  static Throwable unwrap(Throwable t) {
+    Throwable cur = t;
+    while ((cur instanceof ExecutionException || cur instanceof CompletionException)
+        && cur.getCause() != null) {
+      cur = cur.getCause();
+    }
+    if (cur instanceof CancellationException) {
+      return new TimeoutException("cancelled");
+    }
+    return cur;
+  }
+}

@@ -1,0 +1,157 @@
+package io.roster.client.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.grpc.Status;
+import io.roster.proto.v1.ClientFrame;
+import io.roster.proto.v1.ErrorCode;
+import io.roster.proto.v1.ListServicesRequest;
+import io.roster.proto.v1.ListServicesResponse;
+import io.roster.proto.v1.Push;
+import io.roster.proto.v1.QueryInstancesRequest;
+import io.roster.proto.v1.QueryInstancesResponse;
+import io.roster.proto.v1.Reconnect;
+import io.roster.proto.v1.Result;
+import io.roster.proto.v1.ServerFrame;
+import io.roster.proto.v1.ServiceInfo;
+import io.roster.proto.v1.Welcome;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+
+/** A transport that records what the client sends and lets the test play the server. */
+final class FakeConnector implements Connector {
+
+  final List<FakeStream> streams = new CopyOnWriteArrayList<>();
+  final BlockingQueue<QueryInstancesRequest> queries = new LinkedBlockingQueue<>();
+  volatile Function<QueryInstancesRequest, CompletableFuture<QueryInstancesResponse>> queryAnswer =
+      r -> CompletableFuture.failedFuture(Status.UNAVAILABLE.asRuntimeException());
+  volatile boolean shutdown;
+
+  @Override
+  public SessionStream openSession(ServerAddress address, SessionStream.Listener listener) {
+    FakeStream s = new FakeStream(address, listener);
+    streams.add(s);
+    return s;
+  }
+
+  @Override
+  public CompletableFuture<QueryInstancesResponse> queryInstances(
+      ServerAddress address, QueryInstancesRequest request, Duration timeout) {
+    queries.add(request);
+    return queryAnswer.apply(request);
+  }
+
+  @Override
+  public CompletableFuture<ListServicesResponse> listServices(
+      ServerAddress address, ListServicesRequest request, Duration timeout) {
+    return CompletableFuture.failedFuture(Status.UNIMPLEMENTED.asRuntimeException());
+  }
+
+  @Override
+  public void shutdown(Duration timeout) {
+    shutdown = true;
+  }
+
+  FakeStream latest() {
+    assertThat(streams).as("opened sessions").isNotEmpty();
+    return streams.get(streams.size() - 1);
+  }
+
+  /** One fake session stream. */
+  static final class FakeStream implements SessionStream {
+    final ServerAddress address;
+    final SessionStream.Listener listener;
+    final BlockingQueue<ClientFrame> sent = new LinkedBlockingQueue<>();
+    volatile boolean halfClosed;
+    volatile String cancelled;
+
+    FakeStream(ServerAddress address, SessionStream.Listener listener) {
+      this.address = address;
+      this.listener = listener;
+    }
+
+    @Override
+    public void send(ClientFrame frame) {
+      sent.add(frame);
+    }
+
+    @Override
+    public void halfClose() {
+      halfClosed = true;
+    }
+
+    @Override
+    public void cancel(String reason) {
+      cancelled = reason;
+    }
+
+    /** The next frame the client sent, waiting up to 5 s (real time) for it. */
+    ClientFrame next() {
+      try {
+        ClientFrame f = sent.poll(5, TimeUnit.SECONDS);
+        assertThat(f).as("a frame sent on " + address).isNotNull();
+        return f;
+      } catch (InterruptedException e) {
+        throw new AssertionError(e);
+      }
+    }
+
+    /** The next frame, which must be of the given kind. */
+    ClientFrame next(ClientFrame.FrameCase kind) {
+      ClientFrame f = next();
+      assertThat(f.getFrameCase()).as("frame %s", f).isEqualTo(kind);
+      return f;
+    }
+
+    void welcome() {
+      ClientFrame hello = next(ClientFrame.FrameCase.HELLO);
+      listener.onFrame(ServerFrame.newBuilder().setRequestId(hello.getRequestId())
+          .setWelcome(Welcome.newBuilder().setConnectionId("c-" + address).setNodeId("n1"))
+          .build());
+    }
+
+    void ok(ClientFrame request) {
+      result(request, Result.newBuilder().setOk(true).build());
+    }
+
+    void error(ClientFrame request, ErrorCode code, String message, String field) {
+      result(request, Result.newBuilder().setCode(code).setMessage(message).setField(field)
+          .build());
+    }
+
+    void result(ClientFrame request, Result result) {
+      listener.onFrame(ServerFrame.newBuilder().setRequestId(request.getRequestId())
+          .setResult(result).build());
+    }
+
+    void push(String pushId, ServiceInfo info) {
+      listener.onFrame(ServerFrame.newBuilder()
+          .setPush(Push.newBuilder().setPushId(pushId).setServiceInfo(info)).build());
+    }
+
+    void pong() {
+      listener.onFrame(ServerFrame.newBuilder()
+          .setPong(io.roster.proto.v1.Pong.getDefaultInstance()).build());
+    }
+
+    void reconnect(String suggested) {
+      listener.onFrame(ServerFrame.newBuilder().setReconnect(Reconnect.newBuilder()
+          .setReason("test").setSuggestedServer(suggested)).build());
+    }
+
+    void fail() {
+      listener.onClose(Status.UNAVAILABLE.withDescription("connection refused")
+          .asRuntimeException());
+    }
+
+    void complete() {
+      listener.onClose(null);
+    }
+  }
+}
