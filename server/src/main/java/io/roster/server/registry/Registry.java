@@ -234,7 +234,7 @@ public final class Registry {
   private static final class Entry {
     final Map<InstanceKey, Registration> registrations = new HashMap<>();
     long revision;
-    ServiceSnapshot snapshot;
+    volatile ServiceSnapshot snapshot;
     boolean removed;
 
     List<Instance> instances() {
