@@ -143,13 +143,13 @@ public record ServerConfig(
 
   private static void positive(String name, Duration d) {
     if (d == null || d.isZero() || d.isNegative()) {
-      throw new IllegalArgumentException(name + ": " + d + " (expected: a positive duration)");
+      throw new IllegalArgumentException(name + ": " + (d == null ? "null" : formatDuration(d)) + " (expected: a positive duration)");
     }
   }
 
   private static void notNegative(String name, Duration d) {
     if (d == null || d.isNegative()) {
-      throw new IllegalArgumentException(name + ": " + d + " (expected: zero or a positive duration)");
+      throw new IllegalArgumentException(name + ": " + (d == null ? "null" : formatDuration(d)) + " (expected: zero or a positive duration)");
     }
   }
 

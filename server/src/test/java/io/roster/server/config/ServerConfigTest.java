@@ -1,0 +1,67 @@
+package io.roster.server.config;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class ServerConfigTest {
+
+  @Test
+  void defaultsMatchTheDesign() {
+    ServerConfig c = ServerConfig.parse(new String[0], Map.of());
+    assertThat(c.port()).isEqualTo(9848);
+    assertThat(c.host()).isEqualTo("0.0.0.0");
+    assertThat(c.dataDir()).isEqualTo(Path.of("data"));
+    assertThat(c.keepaliveTime()).isEqualTo(Duration.ofSeconds(5));
+    assertThat(c.keepaliveTimeout()).isEqualTo(Duration.ofSeconds(5));
+    assertThat(c.pushWindow()).isEqualTo(Duration.ofMillis(20));
+    assertThat(c.pushAckTimeout()).isEqualTo(Duration.ofSeconds(3));
+  }
+
+  @Test
+  void flagsWinOverEnvironment() {
+    ServerConfig c = ServerConfig.parse(new String[] {"--port", "9000", "--push-window=200ms"},
+        Map.of("ROSTER_PORT", "7000", "ROSTER_KEEPALIVE_TIME", "2s", "ROSTER_HOST", "127.0.0.1"));
+    assertThat(c.port()).isEqualTo(9000);
+    assertThat(c.host()).isEqualTo("127.0.0.1");
+    assertThat(c.keepaliveTime()).isEqualTo(Duration.ofSeconds(2));
+    assertThat(c.pushWindow()).isEqualTo(Duration.ofMillis(200));
+  }
+
+  @Test
+  void durations() {
+    assertThat(ServerConfig.parseDuration("5s")).isEqualTo(Duration.ofSeconds(5));
+    assertThat(ServerConfig.parseDuration("1.5s")).isEqualTo(Duration.ofMillis(1500));
+    assertThat(ServerConfig.parseDuration("200ms")).isEqualTo(Duration.ofMillis(200));
+    assertThat(ServerConfig.parseDuration("2m")).isEqualTo(Duration.ofMinutes(2));
+    assertThat(ServerConfig.parseDuration("250")).isEqualTo(Duration.ofMillis(250));
+    assertThat(ServerConfig.formatDuration(Duration.ofMillis(20))).isEqualTo("20ms");
+    assertThat(ServerConfig.formatDuration(Duration.ofSeconds(5))).isEqualTo("5s");
+  }
+
+  @Test
+  void badInputNamesTheSettingTheValueAndTheExpectation() {
+    assertThatThrownBy(() -> ServerConfig.parse(new String[] {"--keepalive-time", "soon"}, Map.of()))
+        .hasMessage("--keepalive-time: \"soon\" (expected: a duration like 5s)");
+    assertThatThrownBy(() -> ServerConfig.parse(new String[] {"--port", "70000"}, Map.of()))
+        .hasMessage("port: 70000 (expected: 0..65535, 0 = any free port)");
+    assertThatThrownBy(() -> ServerConfig.parse(new String[] {"--nope", "1"}, Map.of()))
+        .hasMessage("unknown option: --nope (see --help)");
+    assertThatThrownBy(() -> ServerConfig.parse(new String[] {"--port"}, Map.of()))
+        .hasMessage("--port: missing value");
+    assertThatThrownBy(() -> ServerConfig.parse(new String[0], Map.of("ROSTER_PUSH_ACK_TIMEOUT", "0s")))
+        .hasMessage("push-ack-timeout: 0s (expected: a positive duration)");
+  }
+
+  @Test
+  void usageListsEveryOptionWithItsEnvironmentVariable() {
+    String usage = ServerConfig.usage();
+    for (String name : ServerConfig.optionNames()) {
+      assertThat(usage).contains("--" + name).contains("ROSTER_" + name.toUpperCase().replace('-', '_'));
+    }
+  }
+}
