@@ -95,10 +95,9 @@ final class Session {
     String requestId = requestIds.get();
     CompletableFuture<Result> future = new CompletableFuture<>();
     pending.put(requestId, future);
-    ScheduledFuture<?> timer = scheduler.schedule(
-        () -> future.completeExceptionally(new TimeoutException(
-            "no result for request " + requestId + " within " + timeout.toMillis() + " ms")),
-        timeout.toNanos(), TimeUnit.NANOSECONDS);
+    Runnable expire = () -> future.completeExceptionally(new TimeoutException(
+        "no result for request " + requestId + " within " + timeout.toMillis() + " ms"));
+    ScheduledFuture<?> timer = scheduler.schedule(expire, timeout.toNanos(), TimeUnit.NANOSECONDS);
     future.whenComplete((r, e) -> {
       pending.remove(requestId);
       timer.cancel(false);

@@ -1,0 +1,299 @@
+package io.roster.client.internal;
+
+import static io.roster.client.internal.Fixtures.DEMO;
+import static io.roster.client.internal.Fixtures.info;
+import static io.roster.client.internal.Fixtures.proto;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.roster.client.ClientClosedException;
+import io.roster.client.Instance;
+import io.roster.client.InstancesChangeEvent;
+import io.roster.client.RosterException;
+import io.roster.client.RosterException.Code;
+import io.roster.client.internal.FakeConnector.FakeStream;
+import io.roster.proto.v1.ClientFrame;
+import io.roster.proto.v1.ClientFrame.FrameCase;
+import io.roster.proto.v1.ErrorCode;
+import io.roster.proto.v1.QueryInstancesResponse;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** Requests, results, pushes and close against a fake server, on a fake clock. */
+class ClientRequestTest {
+
+  private final FakeClock clock = new FakeClock();
+  private final FakeConnector connector = new FakeConnector();
+  private final ExecutorService callers = Executors.newCachedThreadPool();
+  private final List<InstancesChangeEvent> events = new CopyOnWriteArrayList<>();
+  private DefaultRosterClient client;
+
+  @BeforeEach
+  void setUp() {
+    client = new DefaultRosterClient(
+        Fixtures.options("a:1", Duration.ofMillis(500), false, Runnable::run),
+        ServerAddress.parseList("a:1"), connector, clock.scheduler(), false, clock,
+        new Random(5));
+    client.start();
+    clock.runDue();
+  }
+
+  @AfterEach
+  void tearDown() {
+    callers.shutdownNow();
+  }
+
+  private CompletableFuture<Void> async(Runnable call) {
+    return CompletableFuture.runAsync(call, callers);
+  }
+
+  private static Throwable failure(CompletableFuture<?> f) throws Exception {
+    try {
+      f.get(5, TimeUnit.SECONDS);
+    } catch (ExecutionException e) {
+      return e.getCause();
+    }
+    throw new AssertionError("expected a failure");
+  }
+
+  @Test
+  void registerSendsTheInstanceAndReturnsOnOk() throws Exception {
+    FakeStream s = connector.latest();
+    s.welcome();
+    Instance x = Instance.builder().ip("10.0.0.7").port(8080).weight(2).cluster("blue")
+        .metadata(Map.of("zone", "a")).build();
+    CompletableFuture<Void> call = async(() -> client.registerInstance("demo", "g1", x));
+    ClientFrame frame = s.next(FrameCase.REGISTER);
+    assertThat(frame.getRegister().getService().getGroup()).isEqualTo("g1");
+    assertThat(frame.getRegister().getService().getName()).isEqualTo("demo");
+    io.roster.proto.v1.Instance sent = frame.getRegister().getInstance();
+    assertThat(sent.getIp()).isEqualTo("10.0.0.7");
+    assertThat(sent.getPort()).isEqualTo(8080);
+    assertThat(sent.getWeight()).isEqualTo(2.0);
+    assertThat(sent.getCluster()).isEqualTo("blue");
+    assertThat(sent.getMetadataMap()).containsEntry("zone", "a");
+    assertThat(call).isNotDone();
+    s.ok(frame);
+    call.get(5, TimeUnit.SECONDS);
+  }
+
+  @Test
+  void aRejectedRegistrationIsThrownVerbatimAndForgotten() throws Exception {
+    FakeStream s = connector.latest();
+    s.welcome();
+    CompletableFuture<Void> call = async(() -> client.registerInstance("demo", "10.0.0.7", 80));
+    s.error(s.next(FrameCase.REGISTER), ErrorCode.ERROR_CODE_RESOURCE_EXHAUSTED,
+        "instances: 5001 (expected: at most 5000 per connection)", "instances");
+
+    assertThat(failure(call)).isInstanceOfSatisfying(RosterException.class, e -> {
+      assertThat(e.code()).isEqualTo(Code.RESOURCE_EXHAUSTED);
+      assertThat(e.field()).isEqualTo("instances");
+    }).hasMessage("instances: 5001 (expected: at most 5000 per connection)");
+    assertThat(client.desired(DEMO)).isEmpty();
+
+    s.fail();
+    clock.forward(Duration.ofMillis(100));
+    connector.latest().welcome();
+    assertThat(connector.latest().sent).as("nothing to redo").isEmpty();
+  }
+
+  @Test
+  void aRejectedReplacementRestoresThePreviousInstance() throws Exception {
+    FakeStream s = connector.latest();
+    s.welcome();
+    Instance v1 = Instance.of("10.0.0.7", 80);
+    CompletableFuture<Void> first = async(() -> client.registerInstance("demo", v1));
+    s.ok(s.next(FrameCase.REGISTER));
+    first.get(5, TimeUnit.SECONDS);
+
+    Instance v2 = v1.withMetadata(Map.of("big", "x"));
+    CompletableFuture<Void> second = async(() -> client.registerInstance("demo", v2));
+    s.error(s.next(FrameCase.REGISTER), ErrorCode.ERROR_CODE_INVALID_ARGUMENT,
+        "instance.metadata: ...", "instance.metadata");
+    assertThat(failure(second)).isInstanceOf(RosterException.class);
+    assertThat(client.desired(DEMO)).containsExactly(v1);
+  }
+
+  @Test
+  void registerWhileDisconnectedKeepsTheInstanceAndThrowsUnavailable() throws Exception {
+    Instance x = Instance.of("10.0.0.7", 80);
+    CompletableFuture<Void> call = async(() -> client.registerInstance("demo", x));
+    assertThat(failure(call)).isInstanceOfSatisfying(RosterException.class,
+            e -> assertThat(e.code()).isEqualTo(Code.UNAVAILABLE))
+        .hasMessageContaining("not connected")
+        .hasMessageContaining("kept");
+    assertThat(client.desired(DEMO)).containsExactly(x);
+
+    connector.latest().welcome();
+    ClientFrame batch = connector.latest().next(FrameCase.BATCH_REGISTER);
+    assertThat(batch.getBatchRegister().getInstancesList()).extracting(i -> i.getIp())
+        .containsExactly("10.0.0.7");
+  }
+
+  @Test
+  void noAnswerInTimeIsATimeoutAndTheInstanceIsKept() throws Exception {
+    connector.latest().welcome();
+    Instance x = Instance.of("10.0.0.7", 80);
+    CompletableFuture<Void> call = async(() -> client.registerInstance("demo", x));
+    connector.latest().next(FrameCase.REGISTER);
+    assertThat(failure(call)).isInstanceOfSatisfying(RosterException.class,
+        e -> assertThat(e.code()).isEqualTo(Code.TIMEOUT));
+    assertThat(client.desired(DEMO)).containsExactly(x);
+  }
+
+  @Test
+  void aRequestCutOffByASessionLossCompletesOnTheNextSession() throws Exception {
+    FakeStream first = connector.latest();
+    first.welcome();
+    CompletableFuture<Void> call = async(() -> client.registerInstance("demo", "10.0.0.7", 80));
+    first.next(FrameCase.REGISTER);
+    first.fail();
+    clock.forward(Duration.ofMillis(100));
+    FakeStream second = connector.latest();
+    second.welcome();
+    second.ok(second.next(FrameCase.BATCH_REGISTER));
+    second.ok(second.next(FrameCase.REGISTER));
+    call.get(5, TimeUnit.SECONDS);
+  }
+
+  @Test
+  void deregisterTreatsNotFoundAsDoneAndReturnsAtOnceWhenDisconnected() throws Exception {
+    FakeStream s = connector.latest();
+    s.welcome();
+    CompletableFuture<Void> call = async(() -> client.deregisterInstance("demo", "10.0.0.7", 80));
+    ClientFrame frame = s.next(FrameCase.DEREGISTER);
+    assertThat(frame.getDeregister().getInstance().getCluster()).isEqualTo("DEFAULT");
+    s.error(frame, ErrorCode.ERROR_CODE_NOT_FOUND, "not registered", "instance");
+    call.get(5, TimeUnit.SECONDS);
+
+    s.fail();
+    client.deregisterInstance("demo", "10.0.0.8", 80); // no session: returns at once
+  }
+
+  @Test
+  void batchRegisterReplacesTheDesiredSet() throws Exception {
+    FakeStream s = connector.latest();
+    s.welcome();
+    Instance a = Instance.of("10.0.0.1", 80);
+    Instance b = Instance.of("10.0.0.2", 80);
+    CompletableFuture<Void> call = async(() -> client.batchRegisterInstance("demo", List.of(a, b)));
+    ClientFrame frame = s.next(FrameCase.BATCH_REGISTER);
+    assertThat(frame.getBatchRegister().getInstancesCount()).isEqualTo(2);
+    s.ok(frame);
+    call.get(5, TimeUnit.SECONDS);
+    assertThat(client.desired(DEMO)).containsExactly(a, b);
+  }
+
+  @Test
+  void localValidationFailsFastWithoutTalkingToTheServer() {
+    assertThatThrownBy(() -> client.registerInstance("", "10.0.0.1", 80))
+        .isInstanceOfSatisfying(RosterException.class,
+            e -> assertThat(e.code()).isEqualTo(Code.INVALID_ARGUMENT))
+        .hasMessage("serviceName: '' (expected: a non-empty name)");
+    assertThatThrownBy(() -> client.registerInstance("demo", "10.0.0.1", 0))
+        .hasMessage("port: 0 (expected: 1..65535)");
+    assertThatThrownBy(() -> client.registerInstance("demo",
+        Instance.of("10.0.0.1", 80).withEphemeral(false)))
+        .hasMessageStartingWith("instance.ephemeral: false (expected: true");
+    assertThatThrownBy(() -> client.getServicesOfServer(0, 10))
+        .hasMessage("pageNo: 0 (expected: >= 1)");
+    assertThatThrownBy(() -> client.getServicesOfServer(1, 1001))
+        .hasMessage("pageSize: 1001 (expected: 1..1000)");
+  }
+
+  @Test
+  void pushesAreAppliedForwardOnlyAndEveryPushIsAcked() throws Exception {
+    FakeStream s = connector.latest();
+    s.welcome();
+    CompletableFuture<Void> call = async(() -> client.subscribe("demo", events::add));
+    s.ok(s.next(FrameCase.SUBSCRIBE));
+    call.get(5, TimeUnit.SECONDS);
+
+    s.push("p1", info(DEMO, 10, "c10", proto("10.0.0.1", 80)));
+    assertThat(s.next(FrameCase.PUSH_ACK).getPushAck().getPushId()).isEqualTo("p1");
+    s.push("p0", info(DEMO, 9, "c9"));
+    assertThat(s.next(FrameCase.PUSH_ACK).getPushAck().getPushId())
+        .as("stale pushes are acked too").isEqualTo("p0");
+    s.push("p2", info(DEMO, 11, "c10", proto("10.0.0.1", 80)));
+    s.next(FrameCase.PUSH_ACK);
+
+    assertThat(events).hasSize(1);
+    assertThat(events.get(0).added()).extracting(Instance::ip).containsExactly("10.0.0.1");
+    assertThat(client.getAllInstances("demo")).extracting(Instance::ip)
+        .containsExactly("10.0.0.1");
+    assertThat(connector.queries).as("served from the cache").isEmpty();
+  }
+
+  @Test
+  void pushForAServiceNotSubscribedIsAckedAndIgnored() {
+    FakeStream s = connector.latest();
+    s.welcome();
+    s.push("px", info(DEMO, 10, "c10", proto("10.0.0.1", 80)));
+    assertThat(s.next(FrameCase.PUSH_ACK).getPushAck().getPushId()).isEqualTo("px");
+    assertThat(client.cached(DEMO)).isNull();
+  }
+
+  @Test
+  void unsubscribedServicesAreQueriedAndWeightedSelectionNeedsACandidate() throws Exception {
+    connector.queryAnswer = r -> CompletableFuture.completedFuture(QueryInstancesResponse
+        .newBuilder()
+        .setServiceInfo(info(DEMO, 3, "c3",
+            ProtoMapper.toProto(Instance.of("10.0.0.1", 80).withWeight(0)),
+            ProtoMapper.toProto(Instance.of("10.0.0.2", 80).withHealthy(false))))
+        .build());
+    assertThat(client.getAllInstances("demo")).hasSize(2);
+    assertThat(client.selectInstances("demo", false)).extracting(Instance::ip)
+        .containsExactly("10.0.0.2");
+    assertThat(client.selectInstances("demo", true)).isEmpty();
+    assertThatThrownBy(() -> client.selectOneHealthyInstance("demo"))
+        .isInstanceOfSatisfying(RosterException.class,
+            e -> assertThat(e.code()).isEqualTo(Code.NO_INSTANCE_AVAILABLE))
+        .hasMessageContaining("2 instance(s) in total");
+    assertThat(connector.queries.poll().getService().getName()).isEqualTo("demo");
+  }
+
+  @Test
+  void closeSaysGoodbyeAndEveryLaterCallThrowsClientClosed() throws Exception {
+    FakeStream s = connector.latest();
+    s.welcome();
+    CompletableFuture<Void> closing = async(client::close);
+    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> s.halfClosed);
+    assertThat(closing).isNotDone();
+    s.complete(); // the server finishes the stream after cleaning up
+    closing.get(5, TimeUnit.SECONDS);
+    assertThat(s.cancelled).isNull();
+    assertThat(connector.shutdown).isTrue();
+
+    assertThatThrownBy(() -> client.registerInstance("demo", "10.0.0.1", 80))
+        .isInstanceOf(ClientClosedException.class)
+        .isInstanceOfSatisfying(RosterException.class,
+            e -> assertThat(e.code()).isEqualTo(Code.CLIENT_CLOSED));
+    assertThatThrownBy(() -> client.getAllInstances("demo"))
+        .isInstanceOf(ClientClosedException.class);
+    assertThatThrownBy(() -> client.subscribe("demo", e -> { }))
+        .isInstanceOf(ClientClosedException.class);
+    client.close(); // idempotent
+  }
+
+  @Test
+  void aCallWaitingForAConnectionFailsWithClientClosedOnClose() throws Exception {
+    CompletableFuture<Void> call = async(() -> {
+      // A longer wait than the default, so close() surely comes first.
+      client.subscribe("demo", events::add);
+    });
+    client.close();
+    Throwable t = failure(call);
+    assertThat(t).isInstanceOf(ClientClosedException.class);
+  }
+}

@@ -1,0 +1,206 @@
+package io.roster.client.internal;
+
+import static io.roster.client.internal.Fixtures.DEMO;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.roster.client.Instance;
+import io.roster.client.internal.FakeConnector.FakeStream;
+import io.roster.proto.v1.ClientFrame;
+import io.roster.proto.v1.ClientFrame.FrameCase;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The connection state machine on a fake clock: rotation, back-off bounds, reset, connect
+ * timeout, reconnect frames, keepalive and redo. No sleeps; time moves only when told.
+ */
+class ConnectionManagerTest {
+
+  private final FakeClock clock = new FakeClock();
+  private final FakeConnector connector = new FakeConnector();
+  private final ExecutorService callers = Executors.newCachedThreadPool();
+  private DefaultRosterClient client;
+
+  @AfterEach
+  void tearDown() {
+    callers.shutdownNow();
+  }
+
+  private void start(String servers, Random random) {
+    client = new DefaultRosterClient(
+        Fixtures.options(servers, Duration.ofSeconds(2), false, Runnable::run),
+        ServerAddress.parseList(servers), connector, clock.scheduler(), false, clock, random);
+    client.start();
+    clock.runDue();
+  }
+
+  @Test
+  void rotatesThroughTheServersWithJitteredExponentialBackoff() {
+    start("a:1,b:2,c:3", new Random(11));
+    List<String> tried = new ArrayList<>();
+    List<Duration> waits = new ArrayList<>();
+    for (int attempt = 0; attempt < 8; attempt++) {
+      FakeStream s = connector.latest();
+      tried.add(s.address.toString());
+      s.next(FrameCase.HELLO);
+      s.fail();
+      List<Duration> pending = clock.pendingDelays();
+      assertThat(pending).as("one reconnect timer").hasSize(1);
+      waits.add(pending.get(0));
+      clock.forward(pending.get(0));
+    }
+    assertThat(tried).containsExactly("a:1", "b:2", "c:3", "a:1", "b:2", "c:3", "a:1", "b:2");
+    long[] ceilings = {100, 200, 400, 800, 1600, 3200, 5000, 5000};
+    for (int i = 0; i < waits.size(); i++) {
+      assertThat(waits.get(i)).as("wait before attempt %d", i + 1)
+          .isBetween(Duration.ZERO, Duration.ofMillis(ceilings[i]));
+    }
+  }
+
+  @Test
+  void backoffSequenceAtTheTopOfTheJitterAndResetAfterWelcome() {
+    start("a:1", maxRandom());
+    List<Duration> waits = new ArrayList<>();
+    for (int i = 0; i < 7; i++) {
+      connector.latest().fail();
+      Duration wait = clock.pendingDelays().get(0);
+      waits.add(wait);
+      clock.forward(wait);
+    }
+    assertThat(waits).extracting(Duration::toMillis)
+        .containsExactly(100L, 200L, 400L, 800L, 1600L, 3200L, 5000L);
+
+    connector.latest().welcome();
+    assertThat(client.connection().activeSession()).isNotNull();
+    connector.latest().fail();
+    assertThat(clock.pendingDelays()).as("back-off starts over after a welcome")
+        .containsExactly(Duration.ofMillis(100));
+  }
+
+  @Test
+  void noWelcomeWithinTheConnectTimeoutMovesOn() {
+    start("a:1,b:2", new Random(1));
+    FakeStream first = connector.latest();
+    first.next(FrameCase.HELLO);
+    clock.forward(Duration.ofSeconds(2));
+    assertThat(first.cancelled).contains("no welcome");
+    clock.forward(Duration.ofMillis(100));
+    assertThat(connector.latest().address.toString()).isEqualTo("b:2");
+  }
+
+  @Test
+  void reconnectFrameMovesPromptlyToTheSuggestedServer() {
+    start("a:1,b:2", new Random(1));
+    FakeStream first = connector.latest();
+    first.welcome();
+    first.reconnect("z:9");
+    assertThat(first.halfClosed).as("goodbye on the old session").isTrue();
+    assertThat(client.connection().activeSession()).isNull();
+    assertThat(clock.pendingDelays()).containsExactly(Duration.ZERO);
+    clock.runDue();
+    assertThat(connector.latest().address.toString()).isEqualTo("z:9");
+
+    FakeStream second = connector.latest();
+    second.welcome();
+    second.reconnect("");
+    clock.runDue();
+    assertThat(connector.latest().address.toString()).as("no suggestion: next of the list")
+        .isEqualTo("b:2");
+  }
+
+  @Test
+  void keepAlivePingsAnIdleSessionAndDropsASilentOne() {
+    start("a:1", maxRandom());
+    FakeStream s = connector.latest();
+    s.welcome();
+
+    clock.forward(Duration.ofSeconds(5));
+    s.next(FrameCase.PING);
+    clock.forward(Duration.ofSeconds(1));
+    s.pong();
+    clock.forward(Duration.ofSeconds(4));
+    assertThat(s.cancelled).as("answered ping keeps the session").isNull();
+    assertThat(s.sent).isEmpty();
+
+    clock.forward(Duration.ofSeconds(1)); // 5 s idle since the pong: ping again
+    s.next(FrameCase.PING);
+    clock.forward(Duration.ofSeconds(5));
+    assertThat(s.cancelled).isEqualTo("keepalive timeout");
+    assertThat(client.connection().activeSession()).isNull();
+    clock.forward(Duration.ofMillis(100));
+    assertThat(connector.streams).hasSize(2);
+  }
+
+  @Test
+  void redoRestoresRegistrationsAndSubscriptionsOnEveryNewSession() throws Exception {
+    start("a:1,b:2", maxRandom());
+    FakeStream first = connector.latest();
+    first.welcome();
+
+    Instance x = Instance.of("10.0.0.1", 8080);
+    Instance y = Instance.of("10.0.0.2", 8080).withWeight(0);
+    CompletableFuture<Void> reg = CompletableFuture.runAsync(() -> {
+      client.registerInstance("demo", x);
+      client.registerInstance("demo", y);
+    }, callers);
+    first.ok(first.next(FrameCase.REGISTER));
+    first.ok(first.next(FrameCase.REGISTER));
+    reg.get(5, TimeUnit.SECONDS);
+    CompletableFuture<Void> sub =
+        CompletableFuture.runAsync(() -> client.subscribe("other", e -> { }), callers);
+    first.ok(first.next(FrameCase.SUBSCRIBE));
+    sub.get(5, TimeUnit.SECONDS);
+
+    first.fail();
+    clock.forward(Duration.ofMillis(100));
+    FakeStream second = connector.latest();
+    assertThat(second.address.toString()).isEqualTo("b:2");
+    second.welcome();
+
+    ClientFrame batch = second.next(FrameCase.BATCH_REGISTER);
+    assertThat(batch.getBatchRegister().getService().getName()).isEqualTo("demo");
+    assertThat(batch.getBatchRegister().getService().getGroup()).isEqualTo("DEFAULT_GROUP");
+    assertThat(batch.getBatchRegister().getService().getNamespace()).isEqualTo("public");
+    assertThat(batch.getBatchRegister().getInstancesList())
+        .extracting(i -> i.getIp() + ":" + i.getPort() + " w=" + i.getWeight())
+        .containsExactly("10.0.0.1:8080 w=1.0", "10.0.0.2:8080 w=0.0");
+    assertThat(batch.getBatchRegister().getInstances(1).hasWeight())
+        .as("weight 0 is sent explicitly").isTrue();
+    ClientFrame resub = second.next(FrameCase.SUBSCRIBE);
+    assertThat(resub.getSubscribe().getService().getName()).isEqualTo("other");
+    assertThat(second.sent).isEmpty();
+    assertThat(client.desired(DEMO)).containsExactly(x, y);
+  }
+
+  @Test
+  void helloCarriesTheStableClientIdOnEverySession() {
+    start("a:1", maxRandom());
+    ClientFrame hello1 = connector.latest().next(FrameCase.HELLO);
+    connector.latest().fail();
+    clock.forward(Duration.ofMillis(100));
+    ClientFrame hello2 = connector.latest().next(FrameCase.HELLO);
+    assertThat(hello1.getHello().getClientId()).isEqualTo("test-client")
+        .isEqualTo(hello2.getHello().getClientId());
+    assertThat(hello1.getHello().getNamespace()).isEqualTo("public");
+    assertThat(hello1.getRequestId()).isNotEmpty();
+  }
+
+  static Random maxRandom() {
+    return new Random() {
+      private static final long serialVersionUID = 1L;
+
+      @Override
+      public double nextDouble() {
+        return 0.999_999_999_9;
+      }
+    };
+  }
+}
