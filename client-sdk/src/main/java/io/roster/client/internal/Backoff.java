@@ -39,6 +39,11 @@ final class Backoff {
     return Duration.ofNanos(Math.min(delay, ceiling));
   }
 
+  /** The first ceiling. */
+  Duration initial() {
+    return Duration.ofNanos(initialNanos);
+  }
+
   /** How many delays were handed out since the last reset. */
   int attempts() {
     return attempt;

@@ -31,8 +31,9 @@ import org.slf4j.LoggerFactory;
  * lock, so no request can slip in between). When a session ends (error, completion, no welcome
  * within the connect timeout, no frame within the keepalive timeout after a ping), the next
  * server of the list is tried after a jittered exponential back-off, which starts over after
- * every welcome. A {@code reconnect} frame moves promptly: no back-off, the suggested server
- * (or else the next one) first.
+ * every welcome. A {@code reconnect} frame moves promptly: no back-off, to the suggested server
+ * (or else the next one of the list); when the server that asked is the only choice, after one
+ * back-off step of at least the initial delay, so as not to land on it again while it drains.
  *
  * <p>All timers run on the injected scheduler and all time readings come from the injected
  * ticker, so the whole state machine runs on a fake clock in tests. State is guarded by the
@@ -320,23 +321,35 @@ final class ConnectionManager {
           reconnect.getReason().isEmpty() ? "no reason given" : reconnect.getReason(),
           reconnect.getSuggestedServer().isEmpty()
               ? "" : "; trying " + reconnect.getSuggestedServer() + " first");
+      ServerAddress leaving = s.address;
       suggested = null;
       if (!reconnect.getSuggestedServer().isEmpty()) {
         try {
-          suggested = ServerAddress.parse(reconnect.getSuggestedServer());
+          ServerAddress proposal = ServerAddress.parse(reconnect.getSuggestedServer());
+          suggested = proposal.equals(leaving) ? null : proposal;
         } catch (RosterException e) {
           log.warn("Ignoring an unusable suggested server '{}'", reconnect.getSuggestedServer());
         }
       }
+      if (suggested == null && addresses.get(nextIndex).equals(leaving)) {
+        nextIndex = (nextIndex + 1) % addresses.size(); // the next address, not the leaving one
+      }
+      boolean elsewhere = suggested != null || !addresses.get(nextIndex).equals(leaving);
       current = null;
       retire(s);
       activeChanged.signalAll();
       // Goodbye on the old session; its pending requests are answered or fail when it ends.
       s.halfClose();
-      scheduleConnect(Duration.ZERO);
+      // Promptly to another server. When the leaving one is the only choice, reconnecting at
+      // once would only reach it again while it drains: wait at least one initial back-off.
+      scheduleConnect(elsewhere ? Duration.ZERO : atLeast(backoff.next(), backoff.initial()));
     } finally {
       lock.unlock();
     }
+  }
+
+  private static Duration atLeast(Duration d, Duration min) {
+    return d.compareTo(min) < 0 ? min : d;
   }
 
   private void streamClosed(Session s, Throwable error) {

@@ -117,6 +117,27 @@ class ConnectionManagerTest {
   }
 
   @Test
+  void reconnectFrameFromTheOnlyServerWaitsABackoffStepInsteadOfReturningAtOnce() {
+    start("a:1", new Random(1) {
+      private static final long serialVersionUID = 1L;
+
+      @Override
+      public double nextDouble() {
+        return 0.0; // the bottom of the jitter: still at least the initial step
+      }
+    });
+    FakeStream first = connector.latest();
+    first.welcome();
+    first.reconnect("a:1"); // suggesting itself is no suggestion
+    assertThat(first.halfClosed).isTrue();
+    assertThat(clock.pendingDelays()).containsExactly(Duration.ofMillis(100));
+    clock.runDue();
+    assertThat(connector.streams).as("no attempt while the server drains").hasSize(1);
+    clock.forward(Duration.ofMillis(100));
+    assertThat(connector.streams).hasSize(2);
+  }
+
+  @Test
   void keepAlivePingsAnIdleSessionAndDropsASilentOne() {
     start("a:1", maxRandom());
     FakeStream s = connector.latest();

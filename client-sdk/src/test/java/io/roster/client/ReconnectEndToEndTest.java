@@ -1,0 +1,77 @@
+package io.roster.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.roster.server.RosterServer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Recovery: the server is closed (it sends {@code reconnect}) and started again on the same
+ * port; the clients reconnect by themselves and redo what they registered and subscribed to.
+ */
+class ReconnectEndToEndTest {
+
+  private final List<AutoCloseable> resources = new ArrayList<>();
+  private RosterServer server;
+
+  @AfterEach
+  void tearDown() throws Exception {
+    for (int i = resources.size() - 1; i >= 0; i--) {
+      resources.get(i).close();
+    }
+    if (server != null) {
+      server.close();
+    }
+  }
+
+  private RosterClient newClient(RosterClient.Builder builder) {
+    RosterClient c = builder.build();
+    resources.add(c);
+    return c;
+  }
+
+  private static List<String> ips(List<Instance> instances) {
+    List<String> result = new ArrayList<>();
+    instances.forEach(i -> result.add(i.ip()));
+    return result;
+  }
+
+  @Test
+  void afterARestartOnTheSamePortRegistrationsAndSubscriptionsAreRedone() {
+    server = TestServers.start(0);
+    int port = server.port();
+    RosterClient provider = newClient(TestServers.client(server));
+    // Push only: proves the subscription itself was redone, not the poll fallback.
+    RosterClient consumer = newClient(TestServers.client(server).pollEnabled(false));
+    List<InstancesChangeEvent> events = new CopyOnWriteArrayList<>();
+
+    provider.registerInstance("e2e.restart", "10.0.9.1", 80);
+    consumer.subscribe("e2e.restart", events::add);
+    await().atMost(TestServers.patience())
+        .untilAsserted(() -> assertThat(lastIps(events)).containsExactly("10.0.9.1"));
+
+    server.close();
+    server = TestServers.start(port);
+
+    // A client that never saw the old server finds the provider: its registration was redone.
+    RosterClient fresh = newClient(TestServers.client(server));
+    await().atMost(TestServers.patience()).untilAsserted(
+        () -> assertThat(ips(fresh.getAllInstances("e2e.restart"))).containsExactly("10.0.9.1"));
+
+    // The consumer's subscription was redone: a change made after the restart is pushed to it.
+    provider.registerInstance("e2e.restart", "10.0.9.2", 80);
+    await().atMost(TestServers.patience()).untilAsserted(() -> assertThat(lastIps(events))
+        .containsExactlyInAnyOrder("10.0.9.1", "10.0.9.2"));
+    assertThat(ips(consumer.getAllInstances("e2e.restart")))
+        .containsExactlyInAnyOrder("10.0.9.1", "10.0.9.2");
+  }
+
+  private static List<String> lastIps(List<InstancesChangeEvent> events) {
+    return events.isEmpty() ? List.of() : ips(events.get(events.size() - 1).instances());
+  }
+}
