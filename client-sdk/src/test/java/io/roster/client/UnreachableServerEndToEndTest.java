@@ -1,0 +1,75 @@
+package io.roster.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.roster.client.RosterException.Code;
+import io.roster.server.RosterServer;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.time.Duration;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** No server yet, or a dead first address: the client waits, keeps its state, and recovers. */
+class UnreachableServerEndToEndTest {
+
+  private RosterServer server;
+
+  @AfterEach
+  void stop() {
+    if (server != null) {
+      server.close();
+    }
+  }
+
+  private static int freePort() throws IOException {
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
+      return s.getLocalPort();
+    }
+  }
+
+  @Test
+  void aRegistrationMadeWhileNoServerIsUpIsAppliedOnceOneIs() throws IOException {
+    int port = freePort();
+    long start = System.nanoTime();
+    try (RosterClient client = RosterClient.builder()
+        .serverAddresses("127.0.0.1:" + port)
+        .requestTimeout(Duration.ofMillis(300L * TestServers.TIME_FACTOR))
+        .build()) {
+      assertThat(Duration.ofNanos(System.nanoTime() - start))
+          .as("build() blocks only briefly").isLessThan(Duration.ofSeconds(2L * TestServers.TIME_FACTOR));
+
+      assertThatThrownBy(() -> client.registerInstance("e2e.later", "10.0.5.1", 80))
+          .isInstanceOfSatisfying(RosterException.class,
+              e -> assertThat(e.code()).isEqualTo(Code.UNAVAILABLE))
+          .hasMessageContaining("kept");
+      assertThatThrownBy(() -> client.getAllInstances("e2e.later"))
+          .isInstanceOfSatisfying(RosterException.class,
+              e -> assertThat(e.code()).isEqualTo(Code.UNAVAILABLE));
+
+      server = TestServers.start(port);
+      try (RosterClient observer = TestServers.client(server).build()) {
+        await().atMost(TestServers.patience()).untilAsserted(() ->
+            assertThat(observer.getAllInstances("e2e.later")).extracting(Instance::ip)
+                .containsExactly("10.0.5.1"));
+      }
+    }
+  }
+
+  @Test
+  void aDeadFirstAddressIsSkipped() throws IOException {
+    int dead = freePort();
+    server = TestServers.start(0);
+    try (RosterClient client = RosterClient.builder()
+        .serverAddresses("127.0.0.1:" + dead + ", 127.0.0.1:" + server.port())
+        .requestTimeout(Duration.ofSeconds(3L * TestServers.TIME_FACTOR))
+        .build()) {
+      client.registerInstance("e2e.failover", "10.0.6.1", 80);
+      assertThat(client.getAllInstances("e2e.failover")).extracting(Instance::ip)
+          .containsExactly("10.0.6.1");
+    }
+  }
+}
