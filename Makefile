@@ -1,0 +1,48 @@
+# Roster — the front door. `make run` starts a standalone server; `make test` runs every test.
+MVN      ?= ./mvnw -B
+JAVA     ?= java
+ARGS     ?=
+BUF_VERSION := 1.75.0
+BUF      := $(CURDIR)/.tools/node_modules/.bin/buf
+JAR      := server/target/roster-server.jar
+SOURCES  := $(shell find pom.xml proto server -path '*/target' -prune -o -type f \( -name '*.java' -o -name '*.proto' -o -name 'pom.xml' -o -name '*.xml' \) -print 2>/dev/null)
+
+.PHONY: build run test lint clean tools measure
+
+## build: compile every module and package the server jar (no tests)
+build:
+	$(MVN) -q install -DskipTests
+
+$(JAR): $(SOURCES)
+	$(MVN) -q install -DskipTests -pl server -am
+
+## run: start a standalone server on 0.0.0.0:9848 (builds first if needed); ARGS="--port 9000" to pass flags
+run: $(JAR)
+	$(JAVA) -jar $(JAR) $(ARGS)
+
+## tools: install buf (proto lint, buf curl) under .tools/ when npm is available
+tools:
+	@if [ -x "$(BUF)" ]; then :; \
+	elif command -v npm >/dev/null 2>&1; then \
+	  echo "Installing @bufbuild/buf $(BUF_VERSION) into .tools/"; \
+	  npm install --silent --no-audit --no-fund --prefix .tools @bufbuild/buf@$(BUF_VERSION) >/dev/null; \
+	else echo "npm not found: buf lint and the buf curl test will be skipped"; fi
+
+## lint: buf lint over the protos
+lint: tools
+	@if [ -x "$(BUF)" ]; then cd proto && $(BUF) lint && echo "buf lint: ok"; \
+	elif [ "$$CI" = "true" ]; then echo "buf is required in CI" >&2; exit 1; \
+	else echo "buf not installed: skipping buf lint"; fi
+
+## test: buf lint, then every unit, gRPC and integration test
+test: lint
+	$(MVN) install -Droster.buf=$(BUF)
+
+## measure: the issue-2 latency/startup/RSS figures against the real jar (not part of test)
+measure: build
+	$(MVN) -q test -pl integration-tests -Dgroups=measure -Droster.excludedGroups= -Dsurefire.failIfNoSpecifiedTests=false
+	@cat integration-tests/target/measurements.txt
+
+clean:
+	$(MVN) -q clean
+	rm -rf .tools

@@ -1,0 +1,24 @@
+package io.roster.it;
+
+import static org.awaitility.Awaitility.await;
+
+import java.util.List;
+
+/** {@link ProviderMain} in a child JVM. */
+final class ProviderProcess extends JavaProcess {
+
+  ProviderProcess(String servers, String service, String ip, int port) {
+    super("provider-" + port, List.of("-Xmx64m", "-cp", testClasspath(), ProviderMain.class.getName(),
+        servers, service, ip, Integer.toString(port)));
+  }
+
+  ProviderProcess awaitRegistered() {
+    await().atMost(Timing.seconds(30)).until(() -> {
+      if (!isAlive()) {
+        throw new IllegalStateException("provider exited:\n" + output());
+      }
+      return output().contains("REGISTERED");
+    });
+    return this;
+  }
+}

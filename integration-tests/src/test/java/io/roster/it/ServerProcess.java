@@ -1,0 +1,89 @@
+package io.roster.it;
+
+import static org.awaitility.Awaitility.await;
+
+import io.grpc.ManagedChannel;
+import io.grpc.health.v1.HealthCheckRequest;
+import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
+import io.grpc.health.v1.HealthGrpc;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/** The built server jar as a real process on a loopback address. */
+final class ServerProcess extends JavaProcess {
+
+  static final Path JAR = Path.of(System.getProperty("roster.server.jar", "../server/target/roster-server.jar"));
+
+  final String host;
+  final int port;
+  final long startedNanos;
+
+  private ServerProcess(String host, int port, List<String> args, long startedNanos) {
+    super("server-" + port, args);
+    this.host = host;
+    this.port = port;
+    this.startedNanos = startedNanos;
+  }
+
+  /** Starts a server and waits until health says SERVING. */
+  static ServerProcess start(String host, int port, String... flags) {
+    ServerProcess p = launch(host, port, flags);
+    p.awaitServing(Timing.seconds(30));
+    return p;
+  }
+
+  /** Starts a server without waiting. */
+  static ServerProcess launch(String host, int port, String... flags) {
+    if (!Files.isRegularFile(JAR)) {
+      throw new IllegalStateException(JAR.toAbsolutePath() + " is missing: build the server first (make build)");
+    }
+    List<String> args = new ArrayList<>(List.of("-Xms32m", "-jar", JAR.toString(),
+        "--host", host, "--port", Integer.toString(port), "--shutdown-grace", "2s"));
+    args.addAll(List.of(flags));
+    return new ServerProcess(host, port, args, System.nanoTime());
+  }
+
+  String address() {
+    return host + ":" + port;
+  }
+
+  /** Polls gRPC health until SERVING; returns the time from launch to SERVING. */
+  Duration awaitServing(Duration atMost) {
+    ManagedChannel ch = NettyChannelBuilder.forAddress(host, port).usePlaintext().build();
+    try {
+      await().atMost(atMost).pollInterval(Duration.ofMillis(5)).ignoreExceptions().until(() -> {
+        if (!process.isAlive()) {
+          throw new IllegalStateException("server exited:\n" + output());
+        }
+        return HealthGrpc.newBlockingStub(ch).withDeadlineAfter(1, TimeUnit.SECONDS)
+            .check(HealthCheckRequest.getDefaultInstance()).getStatus() == ServingStatus.SERVING;
+      });
+      return Duration.ofNanos(System.nanoTime() - startedNanos);
+    } finally {
+      ch.shutdownNow();
+    }
+  }
+
+  /** SIGTERM and wait for the process to exit. */
+  void stop() throws InterruptedException {
+    process.destroy();
+    if (!process.waitFor(Timing.seconds(20).toMillis(), TimeUnit.MILLISECONDS)) {
+      throw new AssertionError("server did not stop on SIGTERM:\n" + output());
+    }
+  }
+
+  /** Resident set size from /proc, in KiB (Linux). */
+  long rssKib() throws Exception {
+    for (String line : Files.readAllLines(Path.of("/proc", Long.toString(pid()), "status"))) {
+      if (line.startsWith("VmRSS:")) {
+        return Long.parseLong(line.replaceAll("\\D+", ""));
+      }
+    }
+    throw new IllegalStateException("no VmRSS");
+  }
+}
