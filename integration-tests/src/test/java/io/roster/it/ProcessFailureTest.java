@@ -41,8 +41,9 @@ class ProcessFailureTest {
   }
 
   /**
-   * (b) A provider whose connection is frozen by a proxy (no FIN, no RST, nothing): the server's
-   * keepalive (5 s ping + 5 s timeout by default) declares it gone and subscribers are pushed.
+   * (b) A provider whose connection is frozen by a proxy (no FIN, no RST, nothing): the server
+   * hears no ping for keepalive time + timeout (5 s + 5 s by default), declares it gone and
+   * subscribers are pushed.
    */
   @Test
   void frozenProviderIsRemovedWithinTheKeepaliveBound() throws Exception {
@@ -55,8 +56,9 @@ class ProcessFailureTest {
       proxy.freeze();
       long removedAt = sub.await(Timing.seconds(20), Subscriber.lacksPort(7002));
       assertThat(provider.isAlive()).isTrue();
-      // Keepalive time + timeout = 10 s by default; allow scheduling slack, scaled.
-      assertThat(Duration.ofNanos(removedAt - frozenAt)).isLessThan(Timing.seconds(15));
+      // Silent for keepalive time + timeout = 10 s at most by default; the HTTP/2 backstop
+      // alone would take ~15 s. Slack for a loaded machine, scaled by Timing.
+      assertThat(Duration.ofNanos(removedAt - frozenAt)).isLessThan(Timing.seconds(12));
     }
   }
 

@@ -251,7 +251,7 @@ final class ConnectionManager {
         address = addresses.get(nextIndex);
         nextIndex = (nextIndex + 1) % addresses.size();
       }
-      Session s = new Session(++sessionIds, address, scheduler, requestIds, ticker.nanoTime());
+      Session s = new Session(++sessionIds, address, scheduler, requestIds, ticker);
       current = s;
       log.debug("Connecting to {} ({})", address, s);
       try {
@@ -305,7 +305,11 @@ final class ConnectionManager {
       log.info("Connected to Roster server {} (connection {}, node {})",
           s.address, welcome.getConnectionId(), welcome.getNodeId());
       activeChanged.signalAll();
-      scheduleKeepAlive(s, keepAliveTime.toNanos());
+      // The server ends a session that sends nothing for its keepalive time + timeout, so
+      // ping at least as often as it asks.
+      long serverTime = TimeUnit.MILLISECONDS.toNanos(welcome.getKeepaliveTimeMs());
+      s.pingIntervalNanos = serverTime > 0 ? Math.min(serverTime, keepAliveTime.toNanos()) : keepAliveTime.toNanos();
+      scheduleKeepAlive(s, s.pingIntervalNanos);
     } finally {
       lock.unlock();
     }
@@ -400,8 +404,10 @@ final class ConnectionManager {
           return;
         }
       }
-      long idle = now - s.lastReceivedNanos;
-      if (idle >= keepAliveTime.toNanos()) {
+      // Idle in either direction: nothing heard (is the server there?) or nothing said (the
+      // server would take the silence for a dead client).
+      long idle = now - Math.min(s.lastReceivedNanos, s.lastSentNanos);
+      if (idle >= s.pingIntervalNanos) {
         s.pingOutstanding = true;
         s.pingSentAtNanos = now;
         s.framesAtPing = s.framesReceived.get();
@@ -409,9 +415,10 @@ final class ConnectionManager {
             .setRequestId(requestIds.get())
             .setPing(Ping.getDefaultInstance())
             .build());
-        scheduleKeepAlive(s, keepAliveTimeout.toNanos());
+        // Back by the next ping time or the timeout, whichever comes first.
+        scheduleKeepAlive(s, Math.min(keepAliveTimeout.toNanos(), s.pingIntervalNanos));
       } else {
-        scheduleKeepAlive(s, keepAliveTime.toNanos() - idle);
+        scheduleKeepAlive(s, s.pingIntervalNanos - idle);
       }
     } finally {
       lock.unlock();

@@ -43,6 +43,7 @@ final class Session {
   final ServerAddress address;
   private final ScheduledExecutorService scheduler;
   private final Supplier<String> requestIds;
+  private final Ticker ticker;
   private final Map<String, CompletableFuture<Result>> pending = new ConcurrentHashMap<>();
   private final CompletableFuture<Void> ended = new CompletableFuture<>();
   private SessionStream stream;
@@ -56,6 +57,8 @@ final class Session {
   boolean pingOutstanding;
 
   long framesAtPing;
+  /** Ping when nothing was sent or received for this long: the lesser of ours and the server's. */
+  long pingIntervalNanos;
 
   /** Frames received so far; counted by the inbound thread. */
   final AtomicLong framesReceived = new AtomicLong();
@@ -63,13 +66,18 @@ final class Session {
   /** Ticker reading of the last frame received; written by the inbound thread. */
   volatile long lastReceivedNanos;
 
+  /** Ticker reading of the last frame sent; the server ends sessions that stay silent. */
+  volatile long lastSentNanos;
+
   Session(long id, ServerAddress address, ScheduledExecutorService scheduler,
-      Supplier<String> requestIds, long nowNanos) {
+      Supplier<String> requestIds, Ticker ticker) {
     this.id = id;
     this.address = address;
     this.scheduler = scheduler;
     this.requestIds = requestIds;
-    this.lastReceivedNanos = nowNanos;
+    this.ticker = ticker;
+    this.lastReceivedNanos = ticker.nanoTime();
+    this.lastSentNanos = lastReceivedNanos;
   }
 
   void attach(SessionStream s) {
@@ -83,6 +91,7 @@ final class Session {
         return;
       }
       stream.send(frame);
+      lastSentNanos = ticker.nanoTime();
     }
   }
 

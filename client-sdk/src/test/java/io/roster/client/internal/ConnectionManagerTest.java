@@ -147,17 +147,32 @@ class ConnectionManagerTest {
     s.next(FrameCase.PING);
     clock.forward(Duration.ofSeconds(1));
     s.pong();
-    clock.forward(Duration.ofSeconds(4));
+    clock.forward(Duration.ofSeconds(3));
     assertThat(s.cancelled).as("answered ping keeps the session").isNull();
     assertThat(s.sent).isEmpty();
 
-    clock.forward(Duration.ofSeconds(1)); // 5 s idle since the pong: ping again
+    clock.forward(Duration.ofSeconds(1)); // 5 s since the ping went out: ping again
     s.next(FrameCase.PING);
     clock.forward(Duration.ofSeconds(5));
     assertThat(s.cancelled).isEqualTo("keepalive timeout");
     assertThat(client.connection().activeSession()).isNull();
     clock.forward(Duration.ofMillis(100));
     assertThat(connector.streams).hasSize(2);
+  }
+
+  @Test
+  void pingsAsOftenAsTheServerAsksWhenThatIsSooner() {
+    start("a:1", maxRandom());
+    FakeStream s = connector.latest();
+    s.welcome(2_000); // ours is 5 s; the server ends sessions silent for its time + timeout
+
+    clock.forward(Duration.ofMillis(1_999));
+    assertThat(s.sent).isEmpty();
+    clock.forward(Duration.ofMillis(1));
+    s.next(FrameCase.PING);
+    s.pong();
+    clock.forward(Duration.ofSeconds(2));
+    s.next(FrameCase.PING);
   }
 
   @Test

@@ -110,9 +110,15 @@ final class FakeConnector implements Connector {
     }
 
     void welcome() {
+      welcome(0);
+    }
+
+    /** Answers the hello; {@code keepaliveTimeMs} 0 leaves the server's keepalive unsaid. */
+    void welcome(long keepaliveTimeMs) {
       ClientFrame hello = next(ClientFrame.FrameCase.HELLO);
       listener.onFrame(ServerFrame.newBuilder().setRequestId(hello.getRequestId())
-          .setWelcome(Welcome.newBuilder().setConnectionId("c-" + address).setNodeId("n1"))
+          .setWelcome(Welcome.newBuilder().setConnectionId("c-" + address).setNodeId("n1")
+              .setKeepaliveTimeMs(keepaliveTimeMs))
           .build());
     }
 

@@ -1,5 +1,6 @@
 package io.roster.server.model;
 
+import java.nio.charset.StandardCharsets;
 import java.util.Map;
 
 /** Validation of names, addresses and metadata: the limits of DESIGN §2 in one place. */
@@ -100,10 +101,11 @@ public final class Names {
         throw RegistryException.invalid(field + "[" + key + "]", RegistryException.described(e.getValue().length() + " characters"),
             "at most " + MAX_METADATA_VALUE + " characters");
       }
-      bytes += key.length() + e.getValue().length();
+      bytes += key.getBytes(StandardCharsets.UTF_8).length + e.getValue().getBytes(StandardCharsets.UTF_8).length;
     }
     if (bytes > MAX_METADATA_BYTES) {
-      throw RegistryException.invalid(field, RegistryException.described(bytes + " characters in total"), "at most " + MAX_METADATA_BYTES + " in total");
+      throw RegistryException.invalid(field, RegistryException.described(bytes + " bytes of keys and values (UTF-8)"),
+          "at most " + MAX_METADATA_BYTES + " bytes (16 KiB) in total");
     }
   }
 }

@@ -87,6 +87,18 @@ public final class Registry {
     return changed;
   }
 
+  /** Whether {@code owner} still owns the instance with this identity. */
+  public boolean owns(String owner, ServiceKey service, InstanceKey key) {
+    Entry e = services.get(service);
+    if (e == null) {
+      return false;
+    }
+    synchronized (e) {
+      Registration r = e.registrations.get(key);
+      return r != null && r.owner.equals(owner);
+    }
+  }
+
   /**
    * Makes {@code instances} the complete set that {@code owner} has in {@code service}: adds,
    * replaces and removes in one change (one revision, one push).

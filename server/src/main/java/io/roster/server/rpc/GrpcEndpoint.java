@@ -30,6 +30,8 @@ public final class GrpcEndpoint {
   private static final List<String> SERVICES = List.of(
       SessionGrpc.SERVICE_NAME, RegistryGrpc.SERVICE_NAME, AdminGrpc.SERVICE_NAME);
 
+  private static final long MIN_TRANSPORT_KEEPALIVE_MS = 10_000;
+
   private final Server server;
   private final SessionService sessionService;
   private final HealthStatusManager health = new HealthStatusManager();
@@ -37,10 +39,12 @@ public final class GrpcEndpoint {
   public GrpcEndpoint(ServerConfig config, Registry registry, PushEngine engine, SessionManager sessions,
       Scheduler scheduler, String nodeId, String version) {
     this.sessionService = new SessionService(sessions, nodeId, config.keepaliveTime(), config.keepaliveTimeout(),
-        config.pushAckTimeout(), version);
+        config.pushAckTimeout(), scheduler, version);
     RemoteAddressInterceptor remote = new RemoteAddressInterceptor();
     this.server = NettyServerBuilder.forAddress(new InetSocketAddress(config.host(), config.port()))
-        .keepAliveTime(config.keepaliveTime().toMillis(), TimeUnit.MILLISECONDS)
+        // gRPC raises anything under 10 s to 10 s; SessionService's silence check gives
+        // sessions the configured bound, this is the transport-level backstop (and covers Watch).
+        .keepAliveTime(Math.max(MIN_TRANSPORT_KEEPALIVE_MS, config.keepaliveTime().toMillis()), TimeUnit.MILLISECONDS)
         .keepAliveTimeout(config.keepaliveTimeout().toMillis(), TimeUnit.MILLISECONDS)
         .permitKeepAliveTime(1, TimeUnit.SECONDS)
         .permitKeepAliveWithoutCalls(true)

@@ -27,6 +27,7 @@ import io.roster.server.push.PushPayload;
 import io.roster.server.session.Session;
 import io.roster.server.session.SessionInfo;
 import io.roster.server.session.SessionManager;
+import io.roster.server.time.Scheduler;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -57,17 +58,21 @@ final class SessionService {
   private final Duration keepaliveTime;
   private final Duration keepaliveTimeout;
   private final Duration ackTimeout;
+  private final Duration silenceLimit;
+  private final Scheduler scheduler;
   private final String version;
   private final Set<Call> calls = ConcurrentHashMap.newKeySet();
   private final Function<PushPayload, Object> encoder = SessionService::encodePush;
 
   SessionService(SessionManager sessions, String nodeId, Duration keepaliveTime, Duration keepaliveTimeout,
-      Duration ackTimeout, String version) {
+      Duration ackTimeout, Scheduler scheduler, String version) {
     this.sessions = sessions;
     this.nodeId = nodeId;
     this.keepaliveTime = keepaliveTime;
     this.keepaliveTimeout = keepaliveTimeout;
+    this.silenceLimit = keepaliveTime.plus(keepaliveTimeout);
     this.ackTimeout = ackTimeout;
+    this.scheduler = scheduler;
     this.version = version;
   }
 
@@ -104,6 +109,7 @@ final class SessionService {
     out.setOnCancelHandler(() -> call.end("cancelled"));
     calls.add(call);
     out.request(1);
+    call.watchSilence(silenceLimit);
     return call;
   }
 
@@ -121,13 +127,54 @@ final class SessionService {
     private volatile Session session;
     private boolean ended;       // guarded by writeLock
     private boolean wantsNext;   // guarded by writeLock
+    /** When the last client frame arrived, or reading resumed after a pause of ours. */
+    private volatile long lastHeardNanos = scheduler.nanoTime();
 
     Call(ServerCallStreamObserver<Object> out) {
       this.out = out;
     }
 
+    /**
+     * Application-level liveness. A client must send some frame (ping, when it has nothing
+     * else) at least every keepalive_time; a stream silent for keepalive_time +
+     * keepalive_timeout is ended as a dead peer. HTTP/2 keepalive would do this too, but gRPC
+     * Java will not ping more often than every 10 s, which puts a frozen peer's removal at
+     * ~15 s instead of ~10 s. While we ourselves stop reading (the client is not reading our
+     * frames), silence is not held against it; HTTP/2 keepalive still covers that case.
+     */
+    void watchSilence(Duration delay) {
+      scheduler.schedule(this::checkSilence, delay);
+    }
+
+    private void checkSilence() {
+      boolean paused;
+      synchronized (writeLock) {
+        if (ended) {
+          return;
+        }
+        paused = wantsNext;
+      }
+      long silentNanos = scheduler.nanoTime() - lastHeardNanos;
+      if (paused || silentNanos < silenceLimit.toNanos()) {
+        watchSilence(paused ? silenceLimit : silenceLimit.minusNanos(silentNanos));
+        return;
+      }
+      String why = "no frame from the client for " + silenceLimit.toMillis() + " ms (keepalive_time_ms "
+          + keepaliveTime.toMillis() + " + keepalive_timeout_ms " + keepaliveTimeout.toMillis()
+          + "); a client must send ping when it has nothing else to say";
+      end("silent peer");
+      synchronized (writeLock) {
+        try {
+          out.onError(Status.UNAVAILABLE.withDescription(why).asRuntimeException());
+        } catch (RuntimeException ignored) {
+          // Already cancelled.
+        }
+      }
+    }
+
     @Override
     public void onNext(ClientFrame frame) {
+      lastHeardNanos = scheduler.nanoTime();
       try {
         handle(frame);
       } catch (ProtocolViolation v) {
@@ -179,6 +226,7 @@ final class SessionService {
         wantsNext = false;
       }
       if (request) {
+        lastHeardNanos = scheduler.nanoTime();
         out.request(1);
       }
     }

@@ -56,6 +56,9 @@ public final class Session {
     Set<InstanceKey> mine = owned.get(service);
     boolean added = mine == null || !mine.contains(instance.key());
     if (added && ownedCount >= limits.maxInstances()) {
+      forgetMoved();
+    }
+    if (added && ownedCount >= limits.maxInstances()) {
       throw RegistryException.limit("instance", "this connection already owns " + ownedCount
           + " instances (limit: " + limits.maxInstances() + ", see --max-instances-per-connection)");
     }
@@ -79,7 +82,27 @@ public final class Session {
     if (mine.isEmpty()) {
       owned.remove(service);
     }
-    registry.deregister(info.connectionId(), service, key);
+    if (!registry.deregister(info.connectionId(), service, key)) {
+      throw new RegistryException(RegistryException.Kind.NOT_FOUND, "instance",
+          "instance " + key + " of " + service + " is now registered by another connection, which owns it");
+    }
+  }
+
+  /**
+   * Drops from the bookkeeping the instances another session took over by registering the
+   * same identity (decision 7), so that counts and limits reflect what this session owns.
+   */
+  private void forgetMoved() {
+    var services = owned.entrySet().iterator();
+    while (services.hasNext()) {
+      var entry = services.next();
+      int before = entry.getValue().size();
+      entry.getValue().removeIf(key -> !registry.owns(info.connectionId(), entry.getKey(), key));
+      ownedCount -= before - entry.getValue().size();
+      if (entry.getValue().isEmpty()) {
+        services.remove();
+      }
+    }
   }
 
   /** Makes {@code instances} this session's complete set in {@code service}. */
@@ -95,6 +118,11 @@ public final class Session {
     }
     Set<InstanceKey> mine = owned.getOrDefault(service, Set.of());
     int after = ownedCount - mine.size() + seen.size();
+    if (after > limits.maxInstances()) {
+      forgetMoved();
+      mine = owned.getOrDefault(service, Set.of());
+      after = ownedCount - mine.size() + seen.size();
+    }
     if (after > limits.maxInstances()) {
       throw RegistryException.limit("instances", "this connection would own " + after
           + " instances (limit: " + limits.maxInstances() + ", see --max-instances-per-connection)");
@@ -153,6 +181,7 @@ public final class Session {
   }
 
   public synchronized int instanceCount() {
+    forgetMoved();
     return ownedCount;
   }
 

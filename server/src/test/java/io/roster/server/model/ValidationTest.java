@@ -67,7 +67,14 @@ class ValidationTest {
     for (int i = 0; i < 20; i++) {
       big.put("k" + i, "x".repeat(1000));
     }
-    assertThatThrownBy(() -> instance("h", 80, 1, "", big)).hasMessageContaining("at most 16384 in total");
+    assertThatThrownBy(() -> instance("h", 80, 1, "", big))
+        .hasMessage("instance.metadata: 20050 bytes of keys and values (UTF-8) (expected: at most 16384 bytes (16 KiB) in total)");
+    // Bytes, not characters: 16 entries of 512 two-byte characters are 16 KiB of text.
+    Map<String, String> wide = new HashMap<>();
+    for (int i = 0; i < 16; i++) {
+      wide.put("k" + i, "\u00e9".repeat(520));
+    }
+    assertThatThrownBy(() -> instance("h", 80, 1, "", wide)).hasMessageContaining("bytes of keys and values");
   }
 
   @Test

@@ -146,6 +146,29 @@ class SessionServiceTest {
   }
 
   @Test
+  void anInstanceTakenOverByAnotherSessionLeavesTheOldOnesBooksAndLimit() {
+    TestSession old = session("old");
+    for (int port = 1; port <= 3; port++) {
+      assertThat(old.register("orders", "10.0.0.7", port).getOk()).isTrue();
+    }
+    TestSession fresh = session("fresh");
+    assertThat(fresh.register("orders", "10.0.0.7", 1).getOk()).isTrue();
+
+    Result gone = old.request(ClientFrame.newBuilder().setDeregister(DeregisterInstance.newBuilder()
+        .setService(TestSession.key("orders")).setInstance(Instance.newBuilder().setIp("10.0.0.7").setPort(1))));
+    assertThat(gone.getCode()).isEqualTo(ErrorCode.ERROR_CODE_NOT_FOUND);
+    assertThat(gone.getMessage()).contains("now registered by another connection");
+    assertThat(server.registry().snapshot(io.roster.server.model.ServiceKey.of("", "", "orders")).instances())
+        .as("the new owner's registration stands").hasSize(3);
+
+    fresh.register("orders", "10.0.0.7", 2);
+    // The old session owns one instance now, so it may register two more under its limit of 3.
+    assertThat(old.register("orders", "10.0.0.8", 1).getOk()).isTrue();
+    assertThat(old.register("orders", "10.0.0.8", 2).getOk()).isTrue();
+    assertThat(old.register("orders", "10.0.0.8", 3).getCode()).isEqualTo(ErrorCode.ERROR_CODE_RESOURCE_EXHAUSTED);
+  }
+
+  @Test
   void perConnectionInstanceLimitIsAClearError() {
     TestSession provider = session("provider");
     for (int port = 1; port <= 3; port++) {

@@ -95,6 +95,13 @@ final class TestSession implements AutoCloseable {
     return await(x -> x.getRequestId().equals(id) && x.hasResult()).getResult();
   }
 
+  /** Sends a ping and waits for its pong. */
+  void ping() {
+    String id = nextId();
+    send(ClientFrame.newBuilder().setRequestId(id).setPing(io.roster.proto.v1.Ping.getDefaultInstance()).build());
+    await(x -> x.getRequestId().equals(id) && x.hasPong());
+  }
+
   Result register(String service, String ip, int port) {
     return request(ClientFrame.newBuilder().setRegister(RegisterInstance.newBuilder()
         .setService(key(service)).setInstance(Instance.newBuilder().setIp(ip).setPort(port))));

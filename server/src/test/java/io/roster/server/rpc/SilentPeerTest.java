@@ -1,0 +1,81 @@
+package io.roster.server.rpc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.grpc.ManagedChannel;
+import io.grpc.Status;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.roster.server.RosterServer;
+import io.roster.server.config.ServerConfig;
+import io.roster.server.model.ServiceKey;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The session-level liveness rule over a real socket: a stream that sends nothing for
+ * keepalive time + timeout is ended and its instances removed; one that pings stays.
+ */
+class SilentPeerTest {
+
+  private static final Duration TIME = Duration.ofMillis(300);
+  private static final Duration TIMEOUT = Duration.ofMillis(300);
+
+  private RosterServer server;
+  private ManagedChannel channel;
+
+  @BeforeEach
+  void start() {
+    server = RosterServer.start(ServerConfig.builder().host("127.0.0.1").port(0)
+        .keepaliveTime(TIME).keepaliveTimeout(TIMEOUT).shutdownGrace(Duration.ofSeconds(1)).build());
+    channel = NettyChannelBuilder.forAddress("127.0.0.1", server.port()).usePlaintext().build();
+  }
+
+  @AfterEach
+  void stop() {
+    channel.shutdownNow();
+    server.close();
+  }
+
+  @Test
+  void aSessionThatSendsNothingIsEndedAndItsInstancesRemoved() throws Exception {
+    TestSession silent = new TestSession(channel).hello("silent");
+    assertThat(silent.register("quiet", "10.0.0.1", 80).getOk()).isTrue();
+    long start = System.nanoTime();
+
+    Status status = silent.closed.get(10, TimeUnit.SECONDS);
+
+    long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+    assertThat(status.getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+    assertThat(status.getDescription()).contains("no frame from the client for 600 ms").contains("ping");
+    assertThat(tookMs).as("ended no earlier than the limit").isGreaterThanOrEqualTo(550);
+    assertThat(server.registry().snapshot(ServiceKey.of("public", "DEFAULT_GROUP", "quiet")).instances()).isEmpty();
+    assertThat(server.sessions().count()).isZero();
+  }
+
+  @Test
+  void aStreamThatNeverSaysHelloIsEndedToo() throws Exception {
+    TestSession mute = new TestSession(channel);
+
+    assertThat(mute.closed.get(10, TimeUnit.SECONDS).getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+  }
+
+  @Test
+  void pingsKeepAnOtherwiseIdleSessionAlive() {
+    TestSession pinger = new TestSession(channel).hello("pinger");
+    assertThat(pinger.register("kept", "10.0.0.2", 80).getOk()).isTrue();
+    long until = System.nanoTime() + TIME.plus(TIMEOUT).multipliedBy(4).toNanos();
+    int pings = 0;
+    while (System.nanoTime() < until) {
+      pinger.ping(); // a round trip, far below the 600 ms limit
+      pings++;
+    }
+
+    assertThat(pinger.closed).isNotDone();
+    assertThat(pings).isGreaterThan(10);
+    assertThat(server.registry().snapshot(ServiceKey.of("public", "DEFAULT_GROUP", "kept")).instances()).hasSize(1);
+    pinger.close();
+  }
+}
