@@ -49,8 +49,9 @@ public final class RosterServer implements AutoCloseable {
     registry.setChangeListener(engine);
     this.sessions = new SessionManager(registry, engine, scheduler, config.pushAckTimeout(),
         new SessionLimits(config.maxInstancesPerConnection(), config.maxSubscriptionsPerConnection()));
-    String nodeId = config.host() + ":" + config.port() + "@" + Long.toString(registry.bootRevision(), 36);
-    this.endpoint = new GrpcEndpoint(config, registry, engine, sessions, scheduler, nodeId, VERSION);
+    String boot = Long.toString(registry.bootRevision(), 36);
+    this.endpoint = new GrpcEndpoint(config, registry, engine, sessions, scheduler,
+        port -> nodeHost(config.host()) + ":" + port + "@" + boot, VERSION);
   }
 
   /** Builds and starts a server; returns once the port is bound and health is SERVING. */
@@ -63,6 +64,16 @@ public final class RosterServer implements AutoCloseable {
       throw new UncheckedIOException("cannot listen on " + config.host() + ":" + config.port(), e);
     }
     return server;
+  }
+
+  /**
+   * The host part of the node id: the listen address, or for a wildcard the HOSTNAME the
+   * environment gives (no DNS lookup at startup).
+   */
+  private static String nodeHost(String host) {
+    boolean wildcard = host.equals("0.0.0.0") || host.equals("::") || host.equals("[::]");
+    String hostname = System.getenv("HOSTNAME");
+    return wildcard && hostname != null && !hostname.isBlank() ? hostname : host;
   }
 
   /** The bound client port. */

@@ -19,6 +19,7 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
+import java.util.function.IntFunction;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -34,12 +35,17 @@ public final class GrpcEndpoint {
 
   private final Server server;
   private final SessionService sessionService;
+  private final RegistryService registryService;
+  private final IntFunction<String> nodeId;
   private final HealthStatusManager health = new HealthStatusManager();
 
+  /** @param nodeId this node's id given the bound port, told to clients in {@code welcome} */
   public GrpcEndpoint(ServerConfig config, Registry registry, PushEngine engine, SessionManager sessions,
-      Scheduler scheduler, String nodeId, String version) {
-    this.sessionService = new SessionService(sessions, nodeId, config.keepaliveTime(), config.keepaliveTimeout(),
+      Scheduler scheduler, IntFunction<String> nodeId, String version) {
+    this.nodeId = nodeId;
+    this.sessionService = new SessionService(sessions, config.keepaliveTime(), config.keepaliveTimeout(),
         config.pushAckTimeout(), scheduler, version);
+    this.registryService = new RegistryService(registry, engine, scheduler);
     RemoteAddressInterceptor remote = new RemoteAddressInterceptor();
     this.server = NettyServerBuilder.forAddress(new InetSocketAddress(config.host(), config.port()))
         // gRPC raises anything under 10 s to 10 s; SessionService's silence check gives
@@ -49,7 +55,7 @@ public final class GrpcEndpoint {
         .permitKeepAliveTime(1, TimeUnit.SECONDS)
         .permitKeepAliveWithoutCalls(true)
         .addService(ServerInterceptors.intercept(sessionService.definition(), remote))
-        .addService(new RegistryService(registry, engine, scheduler))
+        .addService(registryService)
         .addService(new AdminService(sessions))
         .addService(health.getHealthService())
         .addService(ProtoReflectionServiceV1.newInstance())
@@ -61,6 +67,7 @@ public final class GrpcEndpoint {
   /** Binds the port and reports SERVING. */
   public void start() throws IOException {
     server.start();
+    sessionService.nodeId(nodeId.apply(server.getPort()));
     setHealth(ServingStatus.SERVING);
   }
 
@@ -81,6 +88,7 @@ public final class GrpcEndpoint {
   public void shutdown(Duration grace) throws InterruptedException {
     health.enterTerminalState();
     sessionService.reconnectAll("server shutting down");
+    registryService.endWatches("server shutting down");
     server.shutdown();
     if (!server.awaitTermination(grace.toMillis(), TimeUnit.MILLISECONDS)) {
       server.shutdownNow();

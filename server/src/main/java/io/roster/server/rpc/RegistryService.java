@@ -1,5 +1,6 @@
 package io.roster.server.rpc;
 
+import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import io.roster.proto.v1.GetServiceRequest;
@@ -23,6 +24,7 @@ import io.roster.server.push.PushTarget;
 import io.roster.server.registry.Registry;
 import io.roster.server.time.Scheduler;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 /** {@code roster.v1.Registry}: stateless reads and Watch. */
 final class RegistryService extends RegistryGrpc.RegistryImplBase {
@@ -33,6 +35,7 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
   private final Registry registry;
   private final PushEngine engine;
   private final Scheduler scheduler;
+  private final Set<Watcher> watchers = ConcurrentHashMap.newKeySet();
 
   RegistryService(Registry registry, PushEngine engine, Scheduler scheduler) {
     this.registry = registry;
@@ -131,11 +134,27 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
     }
     Watcher w = new Watcher(out, key, clusters, scheduler);
     out.setOnReadyHandler(w.queue::onReady);
-    out.setOnCancelHandler(() -> {
-      engine.unsubscribe(key, w);
-      w.queue.close();
-    });
+    out.setOnCancelHandler(() -> forget(w));
+    watchers.add(w);
     engine.subscribe(key, w);
+  }
+
+  /**
+   * Ends every Watch call with UNAVAILABLE (the server is stopping), so that watchers go
+   * elsewhere instead of holding the shutdown grace period.
+   */
+  void endWatches(String reason) {
+    for (Watcher w : watchers) {
+      forget(w);
+      w.end(Status.UNAVAILABLE.withDescription(reason + "; watch again, on another server if there is one"));
+    }
+  }
+
+  private void forget(Watcher w) {
+    if (watchers.remove(w)) {
+      engine.unsubscribe(w.key, w);
+      w.queue.close();
+    }
   }
 
   /** A Watch call as a push target: latest wins, sent when ready, never acked. */
@@ -144,6 +163,7 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
     private final ServiceKey key;
     private final Set<String> clusters;
     private final PushQueue queue;
+    private boolean ended; // guarded by this
 
     Watcher(ServerCallStreamObserver<ServiceInfo> out, ServiceKey key, Set<String> clusters, Scheduler scheduler) {
       this.out = out;
@@ -169,10 +189,27 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
 
     @Override
     public void send(PushPayload payload) {
+      synchronized (this) {
+        if (ended) {
+          return;
+        }
+        try {
+          out.onNext(ProtoMapper.toProto(payload.snapshot()));
+        } catch (RuntimeException e) {
+          // Cancelled meanwhile; the cancel handler cleans up.
+        }
+      }
+    }
+
+    synchronized void end(Status status) {
+      if (ended) {
+        return;
+      }
+      ended = true;
       try {
-        out.onNext(ProtoMapper.toProto(payload.snapshot()));
+        out.onError(status.asRuntimeException());
       } catch (RuntimeException e) {
-        // Cancelled meanwhile; the cancel handler cleans up.
+        // Already cancelled.
       }
     }
 

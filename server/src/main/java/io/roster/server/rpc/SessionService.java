@@ -54,7 +54,7 @@ final class SessionService {
   private static final int MAX_REQUEST_ID = 64;
 
   private final SessionManager sessions;
-  private final String nodeId;
+  private volatile String nodeId = "";
   private final Duration keepaliveTime;
   private final Duration keepaliveTimeout;
   private final Duration ackTimeout;
@@ -64,10 +64,9 @@ final class SessionService {
   private final Set<Call> calls = ConcurrentHashMap.newKeySet();
   private final Function<PushPayload, Object> encoder = SessionService::encodePush;
 
-  SessionService(SessionManager sessions, String nodeId, Duration keepaliveTime, Duration keepaliveTimeout,
+  SessionService(SessionManager sessions, Duration keepaliveTime, Duration keepaliveTimeout,
       Duration ackTimeout, Scheduler scheduler, String version) {
     this.sessions = sessions;
-    this.nodeId = nodeId;
     this.keepaliveTime = keepaliveTime;
     this.keepaliveTimeout = keepaliveTimeout;
     this.silenceLimit = keepaliveTime.plus(keepaliveTimeout);
@@ -86,6 +85,11 @@ final class SessionService {
     return ServerServiceDefinition.builder(descriptor)
         .addMethod(connect, ServerCalls.asyncBidiStreamingCall(this::open))
         .build();
+  }
+
+  /** Sets the node id told in {@code welcome}; known once the port is bound. */
+  void nodeId(String id) {
+    this.nodeId = id;
   }
 
   /** Asks every connected client to reconnect elsewhere (the server is stopping). */

@@ -1,6 +1,7 @@
 package io.roster.server.rpc;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.grpc.ManagedChannel;
@@ -22,6 +23,8 @@ import io.roster.proto.v1.RegisterInstance;
 import io.roster.proto.v1.RegistryGrpc;
 import io.roster.proto.v1.ServiceInfo;
 import io.roster.proto.v1.WatchRequest;
+import java.util.concurrent.CompletableFuture;
+import io.grpc.Status;
 import io.roster.server.RosterServer;
 import io.roster.server.config.ServerConfig;
 import java.time.Duration;
@@ -143,6 +146,44 @@ class RegistryServiceTest {
     ctx.cancel(null);
     org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> registry.getService(
         GetServiceRequest.newBuilder().setService(TestSession.key("orders")).build()).getSubscriberCount() == 0);
+  }
+
+  @Test
+  void shutdownEndsWatchesInsteadOfWaitingOutTheGrace() throws Exception {
+    RosterServer other = RosterServer.start(ServerConfig.builder().host("127.0.0.1").port(0)
+        .shutdownGrace(Duration.ofMinutes(5)).build());
+    ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", other.port()).usePlaintext().build();
+    try {
+      CompletableFuture<Status> ended = new CompletableFuture<>();
+      BlockingQueue<ServiceInfo> seen = new LinkedBlockingQueue<>();
+      RegistryGrpc.newStub(ch).watch(WatchRequest.newBuilder().setService(TestSession.key("orders")).build(),
+          new StreamObserver<>() {
+            @Override
+            public void onNext(ServiceInfo v) {
+              seen.add(v);
+            }
+
+            @Override
+            public void onError(Throwable t) {
+              ended.complete(Status.fromThrowable(t));
+            }
+
+            @Override
+            public void onCompleted() {
+              ended.complete(Status.OK);
+            }
+          });
+      assertThat(seen.poll(10, TimeUnit.SECONDS)).isNotNull();
+
+      // With a 5-minute grace, close() returns only because the watch was ended.
+      assertTimeoutPreemptively(Duration.ofSeconds(30), other::close);
+      Status status = ended.get(10, TimeUnit.SECONDS);
+      assertThat(status.getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+      assertThat(status.getDescription()).contains("server shutting down");
+    } finally {
+      ch.shutdownNow();
+      other.close();
+    }
   }
 
   @Test
