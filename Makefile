@@ -40,7 +40,7 @@ test: lint
 
 ## measure: the issue-2 latency/startup/RSS figures against the real jar (not part of test)
 measure: build
-	$(MVN) -q test -pl integration-tests -Dgroups=measure -Droster.excludedGroups= -Dsurefire.failIfNoSpecifiedTests=false
+	$(MVN) -q test -pl integration-tests -Dtest=Measurements -Dgroups=measure -Droster.excludedGroups=
 	@cat integration-tests/target/measurements.txt
 
 clean:

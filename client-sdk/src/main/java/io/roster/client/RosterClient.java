@@ -284,11 +284,30 @@ public interface RosterClient extends AutoCloseable {
   ServicePage getServicesOfServer(int pageNo, int pageSize, String group);
 
   /**
-   * Closes the client; idempotent. Stops polling, says goodbye to the server (half-closes the
-   * session: the server removes this client's instances and subscriptions and pushes the change
-   * to subscribers), waits at most the request timeout for the server to finish, then releases
-   * the connection and threads. Pending listener events are dropped. Every later call, and every
-   * call still waiting, throws {@link ClientClosedException}.
+   * Takes every instance this client registered out of service and waits until consumers have
+   * stopped seeing them: the server deregisters them all, pushes the change, and answers once
+   * every other client subscribed to those services has acknowledged it (or disconnected), or
+   * when {@code timeout} passes. The instances are forgotten locally too, so a reconnect does
+   * not register them again; subscriptions stay. Use it before stopping a provider so that no
+   * consumer calls it afterwards.
+   *
+   * @param timeout how long the server waits for acknowledgements, zero to 60 s; zero means
+   *     the server default (5 s)
+   * @return the counts: subscribers notified, acked, timed out, disconnected
+   * @throws RosterException INVALID_ARGUMENT for a bad timeout, UNAVAILABLE when not connected
+   *     (the server then removes the instances when it notices the connection is gone)
+   * @throws ClientClosedException when the client is closed
+   */
+  DrainResult drain(Duration timeout);
+
+  /**
+   * Closes the client; idempotent. When this client registered instances, first drains them
+   * (see {@link #drain(Duration)}, bounded by {@link Builder#drainTimeout(Duration)}). Then stops
+   * polling, says goodbye to the server (half-closes the session: the server removes this
+   * client's instances and subscriptions and pushes the change to subscribers), waits at most
+   * the request timeout for the server to finish, then releases the connection and threads.
+   * Pending listener events are dropped. Every later call, and every call still waiting, throws
+   * {@link ClientClosedException}.
    */
   @Override
   void close();
@@ -311,6 +330,7 @@ public interface RosterClient extends AutoCloseable {
     private Duration reconnectMax = Duration.ofSeconds(5);
     private Duration keepAliveTime = Duration.ofSeconds(5);
     private Duration keepAliveTimeout = Duration.ofSeconds(5);
+    private Duration drainTimeout = Duration.ofSeconds(3);
     private Executor listenerExecutor;
 
     private Builder() {}
@@ -385,6 +405,20 @@ public interface RosterClient extends AutoCloseable {
      */
     public Builder requestTimeout(Duration value) {
       this.requestTimeout = Objects.requireNonNull(value, "requestTimeout");
+      return this;
+    }
+
+    /**
+     * Sets how long {@link RosterClient#close()} drains first: it waits up to this long for
+     * every subscriber to confirm it no longer sees this client's instances (see
+     * {@link RosterClient#drain(Duration)}). Zero closes without a drain (subscribers are still
+     * pushed the removal, unconfirmed). Default 3 s; at most 60 s.
+     *
+     * @param value a duration from zero to 60 s
+     * @return this builder
+     */
+    public Builder drainTimeout(Duration value) {
+      this.drainTimeout = Objects.requireNonNull(value, "drainTimeout");
       return this;
     }
 
@@ -498,6 +532,7 @@ public interface RosterClient extends AutoCloseable {
           reconnectMax,
           keepAliveTime,
           keepAliveTimeout,
+          drainTimeout,
           listenerExecutor);
       return DefaultRosterClient.create(options);
     }

@@ -23,6 +23,7 @@ import java.util.concurrent.Executor;
  * @param reconnectMax largest reconnect back-off ceiling
  * @param keepAliveTime idle time before a ping
  * @param keepAliveTimeout how long to wait for any frame after a ping
+ * @param drainTimeout how long close() waits for subscribers to confirm; zero disables the drain
  * @param listenerExecutor where listeners run, or null for a client-owned pool
  */
 public record ClientOptions(
@@ -39,7 +40,11 @@ public record ClientOptions(
     Duration reconnectMax,
     Duration keepAliveTime,
     Duration keepAliveTimeout,
+    Duration drainTimeout,
     Executor listenerExecutor) {
+
+  /** The longest drain wait a server accepts. */
+  public static final Duration MAX_DRAIN_TIMEOUT = Duration.ofSeconds(60);
 
   /** Validates every setting; messages name the setting, the value and what was expected. */
   public ClientOptions {
@@ -66,6 +71,15 @@ public record ClientOptions(
     }
     positive("keepAlive.time", keepAliveTime);
     positive("keepAlive.timeout", keepAliveTimeout);
+    checkDrainTimeout("drainTimeout", drainTimeout);
+  }
+
+  /** The drain's wait: 0 .. 60 s, as the server accepts. */
+  public static void checkDrainTimeout(String field, Duration value) {
+    Objects.requireNonNull(value, field);
+    if (value.isNegative() || value.compareTo(MAX_DRAIN_TIMEOUT) > 0) {
+      throw invalid(field, value.toString(), "0 .. " + MAX_DRAIN_TIMEOUT);
+    }
   }
 
   private static void positive(String field, Duration value) {

@@ -1,6 +1,7 @@
 package io.roster.client.internal;
 
 import io.roster.client.ClientClosedException;
+import io.roster.client.DrainResult;
 import io.roster.client.Instance;
 import io.roster.client.Listener;
 import io.roster.client.RosterClient;
@@ -11,6 +12,8 @@ import io.roster.client.internal.InstancesDiff.Identity;
 import io.roster.proto.v1.BatchRegisterInstances;
 import io.roster.proto.v1.ClientFrame;
 import io.roster.proto.v1.DeregisterInstance;
+import io.roster.proto.v1.Drain;
+import io.roster.proto.v1.DrainSummary;
 import io.roster.proto.v1.ErrorCode;
 import io.roster.proto.v1.Hello;
 import io.roster.proto.v1.ListServicesRequest;
@@ -69,10 +72,13 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
 
   /** The longest {@link #create} waits for the first connection. */
   private static final Duration BUILD_WAIT = Duration.ofSeconds(1);
+  /** What a server waits for drain acks when told 0. */
+  private static final Duration DEFAULT_SERVER_DRAIN = Duration.ofSeconds(5);
 
   private final ClientOptions options;
   private final String namespace;
   private final Duration requestTimeout;
+  private final Duration drainTimeout;
   private final Connector connector;
   private final ScheduledExecutorService scheduler;
   private final boolean ownsScheduler;
@@ -123,6 +129,7 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
     this.options = options;
     this.namespace = options.namespace();
     this.requestTimeout = options.requestTimeout();
+    this.drainTimeout = options.drainTimeout();
     this.connector = connector;
     this.scheduler = scheduler;
     this.ownsScheduler = ownsScheduler;
@@ -553,7 +560,73 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
   // ---- close ----
 
   @Override
+  public DrainResult drain(Duration timeout) {
+    ensureOpen();
+    ClientOptions.checkDrainTimeout("timeout", timeout);
+    lock.lock();
+    try {
+      ensureOpen();
+      // Forget them first: a reconnect during or after the drain must not register them again.
+      registrations.clear();
+    } finally {
+      lock.unlock();
+    }
+    String what = "drain";
+    long deadline = System.nanoTime() + requestTimeout.toNanos();
+    Session session = connection.awaitActive(requestTimeout);
+    if (session == null) {
+      throw new RosterException(Code.UNAVAILABLE, "cannot drain: not connected to any Roster server of "
+          + connection.addresses() + " within " + requestTimeout.toMillis() + " ms; the server removes"
+          + " the instances when it notices the connection is gone");
+    }
+    // The server answers within the timeout it was given; allow the request timeout on top.
+    Duration wait = remaining(deadline).plus(timeout.isZero() ? DEFAULT_SERVER_DRAIN : timeout);
+    CompletableFuture<Result> future = session.request(ClientFrame.newBuilder()
+        .setDrain(Drain.newBuilder().setTimeoutMs(timeout.toMillis())), wait);
+    Result result;
+    try {
+      result = future.get(wait.toNanos(), TimeUnit.NANOSECONDS);
+    } catch (ExecutionException e) {
+      if (e.getCause() instanceof TimeoutException) {
+        throw timeout(what, session);
+      }
+      throw ProtoMapper.toException(e.getCause(), what);
+    } catch (TimeoutException e) {
+      throw timeout(what, session);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new RosterException(Code.UNAVAILABLE, "interrupted while waiting to " + what);
+    }
+    if (!result.getOk()) {
+      throw ProtoMapper.toException(result);
+    }
+    DrainSummary d = result.getDrain();
+    DrainResult drained = new DrainResult(d.getNotified(), d.getAcked(), d.getTimedOut(), d.getDisconnected());
+    if (drained.complete()) {
+      log.debug("Drained: {}", drained);
+    } else {
+      log.warn("Drain timed out: {} of {} subscribers did not confirm within {} ms", drained.timedOut(),
+          drained.notified(), timeout.toMillis());
+    }
+    return drained;
+  }
+
+  @Override
   public void close() {
+    boolean registered;
+    lock.lock();
+    try {
+      registered = registrations.values().stream().anyMatch(m -> !m.isEmpty());
+    } finally {
+      lock.unlock();
+    }
+    if (registered && !drainTimeout.isZero() && !closed.get()) {
+      try {
+        drain(drainTimeout);
+      } catch (RosterException e) {
+        log.info("Closing without a confirmed drain: {}", e.getMessage());
+      }
+    }
     if (!closed.compareAndSet(false, true)) {
       return;
     }

@@ -40,6 +40,11 @@ public record Instance(
   }
 
   /** This instance as stored under {@code service}: id assigned. */
+  /** This instance in or out of traffic. */
+  public Instance withEnabled(boolean on) {
+    return on == enabled ? this : new Instance(ip, port, weight, healthy, on, ephemeral, cluster, metadata, instanceId);
+  }
+
   public Instance withId(ServiceKey service) {
     String id = ip + "#" + port + "#" + cluster + "#" + service.groupedName();
     return id.equals(instanceId) ? this

@@ -5,10 +5,14 @@ import io.roster.server.model.ServiceSnapshot;
 import io.roster.server.registry.Registry;
 import io.roster.server.time.Scheduler;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Predicate;
 
 /**
  * Turns registry changes into pushes (DESIGN §5).
@@ -80,6 +84,26 @@ public final class PushEngine implements Registry.ChangeListener {
       payloads.remove(service);
       coalesce.remove(service);
     }
+  }
+
+  /**
+   * One future per acking subscriber of {@code service} (except those {@code skip} rejects):
+   * see {@link PushTarget#whenAcked}. The state at {@code revision} or later reaches them
+   * through the normal push path.
+   */
+  public List<CompletableFuture<Boolean>> whenAcked(ServiceKey service, long revision, Predicate<PushTarget> skip) {
+    Set<PushTarget> targets = subscribers.get(service);
+    if (targets == null) {
+      return List.of();
+    }
+    List<CompletableFuture<Boolean>> acks = new ArrayList<>(targets.size());
+    for (PushTarget t : targets) {
+      CompletableFuture<Boolean> f = skip.test(t) ? null : t.whenAcked(revision);
+      if (f != null) {
+        acks.add(f);
+      }
+    }
+    return acks;
   }
 
   /** How many targets are subscribed to the service. */

@@ -3,10 +3,13 @@ package io.roster.server.push;
 import io.roster.server.model.ServiceKey;
 import io.roster.server.time.Scheduler;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * The outbound pushes of one session: for each service at most one unsent state (the
@@ -28,6 +31,8 @@ public final class PushQueue {
   private final LinkedHashMap<ServiceKey, PushPayload> pending = new LinkedHashMap<>();
   private final Map<ServiceKey, Inflight> inflight = new HashMap<>();
   private final Map<ServiceKey, Long> lastOffered = new HashMap<>();
+  private final Map<ServiceKey, Long> lastAcked = new HashMap<>();
+  private final List<AckWaiter> waiters = new ArrayList<>();
   private Scheduler.Cancellable ackTimer;
   private long sent;
   private long resent;
@@ -65,14 +70,43 @@ public final class PushQueue {
   /** The client applied the push with this id. Returns whether any push was waiting for it. */
   public synchronized boolean ack(String pushId) {
     boolean matched = false;
-    Iterator<Inflight> it = inflight.values().iterator();
+    Iterator<Map.Entry<ServiceKey, Inflight>> it = inflight.entrySet().iterator();
     while (it.hasNext()) {
-      if (it.next().payload.pushId().equals(pushId)) {
+      Map.Entry<ServiceKey, Inflight> e = it.next();
+      if (e.getValue().payload.pushId().equals(pushId)) {
         it.remove();
+        lastAcked.merge(e.getKey(), e.getValue().payload.revision(), Math::max);
         matched = true;
       }
     }
+    if (matched && !waiters.isEmpty()) {
+      waiters.removeIf(w -> w.future.isDone() || (acked(w.service, w.revision) && w.future.complete(true)));
+    }
     return matched;
+  }
+
+  /**
+   * Completes with {@code true} once the client has acked a push of {@code service} at
+   * {@code revision} or later, or with {@code false} when that can no longer happen (the
+   * session closed or unsubscribed). Cancel the future to stop waiting.
+   */
+  public synchronized CompletableFuture<Boolean> whenAcked(ServiceKey service, long revision) {
+    if (closed || !lastOffered.containsKey(service) && !pending.containsKey(service)) {
+      // Not subscribed (any more): nothing will ever be acked.
+      return CompletableFuture.completedFuture(closed ? false : acked(service, revision));
+    }
+    if (acked(service, revision)) {
+      return CompletableFuture.completedFuture(true);
+    }
+    waiters.removeIf(w -> w.future.isDone());
+    AckWaiter w = new AckWaiter(service, revision, new CompletableFuture<>());
+    waiters.add(w);
+    return w.future;
+  }
+
+  private boolean acked(ServiceKey service, long revision) {
+    Long acked = lastAcked.get(service);
+    return acked != null && acked >= revision;
   }
 
   /** Drops everything about {@code service} (unsubscribed). */
@@ -80,6 +114,15 @@ public final class PushQueue {
     pending.remove(service);
     inflight.remove(service);
     lastOffered.remove(service);
+    lastAcked.remove(service);
+    Iterator<AckWaiter> it = waiters.iterator();
+    while (it.hasNext()) {
+      AckWaiter w = it.next();
+      if (w.service.equals(service)) {
+        w.future.complete(false);
+        it.remove();
+      }
+    }
   }
 
   /** Pushes sent and not yet acked. */
@@ -107,6 +150,10 @@ public final class PushQueue {
     closed = true;
     pending.clear();
     inflight.clear();
+    for (AckWaiter w : waiters) {
+      w.future.complete(false);
+    }
+    waiters.clear();
     if (ackTimer != null) {
       ackTimer.cancel();
       ackTimer = null;
@@ -159,4 +206,6 @@ public final class PushQueue {
   }
 
   private record Inflight(PushPayload payload, long sentAtNanos) {}
+
+  private record AckWaiter(ServiceKey service, long revision, CompletableFuture<Boolean> future) {}
 }

@@ -1,6 +1,7 @@
 package io.roster.server.push;
 
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * A receiver of pushes for one service: a session's subscription or a Registry/Watch call.
@@ -13,4 +14,14 @@ public interface PushTarget {
 
   /** Hands over a newer state; the target sends it when its stream is ready. */
   void offer(PushPayload payload);
+
+  /**
+   * Completes with {@code true} once the receiver has acked {@code revision} (or a later one)
+   * of this target's service, with {@code false} once it never will (it went away). Null for
+   * targets that do not ack (Registry/Watch). Callbacks may run under the target's locks:
+   * they must not block.
+   */
+  default CompletableFuture<Boolean> whenAcked(long revision) {
+    return null;
+  }
 }

@@ -87,6 +87,26 @@ public final class Registry {
     return changed;
   }
 
+  /**
+   * Puts an instance in or out of traffic, whoever owns it (operators). Returns false when
+   * there is no such instance; a no-op when it is already so.
+   */
+  public boolean setEnabled(ServiceKey service, InstanceKey key, boolean enabled) {
+    if (!services.containsKey(service)) {
+      return false;
+    }
+    boolean[] found = new boolean[1];
+    boolean changed = mutate(service, e -> {
+      Registration r = e.registrations.get(key);
+      found[0] = r != null;
+      return r != null && e.put(r.owner, r.instance.withEnabled(enabled));
+    });
+    if (changed) {
+      listener.onChange(service);
+    }
+    return found[0];
+  }
+
   /** Whether {@code owner} still owns the instance with this identity. */
   public boolean owns(String owner, ServiceKey service, InstanceKey key) {
     Entry e = services.get(service);

@@ -1,13 +1,22 @@
 package io.roster.server.rpc;
 
+import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import io.roster.proto.v1.AdminGrpc;
 import io.roster.proto.v1.ConnectionInfo;
+import io.roster.proto.v1.DrainInstanceRequest;
+import io.roster.proto.v1.DrainInstanceResponse;
 import io.roster.proto.v1.ListConnectionsRequest;
 import io.roster.proto.v1.ListConnectionsResponse;
+import io.roster.server.model.InstanceKey;
+import io.roster.server.model.Names;
+import io.roster.server.model.ServiceKey;
+import io.roster.server.push.AckCollector;
 import io.roster.server.session.Session;
 import io.roster.server.session.SessionInfo;
 import io.roster.server.session.SessionManager;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
 
 /** {@code roster.v1.Admin}: introspection for operators. */
 final class AdminService extends AdminGrpc.AdminImplBase {
@@ -41,5 +50,31 @@ final class AdminService extends AdminGrpc.AdminImplBase {
     }
     out.onNext(b.build());
     out.onCompleted();
+  }
+
+  @Override
+  public void drainInstance(DrainInstanceRequest req, StreamObserver<DrainInstanceResponse> out) {
+    CompletableFuture<AckCollector.Counts> done;
+    ServiceKey service;
+    InstanceKey key;
+    try {
+      service = ProtoMapper.serviceKey(req.getService(), "");
+      Duration timeout = Drains.timeout("timeout_ms", req.getTimeoutMs());
+      key = new InstanceKey(req.getIp(), req.getPort(),
+          req.getCluster().isEmpty() ? Names.DEFAULT_CLUSTER : Names.cluster("cluster", req.getCluster()));
+      done = sessions.drainInstance(service, key, timeout);
+    } catch (RuntimeException e) {
+      out.onError(Errors.toStatusException(e));
+      return;
+    }
+    if (done == null) {
+      out.onError(Status.NOT_FOUND.withDescription("instance " + key + " of " + service + " is not registered")
+          .asRuntimeException());
+      return;
+    }
+    done.thenAccept(counts -> {
+      out.onNext(DrainInstanceResponse.newBuilder().setDrain(Drains.toProto(counts)).build());
+      out.onCompleted();
+    });
   }
 }

@@ -9,7 +9,6 @@ import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.ServerCalls;
 import io.grpc.stub.StreamObserver;
 import io.roster.proto.v1.ClientFrame;
-import io.roster.proto.v1.ErrorCode;
 import io.roster.proto.v1.Hello;
 import io.roster.proto.v1.Pong;
 import io.roster.proto.v1.Push;
@@ -323,8 +322,11 @@ final class SessionService {
             ok(requestId);
           }
           case PING -> write(ServerFrame.newBuilder().setRequestId(requestId).setPong(Pong.getDefaultInstance()).build());
-          case DRAIN -> result(requestId, Result.newBuilder().setCode(ErrorCode.ERROR_CODE_UNIMPLEMENTED)
-              .setMessage("drain is not implemented by this server yet; close the stream (half-close) to deregister everything").build());
+          case DRAIN -> {
+            Duration timeout = Drains.timeout("drain.timeout_ms", frame.getDrain().getTimeoutMs());
+            sessions.drain(s, timeout).thenAccept(counts -> result(requestId,
+                Result.newBuilder().setOk(true).setDrain(Drains.toProto(counts)).build()));
+          }
           default -> throw new IllegalStateException("unhandled frame " + kind);
         }
       } catch (RuntimeException e) {

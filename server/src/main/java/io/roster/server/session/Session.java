@@ -16,6 +16,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * One connected client (one Connect stream) and everything it owns: its ephemeral instances
@@ -138,6 +139,27 @@ public final class Session {
   }
 
   /**
+   * Removes every instance this session registered (one revision and one push per service)
+   * and returns, for every other session subscribed to those services, a future that
+   * completes once it has acked the new state (see {@link PushTarget#whenAcked}). The session
+   * stays open.
+   */
+  public synchronized List<CompletableFuture<Boolean>> drain() {
+    checkOpen();
+    forgetMoved();
+    List<CompletableFuture<Boolean>> acks = new ArrayList<>();
+    for (ServiceKey service : owned.keySet()) {
+      registry.replaceOwned(info.connectionId(), service, List.of());
+      long revision = registry.snapshot(service).revision();
+      Subscription own = subscriptions.get(service);
+      acks.addAll(engine.whenAcked(service, revision, t -> t == own));
+    }
+    owned.clear();
+    ownedCount = 0;
+    return acks;
+  }
+
+  /**
    * Subscribes (or changes the clusters filter). Once the request is accepted {@code accepted}
    * runs (the caller answers the request there), then the current state is pushed.
    */
@@ -255,6 +277,11 @@ public final class Session {
     @Override
     public void offer(PushPayload payload) {
       queue.offer(service, payload);
+    }
+
+    @Override
+    public CompletableFuture<Boolean> whenAcked(long revision) {
+      return queue.whenAcked(service, revision);
     }
   }
 }

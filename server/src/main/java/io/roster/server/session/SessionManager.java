@@ -1,6 +1,9 @@
 package io.roster.server.session;
 
 import io.roster.server.push.Outbound;
+import io.roster.server.model.InstanceKey;
+import io.roster.server.model.ServiceKey;
+import io.roster.server.push.AckCollector;
 import io.roster.server.push.PushEngine;
 import io.roster.server.push.PushQueue;
 import io.roster.server.registry.Registry;
@@ -10,6 +13,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -45,6 +49,27 @@ public final class SessionManager {
     Session s = new Session(info, registry, engine, new PushQueue(outbound, scheduler, ackTimeout), limits);
     sessions.put(info.connectionId(), s);
     return s;
+  }
+
+  /**
+   * Drains {@code session}: removes what it registered, pushes, and completes once every other
+   * subscriber has acked or gone, or when {@code timeout} passes.
+   */
+  public CompletableFuture<AckCollector.Counts> drain(Session session, Duration timeout) {
+    return AckCollector.collect(session.drain(), timeout, scheduler);
+  }
+
+  /**
+   * Takes an instance out of traffic (disabled, still registered), pushes, and completes once
+   * every subscriber has acked or gone, or when {@code timeout} passes. Null when there is no
+   * such instance.
+   */
+  public CompletableFuture<AckCollector.Counts> drainInstance(ServiceKey service, InstanceKey key, Duration timeout) {
+    if (!registry.setEnabled(service, key, false)) {
+      return null;
+    }
+    long revision = registry.snapshot(service).revision();
+    return AckCollector.collect(engine.whenAcked(service, revision, t -> false), timeout, scheduler);
   }
 
   /** Closes the session and forgets it; null if it was already closed. */

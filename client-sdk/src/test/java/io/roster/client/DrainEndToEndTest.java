@@ -1,0 +1,91 @@
+package io.roster.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.roster.server.RosterServer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** Drain through the public API against an in-JVM server on a loopback socket. */
+class DrainEndToEndTest {
+
+  private static RosterServer server;
+  private final List<RosterClient> clients = new ArrayList<>();
+
+  @BeforeAll
+  static void startServer() {
+    server = TestServers.start(0);
+  }
+
+  @AfterAll
+  static void stopServer() {
+    server.close();
+  }
+
+  @AfterEach
+  void closeClients() {
+    clients.forEach(RosterClient::close);
+  }
+
+  private RosterClient newClient(Duration drainOnClose) {
+    RosterClient c = TestServers.client(server).drainTimeout(drainOnClose).build();
+    clients.add(c);
+    return c;
+  }
+
+  private RosterClient consumerOf(String service, int expected) {
+    RosterClient c = newClient(Duration.ZERO);
+    c.subscribe(service, e -> { });
+    await().atMost(TestServers.patience()).until(() -> c.getAllInstances(service).size() == expected);
+    return c;
+  }
+
+  @Test
+  void whenDrainReturnsEveryConsumerCacheIsAlreadyWithoutTheInstance() {
+    RosterClient provider = newClient(Duration.ZERO);
+    provider.registerInstance("drain-demo", "10.0.0.1", 8080);
+    List<RosterClient> consumers = List.of(consumerOf("drain-demo", 1), consumerOf("drain-demo", 1));
+
+    DrainResult result = provider.drain(Duration.ofSeconds(10));
+
+    assertThat(result).isEqualTo(new DrainResult(2, 2, 0, 0));
+    assertThat(result.complete()).isTrue();
+    for (RosterClient c : consumers) {
+      // No waiting: the ack was sent only after the push was applied to the cache.
+      assertThat(c.getAllInstances("drain-demo")).isEmpty();
+    }
+  }
+
+  @Test
+  void closeDrainsFirstAndARedoDoesNotBringTheInstancesBack() {
+    RosterClient provider = newClient(Duration.ofSeconds(5));
+    provider.registerInstance("drain-close", "10.0.0.2", 8080);
+    RosterClient consumer = consumerOf("drain-close", 1);
+
+    provider.close();
+
+    // The drain completed before close() returned: the consumer's cache already shows it.
+    assertThat(consumer.getAllInstances("drain-close")).isEmpty();
+  }
+
+  @Test
+  void aBadTimeoutNamesTheArgumentAndKeepsTheRegistrations() {
+    RosterClient provider = newClient(Duration.ZERO);
+    provider.registerInstance("drain-bad", "10.0.0.3", 8080);
+    RosterClient consumer = consumerOf("drain-bad", 1);
+
+    assertThatThrownBy(() -> provider.drain(Duration.ofMinutes(5)))
+        .isInstanceOfSatisfying(RosterException.class, e -> {
+          assertThat(e.code()).isEqualTo(RosterException.Code.INVALID_ARGUMENT);
+          assertThat(e.getMessage()).isEqualTo("timeout: PT5M (expected: 0 .. PT1M)");
+        });
+    assertThat(consumer.getAllInstances("drain-bad")).hasSize(1);
+  }
+}
