@@ -92,4 +92,24 @@ class BufCurlTest {
     assertThat(out).contains("\"welcome\"").contains("\"ok\": true").contains("\"push\"")
         .contains("\"ip\": \"10.0.0.7\"");
   }
+
+  @Test
+  void thePreStopDrainRecipeWorks() throws Exception {
+    try (RosterClient provider = RosterClient.builder().serverAddresses(server.address()).build();
+        RosterClient consumer = RosterClient.builder().serverAddresses(server.address()).build()) {
+      provider.registerInstance("prestop-demo", Instance.of("10.3.0.1", 8080));
+      provider.registerInstance("prestop-demo", Instance.of("10.3.0.2", 8080));
+      consumer.subscribe("prestop-demo", e -> { });
+      org.awaitility.Awaitility.await().atMost(Timing.seconds(10))
+          .until(() -> consumer.getAllInstances("prestop-demo").size() == 2);
+
+      // The command of docs/operations.md, with the pod's address filled in.
+      String out = buf(null, "-d", "{\"service\":{\"name\":\"prestop-demo\"},\"ip\":\"10.3.0.1\",\"port\":8080,\"timeoutMs\":\"10000\"}",
+          url("/roster.v1.Admin/DrainInstance"));
+
+      assertThat(out).contains("\"notified\": 1").contains("\"acked\": 1");
+      // Acked means applied: the consumer's cache already lacks it.
+      assertThat(consumer.getAllInstances("prestop-demo")).extracting(Instance::ip).containsExactly("10.3.0.2");
+    }
+  }
 }
