@@ -3,10 +3,13 @@ package io.roster.it;
 import io.roster.client.Instance;
 import io.roster.client.RosterClient;
 import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 
 /**
  * A provider as its own process: registers one instance and waits to be killed.
- * Args: serverAddresses service ip port. Prints "REGISTERED" once registered.
+ * Args: serverAddresses service ip port [subscribeTo]. Prints "REGISTERED" once registered
+ * (and, with subscribeTo, once the first state of that service has arrived).
  */
 public final class ProviderMain {
 
@@ -19,6 +22,13 @@ public final class ProviderMain {
         .requestTimeout(Duration.ofSeconds(10))
         .build();
     client.registerInstance(args[1], Instance.of(args[2], Integer.parseInt(args[3])));
+    if (args.length > 4) {
+      CountDownLatch first = new CountDownLatch(1);
+      client.subscribe(args[4], e -> first.countDown());
+      if (!first.await(10, TimeUnit.SECONDS)) {
+        throw new IllegalStateException("no state of " + args[4] + " within 10 s");
+      }
+    }
     System.out.println("REGISTERED");
     System.out.flush();
     Thread.currentThread().join();

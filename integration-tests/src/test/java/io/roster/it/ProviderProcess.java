@@ -12,6 +12,12 @@ final class ProviderProcess extends JavaProcess {
         servers, service, ip, Integer.toString(port)));
   }
 
+  /** Also subscribes to {@code subscribeTo}; "REGISTERED" then means subscribed too. */
+  ProviderProcess(String servers, String service, String ip, int port, String subscribeTo) {
+    super("provider-" + port, List.of("-Xmx64m", "-cp", testClasspath(), ProviderMain.class.getName(),
+        servers, service, ip, Integer.toString(port), subscribeTo));
+  }
+
   ProviderProcess awaitRegistered() {
     await().atMost(Timing.seconds(30)).until(() -> {
       if (!isAlive()) {
