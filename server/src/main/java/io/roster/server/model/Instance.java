@@ -40,6 +40,16 @@ public record Instance(
   }
 
   /** This instance as stored under {@code service}: id assigned. */
+  /** This instance with another weight. */
+  public Instance withWeight(double w) {
+    return new Instance(ip, port, w, healthy, enabled, ephemeral, cluster, metadata, instanceId);
+  }
+
+  /** This instance with other metadata. */
+  public Instance withMetadata(Map<String, String> m) {
+    return new Instance(ip, port, weight, healthy, enabled, ephemeral, cluster, m, instanceId);
+  }
+
   /** This instance in or out of traffic. */
   public Instance withEnabled(boolean on) {
     return on == enabled ? this : new Instance(ip, port, weight, healthy, on, ephemeral, cluster, metadata, instanceId);

@@ -14,6 +14,7 @@ import java.util.Objects;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
+import java.util.function.UnaryOperator;
 import java.util.function.LongSupplier;
 
 /**
@@ -92,19 +93,35 @@ public final class Registry {
    * there is no such instance; a no-op when it is already so.
    */
   public boolean setEnabled(ServiceKey service, InstanceKey key, boolean enabled) {
+    return update(service, key, i -> i.withEnabled(enabled)) != null;
+  }
+
+  /**
+   * Changes an instance in place, keeping its owner (operators). {@code change} must keep the
+   * identity (ip, port, cluster). Returns the instance as stored, or null when there is no
+   * such instance. A change that alters nothing costs no revision and no push.
+   */
+  public Instance update(ServiceKey service, InstanceKey key, UnaryOperator<Instance> change) {
     if (!services.containsKey(service)) {
-      return false;
+      return null;
     }
-    boolean[] found = new boolean[1];
+    Instance[] stored = new Instance[1];
     boolean changed = mutate(service, e -> {
       Registration r = e.registrations.get(key);
-      found[0] = r != null;
-      return r != null && e.put(r.owner, r.instance.withEnabled(enabled));
+      if (r == null) {
+        return false;
+      }
+      Instance updated = change.apply(r.instance).withId(service);
+      if (!updated.key().equals(key)) {
+        throw new IllegalArgumentException("an update may not change the identity " + key);
+      }
+      stored[0] = updated;
+      return e.put(r.owner, updated);
     });
     if (changed) {
       listener.onChange(service);
     }
-    return found[0];
+    return stored[0];
   }
 
   /** Whether {@code owner} still owns the instance with this identity. */

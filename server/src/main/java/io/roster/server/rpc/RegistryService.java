@@ -11,7 +11,11 @@ import io.roster.proto.v1.QueryInstancesRequest;
 import io.roster.proto.v1.QueryInstancesResponse;
 import io.roster.proto.v1.RegistryGrpc;
 import io.roster.proto.v1.ServiceInfo;
+import io.roster.proto.v1.UpdateInstanceRequest;
+import io.roster.proto.v1.UpdateInstanceResponse;
 import io.roster.proto.v1.WatchRequest;
+import io.roster.server.model.Instance;
+import io.roster.server.model.InstanceKey;
 import io.roster.server.model.Names;
 import io.roster.server.model.RegistryException;
 import io.roster.server.model.ServiceKey;
@@ -23,6 +27,8 @@ import io.roster.server.push.PushQueue;
 import io.roster.server.push.PushTarget;
 import io.roster.server.registry.Registry;
 import io.roster.server.time.Scheduler;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -89,6 +95,49 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
       return;
     }
     out.onNext(b.build());
+    out.onCompleted();
+  }
+
+  @Override
+  public void updateInstance(UpdateInstanceRequest req, StreamObserver<UpdateInstanceResponse> out) {
+    Instance updated;
+    ServiceKey service;
+    InstanceKey key;
+    try {
+      service = ProtoMapper.serviceKey(req.getService(), "");
+      key = new InstanceKey(req.getIp(), req.getPort(),
+          req.getCluster().isEmpty() ? Names.DEFAULT_CLUSTER : Names.cluster("cluster", req.getCluster()));
+      if (req.hasWeight() && !(req.getWeight() >= 0 && req.getWeight() <= Names.MAX_WEIGHT)) {
+        throw RegistryException.invalid("weight", req.getWeight(), "0..10000");
+      }
+      Names.checkMetadata("metadata", req.getMetadataMap());
+      updated = registry.update(service, key, i -> {
+        Instance next = i;
+        if (req.hasEnabled()) {
+          next = next.withEnabled(req.getEnabled());
+        }
+        if (req.hasWeight()) {
+          next = next.withWeight(req.getWeight());
+        }
+        if (req.getReplaceMetadata()) {
+          next = next.withMetadata(req.getMetadataMap());
+        } else if (req.getMetadataCount() > 0) {
+          Map<String, String> merged = new HashMap<>(next.metadata());
+          merged.putAll(req.getMetadataMap());
+          next = next.withMetadata(merged); // validated again: the merged total must fit too
+        }
+        return next;
+      });
+    } catch (RuntimeException e) {
+      out.onError(Errors.toStatusException(e));
+      return;
+    }
+    if (updated == null) {
+      out.onError(Status.NOT_FOUND.withDescription("instance " + key + " of " + service + " is not registered")
+          .asRuntimeException());
+      return;
+    }
+    out.onNext(UpdateInstanceResponse.newBuilder().setInstance(ProtoMapper.toProto(updated)).build());
     out.onCompleted();
   }
 

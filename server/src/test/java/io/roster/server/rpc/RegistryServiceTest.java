@@ -23,6 +23,7 @@ import io.roster.proto.v1.RegisterInstance;
 import io.roster.proto.v1.RegistryGrpc;
 import io.roster.proto.v1.ServiceInfo;
 import io.roster.proto.v1.WatchRequest;
+import io.roster.proto.v1.UpdateInstanceRequest;
 import java.util.concurrent.CompletableFuture;
 import io.grpc.Status;
 import io.roster.server.RosterServer;
@@ -184,6 +185,48 @@ class RegistryServiceTest {
       ch.shutdownNow();
       other.close();
     }
+  }
+
+  @Test
+  void updateInstanceTakesItOutOfTrafficAndBackWithoutLosingAnything() {
+    register("orders", "10.0.0.1", "");
+    register("orders", "10.0.0.2", "");
+    TestSession watcher = new TestSession(channel).hello("watcher");
+    watcher.subscribe("orders");
+    watcher.awaitPush("orders", i -> i.getInstancesCount() == 2);
+    UpdateInstanceRequest.Builder base = UpdateInstanceRequest.newBuilder()
+        .setService(TestSession.key("orders")).setIp("10.0.0.1").setPort(80);
+
+    var off = registry.updateInstance(base.clone().setEnabled(false).putMetadata("state", "draining").build());
+    assertThat(off.getInstance().getEnabled()).isFalse();
+    assertThat(off.getInstance().getMetadataMap()).containsEntry("state", "draining");
+    watcher.awaitPush("orders", i -> i.getInstancesCount() == 1);
+    assertThat(registry.queryInstances(QueryInstancesRequest.newBuilder().setService(TestSession.key("orders")).build())
+        .getServiceInfo().getInstancesList()).extracting(io.roster.proto.v1.Instance::getIp).containsExactly("10.0.0.2");
+
+    var on = registry.updateInstance(base.clone().setEnabled(true).setWeight(3).build());
+    assertThat(on.getInstance().getWeight()).isEqualTo(3);
+    assertThat(on.getInstance().getMetadataMap()).as("merged, not replaced").containsEntry("state", "draining");
+    watcher.awaitPush("orders", i -> i.getInstancesCount() == 2);
+    watcher.close();
+  }
+
+  @Test
+  void updateInstanceErrorsNameTheFieldAndChangeNothing() {
+    register("orders", "10.0.0.1", "");
+    UpdateInstanceRequest.Builder base = UpdateInstanceRequest.newBuilder()
+        .setService(TestSession.key("orders")).setIp("10.0.0.1").setPort(80);
+
+    assertThatThrownBy(() -> registry.updateInstance(base.clone().setEnabled(false).setWeight(20_000).build()))
+        .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+          assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
+          assertThat(e.getStatus().getDescription()).isEqualTo("weight: 20000.0 (expected: 0..10000)");
+        });
+    assertThatThrownBy(() -> registry.updateInstance(base.clone().setPort(81).setEnabled(false).build()))
+        .isInstanceOfSatisfying(StatusRuntimeException.class,
+            e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND));
+    assertThat(registry.queryInstances(QueryInstancesRequest.newBuilder().setService(TestSession.key("orders")).build())
+        .getServiceInfo().getInstances(0).getEnabled()).isTrue();
   }
 
   @Test
