@@ -210,6 +210,32 @@ public interface RosterClient extends AutoCloseable {
   Instance selectOneHealthyInstance(String serviceName, String group);
 
   /**
+   * Like {@link #selectInstances(String, String, boolean)}, restricted to instances of the
+   * given clusters.
+   *
+   * @param serviceName the service
+   * @param group the group; null or empty means {@value #DEFAULT_GROUP}
+   * @param clusters cluster names; null or empty means every cluster
+   * @param healthy true for healthy instances, false for unhealthy ones
+   * @return the instances; unmodifiable
+   * @throws RosterException as for {@link #getAllInstances(String, String)}
+   */
+  List<Instance> selectInstances(String serviceName, String group, List<String> clusters, boolean healthy);
+
+  /**
+   * Like {@link #selectOneHealthyInstance(String, String)}, restricted to instances of the
+   * given clusters (e.g. the caller's own zone first, then any).
+   *
+   * @param serviceName the service
+   * @param group the group; null or empty means {@value #DEFAULT_GROUP}
+   * @param clusters cluster names; null or empty means every cluster
+   * @return the chosen instance
+   * @throws RosterException NO_INSTANCE_AVAILABLE when none of those clusters has one (the
+   *     message names the clusters), or as for {@link #getAllInstances(String, String)}
+   */
+  Instance selectOneHealthyInstance(String serviceName, String group, List<String> clusters);
+
+  /**
    * Subscribes a listener to a service of the default group.
    *
    * @param serviceName the service

@@ -5,11 +5,27 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.Random;
+import java.util.Set;
 
 /** Filters and picks instances for consumers. Stateless apart from the random source. */
 final class Balancer {
 
   private Balancer() {}
+
+  /** The instances of the given clusters; all of them when {@code clusters} is null or empty. */
+  static List<Instance> inClusters(List<Instance> all, List<String> clusters) {
+    if (clusters == null || clusters.isEmpty()) {
+      return all;
+    }
+    Set<String> wanted = Set.copyOf(clusters);
+    List<Instance> result = new ArrayList<>();
+    for (Instance i : all) {
+      if (wanted.contains(i.cluster())) {
+        result.add(i);
+      }
+    }
+    return result;
+  }
 
   /** Enabled instances with weight &gt; 0 whose healthy flag equals {@code healthy}. */
   static List<Instance> select(List<Instance> all, boolean healthy) {

@@ -523,10 +523,22 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
 
   @Override
   public Instance selectOneHealthyInstance(String serviceName, String group) {
-    List<Instance> all = getAllInstances(serviceName, group);
+    return selectOneHealthyInstance(serviceName, group, List.of());
+  }
+
+  @Override
+  public List<Instance> selectInstances(String serviceName, String group, List<String> clusters,
+      boolean healthy) {
+    return Balancer.select(Balancer.inClusters(getAllInstances(serviceName, group), clusters), healthy);
+  }
+
+  @Override
+  public Instance selectOneHealthyInstance(String serviceName, String group, List<String> clusters) {
+    List<Instance> all = Balancer.inClusters(getAllInstances(serviceName, group), clusters);
+    String where = clusters == null || clusters.isEmpty() ? "" : " clusters " + clusters + " of";
     return Balancer.pickWeighted(all, random).orElseThrow(() -> new RosterException(
         Code.NO_INSTANCE_AVAILABLE,
-        "no healthy, enabled instance with weight > 0 in " + key(serviceName, group)
+        "no healthy, enabled instance with weight > 0 in" + where + " " + key(serviceName, group)
             + " (" + all.size() + " instance(s) in total)"));
   }
 

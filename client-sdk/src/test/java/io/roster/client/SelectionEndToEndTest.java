@@ -1,0 +1,84 @@
+package io.roster.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.roster.server.RosterServer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** Online/offline and selection through the public API, against an in-JVM server. */
+class SelectionEndToEndTest {
+
+  private static RosterServer server;
+  private final List<RosterClient> clients = new ArrayList<>();
+
+  @BeforeAll
+  static void startServer() {
+    server = TestServers.start(0);
+  }
+
+  @AfterAll
+  static void stopServer() {
+    server.close();
+  }
+
+  @AfterEach
+  void closeClients() {
+    clients.forEach(RosterClient::close);
+  }
+
+  private RosterClient newClient() {
+    RosterClient c = TestServers.client(server).build();
+    clients.add(c);
+    return c;
+  }
+
+  private static List<String> ips(List<Instance> list) {
+    return list.stream().map(Instance::ip).sorted().toList();
+  }
+
+  @Test
+  void aProviderRegistersOfflineAndComesOnlineWithoutReconnecting() {
+    RosterClient provider = newClient();
+    RosterClient consumer = newClient();
+    List<InstancesChangeEvent> events = new CopyOnWriteArrayList<>();
+    consumer.subscribe("warmup", events::add);
+    Instance offline = Instance.builder().ip("10.5.0.1").port(8080).enabled(false).build();
+
+    provider.registerInstance("warmup", offline);
+    provider.registerInstance("warmup", Instance.of("10.5.0.2", 8080));
+    await().atMost(TestServers.patience()).until(() -> ips(consumer.getAllInstances("warmup")).equals(List.of("10.5.0.2")));
+
+    provider.registerInstance("warmup", offline.toBuilder().enabled(true).weight(2).build()); // ready now
+    await().atMost(TestServers.patience())
+        .until(() -> ips(consumer.getAllInstances("warmup")).equals(List.of("10.5.0.1", "10.5.0.2")));
+    assertThat(events).noneMatch(e -> e.instances().stream().anyMatch(i -> !i.enabled()));
+  }
+
+  @Test
+  void selectionHonoursClustersWeightsAndSaysWhyWhenNothingIsLeft() {
+    RosterClient provider = newClient();
+    RosterClient consumer = newClient();
+    provider.registerInstance("zoned", Instance.builder().ip("10.6.0.1").port(80).cluster("z1").build());
+    provider.registerInstance("zoned", Instance.builder().ip("10.6.0.2").port(80).cluster("z2").build());
+    provider.registerInstance("zoned", Instance.builder().ip("10.6.0.3").port(80).cluster("z2").weight(0).build());
+    consumer.subscribe("zoned", e -> { });
+    await().atMost(TestServers.patience()).until(() -> consumer.getAllInstances("zoned").size() == 3);
+
+    assertThat(ips(consumer.selectInstances("zoned", null, List.of("z2"), true))).containsExactly("10.6.0.2");
+    assertThat(consumer.selectOneHealthyInstance("zoned", null, List.of("z1")).ip()).isEqualTo("10.6.0.1");
+    assertThat(ips(consumer.selectInstances("zoned", true))).containsExactly("10.6.0.1", "10.6.0.2");
+    assertThatThrownBy(() -> consumer.selectOneHealthyInstance("zoned", null, List.of("z3")))
+        .isInstanceOfSatisfying(RosterException.class, e -> {
+          assertThat(e.code()).isEqualTo(RosterException.Code.NO_INSTANCE_AVAILABLE);
+          assertThat(e.getMessage()).contains("clusters [z3]").contains("zoned");
+        });
+  }
+}
