@@ -11,7 +11,9 @@ import java.util.Objects;
  * that are new, {@link #removed()} are identities that are gone (with their last known values),
  * and {@link #modified()} are identities present before and after whose content changed (with
  * their new values). An event is only delivered when the visible content changed, except the
- * first event of a listener, which carries the whole current list in {@link #added()}.
+ * first event of a listener, which carries the whole current list in {@link #added()}. A
+ * listener slower than the changes skips intermediate states: each event is the difference
+ * from the state that listener last heard of, so memory stays bounded.
  *
  * @param namespace the service's namespace
  * @param group the service's group
@@ -22,6 +24,10 @@ import java.util.Objects;
  * @param modified instances whose identity stayed but whose content changed, as they are now;
  *     unmodifiable
  * @param revision the server's revision of this state; grows with every change
+ * @param emptyPushIgnored true when the server's state had no instances and push-empty
+ *     protection ({@code RosterClient.Builder#pushEmptyProtection}) kept the last non-empty
+ *     list instead; {@link #instances()} is that list. Told once, when it starts; the next
+ *     event with a non-empty server state has it false again.
  */
 public record InstancesChangeEvent(
     String namespace,
@@ -31,7 +37,8 @@ public record InstancesChangeEvent(
     List<Instance> added,
     List<Instance> removed,
     List<Instance> modified,
-    long revision) {
+    long revision,
+    boolean emptyPushIgnored) {
 
   /** Checks for nulls and copies the lists. */
   public InstancesChangeEvent {

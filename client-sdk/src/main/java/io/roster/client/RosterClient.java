@@ -2,6 +2,7 @@ package io.roster.client;
 
 import io.roster.client.internal.ClientOptions;
 import io.roster.client.internal.DefaultRosterClient;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -357,6 +358,8 @@ public interface RosterClient extends AutoCloseable {
     private Duration keepAliveTime = Duration.ofSeconds(5);
     private Duration keepAliveTimeout = Duration.ofSeconds(5);
     private Duration drainTimeout = Duration.ofSeconds(3);
+    private boolean pushEmptyProtection;
+    private Path failoverDir;
     private Executor listenerExecutor;
 
     private Builder() {}
@@ -445,6 +448,37 @@ public interface RosterClient extends AutoCloseable {
      */
     public Builder drainTimeout(Duration value) {
       this.drainTimeout = Objects.requireNonNull(value, "drainTimeout");
+      return this;
+    }
+
+    /**
+     * Turns on push-empty protection: when a subscribed service that had instances would have
+     * none (every provider gone at once, or a server that lost its state), the client keeps the
+     * last non-empty list, tells listeners once with
+     * {@link InstancesChangeEvent#emptyPushIgnored()}, and applies the next non-empty state as
+     * usual. Calls to instances that are really gone then fail at the caller, which is the
+     * trade-off: use it where an empty list is worse than a stale one. Default off.
+     *
+     * @param value true to protect
+     * @return this builder
+     */
+    public Builder pushEmptyProtection(boolean value) {
+      this.pushEmptyProtection = value;
+      return this;
+    }
+
+    /**
+     * Turns on the failover snapshot: the client writes the last known list of every
+     * subscribed service to files in {@code dir} (one per service, replaced atomically), and
+     * when no server answers — typically a client that starts while the registry is down —
+     * {@code subscribe} and {@code getAllInstances} serve those lists until a server answers.
+     * Default off (null).
+     *
+     * @param dir a writable directory; created when missing
+     * @return this builder
+     */
+    public Builder failoverDir(Path dir) {
+      this.failoverDir = dir;
       return this;
     }
 
@@ -559,6 +593,8 @@ public interface RosterClient extends AutoCloseable {
           keepAliveTime,
           keepAliveTimeout,
           drainTimeout,
+          pushEmptyProtection,
+          failoverDir,
           listenerExecutor);
       return DefaultRosterClient.create(options);
     }

@@ -1,6 +1,7 @@
 package io.roster.client.internal;
 
 import io.roster.client.RosterException;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
@@ -24,6 +25,9 @@ import java.util.concurrent.Executor;
  * @param keepAliveTime idle time before a ping
  * @param keepAliveTimeout how long to wait for any frame after a ping
  * @param drainTimeout how long close() waits for subscribers to confirm; zero disables the drain
+ * @param pushEmptyProtection keep the last non-empty list when a state would empty a service
+ * @param failoverDir where last-known lists are written and read back while no server answers;
+ *     null disables the failover snapshot
  * @param listenerExecutor where listeners run, or null for a client-owned pool
  */
 public record ClientOptions(
@@ -41,6 +45,8 @@ public record ClientOptions(
     Duration keepAliveTime,
     Duration keepAliveTimeout,
     Duration drainTimeout,
+    boolean pushEmptyProtection,
+    Path failoverDir,
     Executor listenerExecutor) {
 
   /** The longest drain wait a server accepts. */

@@ -340,7 +340,7 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
       ensureOpen();
       sub = subscriptions.get(key);
       if (sub == null) {
-        sub = new Subscription(key, listenerExecutor);
+        sub = new Subscription(key, listenerExecutor, options.pushEmptyProtection());
         subscriptions.put(key, sub);
         created = true;
         if (options.pollEnabled()) {

@@ -6,18 +6,30 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One subscribed service: its listeners, its cached state and the queue its events run through.
+ * One subscribed service: its listeners, its cached state and the delivery of events.
  *
  * <p>The cache only moves forward: a state is applied only when its revision is greater than
- * the cached one. Listeners hear of a state only when the visible content changed (and once
- * at first). Events are queued in order under the client's lock by the {@code offer}/{@code add}
- * methods and run after the caller released it, via {@link #drainEvents()}.
+ * the cached one.
  *
- * <p>Guarded by the client's lock except where noted.
+ * <p><b>Delivery is latest-wins per listener, so memory stays bounded.</b> Nothing is queued
+ * per state: a delivery run compares the current state with the state each listener last
+ * heard of and, when the visible content differs (or the listener has heard nothing yet),
+ * calls it once with the difference. A slow listener therefore skips intermediate states and
+ * sees fewer, larger differences; every listener always ends on the latest state, hears
+ * revisions in increasing order, and never hears of a no-op. At most one delivery run per
+ * service is pending, and runs of one service never overlap.
+ *
+ * <p><b>Push-empty protection</b> (optional): a state that would empty a service that had
+ * instances is cached with the last non-empty list and the new revision, and listeners are
+ * told once, with {@link InstancesChangeEvent#emptyPushIgnored()} set.
+ *
+ * <p>{@link #offer} and {@link #addListener} are called under the client's lock;
+ * {@link #drainEvents()} after it is released.
  */
 final class Subscription {
 
@@ -29,23 +41,44 @@ final class Subscription {
     STALE,
     /** Newer revision, same visible content; cached without an event. */
     UNCHANGED,
-    /** Newer revision with different content (or the first state); an event was queued. */
+    /** Newer revision with different content (or the first state); listeners will hear of it. */
     CHANGED
   }
 
+  /** The cached state, and whether its list was kept from before an empty push. */
+  private record State(ServiceSnapshot snapshot, boolean emptyPushIgnored) {}
+
+  /** A listener and what it last heard of; {@code heard} is touched only by delivery runs. */
+  private static final class Receiver {
+    final Listener listener;
+    volatile boolean removed;
+    State heard;
+
+    Receiver(Listener listener) {
+      this.listener = listener;
+    }
+  }
+
   private final ServiceKey key;
-  private final List<Listener> listeners = new CopyOnWriteArrayList<>();
+  private final boolean protectFromEmpty;
+  private final List<Receiver> receivers = new CopyOnWriteArrayList<>();
   private final SerialExecutor events;
+  private final AtomicBoolean runPending = new AtomicBoolean();
   private volatile boolean active = true;
-  private ServiceSnapshot snapshot;
+  private volatile State state;
 
   // Poll state, guarded by the client's lock.
   ScheduledFuture<?> pollTask;
   int pollFailures;
 
   Subscription(ServiceKey key, Executor listenerExecutor) {
+    this(key, listenerExecutor, false);
+  }
+
+  Subscription(ServiceKey key, Executor listenerExecutor, boolean protectFromEmpty) {
     this.key = key;
     this.events = new SerialExecutor(listenerExecutor);
+    this.protectFromEmpty = protectFromEmpty;
   }
 
   ServiceKey key() {
@@ -54,7 +87,8 @@ final class Subscription {
 
   /** The cached state, or null before the first one arrived. */
   ServiceSnapshot snapshot() {
-    return snapshot;
+    State s = state;
+    return s == null ? null : s.snapshot;
   }
 
   boolean isActive() {
@@ -62,12 +96,12 @@ final class Subscription {
   }
 
   boolean hasListeners() {
-    return !listeners.isEmpty();
+    return !receivers.isEmpty();
   }
 
   /**
-   * Adds a listener (once; by identity). When a state is cached, queues an event for that
-   * listener alone with the whole list in {@code added}.
+   * Adds a listener (once; by identity). When a state is cached, the listener alone hears of
+   * it at once, with the whole list in {@code added}.
    *
    * @return false when the listener was already there
    */
@@ -75,45 +109,48 @@ final class Subscription {
     if (indexOf(listener) >= 0) {
       return false;
     }
-    listeners.add(listener);
-    if (snapshot != null) {
-      InstancesChangeEvent event = event(snapshot,
-          InstancesDiff.between(List.of(), snapshot.instances()));
-      queue(event, List.of(listener));
+    receivers.add(new Receiver(listener));
+    if (state != null) {
+      scheduleRun();
     }
     return true;
   }
 
-  /** Removes a listener (by identity); its queued events are skipped. */
+  /** Removes a listener (by identity); it hears nothing more, even of a pending run. */
   boolean removeListener(Listener listener) {
     int i = indexOf(listener);
     if (i < 0) {
       return false;
     }
-    listeners.remove(i);
+    receivers.remove(i).removed = true;
     return true;
   }
 
-  /**
-   * Applies a state if it is newer than the cached one, queueing an event for the current
-   * listeners when the visible content changed or it is the first state.
-   */
+  /** Applies a state if it is newer than the cached one; listeners hear of visible changes. */
   Outcome offer(ServiceSnapshot next) {
-    ServiceSnapshot previous = snapshot;
-    if (previous != null && Long.compareUnsigned(next.revision(), previous.revision()) <= 0) {
+    State previous = state;
+    if (previous != null && Long.compareUnsigned(next.revision(), previous.snapshot.revision()) <= 0) {
       return Outcome.STALE;
     }
-    snapshot = next;
-    InstancesDiff diff = InstancesDiff.between(
-        previous == null ? List.of() : previous.instances(), next.instances());
-    if (previous != null && diff.isEmpty()) {
+    boolean keep = protectFromEmpty && previous != null && next.instances().isEmpty()
+        && !previous.snapshot.instances().isEmpty();
+    State current = keep
+        ? new State(new ServiceSnapshot(key, previous.snapshot.instances(), next.revision(), next.checksum()), true)
+        : new State(next, false);
+    state = current;
+    if (keep && !previous.emptyPushIgnored) {
+      log.warn("{} would have no instances at revision {}; keeping the last {} (push-empty protection)",
+          key, next.revision(), previous.snapshot.instances().size());
+    }
+    if (previous != null && previous.emptyPushIgnored == current.emptyPushIgnored
+        && InstancesDiff.between(previous.snapshot.instances(), current.snapshot.instances()).isEmpty()) {
       return Outcome.UNCHANGED;
     }
-    queue(event(next, diff), List.copyOf(listeners));
+    scheduleRun();
     return Outcome.CHANGED;
   }
 
-  /** Stops the subscription: no more events, queued ones are dropped. */
+  /** Stops the subscription: no more events, a pending run is dropped. */
   void deactivate() {
     active = false;
     events.clear();
@@ -123,46 +160,60 @@ final class Subscription {
     }
   }
 
-  /** Runs queued events on the listener executor. Call without holding the client's lock. */
+  /** Starts a pending delivery run on the listener executor. Call without the client's lock. */
   void drainEvents() {
     events.drain();
   }
 
-  private void queue(InstancesChangeEvent event, List<Listener> targets) {
-    if (targets.isEmpty()) {
-      return;
+  private void scheduleRun() {
+    if (runPending.compareAndSet(false, true)) {
+      events.add(this::deliver);
     }
-    events.add(() -> deliver(event, targets));
   }
 
-  private void deliver(InstancesChangeEvent event, List<Listener> targets) {
-    for (Listener listener : targets) {
-      if (!active || indexOf(listener) < 0) {
-        continue; // unsubscribed after the event was queued
+  private void deliver() {
+    runPending.set(false); // a state offered from now on schedules another run
+    State current = state;
+    for (Receiver r : receivers) {
+      if (!active) {
+        return;
+      }
+      if (r.removed) {
+        continue;
+      }
+      State heard = r.heard;
+      if (heard != null && Long.compareUnsigned(heard.snapshot.revision(), current.snapshot.revision()) >= 0) {
+        continue;
+      }
+      InstancesDiff diff = InstancesDiff.between(
+          heard == null ? List.of() : heard.snapshot.instances(), current.snapshot.instances());
+      r.heard = current;
+      if (heard != null && diff.isEmpty() && heard.emptyPushIgnored == current.emptyPushIgnored) {
+        continue; // nothing this listener can see changed
       }
       try {
-        listener.onEvent(event);
+        r.listener.onEvent(event(current, diff));
       } catch (RuntimeException | Error e) {
         if (e instanceof VirtualMachineError) {
           throw e;
         }
         log.warn("Listener {} of {} threw on revision {}; other listeners are unaffected",
-            listener, key, event.revision(), e);
+            r.listener, key, current.snapshot.revision(), e);
       }
     }
   }
 
   private int indexOf(Listener listener) {
-    for (int i = 0; i < listeners.size(); i++) {
-      if (listeners.get(i) == listener) {
+    for (int i = 0; i < receivers.size(); i++) {
+      if (receivers.get(i).listener == listener) {
         return i;
       }
     }
     return -1;
   }
 
-  private InstancesChangeEvent event(ServiceSnapshot state, InstancesDiff diff) {
-    return new InstancesChangeEvent(key.namespace(), key.group(), key.name(), state.instances(),
-        diff.added(), diff.removed(), diff.modified(), state.revision());
+  private InstancesChangeEvent event(State s, InstancesDiff diff) {
+    return new InstancesChangeEvent(key.namespace(), key.group(), key.name(), s.snapshot.instances(),
+        diff.added(), diff.removed(), diff.modified(), s.snapshot.revision(), s.emptyPushIgnored);
   }
 }
