@@ -79,6 +79,7 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
   private final String namespace;
   private final Duration requestTimeout;
   private final Duration drainTimeout;
+  private final FailoverStore failover;
   private final Connector connector;
   private final ScheduledExecutorService scheduler;
   private final boolean ownsScheduler;
@@ -130,6 +131,7 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
     this.namespace = options.namespace();
     this.requestTimeout = options.requestTimeout();
     this.drainTimeout = options.drainTimeout();
+    this.failover = options.failoverDir() == null ? null : new FailoverStore(options.failoverDir(), scheduler);
     this.connector = connector;
     this.scheduler = scheduler;
     this.ownsScheduler = ownsScheduler;
@@ -335,6 +337,7 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
     Objects.requireNonNull(listener, "listener");
     Subscription sub;
     boolean created = false;
+    boolean fromFailover = false;
     lock.lock();
     try {
       ensureOpen();
@@ -345,6 +348,14 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
         created = true;
         if (options.pollEnabled()) {
           poller.start(sub);
+        }
+        ServiceSnapshot saved = failover != null && connection.activeSession() == null ? failover.load(key) : null;
+        if (saved != null) {
+          // No server now: serve the last known list until one answers (its state is newer).
+          sub.offer(saved);
+          fromFailover = true;
+          log.info("No Roster server reachable: serving {} from the failover snapshot (revision {}, {} instances)",
+              key, saved.revision(), saved.instances().size());
         }
       }
       sub.addListener(listener);
@@ -364,7 +375,7 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
           subscriptions.remove(key);
           subscription.deactivate();
         },
-        true,
+        !fromFailover, // served from the snapshot: subscribe on the server when connected
         null);
   }
 
@@ -455,7 +466,9 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
       if (!sub.isActive()) {
         return;
       }
-      sub.offer(snapshot);
+      if (sub.offer(snapshot) != Subscription.Outcome.STALE && failover != null) {
+        failover.save(sub.snapshot());
+      }
     } finally {
       lock.unlock();
     }
@@ -501,6 +514,12 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
     } catch (RosterException e) {
       if (e.code() == Code.NOT_FOUND) {
         return List.of();
+      }
+      ServiceSnapshot saved = failover == null || (e.code() != Code.UNAVAILABLE && e.code() != Code.TIMEOUT)
+          ? null : failover.load(key);
+      if (saved != null) {
+        log.debug("No Roster server answered; {} from the failover snapshot", key);
+        return saved.instances();
       }
       throw e;
     }

@@ -141,7 +141,7 @@ class SubscriptionTest {
     });
 
     for (int rev = 1; rev <= 200; rev++) {
-      sub.offer(snapshot(rev, rev % 2 == 0 ? a : b));
+      sub.offer(snapshot(rev, Instance.of("10.0.0.1", rev))); // every state visibly different
       sub.drainEvents();
     }
 
