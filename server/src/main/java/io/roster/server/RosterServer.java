@@ -38,6 +38,7 @@ public final class RosterServer implements AutoCloseable {
   private final Registry registry;
   private final SessionManager sessions;
   private final GrpcEndpoint endpoint;
+  private final PushEngine engine;
   private final CountDownLatch terminated = new CountDownLatch(1);
   private boolean closed;
 
@@ -45,7 +46,7 @@ public final class RosterServer implements AutoCloseable {
     this.config = config;
     this.scheduler = new SystemScheduler("roster-push", 1);
     this.registry = new Registry(() -> ChronoUnit.MICROS.between(Instant.EPOCH, Instant.now()));
-    PushEngine engine = new PushEngine(registry, scheduler, config.pushWindow());
+    this.engine = new PushEngine(registry, scheduler, config.pushWindow());
     registry.setChangeListener(engine);
     this.sessions = new SessionManager(registry, engine, scheduler, config.pushAckTimeout(),
         new SessionLimits(config.maxInstancesPerConnection(), config.maxSubscriptionsPerConnection()));
@@ -110,6 +111,7 @@ public final class RosterServer implements AutoCloseable {
     }
     log.info("Stopping: {} sessions asked to reconnect, grace {}", sessions.count(),
         ServerConfig.formatDuration(config.shutdownGrace()));
+    engine.stop();
     try {
       endpoint.shutdown(config.shutdownGrace());
     } catch (InterruptedException e) {

@@ -40,6 +40,7 @@ public final class PushEngine implements Registry.ChangeListener {
   private final Map<ServiceKey, Set<PushTarget>> subscribers = new ConcurrentHashMap<>();
   private final Map<ServiceKey, Coalesce> coalesce = new ConcurrentHashMap<>();
   private final Map<ServiceKey, Payloads> payloads = new ConcurrentHashMap<>();
+  private volatile boolean stopped;
 
   public PushEngine(Registry registry, Scheduler scheduler, Duration window) {
     this.registry = registry;
@@ -48,9 +49,18 @@ public final class PushEngine implements Registry.ChangeListener {
     this.windowNanos = window.toNanos();
   }
 
+  /**
+   * Stops pushing changes (the server is shutting down). The sessions leaving because of the
+   * shutdown would otherwise push their removal to subscribers that are leaving too, which
+   * would then see every provider vanish and come back after the restart.
+   */
+  public void stop() {
+    stopped = true;
+  }
+
   @Override
   public void onChange(ServiceKey service) {
-    if (!subscribers.containsKey(service)) {
+    if (stopped || !subscribers.containsKey(service)) {
       return;
     }
     Coalesce c = coalesce.computeIfAbsent(service, k -> new Coalesce());
@@ -135,6 +145,9 @@ public final class PushEngine implements Registry.ChangeListener {
   }
 
   private void push(ServiceKey service, Coalesce c) {
+    if (stopped) {
+      return;
+    }
     synchronized (c) {
       c.scheduled = false;
       c.neverPushed = false;

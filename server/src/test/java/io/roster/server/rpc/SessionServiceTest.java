@@ -263,6 +263,29 @@ class SessionServiceTest {
     assertThat(closer.isAlive()).isFalse();
   }
 
+  @Test
+  void sessionsLeavingBecauseOfAShutdownPushNoRemovalsToSubscribers() throws Exception {
+    TestSession provider = session("provider");
+    provider.register("orders", "10.0.0.7", 8080);
+    TestSession consumer = session("consumer");
+    consumer.subscribe("orders");
+    consumer.awaitPush("orders", i -> i.getInstancesCount() == 1);
+    Thread closer = new Thread(server::close, "closer");
+    closer.start();
+
+    provider.await(ServerFrame::hasReconnect);
+    provider.halfClose();
+    assertThat(provider.awaitClosed().isOk()).isTrue();
+    await().atMost(Duration.ofSeconds(5)).until(() -> server.sessions().count() == 1);
+    consumer.await(ServerFrame::hasReconnect);
+    consumer.halfClose();
+    assertThat(consumer.awaitClosed().isOk()).isTrue();
+
+    // The consumer keeps its last list through the restart: no push told it the provider left.
+    assertThat(consumer.drainFrames()).noneMatch(ServerFrame::hasPush);
+    closer.join(Duration.ofSeconds(5).toMillis());
+  }
+
   private static int pendingOf(Session s) {
     return s.pendingPushes();
   }

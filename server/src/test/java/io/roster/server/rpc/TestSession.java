@@ -95,6 +95,13 @@ final class TestSession implements AutoCloseable {
     return await(x -> x.getRequestId().equals(id) && x.hasResult()).getResult();
   }
 
+  /** Takes every frame received and not yet consumed. */
+  java.util.List<ServerFrame> drainFrames() {
+    java.util.List<ServerFrame> out = new java.util.ArrayList<>();
+    frames.drainTo(out);
+    return out;
+  }
+
   /** Sends a ping and waits for its pong. */
   void ping() {
     String id = nextId();
