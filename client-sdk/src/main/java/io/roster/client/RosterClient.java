@@ -358,6 +358,7 @@ public interface RosterClient extends AutoCloseable {
     private Duration keepAliveTime = Duration.ofSeconds(5);
     private Duration keepAliveTimeout = Duration.ofSeconds(5);
     private Duration drainTimeout = Duration.ofSeconds(3);
+    private Duration reconnectEmptyHold = Duration.ofSeconds(3);
     private boolean pushEmptyProtection;
     private Path failoverDir;
     private Executor listenerExecutor;
@@ -448,6 +449,22 @@ public interface RosterClient extends AutoCloseable {
      */
     public Builder drainTimeout(Duration value) {
       this.drainTimeout = Objects.requireNonNull(value, "drainTimeout");
+      return this;
+    }
+
+    /**
+     * Sets how long, after a reconnect, a state that would empty a service this client knows
+     * with instances is held back. When a standalone server restarts, a consumer may subscribe
+     * again before its providers have registered again; without the hold it would see them all
+     * vanish for that moment. A non-empty state arriving meanwhile replaces the held one; a
+     * held push is acknowledged only once applied. Default 3 s; zero applies it at once; at
+     * most 1 minute.
+     *
+     * @param value a duration from zero to one minute
+     * @return this builder
+     */
+    public Builder reconnectEmptyHold(Duration value) {
+      this.reconnectEmptyHold = Objects.requireNonNull(value, "reconnectEmptyHold");
       return this;
     }
 
@@ -593,6 +610,7 @@ public interface RosterClient extends AutoCloseable {
           keepAliveTime,
           keepAliveTimeout,
           drainTimeout,
+          reconnectEmptyHold,
           pushEmptyProtection,
           failoverDir,
           listenerExecutor);

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.roster.server.RosterServer;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -69,6 +70,39 @@ class ReconnectEndToEndTest {
         .containsExactlyInAnyOrder("10.0.9.1", "10.0.9.2"));
     assertThat(ips(consumer.getAllInstances("e2e.restart")))
         .containsExactlyInAnyOrder("10.0.9.1", "10.0.9.2");
+  }
+
+  /**
+   * The provider comes back later than the consumer, so the restarted server first tells the
+   * consumer the service is empty. With the hold (default) the consumer never shows that;
+   * without it, it does.
+   */
+  @Test
+  void aConsumerBackBeforeItsProviderDoesNotSeeItVanishUnlessTheHoldIsOff() {
+    server = TestServers.start(0);
+    int port = server.port();
+    RosterClient provider = newClient(TestServers.client(server).drainTimeout(Duration.ZERO)
+        .reconnectBackoff(Duration.ofMillis(1500), Duration.ofMillis(1500)));
+    RosterClient held = newClient(TestServers.client(server).pollEnabled(false));
+    RosterClient unheld = newClient(TestServers.client(server).pollEnabled(false)
+        .reconnectEmptyHold(Duration.ZERO));
+    List<InstancesChangeEvent> heldEvents = new CopyOnWriteArrayList<>();
+    List<InstancesChangeEvent> unheldEvents = new CopyOnWriteArrayList<>();
+    provider.registerInstance("e2e.hold", "10.0.8.1", 80);
+    held.subscribe("e2e.hold", heldEvents::add);
+    unheld.subscribe("e2e.hold", unheldEvents::add);
+    await().atMost(TestServers.patience()).until(
+        () -> lastIps(heldEvents).size() == 1 && lastIps(unheldEvents).size() == 1);
+
+    server.close();
+    server = TestServers.start(port);
+
+    // Both consumers end with the provider back...
+    await().atMost(TestServers.patience()).until(() -> ips(held.getAllInstances("e2e.hold")).equals(List.of("10.0.8.1"))
+        && lastIps(unheldEvents).equals(List.of("10.0.8.1")) && unheldEvents.size() >= 3);
+    // ...but only the one without the hold was told it had vanished in between.
+    assertThat(unheldEvents).anyMatch(e -> e.instances().isEmpty());
+    assertThat(heldEvents).noneMatch(e -> e.instances().isEmpty());
   }
 
   private static List<String> lastIps(List<InstancesChangeEvent> events) {

@@ -25,6 +25,8 @@ import java.util.concurrent.Executor;
  * @param keepAliveTime idle time before a ping
  * @param keepAliveTimeout how long to wait for any frame after a ping
  * @param drainTimeout how long close() waits for subscribers to confirm; zero disables the drain
+ * @param reconnectEmptyHold how long, after a reconnect, a state that would empty a known
+ *     service is held back; zero applies it at once
  * @param pushEmptyProtection keep the last non-empty list when a state would empty a service
  * @param failoverDir where last-known lists are written and read back while no server answers;
  *     null disables the failover snapshot
@@ -45,6 +47,7 @@ public record ClientOptions(
     Duration keepAliveTime,
     Duration keepAliveTimeout,
     Duration drainTimeout,
+    Duration reconnectEmptyHold,
     boolean pushEmptyProtection,
     Path failoverDir,
     Executor listenerExecutor) {
@@ -78,6 +81,10 @@ public record ClientOptions(
     positive("keepAlive.time", keepAliveTime);
     positive("keepAlive.timeout", keepAliveTimeout);
     checkDrainTimeout("drainTimeout", drainTimeout);
+    Objects.requireNonNull(reconnectEmptyHold, "reconnectEmptyHold");
+    if (reconnectEmptyHold.isNegative() || reconnectEmptyHold.compareTo(Duration.ofMinutes(1)) > 0) {
+      throw invalid("reconnectEmptyHold", reconnectEmptyHold.toString(), "0 .. PT1M");
+    }
   }
 
   /** The drain's wait: 0 .. 60 s, as the server accepts. */

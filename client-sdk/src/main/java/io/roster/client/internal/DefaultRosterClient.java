@@ -80,6 +80,10 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
   private final Duration requestTimeout;
   private final Duration drainTimeout;
   private final FailoverStore failover;
+  private final Ticker ticker;
+  private final Duration reconnectEmptyHold;
+  private volatile long reconnectedAtNanos; // 0 until the first reconnect
+  private volatile boolean welcomedBefore;
   private final Connector connector;
   private final ScheduledExecutorService scheduler;
   private final boolean ownsScheduler;
@@ -131,6 +135,8 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
     this.namespace = options.namespace();
     this.requestTimeout = options.requestTimeout();
     this.drainTimeout = options.drainTimeout();
+    this.reconnectEmptyHold = options.reconnectEmptyHold();
+    this.ticker = ticker;
     this.failover = options.failoverDir() == null ? null : new FailoverStore(options.failoverDir(), scheduler);
     this.connector = connector;
     this.scheduler = scheduler;
@@ -414,6 +420,10 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
   /** Redo: the full desired state onto a new session. Called under the lock. */
   @Override
   public void onWelcome(Session session) {
+    if (welcomedBefore && !reconnectEmptyHold.isZero()) {
+      reconnectedAtNanos = Math.max(1, ticker.nanoTime());
+    }
+    welcomedBefore = true;
     int services = 0;
     for (Map.Entry<ServiceKey, Map<Identity, Instance>> e : registrations.entrySet()) {
       if (e.getValue().isEmpty()) {
@@ -439,6 +449,7 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
 
   @Override
   public void onPush(Session session, Push push) {
+    boolean held = false;
     try {
       ServiceSnapshot snapshot = ProtoMapper.fromProto(push.getServiceInfo());
       Subscription sub;
@@ -449,30 +460,81 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
         lock.unlock();
       }
       if (sub != null) {
-        offer(sub, snapshot);
+        held = !offer(sub, snapshot);
       }
     } finally {
-      // Acked once applied, also when ignored as stale or no longer subscribed.
-      session.send(ClientFrame.newBuilder()
-          .setPushAck(PushAck.newBuilder().setPushId(push.getPushId()))
-          .build());
+      // Acked once applied, also when ignored as stale or no longer subscribed; not while
+      // held back, so that a drain waiting for this client is not told it has caught up.
+      // The server sends it again after its ack timeout.
+      if (!held) {
+        session.send(ClientFrame.newBuilder()
+            .setPushAck(PushAck.newBuilder().setPushId(push.getPushId()))
+            .build());
+      }
     }
   }
 
-  /** Applies a state to the cache (forward only) and runs any resulting event. */
-  private void offer(Subscription sub, ServiceSnapshot snapshot) {
+  /**
+   * Applies a state to the cache (forward only) and runs any resulting event. Returns false
+   * when the state is held back instead: it would empty a service shortly after a reconnect
+   * (see {@link ClientOptions#reconnectEmptyHold()}).
+   */
+  private boolean offer(Subscription sub, ServiceSnapshot snapshot) {
     lock.lock();
     try {
       if (!sub.isActive()) {
-        return;
+        return true;
       }
-      if (sub.offer(snapshot) != Subscription.Outcome.STALE && failover != null) {
-        failover.save(sub.snapshot());
+      long holdNanos = emptyHoldNanos(sub, snapshot);
+      if (holdNanos > 0) {
+        boolean first = sub.heldEmpty == null;
+        if (first || Long.compareUnsigned(snapshot.revision(), sub.heldEmpty.revision()) > 0) {
+          sub.heldEmpty = snapshot;
+        }
+        if (first) {
+          log.debug("Holding back an empty state of {} for {} ms after a reconnect", sub.key(),
+              TimeUnit.NANOSECONDS.toMillis(holdNanos));
+          scheduler.schedule(() -> releaseHeld(sub), holdNanos, TimeUnit.NANOSECONDS);
+        }
+        return false;
+      }
+      apply(sub, snapshot);
+    } finally {
+      lock.unlock();
+    }
+    sub.drainEvents();
+    return true;
+  }
+
+  /** How long to hold back {@code snapshot}: it empties a known service right after a reconnect. */
+  private long emptyHoldNanos(Subscription sub, ServiceSnapshot snapshot) {
+    ServiceSnapshot cached = sub.snapshot();
+    if (reconnectedAtNanos == 0 || !snapshot.instances().isEmpty() || cached == null
+        || cached.instances().isEmpty()) {
+      return 0;
+    }
+    return reconnectedAtNanos + reconnectEmptyHold.toNanos() - ticker.nanoTime();
+  }
+
+  /** The hold is over: apply the held empty state unless something newer came meanwhile. */
+  private void releaseHeld(Subscription sub) {
+    lock.lock();
+    try {
+      ServiceSnapshot held = sub.heldEmpty;
+      sub.heldEmpty = null;
+      if (held != null && sub.isActive()) {
+        apply(sub, held);
       }
     } finally {
       lock.unlock();
     }
     sub.drainEvents();
+  }
+
+  private void apply(Subscription sub, ServiceSnapshot snapshot) {
+    if (sub.offer(snapshot) != Subscription.Outcome.STALE && failover != null) {
+      failover.save(sub.snapshot());
+    }
   }
 
   private static void logBackground(String what, Result result, Throwable error) {

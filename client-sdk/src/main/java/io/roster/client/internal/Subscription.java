@@ -67,6 +67,9 @@ final class Subscription {
   private volatile boolean active = true;
   private volatile State state;
 
+  /** An empty state held back after a reconnect; guarded by the client's lock. */
+  ServiceSnapshot heldEmpty;
+
   // Poll state, guarded by the client's lock.
   ScheduledFuture<?> pollTask;
   int pollFailures;
