@@ -7,7 +7,7 @@ BUF      := $(CURDIR)/.tools/node_modules/.bin/buf
 JAR      := server/target/roster-server.jar
 SOURCES  := $(shell find pom.xml proto server -path '*/target' -prune -o -type f \( -name '*.java' -o -name '*.proto' -o -name 'pom.xml' -o -name '*.xml' \) -print 2>/dev/null)
 
-.PHONY: build run test lint clean tools measure
+.PHONY: build run test lint clean tools measure bench
 
 ## build: compile every module and package the server jar (no tests)
 build:
@@ -42,6 +42,19 @@ test: lint
 measure: build
 	$(MVN) -q test -pl integration-tests -Dtest=Measurements -Dgroups=measure -Droster.excludedGroups=
 	@cat integration-tests/target/measurements.txt
+
+## bench: the load generator (startup, W1-W8, own server per workload) then the JMH microbenchmarks;
+##        QUICK=1 for small sizes (under 2 minutes); BENCH_ARGS="--workloads w4,w6" or
+##        BENCH_ARGS="--driver nacos --target host:8848" to pass flags (see: java -jar $(BENCH_JAR) --help)
+BENCH_JAR  := bench/target/roster-bench.jar
+BENCH_JVM  ?= -Xmx2g
+BENCH_ARGS ?=
+JMH_ARGS   ?= $(if $(QUICK),-f 1 -wi 1 -w 500ms -i 2 -r 500ms -p instances=100,-f 1)
+bench:
+	$(MVN) -q -pl bench -am package -DskipTests
+	$(JAVA) $(BENCH_JVM) -jar $(BENCH_JAR) $(if $(QUICK),--quick) $(BENCH_ARGS)
+	$(JAVA) -jar $(BENCH_JAR) jmh $(JMH_ARGS) -jvmArgs -Xmx1g -rf text -rff bench/target/jmh-results.txt
+	@echo; cat bench/target/bench-results.md; echo; cat bench/target/jmh-results.txt
 
 clean:
 	$(MVN) -q clean

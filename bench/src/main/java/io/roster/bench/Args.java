@@ -1,0 +1,200 @@
+package io.roster.bench;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The load generator's command line: {@code --name value} or {@code --name=value}, plus the
+ * switch {@code --quick}. Every size has a full default and a {@code --quick} default; a flag
+ * given explicitly wins over both. Unknown flags and bad values are errors that name the flag,
+ * the value and what was expected.
+ */
+public final class Args {
+
+  /** Every workload, in run order. */
+  public static final List<String> ALL_WORKLOADS =
+      List.of("startup", "w1", "w2", "w3", "w4", "w5", "w6", "w7", "w8");
+
+  /** name -> {full default, quick default, help}. */
+  private static final Map<String, String[]> SIZES = new LinkedHashMap<>();
+
+  static {
+    size("startup-trials", "5", "2", "server starts to time (local server only)");
+    size("w1-clients", "1000", "200", "W1: clients to connect");
+    size("w2-clients", "100", "20", "W2: registering clients");
+    size("w2-instances", "100", "50", "W2: instances per client");
+    size("w2-services", "1000", "200", "W2: services the instances are spread over");
+    size("w2-rounds", "3", "1", "W2: rounds (fresh clients each round; the first is cold)");
+    size("w3-services", "1000", "100", "W3: services");
+    size("w3-instances", "10", "10", "W3: instances per service");
+    size("w3-callers", "32", "32", "W3: concurrent query threads");
+    size("w3-clients", "4", "4", "W3: clients the callers share");
+    size("w3-seconds", "10", "3", "W3: measured seconds (after 2 s of warm-up)");
+    size("w4-subscribers", "10", "10", "W4: subscribing clients");
+    size("w4-changes", "200", "40", "W4: changes (register, deregister, ...) by the provider");
+    size("w4-interval-ms", "100", "100", "W4: milliseconds between changes");
+    size("w5-subscribers", "1000", "100", "W5: subscribing clients on one service");
+    size("w5-changes", "20", "5", "W5: changes");
+    size("w6-trials", "20", "3", "W6: kill -9 trials");
+    size("w7-trials", "5", "1", "W7: SIGSTOP trials");
+    size("w8-clients", "10000", "1000", "W8: clients, each with 1 instance and 1 subscription");
+    size("w8-services", "1000", "100", "W8: services the instances and subscriptions are spread over");
+    size("connect-concurrency", "32", "32", "clients connected in parallel (W1, W5, W8, setup)");
+  }
+
+  private static void size(String name, String full, String quick, String help) {
+    SIZES.put(name, new String[] {full, quick, help});
+  }
+
+  final boolean quick;
+  final String driver;
+  final String target;
+  final String serverJar;
+  final List<String> serverJvm;
+  final String rosterMass;
+  final Set<String> workloads;
+  final String out;
+  private final Map<String, Integer> sizes;
+
+  private Args(boolean quick, String driver, String target, String serverJar, List<String> serverJvm,
+      String rosterMass, Set<String> workloads, String out, Map<String, Integer> sizes) {
+    this.quick = quick;
+    this.driver = driver;
+    this.target = target;
+    this.serverJar = serverJar;
+    this.serverJvm = serverJvm;
+    this.rosterMass = rosterMass;
+    this.workloads = workloads;
+    this.out = out;
+    this.sizes = sizes;
+  }
+
+  /** A size flag's value (full or quick default unless given). */
+  public int size(String name) {
+    Integer v = sizes.get(name);
+    if (v == null) {
+      throw new IllegalArgumentException("no size named " + name);
+    }
+    return v;
+  }
+
+  /** Whether the bench starts its own server (no {@code --target}). */
+  public boolean localServer() {
+    return target == null;
+  }
+
+  public static Args parse(String... argv) {
+    Map<String, String> given = new LinkedHashMap<>();
+    boolean quick = false;
+    for (int i = 0; i < argv.length; i++) {
+      String a = argv[i];
+      if (a.equals("--quick")) {
+        quick = true;
+        continue;
+      }
+      if (!a.startsWith("--") || a.length() == 2) {
+        throw new IllegalArgumentException(a + ": not a flag (expected: --name value or --name=value; see --help)");
+      }
+      String name;
+      String value;
+      int eq = a.indexOf('=');
+      if (eq > 0) {
+        name = a.substring(2, eq);
+        value = a.substring(eq + 1);
+      } else {
+        name = a.substring(2);
+        if (i + 1 >= argv.length) {
+          throw new IllegalArgumentException("--" + name + ": no value (expected: --" + name + " VALUE)");
+        }
+        value = argv[++i];
+      }
+      given.put(name, value);
+    }
+    String driver = given.getOrDefault("driver", "roster");
+    if (!driver.equals("roster") && !driver.equals("nacos")) {
+      throw new IllegalArgumentException("--driver: \"" + driver + "\" (expected: roster or nacos)");
+    }
+    String target = given.get("target");
+    if (target != null && !target.matches("[^\\s:]+:\\d{1,5}")) {
+      throw new IllegalArgumentException("--target: \"" + target + "\" (expected: host:port)");
+    }
+    if (driver.equals("nacos") && target == null) {
+      throw new IllegalArgumentException(
+          "--driver nacos needs --target host:8848 (a running Nacos 2.x server; the bench starts only Roster servers)");
+    }
+    String mass = given.getOrDefault("roster-mass", "raw");
+    if (!mass.equals("raw") && !mass.equals("sdk")) {
+      throw new IllegalArgumentException("--roster-mass: \"" + mass + "\" (expected: raw or sdk)");
+    }
+    Set<String> workloads = new LinkedHashSet<>();
+    String list = given.getOrDefault("workloads", "all");
+    for (String w : list.split(",")) {
+      String t = w.trim().toLowerCase();
+      if (t.equals("all")) {
+        workloads.addAll(ALL_WORKLOADS);
+      } else if (ALL_WORKLOADS.contains(t)) {
+        workloads.add(t);
+      } else {
+        throw new IllegalArgumentException("--workloads: \"" + t + "\" (expected: all or a comma-separated subset of "
+            + String.join(",", ALL_WORKLOADS) + ")");
+      }
+    }
+    if (target != null) {
+      workloads.remove("startup");
+    }
+    Map<String, Integer> sizes = new LinkedHashMap<>();
+    for (Map.Entry<String, String[]> e : SIZES.entrySet()) {
+      String raw = given.getOrDefault(e.getKey(), quick ? e.getValue()[1] : e.getValue()[0]);
+      int v;
+      try {
+        v = Integer.parseInt(raw);
+      } catch (NumberFormatException ex) {
+        throw new IllegalArgumentException("--" + e.getKey() + ": \"" + raw + "\" (expected: a positive integer)");
+      }
+      if (v < 1) {
+        throw new IllegalArgumentException("--" + e.getKey() + ": " + v + " (expected: a positive integer)");
+      }
+      sizes.put(e.getKey(), v);
+    }
+    Set<String> known = new LinkedHashSet<>(SIZES.keySet());
+    known.addAll(List.of("driver", "target", "server-jar", "server-jvm", "roster-mass", "workloads", "out"));
+    for (String name : given.keySet()) {
+      if (!known.contains(name)) {
+        throw new IllegalArgumentException("--" + name + ": unknown flag (see --help)");
+      }
+    }
+    List<String> jvm = new ArrayList<>();
+    for (String s : given.getOrDefault("server-jvm", "-Xmx1g").trim().split("\\s+")) {
+      if (!s.isEmpty()) {
+        jvm.add(s);
+      }
+    }
+    return new Args(quick, driver, target, given.getOrDefault("server-jar", "server/target/roster-server.jar"),
+        List.copyOf(jvm), mass, workloads, given.getOrDefault("out", "bench/target/bench-results.md"), sizes);
+  }
+
+  /** The --help text. */
+  public static String help() {
+    StringBuilder sb = new StringBuilder("""
+        Usage: java -jar roster-bench.jar [flags]        load generator (workloads)
+               java -jar roster-bench.jar jmh [JMH args]  microbenchmarks
+
+          --driver roster|nacos    client library (default roster)
+          --target host:port       an existing server; without it a Roster server is started
+                                   from --server-jar for each workload (its CPU and RSS are reported)
+          --server-jar PATH        default server/target/roster-server.jar
+          --server-jvm "FLAGS"     JVM flags of the started server (default "-Xmx1g")
+          --roster-mass raw|sdk    W1/W5/W8 clients: raw Connect streams on a shared event loop (default) or SDK clients
+          --workloads LIST         all, or some of startup,w1,...,w8
+          --quick                  small sizes (make bench QUICK=1)
+          --out FILE               markdown results (default bench/target/bench-results.md)
+        Sizes (full / quick default):
+        """);
+    SIZES.forEach((k, v) -> sb.append(String.format("  --%-22s %6s / %-6s %s%n", k, v[0], v[1], v[2])));
+    return sb.toString();
+  }
+}

@@ -1,0 +1,587 @@
+package io.roster.bench;
+
+import io.roster.bench.driver.BenchClient;
+import io.roster.bench.driver.Driver;
+import io.roster.bench.driver.Endpoint;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
+import java.util.function.IntFunction;
+
+/**
+ * The workloads. One code path for both drivers: each workload only talks to {@link Driver}
+ * and {@link BenchClient}. When the server is local ({@code server != null}) each workload also
+ * reports the server's CPU time over its measured phase and its RSS at the end.
+ */
+final class Workloads {
+
+  private static final double MIB = 1024 * 1024;
+
+  private final Args args;
+  private final Driver driver;
+  private final String target;
+  private final LocalServer server;
+
+  Workloads(Args args, Driver driver, String target, LocalServer server) {
+    this.args = args;
+    this.driver = driver;
+    this.target = target;
+    this.server = server;
+  }
+
+  Result run(String id) throws Exception {
+    return switch (id) {
+      case "w1" -> w1Connect();
+      case "w2" -> w2Register();
+      case "w3" -> w3Query();
+      case "w4" -> w4Notify();
+      case "w5" -> w5FanOut();
+      case "w6" -> w6Crash();
+      case "w7" -> w7Silent();
+      case "w8" -> w8Memory();
+      default -> throw new IllegalArgumentException(id);
+    };
+  }
+
+  // ---- Startup (needs a local server; run by BenchMain with its own servers) ----
+
+  static Result startup(Args args, Path jar, Path logDir) {
+    Result r = new Result("startup", "Startup: process start to gRPC health SERVING; idle RSS");
+    int trials = args.size("startup-trials");
+    double[] ms = new double[trials];
+    double[] idleRss = new double[trials];
+    double[] servingRss = new double[trials];
+    double[] heap = new double[trials];
+    long cpu = 0;
+    long threads = 0;
+    LocalServer.warmUpProbe();
+    for (int t = 0; t < trials; t++) {
+      try (LocalServer s = LocalServer.start(jar, args.serverJvm, logDir, "startup-" + t)) {
+        ms[t] = s.startup.toNanos() / 1e6;
+        servingRss[t] = s.rssBytes() / MIB;
+        cpu += s.cpuMillis();
+        parkMillis(5000); // idle: no client at all
+        idleRss[t] = s.rssBytes() / MIB;
+        threads = s.threads();
+        heap[t] = s.heapAfterGcBytes() / MIB;
+      }
+    }
+    Stats st = Stats.of(ms);
+    Stats idle = Stats.of(idleRss);
+    r.row("start -> SERVING", st.format("ms"), "<= 1000 ms (p50)", st.p50() <= 1000);
+    r.row("RSS at SERVING", Stats.of(servingRss).format("MiB"));
+    r.row("idle RSS (5 s after SERVING, no clients)", idle.format("MiB"), "<= 100 MB (p50)",
+        idle.p50() * MIB <= 100e6);
+    r.row("heap after full GC, idle", Stats.of(heap).format("MiB"));
+    r.row("server CPU to SERVING", String.format("%.0f ms per start (mean)", cpu / (double) trials));
+    r.row("server threads, idle", Long.toString(threads));
+    r.note("startup is timed from just before the process is spawned to the first SERVING answer "
+        + "(TCP probe every 2 ms, then gRPC health); the server's own log line times from JVM start");
+    return r;
+  }
+
+  // ---- W1 connect ----
+
+  private Result w1Connect() throws Exception {
+    int n = args.size("w1-clients");
+    Result r = new Result("w1", "W1 connect: " + n + " clients, time until all are connected");
+    long cpu0 = cpu();
+    List<Long> each = Collections.synchronizedList(new ArrayList<>());
+    long t0 = System.nanoTime();
+    List<BenchClient> clients = connectAll(n, i -> {
+      long s = System.nanoTime();
+      BenchClient c = driver.massClient("w1-" + i);
+      each.add(System.nanoTime() - s);
+      return c;
+    });
+    long all = System.nanoTime() - t0;
+    long cpu1 = cpu();
+    r.row("time to all connected", String.format("%.0f ms (%.0f connections/s, %d in parallel)",
+        all / 1e6, n / (all / 1e9), args.size("connect-concurrency")));
+    r.row("one connect (hello -> welcome)", Stats.ofNanosAsMillis(each).format("ms"));
+    serverRows(r, cpu1 - cpu0);
+    if (server != null) {
+      r.row("server threads", Long.toString(server.threads()));
+    }
+    r.note("clients: " + driver.describeMassClients());
+    closeAll(clients);
+    return r;
+  }
+
+  // ---- W2 register ----
+
+  private Result w2Register() throws Exception {
+    int nClients = args.size("w2-clients");
+    int perClient = args.size("w2-instances");
+    int services = args.size("w2-services");
+    int rounds = args.size("w2-rounds");
+    int total = nClients * perClient;
+    Result r = new Result("w2", String.format("W2 register: %d clients x %d instances over %d services",
+        nClients, perClient, services));
+    double last = 0;
+    for (int round = 1; round <= rounds; round++) {
+      final int rd = round;
+      List<BenchClient> clients = connectAll(nClients, i -> driver.client("w2-r" + rd + "-" + i));
+      List<Long> lat = Collections.synchronizedList(new ArrayList<>(total));
+      CountDownLatch start = new CountDownLatch(1);
+      ExecutorService pool = Executors.newFixedThreadPool(nClients);
+      List<Future<?>> done = new ArrayList<>();
+      for (int c = 0; c < nClients; c++) {
+        final int ci = c;
+        done.add(pool.submit(() -> {
+          start.await();
+          BenchClient client = clients.get(ci);
+          long[] mine = new long[perClient];
+          for (int j = 0; j < perClient; j++) {
+            String service = "w2-svc-" + ((ci * perClient + j) % services);
+            long s = System.nanoTime();
+            client.register(service, new Endpoint("10.2." + (ci / 256) + "." + (ci % 256), 20000 + j));
+            mine[j] = System.nanoTime() - s;
+          }
+          for (long v : mine) {
+            lat.add(v);
+          }
+          return null;
+        }));
+      }
+      long cpu0 = cpu();
+      long t0 = System.nanoTime();
+      start.countDown();
+      for (Future<?> f : done) {
+        f.get();
+      }
+      long elapsed = System.nanoTime() - t0;
+      long cpu1 = cpu();
+      pool.shutdown();
+      last = total / (elapsed / 1e9);
+      r.row("round " + round + (round == 1 ? " (cold)" : ""),
+          String.format("%,.0f registrations/s (%,d in %.0f ms); call %s; server CPU %.1f s",
+              last, total, elapsed / 1e6, Stats.ofNanosAsMillis(lat).format("ms"), (cpu1 - cpu0) / 1000.0));
+      closeAll(clients);
+    }
+    r.row("registrations/s, last round", String.format("%,.0f", last), ">= 30,000 reg/s", last >= 30_000);
+    serverRows(r, -1);
+    r.note("each client registers its instances one blocking call at a time (registerInstance), "
+        + "all clients at once; clients connect before and close after the timed part");
+    return r;
+  }
+
+  // ---- W3 query ----
+
+  private Result w3Query() throws Exception {
+    int services = args.size("w3-services");
+    int perService = args.size("w3-instances");
+    int callers = args.size("w3-callers");
+    int nClients = args.size("w3-clients");
+    int seconds = args.size("w3-seconds");
+    Result r = new Result("w3", String.format("W3 query: %d services x %d instances, %d concurrent callers",
+        services, perService, callers));
+    // Setup: instance k of every service belongs to setup client k.
+    List<BenchClient> owners = connectAll(perService, k -> driver.client("w3-owner-" + k));
+    parallel(perService, k -> {
+      for (int s = 0; s < services; s++) {
+        owners.get(k).register("w3-svc-" + s, new Endpoint("10.3.0." + (k % 250 + 1), 30000 + k));
+      }
+    });
+    List<BenchClient> clients = connectAll(nClients, i -> driver.client("w3-query-" + i));
+    AtomicLong wrong = new AtomicLong();
+    long warmupEnd = System.nanoTime() + 2_000_000_000L;
+    long end = warmupEnd + seconds * 1_000_000_000L;
+    long[][] samples = new long[callers][];
+    int[] counts = new int[callers];
+    long cpu0Holder[] = {0};
+    ExecutorService pool = Executors.newFixedThreadPool(callers);
+    List<Future<?>> done = new ArrayList<>();
+    for (int c = 0; c < callers; c++) {
+      final int ci = c;
+      done.add(pool.submit(() -> {
+        BenchClient client = clients.get(ci % nClients);
+        ThreadLocalRandom rnd = ThreadLocalRandom.current();
+        long[] lat = new long[1 << 16];
+        int n = 0;
+        while (true) {
+          long s = System.nanoTime();
+          if (s >= end) {
+            break;
+          }
+          List<Endpoint> got = client.query("w3-svc-" + rnd.nextInt(services));
+          long e = System.nanoTime();
+          if (got.size() != perService) {
+            wrong.incrementAndGet();
+          }
+          if (s >= warmupEnd) {
+            if (n == lat.length) {
+              lat = java.util.Arrays.copyOf(lat, n * 2);
+            }
+            lat[n++] = e - s;
+          }
+        }
+        samples[ci] = lat;
+        counts[ci] = n;
+        return null;
+      }));
+    }
+    parkUntil(warmupEnd);
+    cpu0Holder[0] = cpu();
+    for (Future<?> f : done) {
+      f.get();
+    }
+    long cpu1 = cpu();
+    pool.shutdown();
+    long total = 0;
+    for (int n : counts) {
+      total += n;
+    }
+    double[] all = new double[(int) total];
+    int k = 0;
+    for (int c = 0; c < callers; c++) {
+      for (int i = 0; i < counts[c]; i++) {
+        all[k++] = samples[c][i] / 1e6;
+      }
+    }
+    double qps = total / (double) seconds;
+    r.row("queries/s", String.format("%,.0f (%,d in %d s after 2 s warm-up)", qps, total, seconds),
+        ">= 30,000 q/s", qps >= 30_000);
+    r.row("query latency", Stats.of(all).format("ms"));
+    if (wrong.get() > 0) {
+      r.row("answers with a wrong instance count", Long.toString(wrong.get()));
+    }
+    serverRows(r, server == null ? -1 : cpu1 - cpu0Holder[0]);
+    r.note(callers + " threads share " + nClients + " clients; each query is a non-subscribing "
+        + "getAllInstances of a random service (Registry/QueryInstances for Roster)");
+    closeAll(clients);
+    closeAll(owners);
+    return r;
+  }
+
+  // ---- W4 notify ----
+
+  private Result w4Notify() throws Exception {
+    int nSubs = args.size("w4-subscribers");
+    int changes = args.size("w4-changes");
+    int interval = args.size("w4-interval-ms");
+    Result r = new Result("w4", String.format("W4 notify: 1 provider, %d subscribers, %d changes every %d ms",
+        nSubs, changes, interval));
+    String service = "w4-svc";
+    BenchClient provider = driver.client("w4-provider");
+    List<BenchClient> subs = connectAll(nSubs, i -> driver.client("w4-sub-" + i));
+    List<Tracker> trackers = new ArrayList<>();
+    for (BenchClient s : subs) {
+      Tracker t = new Tracker();
+      trackers.add(t);
+      s.subscribe(service, t::onList);
+    }
+    long[] callStart = new long[changes];
+    long[] callTime = new long[changes];
+    long cpu0 = cpu();
+    long next = System.nanoTime();
+    for (int k = 0; k < changes; k++) {
+      parkUntil(next);
+      next += interval * 1_000_000L;
+      Endpoint e = new Endpoint("10.4.0.1", 40000 + k / 2);
+      callStart[k] = System.nanoTime();
+      if (k % 2 == 0) {
+        provider.register(service, e);
+      } else {
+        provider.deregister(service, e);
+      }
+      callTime[k] = System.nanoTime() - callStart[k];
+    }
+    boolean complete = await(Duration.ofSeconds(30), () -> {
+      for (Tracker t : trackers) {
+        for (int k = 0; k < changes; k++) {
+          if (!(k % 2 == 0 ? t.seenAt : t.goneAt).containsKey(40000 + k / 2)) {
+            return false;
+          }
+        }
+      }
+      return true;
+    });
+    long cpu1 = cpu();
+    List<Long> lat = new ArrayList<>();
+    int missing = 0;
+    for (Tracker t : trackers) {
+      for (int k = 0; k < changes; k++) {
+        Long at = (k % 2 == 0 ? t.seenAt : t.goneAt).get(40000 + k / 2);
+        if (at == null) {
+          missing++;
+        } else {
+          lat.add(at - callStart[k]);
+        }
+      }
+    }
+    Stats st = Stats.ofNanosAsMillis(lat);
+    r.row("call -> listener", st.format("ms"), "p99 <= 25 ms", complete && st.p99() <= 25);
+    List<Long> calls = new ArrayList<>();
+    for (long v : callTime) {
+      calls.add(v);
+    }
+    r.row("provider call (round trip)", Stats.ofNanosAsMillis(calls).format("ms"));
+    if (missing > 0) {
+      r.row("changes never seen (30 s)", Integer.toString(missing));
+    }
+    serverRows(r, cpu1 - cpu0);
+    r.note("changes alternate register / deregister of a new port each cycle; latency is from just before "
+        + "the provider's call to each subscriber's listener seeing the change");
+    provider.close();
+    closeAll(subs);
+    return r;
+  }
+
+  // ---- W5 fan-out ----
+
+  private Result w5FanOut() throws Exception {
+    int nSubs = args.size("w5-subscribers");
+    int changes = args.size("w5-changes");
+    Result r = new Result("w5", String.format("W5 fan-out: %d subscribers on one service, %d changes", nSubs, changes));
+    String service = "w5-svc";
+    BenchClient provider = driver.client("w5-provider");
+    List<Tracker> trackers = new ArrayList<>();
+    for (int i = 0; i < nSubs; i++) {
+      trackers.add(new Tracker());
+    }
+    long c0 = System.nanoTime();
+    List<BenchClient> subs = connectAll(nSubs, i -> {
+      BenchClient c = driver.massClient("w5-sub-" + i);
+      c.subscribe(service, trackers.get(i)::onList);
+      return c;
+    });
+    long connectMs = (System.nanoTime() - c0) / 1_000_000;
+    List<Long> toAll = new ArrayList<>();
+    List<Long> each = new ArrayList<>();
+    int missing = 0;
+    long cpu0 = cpu();
+    for (int k = 0; k < changes; k++) {
+      int port = 50000 + k / 2;
+      boolean add = k % 2 == 0;
+      Endpoint e = new Endpoint("10.5.0.1", port);
+      long s = System.nanoTime();
+      if (add) {
+        provider.register(service, e);
+      } else {
+        provider.deregister(service, e);
+      }
+      await(Duration.ofSeconds(30), () -> {
+        for (Tracker t : trackers) {
+          if (!(add ? t.seenAt : t.goneAt).containsKey(port)) {
+            return false;
+          }
+        }
+        return true;
+      });
+      long last = 0;
+      for (Tracker t : trackers) {
+        Long at = (add ? t.seenAt : t.goneAt).get(port);
+        if (at == null) {
+          missing++;
+        } else {
+          each.add(at - s);
+          last = Math.max(last, at - s);
+        }
+      }
+      toAll.add(last);
+      parkMillis(100);
+    }
+    long cpu1 = cpu();
+    Stats all = Stats.ofNanosAsMillis(toAll);
+    r.row("call -> last subscriber has it, per change", all.format("ms"), "p99 <= 100 ms",
+        missing == 0 && all.p99() <= 100);
+    r.row("call -> each subscriber's listener", Stats.ofNanosAsMillis(each).format("ms"));
+    if (missing > 0) {
+      r.row("deliveries never seen (30 s)", Integer.toString(missing));
+    }
+    r.row("subscribers connected and subscribed in", connectMs + " ms");
+    serverRows(r, cpu1 - cpu0);
+    r.note("subscribers: " + driver.describeMassClients() + "; changes 100 ms apart after the previous one reached all");
+    provider.close();
+    closeAll(subs);
+    return r;
+  }
+
+  // ---- W6 crash, W7 silent ----
+
+  private Result w6Crash() throws Exception {
+    int trials = args.size("w6-trials");
+    Result r = new Result("w6", "W6 crash: provider JVM registered, then kill -9; until a subscriber sees it gone ("
+        + trials + " trials)");
+    Stats st = providerLoss(trials, false, r);
+    r.row("kill -9 -> subscriber sees it gone", st.format("ms"), "p99 <= 50 ms", st.n() == trials && st.p99() <= 50);
+    return r;
+  }
+
+  private Result w7Silent() throws Exception {
+    int trials = args.size("w7-trials");
+    Result r = new Result("w7", "W7 silent: provider JVM frozen with SIGSTOP; until removal (" + trials + " trials)");
+    Stats st = providerLoss(trials, true, r);
+    r.row("SIGSTOP -> subscriber sees it gone", st.format("ms"), "<= 10 s (max)", st.n() == trials && st.max() <= 10_000);
+    return r;
+  }
+
+  private Stats providerLoss(int trials, boolean freeze, Result r) throws Exception {
+    String service = freeze ? "w7-svc" : "w6-svc";
+    BenchClient sub = driver.client(service + "-subscriber");
+    Tracker t = new Tracker();
+    sub.subscribe(service, t::onList);
+    List<Long> lat = new ArrayList<>();
+    long cpu0 = cpu();
+    for (int trial = 0; trial < trials; trial++) {
+      int port = (freeze ? 47000 : 46000) + trial;
+      try (ChildProvider p = new ChildProvider(driver.name(), target, service, "10.6.0.1", port)) {
+        p.awaitRegistered(60);
+        if (!await(Duration.ofSeconds(30), () -> t.seenAt.containsKey(port))) {
+          r.note("trial " + trial + ": the subscriber never saw the provider");
+          continue;
+        }
+        long s = System.nanoTime();
+        if (freeze) {
+          p.freeze();
+        } else {
+          p.kill9();
+        }
+        if (await(Duration.ofSeconds(90), () -> t.goneAt.containsKey(port))) {
+          lat.add(t.goneAt.get(port) - s);
+        } else {
+          r.note("trial " + trial + ": still there 90 s after the " + (freeze ? "freeze" : "kill"));
+        }
+      }
+    }
+    long cpu1 = cpu();
+    serverRows(r, cpu1 - cpu0);
+    r.note("provider: a child JVM (" + String.join(" ", ChildProvider.JVM_FLAGS) + ") with a full "
+        + driver.name() + " client; its start-up is not timed");
+    sub.close();
+    return Stats.ofNanosAsMillis(lat);
+  }
+
+  // ---- W8 memory ----
+
+  private Result w8Memory() throws Exception {
+    int n = args.size("w8-clients");
+    int services = args.size("w8-services");
+    Result r = new Result("w8", String.format("W8 memory: %,d clients, each 1 instance + 1 subscription (%d services)",
+        n, services));
+    long heap0 = server == null ? 0 : server.heapAfterGcBytes();
+    long rss0 = server == null ? 0 : server.rssBytes();
+    long cpu0 = cpu();
+    long t0 = System.nanoTime();
+    List<BenchClient> clients = connectAll(n, i -> {
+      BenchClient c = driver.massClient("w8-" + i);
+      c.register("w8-svc-" + (i % services), new Endpoint("10.8." + (i / 250) + "." + (i % 250 + 1), 8080));
+      c.subscribe("w8-svc-" + ((i + 1) % services), l -> { });
+      return c;
+    });
+    long setup = System.nanoTime() - t0;
+    long cpu1 = cpu();
+    r.row("clients connected, registered and subscribed in", String.format("%.1f s", setup / 1e9));
+    if (server != null) {
+      long heap1 = server.heapAfterGcBytes();
+      long rss1 = server.rssBytes();
+      double perHeap = (heap1 - heap0) / (double) n;
+      double perRss = (rss1 - rss0) / (double) n;
+      r.row("server heap after full GC", String.format("%.1f MiB (idle %.1f MiB)", heap1 / MIB, heap0 / MIB));
+      r.row("server RSS", String.format("%.1f MiB (idle %.1f MiB)", rss1 / MIB, rss0 / MIB));
+      r.row("heap per connection", String.format("%,.0f bytes", perHeap), "<= 20 KB", perHeap <= 20_000);
+      r.row("RSS per connection", String.format("%,.0f bytes", perRss), "<= 20 KB", perRss <= 20_000);
+      r.row("server threads", Long.toString(server.threads()));
+      serverRows(r, cpu1 - cpu0);
+    } else {
+      r.note("server not local: heap and RSS not measured");
+    }
+    r.note("clients: " + driver.describeMassClients() + "; client i registers in service i mod "
+        + services + " and subscribes to service (i+1) mod " + services);
+    closeAll(clients);
+    return r;
+  }
+
+  // ---- helpers ----
+
+  private void serverRows(Result r, long cpuMillis) {
+    if (server == null) {
+      return;
+    }
+    if (cpuMillis >= 0) {
+      r.row("server CPU (measured phase)", String.format("%.2f s", cpuMillis / 1000.0));
+    }
+    r.row("server RSS at end", String.format("%.0f MiB", server.rssBytes() / MIB));
+  }
+
+  private long cpu() {
+    return server == null ? 0 : server.cpuMillis();
+  }
+
+  private List<BenchClient> connectAll(int n, IntFunction<BenchClient> make) throws Exception {
+    BenchClient[] out = new BenchClient[n];
+    try {
+      parallel(n, i -> out[i] = make.apply(i));
+    } catch (Exception e) {
+      closeAll(java.util.Arrays.stream(out).filter(c -> c != null).toList());
+      throw e;
+    }
+    return java.util.Arrays.asList(out);
+  }
+
+  private void closeAll(List<BenchClient> clients) throws Exception {
+    parallel(clients.size(), i -> clients.get(i).close());
+  }
+
+  /** Runs task(0..n-1) on connect-concurrency threads; rethrows the first failure. */
+  private void parallel(int n, IntTask task) throws Exception {
+    int threads = Math.min(n, args.size("connect-concurrency"));
+    ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, threads));
+    try {
+      AtomicLong next = new AtomicLong();
+      List<Future<?>> fs = new ArrayList<>();
+      for (int t = 0; t < threads; t++) {
+        fs.add(pool.submit(() -> {
+          for (long i; (i = next.getAndIncrement()) < n; ) {
+            task.run((int) i);
+          }
+          return null;
+        }));
+      }
+      for (Future<?> f : fs) {
+        f.get();
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  @FunctionalInterface
+  interface IntTask {
+    void run(int i) throws Exception;
+  }
+
+  /** Polls {@code condition} every millisecond until true or {@code atMost}; returns the last value. */
+  static boolean await(Duration atMost, BooleanSupplier condition) {
+    long deadline = System.nanoTime() + atMost.toNanos();
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() > deadline) {
+        return false;
+      }
+      parkMillis(1);
+    }
+    return true;
+  }
+
+  static void parkMillis(long ms) {
+    parkUntil(System.nanoTime() + ms * 1_000_000);
+  }
+
+  static void parkUntil(long nanoTime) {
+    long left;
+    while ((left = nanoTime - System.nanoTime()) > 0) {
+      LockSupport.parkNanos(left);
+    }
+  }
+}

@@ -1,0 +1,79 @@
+package io.roster.bench;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class ArgsTest {
+
+  @Test
+  void defaultsAreTheIssueSizesWithALocalRosterServer() {
+    Args a = Args.parse();
+    assertThat(a.driver).isEqualTo("roster");
+    assertThat(a.localServer()).isTrue();
+    assertThat(a.workloads).containsExactlyElementsOf(Args.ALL_WORKLOADS);
+    assertThat(a.size("w1-clients")).isEqualTo(1000);
+    assertThat(a.size("w2-clients")).isEqualTo(100);
+    assertThat(a.size("w2-instances")).isEqualTo(100);
+    assertThat(a.size("w2-services")).isEqualTo(1000);
+    assertThat(a.size("w3-callers")).isEqualTo(32);
+    assertThat(a.size("w4-changes")).isEqualTo(200);
+    assertThat(a.size("w5-subscribers")).isEqualTo(1000);
+    assertThat(a.size("w6-trials")).isEqualTo(20);
+    assertThat(a.size("w7-trials")).isEqualTo(5);
+    assertThat(a.size("w8-clients")).isEqualTo(10000);
+    assertThat(a.serverJvm).containsExactly("-Xmx1g");
+  }
+
+  @Test
+  void quickShrinksSizesButAnExplicitFlagWins() {
+    Args a = Args.parse("--quick", "--w1-clients=50");
+    assertThat(a.quick).isTrue();
+    assertThat(a.size("w1-clients")).isEqualTo(50);
+    assertThat(a.size("w8-clients")).isEqualTo(1000);
+  }
+
+  @Test
+  void targetDropsStartupAndSelectsWorkloads() {
+    Args a = Args.parse("--target", "10.0.0.1:9848", "--workloads", "startup,W4, w6");
+    assertThat(a.localServer()).isFalse();
+    assertThat(a.workloads).containsExactly("w4", "w6");
+  }
+
+  @Test
+  void serverJvmFlagsAreSplitOnSpaces() {
+    assertThat(Args.parse("--server-jvm", "-XX:+UseSerialGC  -Xmx256m").serverJvm)
+        .isEqualTo(List.of("-XX:+UseSerialGC", "-Xmx256m"));
+  }
+
+  @Test
+  void nacosNeedsATarget() {
+    assertThatThrownBy(() -> Args.parse("--driver", "nacos"))
+        .hasMessageContaining("--driver nacos needs --target host:8848");
+    assertThat(Args.parse("--driver", "nacos", "--target", "nacos:8848").driver).isEqualTo("nacos");
+  }
+
+  @Test
+  void errorsNameTheFlagTheValueAndWhatWasExpected() {
+    assertThatThrownBy(() -> Args.parse("--driver", "eureka"))
+        .hasMessage("--driver: \"eureka\" (expected: roster or nacos)");
+    assertThatThrownBy(() -> Args.parse("--w1-clients", "0"))
+        .hasMessage("--w1-clients: 0 (expected: a positive integer)");
+    assertThatThrownBy(() -> Args.parse("--w1-clients", "many"))
+        .hasMessage("--w1-clients: \"many\" (expected: a positive integer)");
+    assertThatThrownBy(() -> Args.parse("--target", "nohost"))
+        .hasMessage("--target: \"nohost\" (expected: host:port)");
+    assertThatThrownBy(() -> Args.parse("--workloads", "w9"))
+        .hasMessageStartingWith("--workloads: \"w9\" (expected: all or a comma-separated subset of startup,w1");
+    assertThatThrownBy(() -> Args.parse("--bogus", "1")).hasMessage("--bogus: unknown flag (see --help)");
+    assertThatThrownBy(() -> Args.parse("--w1-clients")).hasMessage("--w1-clients: no value (expected: --w1-clients VALUE)");
+    assertThatThrownBy(() -> Args.parse("w1")).hasMessageStartingWith("w1: not a flag");
+  }
+
+  @Test
+  void helpListsEverySize() {
+    assertThat(Args.help()).contains("--w8-clients", "10000", "--roster-mass", "--target");
+  }
+}
