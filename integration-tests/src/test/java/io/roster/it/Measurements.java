@@ -143,7 +143,7 @@ class Measurements {
           .until(() -> t.goneAt.size() == TRIALS);
       List<Long> nanos = new ArrayList<>();
       t.goneAt.values().forEach(g -> nanos.add(g - start));
-      report("frozen provider -> removal seen (default keepalive 5s+5s)", nanos);
+      report("frozen provider -> removal seen (default keepalive 4s+5s)", nanos);
     } finally {
       providers.forEach(RosterClient::close);
       for (TcpProxy p : proxies) {

@@ -42,7 +42,7 @@ class ProcessFailureTest {
 
   /**
    * (b) A provider whose connection is frozen by a proxy (no FIN, no RST, nothing): the server
-   * hears no ping for keepalive time + timeout (5 s + 5 s by default), declares it gone and
+   * hears no ping for keepalive time + timeout (4 s + 5 s by default), declares it gone and
    * subscribers are pushed.
    */
   @Test
@@ -56,7 +56,7 @@ class ProcessFailureTest {
       proxy.freeze();
       long removedAt = sub.await(Timing.seconds(20), Subscriber.lacksPort(7002));
       assertThat(provider.isAlive()).isTrue();
-      // Silent for keepalive time + timeout = 10 s at most by default; the HTTP/2 backstop
+      // Silent for keepalive time + timeout = 9 s at most by default; the HTTP/2 backstop
       // alone would take ~15 s. Slack for a loaded machine, scaled by Timing.
       assertThat(Duration.ofNanos(removedAt - frozenAt)).isLessThan(Timing.seconds(12));
     }

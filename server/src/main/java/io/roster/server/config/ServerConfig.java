@@ -167,9 +167,9 @@ public record ServerConfig(
         (b, v) -> b.dataDir(Path.of(v)), c -> c.dataDir().toString()));
     OPTIONS.put("log-dir", new Option("a directory", "When set, also log to a size-capped rolling file roster.log there.",
         (b, v) -> b.logDir(v.isEmpty() ? null : Path.of(v)), c -> c.logDir() == null ? "(console only)" : c.logDir().toString()));
-    OPTIONS.put("keepalive-time", new Option("a duration like 5s", "Server pings an idle transport this often.",
+    OPTIONS.put("keepalive-time", new Option("a duration like 5s", "A session must send a frame (a ping, if nothing else) at least this often.",
         (b, v) -> b.keepaliveTime(parseDuration(v)), c -> formatDuration(c.keepaliveTime())));
-    OPTIONS.put("keepalive-timeout", new Option("a duration like 5s", "A ping not answered within this ends the transport and its sessions.",
+    OPTIONS.put("keepalive-timeout", new Option("a duration like 5s", "Grace on top of --keepalive-time: a session silent for both is ended and its instances removed.",
         (b, v) -> b.keepaliveTimeout(parseDuration(v)), c -> formatDuration(c.keepaliveTimeout())));
     OPTIONS.put("push-window", new Option("a duration like 20ms", "Changes within this window after a push are merged into the next push.",
         (b, v) -> b.pushWindow(parseDuration(v)), c -> formatDuration(c.pushWindow())));
@@ -194,7 +194,7 @@ public record ServerConfig(
     private int port = 9848;
     private Path dataDir = Path.of("data");
     private Path logDir;
-    private Duration keepaliveTime = Duration.ofSeconds(5);
+    private Duration keepaliveTime = Duration.ofSeconds(4);
     private Duration keepaliveTimeout = Duration.ofSeconds(5);
     private Duration pushWindow = Duration.ofMillis(20);
     private Duration pushAckTimeout = Duration.ofSeconds(3);

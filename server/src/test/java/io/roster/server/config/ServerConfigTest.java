@@ -16,7 +16,7 @@ class ServerConfigTest {
     assertThat(c.port()).isEqualTo(9848);
     assertThat(c.host()).isEqualTo("0.0.0.0");
     assertThat(c.dataDir()).isEqualTo(Path.of("data"));
-    assertThat(c.keepaliveTime()).isEqualTo(Duration.ofSeconds(5));
+    assertThat(c.keepaliveTime()).isEqualTo(Duration.ofSeconds(4));
     assertThat(c.keepaliveTimeout()).isEqualTo(Duration.ofSeconds(5));
     assertThat(c.pushWindow()).isEqualTo(Duration.ofMillis(20));
     assertThat(c.pushAckTimeout()).isEqualTo(Duration.ofSeconds(3));
