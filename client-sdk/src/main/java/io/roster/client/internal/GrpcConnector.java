@@ -56,6 +56,7 @@ final class GrpcConnector implements Connector {
         .keepAliveTimeout(keepAliveTimeout.toNanos(), TimeUnit.NANOSECONDS)
         .keepAliveWithoutCalls(true)
         .userAgent(userAgent)
+        .directExecutor()
         .build());
   }
 

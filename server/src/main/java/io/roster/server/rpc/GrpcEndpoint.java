@@ -60,6 +60,7 @@ public final class GrpcEndpoint {
         .addService(health.getHealthService())
         .addService(ProtoReflectionServiceV1.newInstance())
         .addService(ProtoReflectionService.newInstance())
+        .directExecutor()
         .build();
     setHealth(ServingStatus.NOT_SERVING);
   }
