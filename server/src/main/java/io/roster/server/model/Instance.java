@@ -50,6 +50,11 @@ public record Instance(
     return new Instance(ip, port, weight, healthy, enabled, ephemeral, cluster, m, instanceId);
   }
 
+  /** This instance marked healthy or not. */
+  public Instance withHealthy(boolean h) {
+    return h == healthy ? this : new Instance(ip, port, weight, h, enabled, ephemeral, cluster, metadata, instanceId);
+  }
+
   /** This instance in or out of traffic. */
   public Instance withEnabled(boolean on) {
     return on == enabled ? this : new Instance(ip, port, weight, healthy, on, ephemeral, cluster, metadata, instanceId);

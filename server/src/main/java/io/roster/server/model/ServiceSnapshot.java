@@ -33,14 +33,29 @@ public record ServiceSnapshot(
    * computes the checksum.
    */
   public static ServiceSnapshot of(ServiceKey service, Collection<Instance> registered, long revision) {
+    return of(service, registered, revision, 0);
+  }
+
+  /**
+   * Same, with the service's protect threshold (0 = off): when healthy / total of the enabled
+   * instances is at or below it (and there is at least one), the state is marked
+   * {@code protectThresholdReached} and a healthy-only view keeps the unhealthy instances, so
+   * that load spreads over all of them instead of crushing the few healthy ones.
+   */
+  public static ServiceSnapshot of(ServiceKey service, Collection<Instance> registered, long revision,
+      double protectThreshold) {
     List<Instance> visible = new ArrayList<>(registered.size());
+    int healthy = 0;
     for (Instance i : registered) {
       if (i.enabled()) {
         visible.add(i);
+        healthy += i.healthy() ? 1 : 0;
       }
     }
     visible.sort((a, b) -> a.key().compareTo(b.key()));
-    return new ServiceSnapshot(service, visible, revision, checksum(service, visible), false);
+    boolean reached = protectThreshold > 0 && !visible.isEmpty()
+        && (double) healthy / visible.size() <= protectThreshold;
+    return new ServiceSnapshot(service, visible, revision, checksum(service, visible, reached), reached);
   }
 
   /**
@@ -48,6 +63,7 @@ public record ServiceSnapshot(
    * healthy instances. Returns {@code this} when nothing is filtered out.
    */
   public ServiceSnapshot view(Set<String> clusters, boolean healthyOnly) {
+    healthyOnly = healthyOnly && !protectThresholdReached; // reached: every instance is served
     if (clusters.isEmpty() && !healthyOnly) {
       return this;
     }
@@ -60,12 +76,13 @@ public record ServiceSnapshot(
     if (kept.size() == instances.size()) {
       return this;
     }
-    return new ServiceSnapshot(service, kept, revision, checksum(service, kept), protectThresholdReached);
+    return new ServiceSnapshot(service, kept, revision, checksum(service, kept, protectThresholdReached),
+        protectThresholdReached);
   }
 
-  static String checksum(ServiceKey service, List<Instance> sorted) {
+  static String checksum(ServiceKey service, List<Instance> sorted, boolean protectThresholdReached) {
     StringBuilder sb = new StringBuilder(64 + sorted.size() * 64);
-    sb.append(service).append('\n');
+    sb.append(service).append(protectThresholdReached ? "|protected" : "").append('\n');
     for (Instance i : sorted) {
       sb.append(i.ip()).append('|').append(i.port()).append('|').append(i.cluster()).append('|')
           .append(i.weight()).append('|').append(i.healthy()).append('|').append(i.enabled())

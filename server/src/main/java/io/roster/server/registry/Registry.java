@@ -11,11 +11,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
 import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
-import java.util.function.UnaryOperator;
 import java.util.function.LongSupplier;
+import java.util.function.UnaryOperator;
 
 /**
  * The in-memory truth: which instances each service has and who owns each of them.
@@ -43,6 +44,7 @@ public final class Registry {
   }
 
   private final NavigableMap<ServiceKey, Entry> services = new ConcurrentSkipListMap<>();
+  private final Map<ServiceKey, ServiceSettings> settings = new ConcurrentHashMap<>();
   private final LongSupplier clockMicros;
   private final AtomicLong lastRevision = new AtomicLong();
   private final long bootRevision;
@@ -124,6 +126,32 @@ public final class Registry {
     return stored[0];
   }
 
+  /** The operator's settings of a service (defaults when never set). */
+  public ServiceSettings settings(ServiceKey service) {
+    return settings.getOrDefault(service, ServiceSettings.DEFAULT);
+  }
+
+  /**
+   * Changes a service's settings. When the protect threshold changes and the service has
+   * instances, it gets a new revision and a push (the visible state may change with it).
+   * Settings outlive the service's instances: they are the operator's, not the providers'.
+   */
+  public ServiceSettings updateSettings(ServiceKey service, UnaryOperator<ServiceSettings> change) {
+    ServiceSettings[] result = new ServiceSettings[1];
+    boolean[] thresholdChanged = new boolean[1];
+    settings.compute(service, (k, old) -> {
+      ServiceSettings before = old == null ? ServiceSettings.DEFAULT : old;
+      ServiceSettings after = change.apply(before);
+      thresholdChanged[0] = before.protectThreshold() != after.protectThreshold();
+      result[0] = after;
+      return after.equals(ServiceSettings.DEFAULT) ? null : after;
+    });
+    if (thresholdChanged[0] && services.containsKey(service) && mutate(service, e -> true)) {
+      listener.onChange(service);
+    }
+    return result[0];
+  }
+
   /** Whether {@code owner} still owns the instance with this identity. */
   public boolean owns(String owner, ServiceKey service, InstanceKey key) {
     Entry e = services.get(service);
@@ -176,7 +204,7 @@ public final class Registry {
     }
     synchronized (e) {
       if (e.snapshot == null) {
-        e.snapshot = ServiceSnapshot.of(service, e.instances(), e.revision);
+        e.snapshot = ServiceSnapshot.of(service, e.instances(), e.revision, settings(service).protectThreshold());
       }
       return e.snapshot;
     }

@@ -12,6 +12,7 @@ import io.roster.proto.v1.QueryInstancesResponse;
 import io.roster.proto.v1.RegistryGrpc;
 import io.roster.proto.v1.ServiceInfo;
 import io.roster.proto.v1.UpdateInstanceRequest;
+import io.roster.proto.v1.UpdateServiceRequest;
 import io.roster.proto.v1.UpdateInstanceResponse;
 import io.roster.proto.v1.WatchRequest;
 import io.roster.server.model.Instance;
@@ -26,6 +27,7 @@ import io.roster.server.push.PushPayload;
 import io.roster.server.push.PushQueue;
 import io.roster.server.push.PushTarget;
 import io.roster.server.registry.Registry;
+import io.roster.server.registry.ServiceSettings;
 import io.roster.server.time.Scheduler;
 import java.util.HashMap;
 import java.util.Map;
@@ -119,6 +121,9 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
         if (req.hasWeight()) {
           next = next.withWeight(req.getWeight());
         }
+        if (req.hasHealthy()) {
+          next = next.withHealthy(req.getHealthy());
+        }
         if (req.getReplaceMetadata()) {
           next = next.withMetadata(req.getMetadataMap());
         } else if (req.getMetadataCount() > 0) {
@@ -142,13 +147,41 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
   }
 
   @Override
+  public void updateService(UpdateServiceRequest req, StreamObserver<GetServiceResponse> out) {
+    ServiceKey key;
+    try {
+      key = ProtoMapper.serviceKey(req.getService(), "");
+      if (req.hasProtectThreshold() && !(req.getProtectThreshold() >= 0 && req.getProtectThreshold() <= 1)) {
+        throw RegistryException.invalid("protect_threshold", req.getProtectThreshold(), "0..1 (0 turns it off)");
+      }
+      Names.checkMetadata("metadata", req.getMetadataMap());
+      registry.updateSettings(key, s -> {
+        ServiceSettings next = req.hasProtectThreshold() ? s.withProtectThreshold(req.getProtectThreshold()) : s;
+        if (req.getReplaceMetadata()) {
+          next = next.withMetadata(req.getMetadataMap());
+        } else if (req.getMetadataCount() > 0) {
+          Map<String, String> merged = new HashMap<>(next.metadata());
+          merged.putAll(req.getMetadataMap());
+          next = next.withMetadata(merged);
+        }
+        return next;
+      });
+    } catch (RuntimeException e) {
+      out.onError(Errors.toStatusException(e));
+      return;
+    }
+    getService(GetServiceRequest.newBuilder().setService(ProtoMapper.toProto(key)).build(), out);
+  }
+
+  @Override
   public void getService(GetServiceRequest req, StreamObserver<GetServiceResponse> out) {
     GetServiceResponse response;
     try {
       ServiceKey key = ProtoMapper.serviceKey(req.getService(), "");
       Registry.ServiceStats stats = registry.stats(key);
       int subscribers = engine.subscriberCount(key);
-      if (stats == null && subscribers == 0) {
+      ServiceSettings settings = registry.settings(key);
+      if (stats == null && subscribers == 0 && settings.equals(ServiceSettings.DEFAULT)) {
         throw new RegistryException(RegistryException.Kind.NOT_FOUND, "service",
             "service " + key + " has no instances and no subscribers");
       }
@@ -160,6 +193,8 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
           .setSubscriberCount(subscribers)
           .setRevision(snapshot.revision())
           .setChecksum(snapshot.checksum())
+          .setProtectThreshold(settings.protectThreshold())
+          .putAllMetadata(settings.metadata())
           .build();
     } catch (RuntimeException e) {
       out.onError(Errors.toStatusException(e));

@@ -24,6 +24,7 @@ import io.roster.proto.v1.RegistryGrpc;
 import io.roster.proto.v1.ServiceInfo;
 import io.roster.proto.v1.WatchRequest;
 import io.roster.proto.v1.UpdateInstanceRequest;
+import io.roster.proto.v1.UpdateServiceRequest;
 import java.util.concurrent.CompletableFuture;
 import io.grpc.Status;
 import io.roster.server.RosterServer;
@@ -227,6 +228,75 @@ class RegistryServiceTest {
             e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND));
     assertThat(registry.queryInstances(QueryInstancesRequest.newBuilder().setService(TestSession.key("orders")).build())
         .getServiceInfo().getInstances(0).getEnabled()).isTrue();
+  }
+
+  private io.roster.proto.v1.ServiceInfo query(String service, boolean healthyOnly) {
+    return registry.queryInstances(QueryInstancesRequest.newBuilder().setService(TestSession.key(service))
+        .setHealthyOnly(healthyOnly).build()).getServiceInfo();
+  }
+
+  private void threshold(String service, double value) {
+    registry.updateService(UpdateServiceRequest.newBuilder().setService(TestSession.key(service))
+        .setProtectThreshold(value).build());
+  }
+
+  @Test
+  void protectThresholdEdgesOffExactlyAtTheRatioJustBelowAndOne() {
+    for (int i = 1; i <= 4; i++) {
+      register("guarded", "10.0.1." + i, "");
+    }
+    for (int i = 1; i <= 2; i++) {
+      registry.updateInstance(UpdateInstanceRequest.newBuilder().setService(TestSession.key("guarded"))
+          .setIp("10.0.1." + i).setPort(80).setHealthy(false).build());
+    }
+    // Off (0, the default): a dead instance is never reported healthy, never served healthy-only.
+    assertThat(query("guarded", true).getInstancesCount()).isEqualTo(2);
+    assertThat(query("guarded", true).getProtectThresholdReached()).isFalse();
+    assertThat(query("guarded", false).getInstancesList()).filteredOn(i -> !i.getHealthy()).hasSize(2);
+
+    threshold("guarded", 0.5); // healthy / total = 2 / 4 = 0.5: at the threshold counts
+    assertThat(query("guarded", true).getInstancesCount()).isEqualTo(4);
+    assertThat(query("guarded", true).getProtectThresholdReached()).isTrue();
+    assertThat(query("guarded", true).getInstancesList()).filteredOn(i -> !i.getHealthy())
+        .as("unhealthy ones are included and marked").hasSize(2);
+
+    threshold("guarded", 0.49);
+    assertThat(query("guarded", true).getInstancesCount()).isEqualTo(2);
+    assertThat(query("guarded", true).getProtectThresholdReached()).isFalse();
+
+    for (int i = 1; i <= 2; i++) {
+      registry.updateInstance(UpdateInstanceRequest.newBuilder().setService(TestSession.key("guarded"))
+          .setIp("10.0.1." + i).setPort(80).setHealthy(true).build());
+    }
+    threshold("guarded", 1); // 4 / 4 <= 1: always reached, and nothing unhealthy to add
+    assertThat(query("guarded", true).getProtectThresholdReached()).isTrue();
+    assertThat(query("guarded", true).getInstancesCount()).isEqualTo(4);
+  }
+
+  @Test
+  void aThresholdChangeIsPushedAndServiceSettingsAreValidatedAndShown() {
+    register("guarded2", "10.0.2.1", "");
+    registry.updateInstance(UpdateInstanceRequest.newBuilder().setService(TestSession.key("guarded2"))
+        .setIp("10.0.2.1").setPort(80).setHealthy(false).build());
+    TestSession watcher = new TestSession(channel).hello("watcher");
+    watcher.subscribe("guarded2");
+    watcher.awaitPush("guarded2", i -> i.getInstancesCount() == 1 && !i.getProtectThresholdReached());
+
+    var shown = registry.updateService(UpdateServiceRequest.newBuilder().setService(TestSession.key("guarded2"))
+        .setProtectThreshold(0.8).putMetadata("owner", "payments").build());
+
+    assertThat(shown.getProtectThreshold()).isEqualTo(0.8);
+    assertThat(shown.getMetadataMap()).containsEntry("owner", "payments");
+    watcher.awaitPush("guarded2", io.roster.proto.v1.ServiceInfo::getProtectThresholdReached);
+    assertThatThrownBy(() -> registry.updateService(UpdateServiceRequest.newBuilder()
+        .setService(TestSession.key("guarded2")).setProtectThreshold(1.5).build()))
+        .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+          assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
+          assertThat(e.getStatus().getDescription()).isEqualTo("protect_threshold: 1.5 (expected: 0..1 (0 turns it off))");
+        });
+    assertThat(registry.getService(GetServiceRequest.newBuilder().setService(TestSession.key("guarded2")).build())
+        .getProtectThreshold()).as("unchanged by the bad request").isEqualTo(0.8);
+    watcher.close();
   }
 
   @Test
