@@ -28,6 +28,9 @@ import java.util.Objects;
  *     protection ({@code RosterClient.Builder#pushEmptyProtection}) kept the last non-empty
  *     list instead; {@link #instances()} is that list. Told once, when it starts; the next
  *     event with a non-empty server state has it false again.
+ * @param protectThresholdReached true when the service's protect threshold is reached: the
+ *     list includes unhealthy instances (marked {@code healthy=false}) and
+ *     {@code selectOneHealthyInstance} picks among all of them
  */
 public record InstancesChangeEvent(
     String namespace,
@@ -38,7 +41,8 @@ public record InstancesChangeEvent(
     List<Instance> removed,
     List<Instance> modified,
     long revision,
-    boolean emptyPushIgnored) {
+    boolean emptyPushIgnored,
+    boolean protectThresholdReached) {
 
   /** Checks for nulls and copies the lists. */
   public InstancesChangeEvent {

@@ -4,9 +4,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.grpc.ManagedChannel;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.roster.proto.v1.RegistryGrpc;
+import io.roster.proto.v1.ServiceKey;
+import io.roster.proto.v1.UpdateInstanceRequest;
+import io.roster.proto.v1.UpdateServiceRequest;
 import io.roster.server.RosterServer;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -80,5 +88,43 @@ class SelectionEndToEndTest {
           assertThat(e.code()).isEqualTo(RosterException.Code.NO_INSTANCE_AVAILABLE);
           assertThat(e.getMessage()).contains("clusters [z3]").contains("zoned");
         });
+  }
+
+  @Test
+  void whenTheProtectThresholdIsReachedSelectionSpreadsOverUnhealthyInstancesToo() {
+    RosterClient provider = newClient();
+    RosterClient consumer = newClient();
+    provider.registerInstance("guarded", Instance.of("10.8.0.1", 80));
+    provider.registerInstance("guarded", Instance.of("10.8.0.2", 80));
+    List<InstancesChangeEvent> events = new CopyOnWriteArrayList<>();
+    consumer.subscribe("guarded", events::add);
+    await().atMost(TestServers.patience()).until(() -> consumer.getAllInstances("guarded").size() == 2);
+    ManagedChannel admin = NettyChannelBuilder.forAddress("127.0.0.1", server.port()).usePlaintext().build();
+    try {
+      RegistryGrpc.RegistryBlockingStub registry = RegistryGrpc.newBlockingStub(admin);
+      registry.updateInstance(UpdateInstanceRequest.newBuilder()
+          .setService(ServiceKey.newBuilder().setName("guarded")).setIp("10.8.0.2").setPort(80).setHealthy(false).build());
+      await().atMost(TestServers.patience()).until(() -> consumer.selectInstances("guarded", false).size() == 1);
+
+      // Threshold off: a dead instance is never chosen.
+      Set<String> chosen = new HashSet<>();
+      for (int i = 0; i < 200; i++) {
+        chosen.add(consumer.selectOneHealthyInstance("guarded").ip());
+      }
+      assertThat(chosen).containsExactly("10.8.0.1");
+
+      registry.updateService(UpdateServiceRequest.newBuilder()
+          .setService(ServiceKey.newBuilder().setName("guarded")).setProtectThreshold(0.5).build());
+      await().atMost(TestServers.patience()).until(() -> !events.isEmpty() && events.get(events.size() - 1).protectThresholdReached());
+
+      assertThat(ips(consumer.selectInstances("guarded", true))).containsExactly("10.8.0.1", "10.8.0.2");
+      chosen.clear();
+      for (int i = 0; i < 200; i++) {
+        chosen.add(consumer.selectOneHealthyInstance("guarded").ip());
+      }
+      assertThat(chosen).containsExactlyInAnyOrder("10.8.0.1", "10.8.0.2");
+    } finally {
+      admin.shutdownNow();
+    }
   }
 }

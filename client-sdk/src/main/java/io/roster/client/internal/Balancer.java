@@ -29,9 +29,17 @@ final class Balancer {
 
   /** Enabled instances with weight &gt; 0 whose healthy flag equals {@code healthy}. */
   static List<Instance> select(List<Instance> all, boolean healthy) {
+    return select(all, healthy, false);
+  }
+
+  /**
+   * Same; when the protect threshold is reached, asking for healthy instances gives every
+   * enabled one with weight &gt; 0, unhealthy ones included.
+   */
+  static List<Instance> select(List<Instance> all, boolean healthy, boolean protectThresholdReached) {
     List<Instance> result = new ArrayList<>();
     for (Instance i : all) {
-      if (i.enabled() && i.weight() > 0 && i.healthy() == healthy) {
+      if (i.enabled() && i.weight() > 0 && (i.healthy() == healthy || (healthy && protectThresholdReached))) {
         result.add(i);
       }
     }
@@ -43,7 +51,12 @@ final class Balancer {
    * weights; empty when there is none.
    */
   static Optional<Instance> pickWeighted(List<Instance> all, Random random) {
-    List<Instance> candidates = select(all, true);
+    return pickWeighted(all, random, false);
+  }
+
+  /** Same; when the protect threshold is reached, unhealthy instances are candidates too. */
+  static Optional<Instance> pickWeighted(List<Instance> all, Random random, boolean protectThresholdReached) {
+    List<Instance> candidates = select(all, true, protectThresholdReached);
     if (candidates.isEmpty()) {
       return Optional.empty();
     }

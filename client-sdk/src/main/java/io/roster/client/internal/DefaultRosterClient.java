@@ -555,13 +555,21 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
 
   @Override
   public List<Instance> getAllInstances(String serviceName, String group) {
+    return current(serviceName, group).instances();
+  }
+
+  /**
+   * The state consumers work from: the cache when subscribed, else a query, else (no server
+   * answered) the failover snapshot. An unknown service is an empty state.
+   */
+  private ServiceSnapshot current(String serviceName, String group) {
     ensureOpen();
     ServiceKey key = key(serviceName, group);
     lock.lock();
     try {
       Subscription sub = subscriptions.get(key);
       if (sub != null && sub.snapshot() != null) {
-        return sub.snapshot().instances();
+        return sub.snapshot();
       }
     } finally {
       lock.unlock();
@@ -572,16 +580,16 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
     try {
       QueryInstancesResponse response = unary("query the instances of " + key,
           (address, timeout) -> connector.queryInstances(address, request, timeout));
-      return ProtoMapper.fromProto(response.getServiceInfo()).instances();
+      return ProtoMapper.fromProto(response.getServiceInfo());
     } catch (RosterException e) {
       if (e.code() == Code.NOT_FOUND) {
-        return List.of();
+        return new ServiceSnapshot(key, List.of(), 0, "");
       }
       ServiceSnapshot saved = failover == null || (e.code() != Code.UNAVAILABLE && e.code() != Code.TIMEOUT)
           ? null : failover.load(key);
       if (saved != null) {
         log.debug("No Roster server answered; {} from the failover snapshot", key);
-        return saved.instances();
+        return saved;
       }
       throw e;
     }
@@ -594,7 +602,7 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
 
   @Override
   public List<Instance> selectInstances(String serviceName, String group, boolean healthy) {
-    return Balancer.select(getAllInstances(serviceName, group), healthy);
+    return selectInstances(serviceName, group, List.of(), healthy);
   }
 
   @Override
@@ -610,14 +618,16 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
   @Override
   public List<Instance> selectInstances(String serviceName, String group, List<String> clusters,
       boolean healthy) {
-    return Balancer.select(Balancer.inClusters(getAllInstances(serviceName, group), clusters), healthy);
+    ServiceSnapshot s = current(serviceName, group);
+    return Balancer.select(Balancer.inClusters(s.instances(), clusters), healthy, s.protectThresholdReached());
   }
 
   @Override
   public Instance selectOneHealthyInstance(String serviceName, String group, List<String> clusters) {
-    List<Instance> all = Balancer.inClusters(getAllInstances(serviceName, group), clusters);
+    ServiceSnapshot s = current(serviceName, group);
+    List<Instance> all = Balancer.inClusters(s.instances(), clusters);
     String where = clusters == null || clusters.isEmpty() ? "" : " clusters " + clusters + " of";
-    return Balancer.pickWeighted(all, random).orElseThrow(() -> new RosterException(
+    return Balancer.pickWeighted(all, random, s.protectThresholdReached()).orElseThrow(() -> new RosterException(
         Code.NO_INSTANCE_AVAILABLE,
         "no healthy, enabled instance with weight > 0 in" + where + " " + key(serviceName, group)
             + " (" + all.size() + " instance(s) in total)"));

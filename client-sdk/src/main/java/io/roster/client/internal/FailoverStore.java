@@ -112,7 +112,8 @@ final class FailoverStore {
     ServiceInfo.Builder b = ServiceInfo.newBuilder()
         .setService(ProtoMapper.toProto(s.key()))
         .setRevision(s.revision())
-        .setChecksum(s.checksum());
+        .setChecksum(s.checksum())
+        .setProtectThresholdReached(s.protectThresholdReached());
     for (Instance i : s.instances()) {
       b.addInstances(ProtoMapper.toProto(i));
     }

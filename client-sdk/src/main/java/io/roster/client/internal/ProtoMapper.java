@@ -90,7 +90,7 @@ final class ProtoMapper {
       }
     }
     return new ServiceSnapshot(fromProto(info.getService()), instances, info.getRevision(),
-        info.getChecksum());
+        info.getChecksum(), info.getProtectThresholdReached());
   }
 
   /** The client code of a server error code. */

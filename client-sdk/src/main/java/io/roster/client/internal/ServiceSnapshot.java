@@ -10,10 +10,17 @@ import java.util.List;
  * @param instances the visible instances; unmodifiable
  * @param revision the server's revision; the cache only moves forward
  * @param checksum the server's checksum of the content, sent back when polling
+ * @param protectThresholdReached the service's protect threshold is reached: unhealthy
+ *     instances are in the list and selection spreads load over all of them
  */
-record ServiceSnapshot(ServiceKey key, List<Instance> instances, long revision, String checksum) {
+record ServiceSnapshot(ServiceKey key, List<Instance> instances, long revision, String checksum,
+    boolean protectThresholdReached) {
 
   ServiceSnapshot {
     instances = List.copyOf(instances);
+  }
+
+  ServiceSnapshot(ServiceKey key, List<Instance> instances, long revision, String checksum) {
+    this(key, instances, revision, checksum, false);
   }
 }

@@ -138,7 +138,8 @@ final class Subscription {
     boolean keep = protectFromEmpty && previous != null && next.instances().isEmpty()
         && !previous.snapshot.instances().isEmpty();
     State current = keep
-        ? new State(new ServiceSnapshot(key, previous.snapshot.instances(), next.revision(), next.checksum()), true)
+        ? new State(new ServiceSnapshot(key, previous.snapshot.instances(), next.revision(), next.checksum(),
+            previous.snapshot.protectThresholdReached()), true)
         : new State(next, false);
     state = current;
     if (keep && !previous.emptyPushIgnored) {
@@ -146,6 +147,7 @@ final class Subscription {
           key, next.revision(), previous.snapshot.instances().size());
     }
     if (previous != null && previous.emptyPushIgnored == current.emptyPushIgnored
+        && previous.snapshot.protectThresholdReached() == current.snapshot.protectThresholdReached()
         && InstancesDiff.between(previous.snapshot.instances(), current.snapshot.instances()).isEmpty()) {
       return Outcome.UNCHANGED;
     }
@@ -191,7 +193,8 @@ final class Subscription {
       InstancesDiff diff = InstancesDiff.between(
           heard == null ? List.of() : heard.snapshot.instances(), current.snapshot.instances());
       r.heard = current;
-      if (heard != null && diff.isEmpty() && heard.emptyPushIgnored == current.emptyPushIgnored) {
+      if (heard != null && diff.isEmpty() && heard.emptyPushIgnored == current.emptyPushIgnored
+          && heard.snapshot.protectThresholdReached() == current.snapshot.protectThresholdReached()) {
         continue; // nothing this listener can see changed
       }
       try {
@@ -217,6 +220,7 @@ final class Subscription {
 
   private InstancesChangeEvent event(State s, InstancesDiff diff) {
     return new InstancesChangeEvent(key.namespace(), key.group(), key.name(), s.snapshot.instances(),
-        diff.added(), diff.removed(), diff.modified(), s.snapshot.revision(), s.emptyPushIgnored);
+        diff.added(), diff.removed(), diff.modified(), s.snapshot.revision(), s.emptyPushIgnored,
+        s.snapshot.protectThresholdReached());
   }
 }
