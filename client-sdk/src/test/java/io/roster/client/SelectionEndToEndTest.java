@@ -127,4 +127,22 @@ class SelectionEndToEndTest {
       admin.shutdownNow();
     }
   }
+
+  @Test
+  void aNoOpChangeReachesNoListener() {
+    RosterClient provider = newClient();
+    RosterClient consumer = newClient();
+    provider.registerInstance("noop", Instance.of("10.9.0.1", 80));
+    List<InstancesChangeEvent> events = new CopyOnWriteArrayList<>();
+    consumer.subscribe("noop", events::add);
+    await().atMost(TestServers.patience()).until(() -> events.size() == 1);
+
+    provider.registerInstance("noop", Instance.of("10.9.0.1", 80)); // the same content again
+    provider.registerInstance("other-noop", Instance.of("10.9.0.2", 80)); // another service
+    provider.registerInstance("noop", Instance.of("10.9.0.3", 80)); // a real change, as a marker
+
+    await().atMost(TestServers.patience()).until(() -> events.size() >= 2);
+    assertThat(events).hasSize(2);
+    assertThat(events.get(1).added()).extracting(Instance::ip).containsExactly("10.9.0.3");
+  }
 }
