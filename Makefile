@@ -5,20 +5,31 @@ ARGS     ?=
 BUF_VERSION := 1.75.0
 BUF      := $(CURDIR)/.tools/node_modules/.bin/buf
 JAR      := server/target/roster-server.jar
+# Class-data-sharing archive of the server's startup classes: ~0.7 s -> ~0.25 s to SERVING.
+CDS      := server/target/roster-server.jsa
+JAVA_OPTS ?= -XX:SharedArchiveFile=$(CDS)
 SOURCES  := $(shell find pom.xml proto server -path '*/target' -prune -o -type f \( -name '*.java' -o -name '*.proto' -o -name 'pom.xml' -o -name '*.xml' \) -print 2>/dev/null)
 
 .PHONY: build run test lint clean tools measure bench
 
-## build: compile every module and package the server jar (no tests)
+## build: compile every module and package the server jar (no tests), then record its CDS archive
 build:
 	$(MVN) -q install -DskipTests
+	@$(MAKE) --no-print-directory $(CDS)
 
 $(JAR): $(SOURCES)
 	$(MVN) -q install -DskipTests -pl server -am
 
+# A training run: start, reach SERVING, stop; the JVM writes the archive on exit. A stale or
+# missing archive only costs startup time (the JVM says so and goes on without it).
+$(CDS): $(JAR)
+	@rm -f $(CDS)
+	@$(JAVA) -XX:ArchiveClassesAtExit=$(CDS) -jar $(JAR) --host 127.0.0.1 --port 0 --exit-when-ready > /dev/null 2>&1 \
+	  || echo "note: could not record $(CDS); the server starts without it"
+
 ## run: start a standalone server on 0.0.0.0:9848 (builds first if needed); ARGS="--port 9000" to pass flags
-run: $(JAR)
-	$(JAVA) -jar $(JAR) $(ARGS)
+run: $(JAR) $(CDS)
+	$(JAVA) $(JAVA_OPTS) -jar $(JAR) $(ARGS)
 
 ## tools: install buf (proto lint, buf curl) under .tools/ when npm is available
 tools:

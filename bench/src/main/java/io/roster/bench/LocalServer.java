@@ -67,6 +67,10 @@ final class LocalServer implements AutoCloseable {
     List<String> cmd = new ArrayList<>();
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     cmd.addAll(jvmFlags);
+    Path archive = jar.resolveSibling("roster-server.jsa");
+    if (Files.isRegularFile(archive) && jvmFlags.stream().noneMatch(f -> f.startsWith("-XX:SharedArchiveFile"))) {
+      cmd.add("-XX:SharedArchiveFile=" + archive); // what `make run` uses (see the Makefile)
+    }
     cmd.addAll(List.of("-jar", jar.toString(), "--host", "127.0.0.1", "--port", Integer.toString(port),
         "--shutdown-grace", "2s"));
     try {

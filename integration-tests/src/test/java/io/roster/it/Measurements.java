@@ -277,7 +277,7 @@ class Measurements {
     List<Seen> seen = new CopyOnWriteArrayList<>();
     Listener listener = e -> seen.add(new Seen(System.nanoTime(),
         e.instances().stream().anyMatch(i -> i.port() == providerPort), e.revision()));
-    RosterClient.Builder builder = RosterClient.builder().serverAddresses(srv.address()).clientName("m-restart-sub").pollInterval(Duration.ofMillis(200));
+    RosterClient.Builder builder = RosterClient.builder().serverAddresses(srv.address()).clientName("m-restart-sub");
     if (hold != null) {
       builder.reconnectEmptyHold(hold);
     }

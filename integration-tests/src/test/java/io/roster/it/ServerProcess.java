@@ -42,7 +42,12 @@ final class ServerProcess extends JavaProcess {
     if (!Files.isRegularFile(JAR)) {
       throw new IllegalStateException(JAR.toAbsolutePath() + " is missing: build the server first (make build)");
     }
-    List<String> args = new ArrayList<>(List.of("-Xms32m", "-jar", JAR.toString(),
+    List<String> args = new ArrayList<>(List.of("-Xms32m"));
+    Path archive = JAR.resolveSibling("roster-server.jsa");
+    if (Files.isRegularFile(archive)) {
+      args.add("-XX:SharedArchiveFile=" + archive); // as `make run` does, once `make build` made it
+    }
+    args.addAll(List.of("-jar", JAR.toString(),
         "--host", host, "--port", Integer.toString(port), "--shutdown-grace", "2s"));
     args.addAll(List.of(flags));
     return new ServerProcess(host, port, args, System.nanoTime());

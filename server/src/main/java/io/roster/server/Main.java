@@ -8,6 +8,8 @@ import org.slf4j.LoggerFactory;
 /** {@code java -jar roster-server.jar [--option value]...}; {@code --help} lists the options. */
 public final class Main {
 
+  private static final String EXIT_WHEN_READY = "--exit-when-ready";
+
   private Main() {}
 
   public static void main(String[] args) throws InterruptedException {
@@ -16,9 +18,11 @@ public final class Main {
       System.out.print(ServerConfig.usage());
       return;
     }
+    boolean exitWhenReady = Arrays.asList(args).contains(EXIT_WHEN_READY);
+    String[] options = Arrays.stream(args).filter(a -> !a.equals(EXIT_WHEN_READY)).toArray(String[]::new);
     ServerConfig config;
     try {
-      config = ServerConfig.parse(args, System.getenv());
+      config = ServerConfig.parse(options, System.getenv());
     } catch (IllegalArgumentException e) {
       System.err.println("roster: " + e.getMessage());
       System.exit(2);
@@ -39,6 +43,10 @@ public final class Main {
         config.host(), server.port(), (System.nanoTime() - startNanos) / 1_000_000,
         ServerConfig.formatDuration(config.keepaliveTime()), ServerConfig.formatDuration(config.keepaliveTimeout()),
         ServerConfig.formatDuration(config.pushWindow()));
+    if (exitWhenReady) {
+      server.close();
+      return;
+    }
     server.awaitTermination();
   }
 }
