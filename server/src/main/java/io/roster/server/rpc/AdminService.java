@@ -1,6 +1,5 @@
 package io.roster.server.rpc;
 
-import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import io.roster.proto.v1.AdminGrpc;
 import io.roster.proto.v1.ConnectionInfo;
@@ -9,7 +8,6 @@ import io.roster.proto.v1.DrainInstanceResponse;
 import io.roster.proto.v1.ListConnectionsRequest;
 import io.roster.proto.v1.ListConnectionsResponse;
 import io.roster.server.model.InstanceKey;
-import io.roster.server.model.Names;
 import io.roster.server.model.ServiceKey;
 import io.roster.server.push.AckCollector;
 import io.roster.server.session.Session;
@@ -60,16 +58,14 @@ final class AdminService extends AdminGrpc.AdminImplBase {
     try {
       service = ProtoMapper.serviceKey(req.getService(), "");
       Duration timeout = Drains.timeout("timeout_ms", req.getTimeoutMs());
-      key = new InstanceKey(req.getIp(), req.getPort(),
-          req.getCluster().isEmpty() ? Names.DEFAULT_CLUSTER : Names.cluster("cluster", req.getCluster()));
+      key = ProtoMapper.instanceKey(req.getIp(), req.getPort(), req.getCluster());
       done = sessions.drainInstance(service, key, timeout);
     } catch (RuntimeException e) {
       out.onError(Errors.toStatusException(e));
       return;
     }
     if (done == null) {
-      out.onError(Status.NOT_FOUND.withDescription("instance " + key + " of " + service + " is not registered")
-          .asRuntimeException());
+      out.onError(Errors.notRegistered(service, key));
       return;
     }
     done.thenAccept(counts -> {

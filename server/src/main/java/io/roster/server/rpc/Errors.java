@@ -4,7 +4,9 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.roster.proto.v1.ErrorCode;
 import io.roster.proto.v1.Result;
+import io.roster.server.model.InstanceKey;
 import io.roster.server.model.RegistryException;
+import io.roster.server.model.ServiceKey;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -37,6 +39,12 @@ final class Errors {
   }
 
   /** A unary call's failure as a status exception; unexpected ones are logged once. */
+  /** NOT_FOUND for an operator call naming an instance that is not registered. */
+  static StatusRuntimeException notRegistered(ServiceKey service, InstanceKey key) {
+    return Status.NOT_FOUND.withDescription("instance " + key + " of " + service + " is not registered")
+        .asRuntimeException();
+  }
+
   static StatusRuntimeException toStatusException(RuntimeException e) {
     if (e instanceof RegistryException re) {
       return status(re).asRuntimeException();

@@ -49,6 +49,11 @@ final class ProtoMapper {
     return new InstanceKey(p.getIp(), p.getPort(), p.getCluster().isEmpty() ? Names.DEFAULT_CLUSTER : p.getCluster());
   }
 
+  /** The identity an operator names (UpdateInstance, DrainInstance); an empty cluster is DEFAULT. */
+  static InstanceKey instanceKey(String ip, int port, String cluster) {
+    return new InstanceKey(ip, port, cluster.isEmpty() ? Names.DEFAULT_CLUSTER : Names.cluster("cluster", cluster));
+  }
+
   /** A clusters filter; each name validated. */
   static Set<String> clusters(List<String> names, String field) {
     if (names.isEmpty()) {

@@ -107,8 +107,7 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
     InstanceKey key;
     try {
       service = ProtoMapper.serviceKey(req.getService(), "");
-      key = new InstanceKey(req.getIp(), req.getPort(),
-          req.getCluster().isEmpty() ? Names.DEFAULT_CLUSTER : Names.cluster("cluster", req.getCluster()));
+      key = ProtoMapper.instanceKey(req.getIp(), req.getPort(), req.getCluster());
       if (req.hasWeight() && !(req.getWeight() >= 0 && req.getWeight() <= Names.MAX_WEIGHT)) {
         throw RegistryException.invalid("weight", req.getWeight(), "0..10000");
       }
@@ -138,8 +137,7 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
       return;
     }
     if (updated == null) {
-      out.onError(Status.NOT_FOUND.withDescription("instance " + key + " of " + service + " is not registered")
-          .asRuntimeException());
+      out.onError(Errors.notRegistered(service, key));
       return;
     }
     out.onNext(UpdateInstanceResponse.newBuilder().setInstance(ProtoMapper.toProto(updated)).build());
