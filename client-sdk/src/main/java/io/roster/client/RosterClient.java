@@ -354,11 +354,11 @@ public interface RosterClient extends AutoCloseable {
     private Duration pollMaxBackoff = Duration.ofSeconds(60);
     private boolean pollEnabled = true;
     private Duration reconnectInitial = Duration.ofMillis(100);
-    private Duration reconnectMax = Duration.ofSeconds(5);
+    private Duration reconnectMax = Duration.ofSeconds(3);
     private Duration keepAliveTime = Duration.ofSeconds(5);
     private Duration keepAliveTimeout = Duration.ofSeconds(5);
     private Duration drainTimeout = Duration.ofSeconds(3);
-    private Duration reconnectEmptyHold = Duration.ofSeconds(3);
+    private Duration reconnectEmptyHold = Duration.ofSeconds(4);
     private boolean pushEmptyProtection;
     private Path failoverDir;
     private Executor listenerExecutor;
@@ -457,7 +457,8 @@ public interface RosterClient extends AutoCloseable {
      * with instances is held back. When a standalone server restarts, a consumer may subscribe
      * again before its providers have registered again; without the hold it would see them all
      * vanish for that moment. A non-empty state arriving meanwhile replaces the held one; a
-     * held push is acknowledged only once applied. Default 3 s; zero applies it at once; at
+     * held push is acknowledged only once applied. Default 4 s (longer than the largest
+     * reconnect back-off, 3 s, plus a margin); zero applies it at once; at
      * most 1 minute.
      *
      * @param value a duration from zero to one minute
@@ -536,7 +537,8 @@ public interface RosterClient extends AutoCloseable {
     /**
      * Sets the reconnect back-off: the wait before the n-th consecutive attempt is drawn
      * uniformly from {@code [0, min(max, initial * 2^n)]} ("full jitter"); it starts over after
-     * a successful connection. Default 100 ms .. 5 s.
+     * a successful connection. Default 100 ms .. 3 s: after an outage every client is back within
+     * about 3 s of the server, which is what {@link #reconnectEmptyHold(Duration)} counts on.
      *
      * @param initial the first ceiling, positive
      * @param max the largest ceiling, &ge; initial
