@@ -454,7 +454,7 @@ public interface RosterClient extends AutoCloseable {
 
     /**
      * Sets how long, after a reconnect, a state that would empty a service this client knows
-     * with instances is held back. When a standalone server restarts, a consumer may subscribe
+     * with instances is held back (also while reconnecting, when a poll brings such a state). When a standalone server restarts, a consumer may subscribe
      * again before its providers have registered again; without the hold it would see them all
      * vanish for that moment. A non-empty state arriving meanwhile replaces the held one; a
      * held push is acknowledged only once applied. Default 4 s (longer than the largest

@@ -509,11 +509,15 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
   /** How long to hold back {@code snapshot}: it empties a known service right after a reconnect. */
   private long emptyHoldNanos(Subscription sub, ServiceSnapshot snapshot) {
     ServiceSnapshot cached = sub.snapshot();
-    if (reconnectedAtNanos == 0 || !snapshot.instances().isEmpty() || cached == null
-        || cached.instances().isEmpty()) {
+    if (reconnectEmptyHold.isZero() || !welcomedBefore || !snapshot.instances().isEmpty()
+        || cached == null || cached.instances().isEmpty()) {
       return 0;
     }
-    return reconnectedAtNanos + reconnectEmptyHold.toNanos() - ticker.nanoTime();
+    if (connection.activeSession() == null) {
+      // Between sessions (a poll answered while reconnecting): providers are reconnecting too.
+      return reconnectEmptyHold.toNanos();
+    }
+    return reconnectedAtNanos == 0 ? 0 : reconnectedAtNanos + reconnectEmptyHold.toNanos() - ticker.nanoTime();
   }
 
   /** The hold is over: apply the held empty state unless something newer came meanwhile. */
@@ -521,10 +525,20 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
     lock.lock();
     try {
       ServiceSnapshot held = sub.heldEmpty;
-      sub.heldEmpty = null;
-      if (held != null && sub.isActive()) {
-        apply(sub, held);
+      ServiceSnapshot cached = sub.snapshot();
+      if (held == null || !sub.isActive()
+          || (cached != null && Long.compareUnsigned(held.revision(), cached.revision()) <= 0)) {
+        sub.heldEmpty = null;
+        return;
       }
+      long more = emptyHoldNanos(sub, held);
+      if (more > 0) {
+        // Still reconnecting, or reconnected since: the hold runs on from there.
+        scheduler.schedule(() -> releaseHeld(sub), more, TimeUnit.NANOSECONDS);
+        return;
+      }
+      sub.heldEmpty = null;
+      apply(sub, held);
     } finally {
       lock.unlock();
     }

@@ -88,8 +88,8 @@ public final class GrpcEndpoint {
    */
   public void shutdown(Duration grace) throws InterruptedException {
     health.enterTerminalState();
+    registryService.stop("server shutting down");
     sessionService.reconnectAll("server shutting down");
-    registryService.endWatches("server shutting down");
     server.shutdown();
     if (!server.awaitTermination(grace.toMillis(), TimeUnit.MILLISECONDS)) {
       server.shutdownNow();

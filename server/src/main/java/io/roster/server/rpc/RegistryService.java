@@ -44,6 +44,7 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
   private final PushEngine engine;
   private final Scheduler scheduler;
   private final Set<Watcher> watchers = ConcurrentHashMap.newKeySet();
+  private volatile String stopping;
 
   RegistryService(Registry registry, PushEngine engine, Scheduler scheduler) {
     this.registry = registry;
@@ -53,6 +54,9 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
 
   @Override
   public void queryInstances(QueryInstancesRequest req, StreamObserver<QueryInstancesResponse> out) {
+    if (refuseWhileStopping(out)) {
+      return;
+    }
     QueryInstancesResponse response;
     try {
       ServiceKey key = ProtoMapper.serviceKey(req.getService(), "");
@@ -74,6 +78,9 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
 
   @Override
   public void listServices(ListServicesRequest req, StreamObserver<ListServicesResponse> out) {
+    if (refuseWhileStopping(out)) {
+      return;
+    }
     ListServicesResponse.Builder b = ListServicesResponse.newBuilder();
     try {
       String namespace = req.getNamespace().isEmpty() ? Names.DEFAULT_NAMESPACE : req.getNamespace();
@@ -102,6 +109,9 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
 
   @Override
   public void updateInstance(UpdateInstanceRequest req, StreamObserver<UpdateInstanceResponse> out) {
+    if (refuseWhileStopping(out)) {
+      return;
+    }
     Instance updated;
     ServiceKey service;
     InstanceKey key;
@@ -146,6 +156,9 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
 
   @Override
   public void updateService(UpdateServiceRequest req, StreamObserver<GetServiceResponse> out) {
+    if (refuseWhileStopping(out)) {
+      return;
+    }
     ServiceKey key;
     try {
       key = ProtoMapper.serviceKey(req.getService(), "");
@@ -173,6 +186,9 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
 
   @Override
   public void getService(GetServiceRequest req, StreamObserver<GetServiceResponse> out) {
+    if (refuseWhileStopping(out)) {
+      return;
+    }
     GetServiceResponse response;
     try {
       ServiceKey key = ProtoMapper.serviceKey(req.getService(), "");
@@ -204,6 +220,9 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
 
   @Override
   public void watch(WatchRequest req, StreamObserver<ServiceInfo> responseObserver) {
+    if (refuseWhileStopping(responseObserver)) {
+      return;
+    }
     ServerCallStreamObserver<ServiceInfo> out = (ServerCallStreamObserver<ServiceInfo>) responseObserver;
     ServiceKey key;
     Set<String> clusters;
@@ -222,14 +241,26 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
   }
 
   /**
-   * Ends every Watch call with UNAVAILABLE (the server is stopping), so that watchers go
-   * elsewhere instead of holding the shutdown grace period.
+   * The server is stopping: from now on every call is answered UNAVAILABLE (the state is
+   * being torn down as sessions leave, and must not be served as the truth), and every Watch
+   * call ends with UNAVAILABLE, so that watchers go elsewhere instead of holding the
+   * shutdown grace period.
    */
-  void endWatches(String reason) {
+  void stop(String reason) {
+    stopping = reason;
     for (Watcher w : watchers) {
       forget(w);
       w.end(Status.UNAVAILABLE.withDescription(reason + "; watch again, on another server if there is one"));
     }
+  }
+
+  private boolean refuseWhileStopping(StreamObserver<?> out) {
+    String reason = stopping;
+    if (reason == null) {
+      return false;
+    }
+    out.onError(Status.UNAVAILABLE.withDescription(reason + "; ask another server").asRuntimeException());
+    return true;
   }
 
   private void forget(Watcher w) {
