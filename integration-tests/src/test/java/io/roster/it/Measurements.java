@@ -170,8 +170,8 @@ class Measurements {
     for (int i = 0; i < TRIALS; i++) {
       try (ServerProcess s = ServerProcess.launch("127.0.0.1", Ports.free())) {
         startup.add(s.awaitServing(Duration.ofSeconds(30)).toNanos());
-        // Idle: let start-up garbage and JIT settle, then read RSS.
-        Awaitility.await().pollDelay(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(4)).until(() -> true);
+        // Idle: let start-up garbage and JIT settle, then read RSS (a pause, not synchronisation).
+        LockSupport.parkNanos(Duration.ofSeconds(3).toNanos());
         rss.add(s.rssKib());
       }
     }
@@ -245,7 +245,7 @@ class Measurements {
   @Test
   @Order(6)
   void serverRestartWindowDefaultHold() throws Exception {
-    serverRestartWindow("hold 3s (default)", null);
+    serverRestartWindow("hold 4s (default)", null);
   }
 
   @Test
@@ -352,7 +352,7 @@ class Measurements {
           // Pacing, not synchronisation: each restart is an isolated event. A hold started at
           // this trial's reconnect (no later than confirmedNanos) has a release timer pending
           // for up to the hold; let it fire before the next restart.
-          long until = confirmedNanos + (hold == null ? Duration.ofSeconds(3) : hold).toNanos() + Duration.ofMillis(300).toNanos();
+          long until = confirmedNanos + (hold == null ? Duration.ofSeconds(4) : hold).toNanos() + Duration.ofMillis(300).toNanos();
           LockSupport.parkNanos(Math.max(0, until - System.nanoTime()));
         }
       }
