@@ -168,7 +168,7 @@ public final class Args {
       }
     }
     List<String> jvm = new ArrayList<>();
-    for (String s : given.getOrDefault("server-jvm", "-Xms32m -Xmx1g").trim().split("\\s+")) {
+    for (String s : given.getOrDefault("server-jvm", "-Xms32m -XX:MinHeapFreeRatio=10 -XX:MaxHeapFreeRatio=30 -Xmx1g").trim().split("\\s+")) {
       if (!s.isEmpty()) {
         jvm.add(s);
       }
@@ -187,7 +187,7 @@ public final class Args {
           --target host:port       an existing server; without it a Roster server is started
                                    from --server-jar for each workload (its CPU and RSS are reported)
           --server-jar PATH        default server/target/roster-server.jar
-          --server-jvm "FLAGS"     JVM flags of the started server (default "-Xms32m -Xmx1g", as make run plus a heap cap)
+          --server-jvm "FLAGS"     JVM flags of the started server (default: as make run, plus -Xmx1g)
           --roster-mass raw|sdk    W1/W5/W8 clients: raw Connect streams on a shared event loop (default) or SDK clients
           --workloads LIST         all, or some of startup,w1,...,w8
           --quick                  small sizes (make bench QUICK=1)

@@ -24,7 +24,7 @@ class ArgsTest {
     assertThat(a.size("w6-trials")).isEqualTo(20);
     assertThat(a.size("w7-trials")).isEqualTo(5);
     assertThat(a.size("w8-clients")).isEqualTo(10000);
-    assertThat(a.serverJvm).containsExactly("-Xms32m", "-Xmx1g");
+    assertThat(a.serverJvm).containsExactly("-Xms32m", "-XX:MinHeapFreeRatio=10", "-XX:MaxHeapFreeRatio=30", "-Xmx1g");
   }
 
   @Test

@@ -42,7 +42,7 @@ final class ServerProcess extends JavaProcess {
     if (!Files.isRegularFile(JAR)) {
       throw new IllegalStateException(JAR.toAbsolutePath() + " is missing: build the server first (make build)");
     }
-    List<String> args = new ArrayList<>(List.of("-Xms32m"));
+    List<String> args = new ArrayList<>(List.of("-Xms32m", "-XX:MinHeapFreeRatio=10", "-XX:MaxHeapFreeRatio=30")); // as make run
     Path archive = JAR.resolveSibling("roster-server.jsa");
     if (Files.isRegularFile(archive)) {
       args.add("-XX:SharedArchiveFile=" + archive); // as `make run` does, once `make build` made it
