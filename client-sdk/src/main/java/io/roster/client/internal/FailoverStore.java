@@ -12,6 +12,9 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
@@ -31,6 +34,7 @@ final class FailoverStore {
 
   private static final Logger log = LoggerFactory.getLogger(FailoverStore.class);
   private static final String SUFFIX = ".roster";
+  private static final int MAX_PLAIN_NAME = 200;
 
   private final Path dir;
   private final Executor writer;
@@ -103,9 +107,23 @@ final class FailoverStore {
     }
   }
 
+  /**
+   * The file of a service: its URL-encoded key when that is short enough for any file system,
+   * else a SHA-256 of the key (names may be 512 characters; most file systems allow 255 bytes).
+   * The file holds the key too, and {@link #load} checks it.
+   */
   private Path file(ServiceKey key) {
     String name = String.join("@@", key.namespace(), key.group(), key.name());
-    return dir.resolve(URLEncoder.encode(name, StandardCharsets.UTF_8) + SUFFIX);
+    String encoded = URLEncoder.encode(name, StandardCharsets.UTF_8);
+    if (encoded.length() > MAX_PLAIN_NAME) {
+      try {
+        byte[] digest = MessageDigest.getInstance("SHA-256").digest(name.getBytes(StandardCharsets.UTF_8));
+        encoded = "sha256-" + HexFormat.of().formatHex(digest);
+      } catch (NoSuchAlgorithmException e) {
+        throw new AssertionError("SHA-256 is required of every JVM", e);
+      }
+    }
+    return dir.resolve(encoded + SUFFIX);
   }
 
   private static ServiceInfo toProto(ServiceSnapshot s) {
