@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.Executor;
+import java.util.concurrent.ScheduledExecutorService;
 
 /**
  * A connection to a Roster registry: register this process's instances, look up and subscribe
@@ -362,6 +363,7 @@ public interface RosterClient extends AutoCloseable {
     private boolean pushEmptyProtection;
     private Path failoverDir;
     private Executor listenerExecutor;
+    private ScheduledExecutorService scheduler;
 
     private Builder() {}
 
@@ -568,6 +570,22 @@ public interface RosterClient extends AutoCloseable {
     }
 
     /**
+     * Shares a scheduler between clients: the client runs its timers (keepalive, request
+     * timeouts, polls, reconnects) and short background tasks on it instead of its own thread,
+     * and does not shut it down. For processes with many clients (gateways, tests, load
+     * generators). Its tasks are short and never block; one thread serves thousands of
+     * clients. Default: one daemon thread per client, {@code roster-client-scheduler}.
+     *
+     * @param value the scheduler; for a {@code ScheduledThreadPoolExecutor}, turn on
+     *     {@code setRemoveOnCancelPolicy(true)} so cancelled timers do not pile up
+     * @return this builder
+     */
+    public Builder scheduler(ScheduledExecutorService value) {
+      this.scheduler = Objects.requireNonNull(value, "scheduler");
+      return this;
+    }
+
+    /**
      * Sets the executor {@link Listener}s run on. The client still runs the events of one
      * service one at a time and in order. The client does not shut it down. Default: a cached
      * pool of daemon threads named {@code roster-listener-N}, owned by the client.
@@ -615,6 +633,7 @@ public interface RosterClient extends AutoCloseable {
           reconnectEmptyHold,
           pushEmptyProtection,
           failoverDir,
+          scheduler,
           listenerExecutor);
       return DefaultRosterClient.create(options);
     }

@@ -145,4 +145,31 @@ class SelectionEndToEndTest {
     assertThat(events).hasSize(2);
     assertThat(events.get(1).added()).extracting(Instance::ip).containsExactly("10.9.0.3");
   }
+
+  @Test
+  void clientsCanShareOneSchedulerAndClosingOneLeavesItToTheOthers() {
+    java.util.concurrent.ScheduledThreadPoolExecutor shared = new java.util.concurrent.ScheduledThreadPoolExecutor(1);
+    shared.setRemoveOnCancelPolicy(true);
+    try {
+      RosterClient provider = TestServers.client(server).scheduler(shared).build();
+      RosterClient consumer = TestServers.client(server).scheduler(shared).build();
+      clients.add(consumer);
+      provider.registerInstance("shared-sched", Instance.of("10.9.1.1", 80));
+      consumer.subscribe("shared-sched", e -> { });
+      await().atMost(TestServers.patience()).until(() -> consumer.getAllInstances("shared-sched").size() == 1);
+
+      provider.close();
+
+      assertThat(shared.isShutdown()).isFalse();
+      await().atMost(TestServers.patience()).until(() -> consumer.getAllInstances("shared-sched").isEmpty());
+      RosterClient another = TestServers.client(server).scheduler(shared).build();
+      clients.add(another);
+      another.registerInstance("shared-sched", Instance.of("10.9.1.2", 80));
+      await().atMost(TestServers.patience()).until(() -> consumer.getAllInstances("shared-sched").size() == 1);
+    } finally {
+      closeClients();
+      clients.clear();
+      shared.shutdownNow();
+    }
+  }
 }

@@ -32,6 +32,7 @@ public final class RosterDriver implements Driver {
   private final MassMode massMode;
   private final ExecutorService listenerExecutor =
       Executors.newCachedThreadPool(daemon("bench-roster-listener"));
+  private final ScheduledExecutorService sdkScheduler = sharedScheduler();
   private final Object sharedLock = new Object();
   private NioEventLoopGroup eventLoop;
   private ScheduledExecutorService pinger;
@@ -54,8 +55,17 @@ public final class RosterDriver implements Driver {
         .clientName("roster-bench")
         .requestTimeout(Duration.ofSeconds(10))
         .listenerExecutor(listenerExecutor)
+        .scheduler(sdkScheduler)
         .build();
     return new SdkClient(c);
+  }
+
+  /** One scheduler thread for every SDK client of a run (RosterClient.Builder#scheduler). */
+  private static ScheduledExecutorService sharedScheduler() {
+    java.util.concurrent.ScheduledThreadPoolExecutor s =
+        new java.util.concurrent.ScheduledThreadPoolExecutor(1, daemon("bench-roster-scheduler"));
+    s.setRemoveOnCancelPolicy(true);
+    return s;
   }
 
   @Override
@@ -75,7 +85,7 @@ public final class RosterDriver implements Driver {
   @Override
   public String describeMassClients() {
     return massMode == MassMode.SDK
-        ? "Roster SDK clients (one channel and one scheduler thread each)"
+        ? "Roster SDK clients (one channel each, one shared scheduler thread)"
         : "raw roster.v1.Session/Connect streams, one ManagedChannel each, on one shared "
             + "2-thread Netty event loop group (hello, ping every keepaliveTimeMs, push acks)";
   }

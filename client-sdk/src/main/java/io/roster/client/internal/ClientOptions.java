@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.Executor;
+import java.util.concurrent.ScheduledExecutorService;
 
 /**
  * The validated settings of a client, as collected by {@code RosterClient.Builder}. Not part of
@@ -30,6 +31,8 @@ import java.util.concurrent.Executor;
  * @param pushEmptyProtection keep the last non-empty list when a state would empty a service
  * @param failoverDir where last-known lists are written and read back while no server answers;
  *     null disables the failover snapshot
+ * @param scheduler timers and background work shared with other clients, or null for a
+ *     client-owned thread
  * @param listenerExecutor where listeners run, or null for a client-owned pool
  */
 public record ClientOptions(
@@ -50,6 +53,7 @@ public record ClientOptions(
     Duration reconnectEmptyHold,
     boolean pushEmptyProtection,
     Path failoverDir,
+    ScheduledExecutorService scheduler,
     Executor listenerExecutor) {
 
   /** The longest drain wait a server accepts. */

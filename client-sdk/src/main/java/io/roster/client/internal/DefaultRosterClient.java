@@ -109,13 +109,18 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
    */
   public static RosterClient create(ClientOptions options) {
     List<ServerAddress> addresses = ServerAddress.parseList(options.serverAddresses());
-    ScheduledThreadPoolExecutor scheduler =
-        new ScheduledThreadPoolExecutor(1, new NamedThreadFactory("roster-client-scheduler"));
-    scheduler.setRemoveOnCancelPolicy(true);
+    ScheduledExecutorService scheduler = options.scheduler();
+    boolean owned = scheduler == null;
+    if (owned) {
+      ScheduledThreadPoolExecutor own =
+          new ScheduledThreadPoolExecutor(1, new NamedThreadFactory("roster-client-scheduler"));
+      own.setRemoveOnCancelPolicy(true);
+      scheduler = own;
+    }
     Connector connector = new GrpcConnector(options.keepAliveTime(), options.keepAliveTimeout(),
         "roster-java/" + VERSION);
     DefaultRosterClient client = new DefaultRosterClient(options, addresses, connector,
-        scheduler, true, Ticker.system(), new Random());
+        scheduler, owned, Ticker.system(), new Random());
     client.start();
     Duration wait = options.requestTimeout().compareTo(BUILD_WAIT) < 0
         ? options.requestTimeout() : BUILD_WAIT;
