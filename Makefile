@@ -63,6 +63,7 @@ BENCH_ARGS ?=
 JMH_ARGS   ?= $(if $(QUICK),-f 1 -wi 1 -w 500ms -i 2 -r 500ms -p instances=100,-f 1)
 bench:
 	$(MVN) -q -pl bench -am package -DskipTests
+	@$(MAKE) --no-print-directory $(CDS)
 	$(JAVA) $(BENCH_JVM) -jar $(BENCH_JAR) $(if $(QUICK),--quick) $(BENCH_ARGS)
 	$(JAVA) -jar $(BENCH_JAR) jmh $(JMH_ARGS) -jvmArgs -Xmx1g -rf text -rff bench/target/jmh-results.txt
 	@echo; cat bench/target/bench-results.md; echo; cat bench/target/jmh-results.txt
