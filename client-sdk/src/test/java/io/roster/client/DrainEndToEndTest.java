@@ -88,4 +88,20 @@ class DrainEndToEndTest {
         });
     assertThat(consumer.getAllInstances("drain-bad")).hasSize(1);
   }
+
+  @Test
+  void aConsumerProtectedFromEmptyListsDoesNotCountAsCaughtUp() {
+    RosterClient provider = newClient(Duration.ZERO);
+    provider.registerInstance("drain-protected", "10.0.0.9", 80);
+    RosterClient consumer = TestServers.client(server).drainTimeout(Duration.ZERO).pushEmptyProtection(true).build();
+    clients.add(consumer);
+    consumer.subscribe("drain-protected", e -> { });
+    await().atMost(TestServers.patience()).until(() -> consumer.getAllInstances("drain-protected").size() == 1);
+
+    DrainResult r = provider.drain(Duration.ofSeconds(1));
+
+    // It still routes to the drained instance, so the drain must not report it as acked.
+    assertThat(consumer.getAllInstances("drain-protected")).hasSize(1);
+    assertThat(r).isEqualTo(new DrainResult(1, 0, 1, 0));
+  }
 }

@@ -172,4 +172,21 @@ class SelectionEndToEndTest {
       shared.shutdownNow();
     }
   }
+
+  @Test
+  void aListenerOnADirectExecutorMayCallTheClientBackWithoutStallingIt() {
+    RosterClient provider = newClient();
+    List<Integer> seenFromListener = new CopyOnWriteArrayList<>();
+    RosterClient consumer = TestServers.client(server).listenerExecutor(Runnable::run).build();
+    clients.add(consumer);
+    provider.registerInstance("direct-a", Instance.of("10.9.2.1", 80));
+    provider.registerInstance("direct-b", Instance.of("10.9.2.2", 80));
+    // A blocking call from inside the listener: it must not run on the transport thread.
+    consumer.subscribe("direct-a", e -> seenFromListener.add(consumer.getAllInstances("direct-b").size()));
+
+    provider.registerInstance("direct-a", Instance.of("10.9.2.3", 80));
+
+    await().atMost(TestServers.patience()).until(() -> seenFromListener.size() >= 2);
+    assertThat(seenFromListener).containsOnly(1);
+  }
 }

@@ -481,10 +481,12 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
 
   /**
    * Applies a state to the cache (forward only) and runs any resulting event. Returns false
-   * when the state is held back instead: it would empty a service shortly after a reconnect
-   * (see {@link ClientOptions#reconnectEmptyHold()}).
+   * when the cache does not show the state, so that it must not be acknowledged: it is held
+   * back (it would empty a service shortly after a reconnect, see
+   * {@link ClientOptions#reconnectEmptyHold()}), or push-empty protection kept the old list.
    */
   private boolean offer(Subscription sub, ServiceSnapshot snapshot) {
+    boolean applied;
     lock.lock();
     try {
       if (!sub.isActive()) {
@@ -503,12 +505,25 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
         }
         return false;
       }
-      apply(sub, snapshot);
+      applied = apply(sub, snapshot);
     } finally {
       lock.unlock();
     }
-    sub.drainEvents();
-    return true;
+    deliverSoon(sub);
+    return applied;
+  }
+
+  /**
+   * Runs the subscription's pending listener work off the calling thread when that is a
+   * transport thread: a listener executor that runs tasks inline would otherwise run user code
+   * on the event loop, where a blocking SDK call waits for an answer that loop must read.
+   */
+  private void deliverSoon(Subscription sub) {
+    try {
+      scheduler.execute(sub::drainEvents);
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      // Closing: events are dropped anyway.
+    }
   }
 
   /** How long to hold back {@code snapshot}: it empties a known service right after a reconnect. */
@@ -550,10 +565,13 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
     sub.drainEvents();
   }
 
-  private void apply(Subscription sub, ServiceSnapshot snapshot) {
-    if (sub.offer(snapshot) != Subscription.Outcome.STALE && failover != null) {
+  /** Offers to the cache; false when push-empty protection kept the old list instead. */
+  private boolean apply(Subscription sub, ServiceSnapshot snapshot) {
+    Subscription.Outcome outcome = sub.offer(snapshot);
+    if (outcome != Subscription.Outcome.STALE && failover != null) {
       failover.save(sub.snapshot());
     }
+    return outcome != Subscription.Outcome.KEPT;
   }
 
   private static void logBackground(String what, Result result, Throwable error) {

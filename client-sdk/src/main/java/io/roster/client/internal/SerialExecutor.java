@@ -20,11 +20,18 @@ final class SerialExecutor {
   private static final Logger log = LoggerFactory.getLogger(SerialExecutor.class);
 
   private final Executor delegate;
+  private final Runnable onDropped;
   private final Queue<Runnable> queue = new ConcurrentLinkedQueue<>();
   private final AtomicBoolean running = new AtomicBoolean();
 
   SerialExecutor(Executor delegate) {
+    this(delegate, () -> { });
+  }
+
+  /** @param onDropped runs after queued tasks were dropped (rejected by the delegate, or cleared) */
+  SerialExecutor(Executor delegate, Runnable onDropped) {
     this.delegate = delegate;
+    this.onDropped = onDropped;
   }
 
   /** Queues a task; it runs after every task queued before it. Call {@link #drain()} next. */
@@ -42,13 +49,15 @@ final class SerialExecutor {
     } catch (RejectedExecutionException e) {
       running.set(false);
       queue.clear();
-      log.debug("Listener executor rejected a task; dropping queued events", e);
+      onDropped.run();
+      log.warn("The listener executor rejected a task; queued events are dropped and delivery resumes with the next change");
     }
   }
 
   /** Drops every queued task that has not started yet. */
   void clear() {
     queue.clear();
+    onDropped.run();
   }
 
   private void runQueued() {

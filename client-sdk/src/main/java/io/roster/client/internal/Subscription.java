@@ -42,7 +42,13 @@ final class Subscription {
     /** Newer revision, same visible content; cached without an event. */
     UNCHANGED,
     /** Newer revision with different content (or the first state); listeners will hear of it. */
-    CHANGED
+    CHANGED,
+    /**
+     * Newer revision that would have emptied the service: push-empty protection kept the last
+     * list. The client does not acknowledge such a push (a drain must not count it as caught
+     * up: this client still routes to the old instances).
+     */
+    KEPT
   }
 
   /** The cached state, and whether its list was kept from before an empty push. */
@@ -80,7 +86,8 @@ final class Subscription {
 
   Subscription(ServiceKey key, Executor listenerExecutor, boolean protectFromEmpty) {
     this.key = key;
-    this.events = new SerialExecutor(listenerExecutor);
+    // A dropped run (rejected by the executor) must not leave the next change unscheduled.
+    this.events = new SerialExecutor(listenerExecutor, () -> runPending.set(false));
     this.protectFromEmpty = protectFromEmpty;
   }
 
@@ -149,10 +156,10 @@ final class Subscription {
     if (previous != null && previous.emptyPushIgnored == current.emptyPushIgnored
         && previous.snapshot.protectThresholdReached() == current.snapshot.protectThresholdReached()
         && InstancesDiff.between(previous.snapshot.instances(), current.snapshot.instances()).isEmpty()) {
-      return Outcome.UNCHANGED;
+      return keep ? Outcome.KEPT : Outcome.UNCHANGED;
     }
     scheduleRun();
-    return Outcome.CHANGED;
+    return keep ? Outcome.KEPT : Outcome.CHANGED;
   }
 
   /** Stops the subscription: no more events, a pending run is dropped. */

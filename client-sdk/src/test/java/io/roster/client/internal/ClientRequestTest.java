@@ -227,6 +227,7 @@ class ClientRequestTest {
         .as("stale pushes are acked too").isEqualTo("p0");
     s.push("p2", info(DEMO, 11, "c10", proto("10.0.0.1", 80)));
     s.next(FrameCase.PUSH_ACK);
+    clock.runDue(); // listeners run off the transport thread, via the client's scheduler
 
     assertThat(events).hasSize(1);
     assertThat(events.get(0).added()).extracting(Instance::ip).containsExactly("10.0.0.1");

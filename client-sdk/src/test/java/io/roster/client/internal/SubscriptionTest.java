@@ -249,8 +249,8 @@ class SubscriptionTest {
     sub.offer(snapshot(1, a, b));
     sub.drainEvents();
 
-    assertThat(sub.offer(snapshot(2))).isEqualTo(Outcome.CHANGED);
-    assertThat(sub.offer(snapshot(3))).isEqualTo(Outcome.UNCHANGED);
+    assertThat(sub.offer(snapshot(2))).as("kept: not to be acked").isEqualTo(Outcome.KEPT);
+    assertThat(sub.offer(snapshot(3))).isEqualTo(Outcome.KEPT);
     sub.drainEvents();
     assertThat(sub.snapshot().instances()).containsExactly(a, b);
     assertThat(sub.snapshot().revision()).as("the cache still moves forward").isEqualTo(3);
@@ -276,5 +276,27 @@ class SubscriptionTest {
     sub.drainEvents();
     assertThat(events.get(events.size() - 1).instances()).isEmpty();
     assertThat(events.get(events.size() - 1).emptyPushIgnored()).isFalse();
+  }
+
+  @Test
+  void aRejectedRunDoesNotSilenceTheServiceForGood() {
+    List<InstancesChangeEvent> events = new ArrayList<>();
+    boolean[] reject = {true};
+    Subscription sub = new Subscription(Fixtures.DEMO, task -> {
+      if (reject[0]) {
+        reject[0] = false;
+        throw new java.util.concurrent.RejectedExecutionException("full");
+      }
+      task.run();
+    });
+    sub.addListener(events::add);
+    sub.offer(snapshot(10, a));
+    sub.drainEvents(); // rejected: this run is dropped
+
+    sub.offer(snapshot(11, a, b));
+    sub.drainEvents();
+
+    assertThat(events).hasSize(1);
+    assertThat(events.get(0).instances()).containsExactly(a, b);
   }
 }
