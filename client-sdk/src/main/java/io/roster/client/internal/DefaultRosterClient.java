@@ -703,10 +703,12 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
   public DrainResult drain(Duration timeout) {
     ensureOpen();
     ClientOptions.checkDrainTimeout("timeout", timeout);
+    Map<ServiceKey, Map<Identity, Instance>> forgotten;
     lock.lock();
     try {
       ensureOpen();
       // Forget them first: a reconnect during or after the drain must not register them again.
+      forgotten = new LinkedHashMap<>(registrations);
       registrations.clear();
     } finally {
       lock.unlock();
@@ -738,6 +740,13 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
       throw new RosterException(Code.UNAVAILABLE, "interrupted while waiting to " + what);
     }
     if (!result.getOk()) {
+      // The server refused: it still has them, so this client keeps them too (and redoes them).
+      lock.lock();
+      try {
+        forgotten.forEach(registrations::putIfAbsent);
+      } finally {
+        lock.unlock();
+      }
       throw ProtoMapper.toException(result);
     }
     DrainSummary d = result.getDrain();
@@ -760,7 +769,8 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
     } finally {
       lock.unlock();
     }
-    if (registered && !drainTimeout.isZero() && !closed.get()) {
+    // Only when connected: with no server the drain could only wait out the request timeout.
+    if (registered && !drainTimeout.isZero() && !closed.get() && connection.activeSession() != null) {
       try {
         drain(drainTimeout);
       } catch (RosterException e) {

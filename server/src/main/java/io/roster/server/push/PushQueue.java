@@ -79,6 +79,17 @@ public final class PushQueue {
         matched = true;
       }
     }
+    // The ack timer may have moved the push back to pending for a re-send before this ack
+    // came: the client has it, so the re-send is not needed and the ack counts.
+    Iterator<Map.Entry<ServiceKey, PushPayload>> waiting = pending.entrySet().iterator();
+    while (waiting.hasNext()) {
+      Map.Entry<ServiceKey, PushPayload> e = waiting.next();
+      if (e.getValue().pushId().equals(pushId)) {
+        waiting.remove();
+        lastAcked.merge(e.getKey(), e.getValue().revision(), Math::max);
+        matched = true;
+      }
+    }
     if (matched && !waiters.isEmpty()) {
       waiters.removeIf(w -> w.future.isDone() || (acked(w.service, w.revision) && w.future.complete(true)));
     }

@@ -181,6 +181,21 @@ public final class Registry {
   }
 
   /**
+   * Removes every instance {@code owner} has in {@code service} (a drain). Returns the revision
+   * from which the service no longer shows them: the revision of this change, or the current
+   * one when there was nothing to remove. Any state pushed afterwards has at least this
+   * revision (an absent service is pushed at the absent revision, which is never older).
+   */
+  public long removeOwned(String owner, ServiceKey service) {
+    long revision = services.containsKey(service) ? mutateAt(service, e -> e.replaceOwned(owner, List.of())) : -1;
+    if (revision >= 0) {
+      listener.onChange(service);
+      return revision;
+    }
+    return snapshot(service).revision();
+  }
+
+  /**
    * Removes everything {@code owner} owns in the given services (its session ended). Each
    * affected service gets one revision and one change report.
    */
@@ -276,6 +291,11 @@ public final class Registry {
    * in which case the revision is bumped here.
    */
   private boolean mutate(ServiceKey service, Function<Entry, Boolean> op) {
+    return mutateAt(service, op) >= 0;
+  }
+
+  /** Same as {@link #mutate}; returns the revision of the change, or -1 when nothing changed. */
+  private long mutateAt(ServiceKey service, Function<Entry, Boolean> op) {
     while (true) {
       Entry e = services.computeIfAbsent(service, k -> new Entry());
       synchronized (e) {
@@ -288,13 +308,16 @@ public final class Registry {
           e.snapshot = null;
         }
         if (e.registrations.isEmpty()) {
-          e.removed = true;
-          services.remove(service, e);
           if (changed) {
+            // Before the entry leaves the map: a reader that finds it absent must see an
+            // absent revision at least as new as this change, or a push of the removal could
+            // carry an older revision than subscribers already have.
             absentRevision = Math.max(absentRevision, e.revision);
           }
+          e.removed = true;
+          services.remove(service, e);
         }
-        return changed;
+        return changed ? e.revision : -1;
       }
     }
   }

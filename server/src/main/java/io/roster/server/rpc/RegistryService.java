@@ -237,6 +237,13 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
     out.setOnReadyHandler(w.queue::onReady);
     out.setOnCancelHandler(() -> forget(w));
     watchers.add(w);
+    String reason = stopping;
+    if (reason != null) {
+      // stop() ran between the check above and the add: end this one as stop() would have.
+      forget(w);
+      w.end(Status.UNAVAILABLE.withDescription(reason + "; watch again, on another server if there is one"));
+      return;
+    }
     engine.subscribe(key, w);
   }
 

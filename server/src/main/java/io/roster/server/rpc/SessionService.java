@@ -360,12 +360,15 @@ final class SessionService {
             .setServerVersion(version)).build());
         Session opened = sessions.open(info, this);
         session = opened;
+        boolean diedMeanwhile;
         synchronized (writeLock) {
-          if (ended) {
-            // The stream died while we said hello: nothing may outlive it.
-            sessions.close(opened);
-            return;
-          }
+          diedMeanwhile = ended;
+        }
+        if (diedMeanwhile) {
+          // The stream died while we said hello: nothing may outlive it. Closed outside the
+          // write lock (the lock order elsewhere is session, then write lock).
+          sessions.close(opened);
+          return;
         }
         log.info("Session opened: conn={} client={} name={} remote={} sessions={}", info.connectionId(),
             info.clientId(), info.clientName(), info.remoteAddress(), sessions.count());

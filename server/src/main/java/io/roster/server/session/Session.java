@@ -149,8 +149,7 @@ public final class Session {
     forgetMoved();
     List<CompletableFuture<Boolean>> acks = new ArrayList<>();
     for (ServiceKey service : owned.keySet()) {
-      registry.replaceOwned(info.connectionId(), service, List.of());
-      long revision = registry.snapshot(service).revision();
+      long revision = registry.removeOwned(info.connectionId(), service);
       Subscription own = subscriptions.get(service);
       acks.addAll(engine.whenAcked(service, revision, t -> t == own));
     }

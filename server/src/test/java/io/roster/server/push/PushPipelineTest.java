@@ -189,6 +189,24 @@ class PushPipelineTest {
     assertThat(out.sent).extracting(PushPayload::revision).isSorted();
   }
 
+  @Test
+  void anAckForAPushWaitingToBeResentCountsAndCancelsTheResend() {
+    RecordingOutbound out = new RecordingOutbound();
+    PushQueue q = new PushQueue(out, clock, ACK);
+    engine.subscribe(orders, new Target(orders, q));
+    PushPayload first = out.sent.get(0);
+    var acked = q.whenAcked(orders, first.revision());
+    out.ready = false;
+    clock.advance(ACK); // the re-send waits in pending: the stream is not ready
+
+    assertThat(q.ack(first.pushId())).isTrue();
+
+    assertThat(acked).isCompletedWithValue(true);
+    out.ready = true;
+    q.onReady();
+    assertThat(out.sent).as("no needless re-send").hasSize(1);
+  }
+
   private PushQueue queueOf(RecordingOutbound out) {
     return queues.get(out);
   }
