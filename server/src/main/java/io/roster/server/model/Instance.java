@@ -39,7 +39,6 @@ public record Instance(
     return new InstanceKey(ip, port, cluster);
   }
 
-  /** This instance as stored under {@code service}: id assigned. */
   /** This instance with another weight. */
   public Instance withWeight(double w) {
     return new Instance(ip, port, w, healthy, enabled, ephemeral, cluster, metadata, instanceId);
@@ -60,6 +59,7 @@ public record Instance(
     return on == enabled ? this : new Instance(ip, port, weight, healthy, on, ephemeral, cluster, metadata, instanceId);
   }
 
+  /** This instance as stored under {@code service}: id assigned. */
   public Instance withId(ServiceKey service) {
     String id = ip + "#" + port + "#" + cluster + "#" + service.groupedName();
     return id.equals(instanceId) ? this
