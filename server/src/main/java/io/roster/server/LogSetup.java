@@ -1,5 +1,6 @@
 package io.roster.server;
 
+import ch.qos.logback.classic.AsyncAppender;
 import ch.qos.logback.classic.LoggerContext;
 import ch.qos.logback.classic.encoder.PatternLayoutEncoder;
 import ch.qos.logback.classic.spi.ILoggingEvent;
@@ -42,6 +43,22 @@ final class LogSetup {
     file.setRollingPolicy(policy);
     file.setEncoder(encoder);
     file.start();
-    ctx.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME).addAppender(file);
+    // Never block a logging thread (they include gRPC event loops): see logback.xml.
+    AsyncAppender async = new AsyncAppender();
+    async.setContext(ctx);
+    async.setName("ASYNC_FILE");
+    async.setQueueSize(4096);
+    async.setDiscardingThreshold(0);
+    async.setNeverBlock(true);
+    async.addAppender(file);
+    async.start();
+    ctx.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME).addAppender(async);
+  }
+
+  /** Flushes and stops logging (the async appenders' queues); call last, on exit. */
+  static void shutdown() {
+    if (LoggerFactory.getILoggerFactory() instanceof LoggerContext ctx) {
+      ctx.stop();
+    }
   }
 }

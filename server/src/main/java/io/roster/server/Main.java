@@ -38,13 +38,17 @@ public final class Main {
       System.exit(1);
       return;
     }
-    Runtime.getRuntime().addShutdownHook(new Thread(server::close, "roster-shutdown"));
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      server.close();
+      LogSetup.shutdown();
+    }, "roster-shutdown"));
     log.info("Roster {} serving on {}:{} (started in {} ms; keepalive {}/{}, push window {})", RosterServer.VERSION,
         config.host(), server.port(), (System.nanoTime() - startNanos) / 1_000_000,
         ServerConfig.formatDuration(config.keepaliveTime()), ServerConfig.formatDuration(config.keepaliveTimeout()),
         ServerConfig.formatDuration(config.pushWindow()));
     if (exitWhenReady) {
       server.close();
+      LogSetup.shutdown();
       return;
     }
     server.awaitTermination();
