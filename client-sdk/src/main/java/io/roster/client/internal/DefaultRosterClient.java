@@ -80,9 +80,11 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
   private final Duration requestTimeout;
   private final Duration drainTimeout;
   private final FailoverStore failover;
+  private final ExecutorService failoverWriter;
   private final Ticker ticker;
   private final Duration reconnectEmptyHold;
-  private volatile long reconnectedAtNanos; // 0 until the first reconnect
+  private volatile long reconnectedAtNanos; // meaningful once reconnected is true
+  private volatile boolean reconnected;
   private volatile boolean welcomedBefore;
   private final Connector connector;
   private final ScheduledExecutorService scheduler;
@@ -142,7 +144,11 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
     this.drainTimeout = options.drainTimeout();
     this.reconnectEmptyHold = options.reconnectEmptyHold();
     this.ticker = ticker;
-    this.failover = options.failoverDir() == null ? null : new FailoverStore(options.failoverDir(), scheduler);
+    // Disk writes get their own thread: the scheduler runs keepalive pings and must not wait on
+    // a slow disk. One thread also keeps the writes of one service in order.
+    this.failoverWriter = options.failoverDir() == null ? null
+        : Executors.newSingleThreadExecutor(new NamedThreadFactory("roster-failover-writer"));
+    this.failover = failoverWriter == null ? null : new FailoverStore(options.failoverDir(), failoverWriter);
     this.connector = connector;
     this.scheduler = scheduler;
     this.ownsScheduler = ownsScheduler;
@@ -349,6 +355,9 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
     Subscription sub;
     boolean created = false;
     boolean fromFailover = false;
+    // Read before taking the lock (disk I/O); used only if this call creates the subscription.
+    ServiceSnapshot saved = failover != null && connection.activeSession() == null
+        && !isSubscribed(key) ? failover.load(key) : null;
     lock.lock();
     try {
       ensureOpen();
@@ -360,7 +369,6 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
         if (options.pollEnabled()) {
           poller.start(sub);
         }
-        ServiceSnapshot saved = failover != null && connection.activeSession() == null ? failover.load(key) : null;
         if (saved != null) {
           // No server now: serve the last known list until one answers (its state is newer).
           sub.offer(saved);
@@ -388,6 +396,15 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
         },
         !fromFailover, // served from the snapshot: subscribe on the server when connected
         null);
+  }
+
+  private boolean isSubscribed(ServiceKey key) {
+    lock.lock();
+    try {
+      return subscriptions.containsKey(key);
+    } finally {
+      lock.unlock();
+    }
   }
 
   @Override
@@ -426,7 +443,8 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
   @Override
   public void onWelcome(Session session) {
     if (welcomedBefore && !reconnectEmptyHold.isZero()) {
-      reconnectedAtNanos = Math.max(1, ticker.nanoTime());
+      reconnectedAtNanos = ticker.nanoTime();
+      reconnected = true;
     }
     welcomedBefore = true;
     int services = 0;
@@ -537,7 +555,7 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
       // Between sessions (a poll answered while reconnecting): providers are reconnecting too.
       return reconnectEmptyHold.toNanos();
     }
-    return reconnectedAtNanos == 0 ? 0 : reconnectedAtNanos + reconnectEmptyHold.toNanos() - ticker.nanoTime();
+    return reconnected ? reconnectedAtNanos + reconnectEmptyHold.toNanos() - ticker.nanoTime() : 0;
   }
 
   /** The hold is over: apply the held empty state unless something newer came meanwhile. */
@@ -798,6 +816,9 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
     }
     if (ownedListenerExecutor != null) {
       run(errors, ownedListenerExecutor::shutdown);
+    }
+    if (failoverWriter != null) {
+      run(errors, failoverWriter::shutdown); // queued writes still complete
     }
     for (Throwable t : errors) {
       log.warn("Error while closing the Roster client", t);
