@@ -58,6 +58,11 @@ public final class PushEngine implements Registry.ChangeListener {
     stopped = true;
   }
 
+  /** Whether {@link #stop()} was called: nothing is pushed any more. */
+  public boolean isStopped() {
+    return stopped;
+  }
+
   @Override
   public void onChange(ServiceKey service) {
     if (stopped || !subscribers.containsKey(service)) {
