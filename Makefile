@@ -20,11 +20,12 @@ build:
 $(JAR): $(SOURCES)
 	$(MVN) -q install -DskipTests -pl server -am
 
-# A training run: start, reach SERVING, stop; the JVM writes the archive on exit. A stale or
+# A training run: start, reach SERVING, stop; the JVM writes the archive on exit. The jar is
+# named by its absolute path so that launchers from other directories can use the archive. A stale or
 # missing archive only costs startup time (the JVM says so and goes on without it).
 $(CDS): $(JAR)
 	@rm -f $(CDS)
-	@$(JAVA) -XX:ArchiveClassesAtExit=$(CDS) -jar $(JAR) --host 127.0.0.1 --port 0 --exit-when-ready > /dev/null 2>&1 \
+	@$(JAVA) -XX:ArchiveClassesAtExit=$(CDS) -jar $(abspath $(JAR)) --host 127.0.0.1 --port 0 --exit-when-ready > /dev/null 2>&1 \
 	  || echo "note: could not record $(CDS); the server starts without it"
 
 ## run: start a standalone server on 0.0.0.0:9848 (builds first if needed); ARGS="--port 9000" to pass flags
