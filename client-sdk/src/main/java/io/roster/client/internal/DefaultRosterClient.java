@@ -537,6 +537,10 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
    * on the event loop, where a blocking SDK call waits for an answer that loop must read.
    */
   private void deliverSoon(Subscription sub) {
+    if (ownedListenerExecutor != null) {
+      sub.drainEvents(); // our own pool: handing the run over never runs listeners inline
+      return;
+    }
     try {
       scheduler.execute(sub::drainEvents);
     } catch (java.util.concurrent.RejectedExecutionException e) {
