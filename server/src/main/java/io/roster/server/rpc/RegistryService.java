@@ -133,14 +133,8 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
         if (req.hasHealthy()) {
           next = next.withHealthy(req.getHealthy());
         }
-        if (req.getReplaceMetadata()) {
-          next = next.withMetadata(req.getMetadataMap());
-        } else if (req.getMetadataCount() > 0) {
-          Map<String, String> merged = new HashMap<>(next.metadata());
-          merged.putAll(req.getMetadataMap());
-          next = next.withMetadata(merged); // validated again: the merged total must fit too
-        }
-        return next;
+        // Validated again as part of the instance: the merged total must fit too.
+        return next.withMetadata(metadata(next.metadata(), req.getReplaceMetadata(), req.getMetadataMap()));
       });
     } catch (RuntimeException e) {
       out.onError(Errors.toStatusException(e));
@@ -168,14 +162,7 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
       Names.checkMetadata("metadata", req.getMetadataMap());
       registry.updateSettings(key, s -> {
         ServiceSettings next = req.hasProtectThreshold() ? s.withProtectThreshold(req.getProtectThreshold()) : s;
-        if (req.getReplaceMetadata()) {
-          next = next.withMetadata(req.getMetadataMap());
-        } else if (req.getMetadataCount() > 0) {
-          Map<String, String> merged = new HashMap<>(next.metadata());
-          merged.putAll(req.getMetadataMap());
-          next = next.withMetadata(merged);
-        }
-        return next;
+        return next.withMetadata(metadata(next.metadata(), req.getReplaceMetadata(), req.getMetadataMap()));
       });
     } catch (RuntimeException e) {
       out.onError(Errors.toStatusException(e));
@@ -259,6 +246,19 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
       forget(w);
       w.end(Status.UNAVAILABLE.withDescription(reason + "; watch again, on another server if there is one"));
     }
+  }
+
+  /** The metadata an update asks for: {@code given} instead of {@code current}, or merged into it. */
+  private static Map<String, String> metadata(Map<String, String> current, boolean replace, Map<String, String> given) {
+    if (replace) {
+      return given;
+    }
+    if (given.isEmpty()) {
+      return current;
+    }
+    Map<String, String> merged = new HashMap<>(current);
+    merged.putAll(given);
+    return merged;
   }
 
   private boolean refuseWhileStopping(StreamObserver<?> out) {
