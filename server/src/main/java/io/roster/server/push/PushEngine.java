@@ -58,11 +58,6 @@ public final class PushEngine implements Registry.ChangeListener {
     stopped = true;
   }
 
-  /** Whether {@link #stop()} was called: nothing is pushed any more. */
-  public boolean isStopped() {
-    return stopped;
-  }
-
   @Override
   public void onChange(ServiceKey service) {
     if (stopped || !subscribers.containsKey(service)) {
@@ -108,7 +103,8 @@ public final class PushEngine implements Registry.ChangeListener {
    */
   public List<CompletableFuture<Boolean>> whenAcked(ServiceKey service, long revision, Predicate<PushTarget> skip) {
     Set<PushTarget> targets = subscribers.get(service);
-    if (targets == null) {
+    if (targets == null || stopped) {
+      // Stopped: nothing is pushed any more, so nobody is notified and nothing is waited for.
       return List.of();
     }
     List<CompletableFuture<Boolean>> acks = new ArrayList<>(targets.size());

@@ -56,16 +56,7 @@ public final class SessionManager {
    * subscriber has acked or gone, or when {@code timeout} passes.
    */
   public CompletableFuture<AckCollector.Counts> drain(Session session, Duration timeout) {
-    return collect(session.drain(), timeout);
-  }
-
-  /** While the server shuts down nothing is pushed, so there is nothing to wait for. */
-  private CompletableFuture<AckCollector.Counts> collect(List<CompletableFuture<Boolean>> acks, Duration timeout) {
-    if (engine.isStopped()) {
-      acks.forEach(f -> f.cancel(false));
-      return CompletableFuture.completedFuture(new AckCollector.Counts(0, 0, 0, 0));
-    }
-    return AckCollector.collect(acks, timeout, scheduler);
+    return AckCollector.collect(session.drain(), timeout, scheduler);
   }
 
   /**
@@ -78,7 +69,7 @@ public final class SessionManager {
       return null;
     }
     long revision = registry.snapshot(service).revision();
-    return collect(engine.whenAcked(service, revision, t -> false), timeout);
+    return AckCollector.collect(engine.whenAcked(service, revision, t -> false), timeout, scheduler);
   }
 
   /** Closes the session and forgets it; null if it was already closed. */
