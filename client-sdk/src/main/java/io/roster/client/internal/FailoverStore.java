@@ -1,6 +1,5 @@
 package io.roster.client.internal;
 
-import io.roster.client.Instance;
 import io.roster.proto.v1.ServiceInfo;
 import java.io.IOException;
 import java.io.InputStream;
@@ -82,7 +81,7 @@ final class FailoverStore {
       Path tmp = Files.createTempFile(dir, ".write-", ".tmp");
       try {
         try (OutputStream out = Files.newOutputStream(tmp)) {
-          toProto(s).writeTo(out);
+          ProtoMapper.toProto(s).writeTo(out);
         }
         move(tmp, file);
       } finally {
@@ -126,15 +125,4 @@ final class FailoverStore {
     return dir.resolve(encoded + SUFFIX);
   }
 
-  private static ServiceInfo toProto(ServiceSnapshot s) {
-    ServiceInfo.Builder b = ServiceInfo.newBuilder()
-        .setService(ProtoMapper.toProto(s.key()))
-        .setRevision(s.revision())
-        .setChecksum(s.checksum())
-        .setProtectThresholdReached(s.protectThresholdReached());
-    for (Instance i : s.instances()) {
-      b.addInstances(ProtoMapper.toProto(i));
-    }
-    return b.build();
-  }
 }

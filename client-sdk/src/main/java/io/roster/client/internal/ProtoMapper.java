@@ -79,6 +79,19 @@ final class ProtoMapper {
    * Reads a service state. An instance the client cannot represent (the server should never
    * send one) is logged and left out rather than failing the whole update.
    */
+  /** A cached state back in wire form (the failover snapshot's file format). */
+  static ServiceInfo toProto(ServiceSnapshot s) {
+    ServiceInfo.Builder b = ServiceInfo.newBuilder()
+        .setService(toProto(s.key()))
+        .setRevision(s.revision())
+        .setChecksum(s.checksum())
+        .setProtectThresholdReached(s.protectThresholdReached());
+    for (Instance i : s.instances()) {
+      b.addInstances(toProto(i));
+    }
+    return b.build();
+  }
+
   static ServiceSnapshot fromProto(ServiceInfo info) {
     List<Instance> instances = new ArrayList<>(info.getInstancesCount());
     for (io.roster.proto.v1.Instance p : info.getInstancesList()) {
