@@ -4,40 +4,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import io.roster.server.RosterServer;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /** Drain through the public API against an in-JVM server on a loopback socket. */
-class DrainEndToEndTest {
-
-  private static RosterServer server;
-  private final List<RosterClient> clients = new ArrayList<>();
-
-  @BeforeAll
-  static void startServer() {
-    server = TestServers.start(0);
-  }
-
-  @AfterAll
-  static void stopServer() {
-    server.close();
-  }
-
-  @AfterEach
-  void closeClients() {
-    clients.forEach(RosterClient::close);
-  }
+class DrainEndToEndTest extends SharedServerTest {
 
   private RosterClient newClient(Duration drainOnClose) {
-    RosterClient c = TestServers.client(server).drainTimeout(drainOnClose).build();
-    clients.add(c);
-    return c;
+    return track(TestServers.client(server).drainTimeout(drainOnClose).build());
   }
 
   private RosterClient consumerOf(String service, int expected) {

@@ -5,44 +5,14 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.roster.client.RosterException.Code;
-import io.roster.server.RosterServer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /** The SDK against a real in-JVM server over a loopback socket, through the public API only. */
-class RosterClientEndToEndTest {
-
-  private static RosterServer server;
-  private final List<RosterClient> clients = new ArrayList<>();
-
-  @BeforeAll
-  static void startServer() {
-    server = TestServers.start(0);
-  }
-
-  @AfterAll
-  static void stopServer() {
-    if (server != null) {
-      server.close();
-    }
-  }
-
-  @AfterEach
-  void closeClients() {
-    clients.forEach(RosterClient::close);
-  }
-
-  private RosterClient newClient() {
-    RosterClient c = TestServers.client(server).build();
-    clients.add(c);
-    return c;
-  }
+class RosterClientEndToEndTest extends SharedServerTest {
 
   /** The last event's instance list, as ip:port strings. */
   private static List<String> lastList(List<InstancesChangeEvent> events) {

@@ -10,43 +10,14 @@ import io.roster.proto.v1.RegistryGrpc;
 import io.roster.proto.v1.ServiceKey;
 import io.roster.proto.v1.UpdateInstanceRequest;
 import io.roster.proto.v1.UpdateServiceRequest;
-import io.roster.server.RosterServer;
-import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /** Online/offline and selection through the public API, against an in-JVM server. */
-class SelectionEndToEndTest {
-
-  private static RosterServer server;
-  private final List<RosterClient> clients = new ArrayList<>();
-
-  @BeforeAll
-  static void startServer() {
-    server = TestServers.start(0);
-  }
-
-  @AfterAll
-  static void stopServer() {
-    server.close();
-  }
-
-  @AfterEach
-  void closeClients() {
-    clients.forEach(RosterClient::close);
-  }
-
-  private RosterClient newClient() {
-    RosterClient c = TestServers.client(server).build();
-    clients.add(c);
-    return c;
-  }
+class SelectionEndToEndTest extends SharedServerTest {
 
   private static List<String> ips(List<Instance> list) {
     return list.stream().map(Instance::ip).sorted().toList();
