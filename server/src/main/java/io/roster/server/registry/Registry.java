@@ -9,10 +9,10 @@ import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.NavigableMap;
+import java.util.NavigableSet;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.ConcurrentSkipListSet;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
@@ -43,7 +43,9 @@ public final class Registry {
     void onChange(ServiceKey service);
   }
 
-  private final NavigableMap<ServiceKey, Entry> services = new ConcurrentSkipListMap<>();
+  /** Lookups go to a hash map; the sorted index serves only {@link #listServices}. */
+  private final Map<ServiceKey, Entry> services = new ConcurrentHashMap<>();
+  private final NavigableSet<ServiceKey> index = new ConcurrentSkipListSet<>();
   private final Map<ServiceKey, ServiceSettings> settings = new ConcurrentHashMap<>();
   private final LongSupplier clockMicros;
   private final AtomicLong lastRevision = new AtomicLong();
@@ -245,7 +247,7 @@ public final class Registry {
     int total = 0;
     List<ServiceKey> page = new ArrayList<>(Math.min(pageSize, 128));
     int skip = (pageNo - 1) * pageSize;
-    for (ServiceKey k : services.tailMap(lowest(namespace, group), true).keySet()) {
+    for (ServiceKey k : index.tailSet(lowest(namespace, group), true)) {
       if (!k.namespace().equals(namespace) || (!group.isEmpty() && !k.group().equals(group))) {
         break;
       }
@@ -297,7 +299,10 @@ public final class Registry {
   /** Same as {@link #mutate}; returns the revision of the change, or -1 when nothing changed. */
   private long mutateAt(ServiceKey service, Function<Entry, Boolean> op) {
     while (true) {
-      Entry e = services.computeIfAbsent(service, k -> new Entry());
+      Entry e = services.computeIfAbsent(service, k -> {
+        index.add(k);
+        return new Entry();
+      });
       synchronized (e) {
         if (e.removed) {
           continue;
@@ -315,6 +320,9 @@ public final class Registry {
             absentRevision = Math.max(absentRevision, e.revision);
           }
           e.removed = true;
+          // Index first: a new entry for this key can only be created (and indexed) once the
+          // old one has left the map, which is after this.
+          index.remove(service);
           services.remove(service, e);
         }
         return changed ? e.revision : -1;
