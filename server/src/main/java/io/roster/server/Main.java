@@ -1,5 +1,6 @@
 package io.roster.server;
 
+import io.grpc.netty.shaded.io.netty.util.ResourceLeakDetector;
 import io.roster.server.config.ServerConfig;
 import java.util.Arrays;
 import org.slf4j.Logger;
@@ -7,6 +8,8 @@ import org.slf4j.LoggerFactory;
 
 /** {@code java -jar roster-server.jar [--option value]...}; {@code --help} lists the options. */
 public final class Main {
+
+  static final String LEAK_DETECTION_PROPERTY = "io.grpc.netty.shaded.io.netty.leakDetection.level";
 
   private static final String EXIT_WHEN_READY = "--exit-when-ready";
 
@@ -29,6 +32,7 @@ public final class Main {
       return;
     }
     LogSetup.configure(config.logDir());
+    disableLeakDetectionUnlessAsked();
     Logger log = LoggerFactory.getLogger(Main.class);
     RosterServer server;
     try {
@@ -52,5 +56,16 @@ public final class Main {
       return;
     }
     server.awaitTermination();
+  }
+
+  /**
+   * Netty's leak detector samples one buffer in 128 and records a stack trace for it: about
+   * 1.5 % of the CPU of a busy server (docs/benchmarks.md), for a bug report nobody reads in
+   * production. Off unless {@value #LEAK_DETECTION_PROPERTY} is set.
+   */
+  private static void disableLeakDetectionUnlessAsked() {
+    if (System.getProperty(LEAK_DETECTION_PROPERTY) == null) {
+      ResourceLeakDetector.setLevel(ResourceLeakDetector.Level.DISABLED);
+    }
   }
 }
