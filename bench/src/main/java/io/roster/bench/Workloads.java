@@ -3,6 +3,7 @@ package io.roster.bench;
 import io.roster.bench.driver.BenchClient;
 import io.roster.bench.driver.Driver;
 import io.roster.bench.driver.Endpoint;
+import java.lang.management.ManagementFactory;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -14,6 +15,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 import java.util.function.IntFunction;
@@ -155,6 +157,7 @@ final class Workloads {
         }));
       }
       long cpu0 = cpu();
+      long own0 = ownCpuMillis();
       long t0 = System.nanoTime();
       start.countDown();
       for (Future<?> f : done) {
@@ -162,11 +165,13 @@ final class Workloads {
       }
       long elapsed = System.nanoTime() - t0;
       long cpu1 = cpu();
+      long own1 = ownCpuMillis();
       pool.shutdown();
       last = total / (elapsed / 1e9);
       r.row("round " + round + (round == 1 ? " (cold)" : ""),
-          String.format("%,.0f registrations/s (%,d in %.0f ms); call %s; server CPU %.1f s",
-              last, total, elapsed / 1e6, Stats.ofNanosAsMillis(lat).format("ms"), (cpu1 - cpu0) / 1000.0));
+          String.format("%,.0f registrations/s (%,d in %.0f ms); call %s; CPU per registration: %s",
+              last, total, elapsed / 1e6, Stats.ofNanosAsMillis(lat).format("ms"),
+              cpuPerOp(cpu1 - cpu0, own1 - own0, total)));
       closeAll(clients);
     }
     r.row("registrations/s, last round", String.format("%,.0f", last), ">= 30,000 reg/s", last >= 30_000);
@@ -199,6 +204,7 @@ final class Workloads {
     long end = warmupEnd + seconds * 1_000_000_000L;
     long[][] samples = new long[callers][];
     int[] counts = new int[callers];
+    AtomicLongArray perSecond = new AtomicLongArray(seconds + 1); // completions by measured second
     long cpu0Holder[] = {0};
     ExecutorService pool = Executors.newFixedThreadPool(callers);
     List<Future<?>> done = new ArrayList<>();
@@ -220,6 +226,7 @@ final class Workloads {
             wrong.incrementAndGet();
           }
           if (s >= warmupEnd) {
+            perSecond.incrementAndGet((int) Math.min(seconds, (e - warmupEnd) / 1_000_000_000L));
             if (n == lat.length) {
               lat = java.util.Arrays.copyOf(lat, n * 2);
             }
@@ -233,10 +240,12 @@ final class Workloads {
     }
     parkUntil(warmupEnd);
     cpu0Holder[0] = cpu();
+    long own0 = ownCpuMillis();
     for (Future<?> f : done) {
       f.get();
     }
     long cpu1 = cpu();
+    long own1 = ownCpuMillis();
     pool.shutdown();
     long total = 0;
     for (int n : counts) {
@@ -253,6 +262,12 @@ final class Workloads {
     r.row("queries/s", String.format("%,.0f (%,d in %d s after 2 s warm-up)", qps, total, seconds),
         ">= 30,000 q/s", qps >= 30_000);
     r.row("query latency", Stats.of(all).format("ms"));
+    r.row("CPU per query", cpuPerOp(cpu1 - cpu0Holder[0], own1 - own0, total));
+    StringBuilder timeline = new StringBuilder();
+    for (int i = 0; i < seconds; i++) {
+      timeline.append(i == 0 ? "" : " ").append(String.format("%,d", perSecond.get(i)));
+    }
+    r.row("queries in each measured second", timeline.toString());
     if (wrong.get() > 0) {
       r.row("answers with a wrong instance count", Long.toString(wrong.get()));
     }
@@ -361,6 +376,7 @@ final class Workloads {
     List<Long> each = new ArrayList<>();
     int missing = 0;
     long cpu0 = cpu();
+    long own0 = ownCpuMillis();
     for (int k = 0; k < changes; k++) {
       int port = 50000 + k / 2;
       boolean add = k % 2 == 0;
@@ -393,10 +409,13 @@ final class Workloads {
       parkMillis(100);
     }
     long cpu1 = cpu();
+    long own1 = ownCpuMillis();
     Stats all = Stats.ofNanosAsMillis(toAll);
     r.row("call -> last subscriber has it, per change", all.format("ms"), "p99 <= 100 ms",
         missing == 0 && all.p99() <= 100);
     r.row("call -> each subscriber's listener", Stats.ofNanosAsMillis(each).format("ms"));
+    r.row("CPU per delivery (one change to one subscriber, with its ack)",
+        cpuPerOp(cpu1 - cpu0, own1 - own0, (long) changes * nSubs));
     if (missing > 0) {
       r.row("deliveries never seen (30 s)", Integer.toString(missing));
     }
@@ -517,6 +536,18 @@ final class Workloads {
 
   private long cpu() {
     return server == null ? 0 : server.cpuMillis();
+  }
+
+  /** CPU time of this load generator process (every thread), in milliseconds. */
+  static long ownCpuMillis() {
+    return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
+        .getProcessCpuTime() / 1_000_000;
+  }
+
+  /** "server 31 µs + load generator 62 µs": CPU per operation of the measured phase. */
+  private String cpuPerOp(long serverCpuMillis, long ownCpuMillis, long ops) {
+    String own = String.format("load generator %.0f µs", ownCpuMillis * 1000.0 / ops);
+    return server == null ? own : String.format("server %.0f µs + %s", serverCpuMillis * 1000.0 / ops, own);
   }
 
   private List<BenchClient> connectAll(int n, IntFunction<BenchClient> make) throws Exception {

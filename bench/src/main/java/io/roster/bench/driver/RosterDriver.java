@@ -1,6 +1,10 @@
 package io.roster.bench.driver;
 
-import io.grpc.netty.shaded.io.netty.channel.nio.NioEventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.epoll.Epoll;
+import io.grpc.netty.shaded.io.netty.channel.epoll.EpollIoHandler;
+import io.grpc.netty.shaded.io.netty.channel.nio.NioIoHandler;
 import io.roster.client.Instance;
 import io.roster.client.RosterClient;
 import java.time.Duration;
@@ -34,7 +38,7 @@ public final class RosterDriver implements Driver {
       Executors.newCachedThreadPool(daemon("bench-roster-listener"));
   private final ScheduledExecutorService sdkScheduler = sharedScheduler();
   private final Object sharedLock = new Object();
-  private NioEventLoopGroup eventLoop;
+  private EventLoopGroup eventLoop;
   private ScheduledExecutorService pinger;
 
   public RosterDriver(String target, MassMode massMode) {
@@ -75,7 +79,10 @@ public final class RosterDriver implements Driver {
     }
     synchronized (sharedLock) {
       if (eventLoop == null) {
-        eventLoop = new NioEventLoopGroup(2, daemon("bench-roster-eventloop"));
+        // Epoll where the SDK's default transport would use it, so raw streams cost what SDK
+        // channels cost.
+        eventLoop = new MultiThreadIoEventLoopGroup(2, daemon("bench-roster-eventloop"),
+            Epoll.isAvailable() ? EpollIoHandler.newFactory() : NioIoHandler.newFactory());
         pinger = Executors.newSingleThreadScheduledExecutor(daemon("bench-roster-pinger"));
       }
     }

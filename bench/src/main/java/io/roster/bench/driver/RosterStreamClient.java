@@ -3,6 +3,8 @@ package io.roster.bench.driver;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.epoll.Epoll;
+import io.grpc.netty.shaded.io.netty.channel.epoll.EpollSocketChannel;
 import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioSocketChannel;
 import io.grpc.stub.StreamObserver;
 import io.roster.proto.v1.BatchRegisterInstances;
@@ -64,7 +66,7 @@ final class RosterStreamClient implements BenchClient, StreamObserver<ServerFram
     ManagedChannel channel = NettyChannelBuilder.forTarget(target)
         .usePlaintext()
         .eventLoopGroup(eventLoop)
-        .channelType(NioSocketChannel.class)
+        .channelType(Epoll.isAvailable() ? EpollSocketChannel.class : NioSocketChannel.class)
         .directExecutor()
         .build();
     RosterStreamClient c = new RosterStreamClient(channel, timeout);
