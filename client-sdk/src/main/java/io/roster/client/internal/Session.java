@@ -3,7 +3,10 @@ package io.roster.client.internal;
 import io.roster.proto.v1.ClientFrame;
 import io.roster.proto.v1.Result;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
@@ -39,18 +42,26 @@ final class Session {
     }
   }
 
+  /** The welcome feature for {@code query} frames. */
+  static final String FEATURE_QUERY = "query";
+
   final long id;
   final ServerAddress address;
   private final ScheduledExecutorService scheduler;
   private final Supplier<String> requestIds;
   private final Ticker ticker;
-  private final Map<String, CompletableFuture<Result>> pending = new ConcurrentHashMap<>();
+  private final Map<String, Pending> pending = new ConcurrentHashMap<>();
+  private final Object expiryLock = new Object();
+  private ScheduledFuture<?> expiryTimer; // guarded by expiryLock
+  private long expiryAt;                  // guarded by expiryLock
   private final CompletableFuture<Void> ended = new CompletableFuture<>();
   private SessionStream stream;
 
   // Guarded by the connection manager's lock.
   State state = State.CONNECTING;
   String connectionId = "";
+  /** Optional frames the server answers, from its welcome. */
+  volatile Set<String> features = Set.of();
   ScheduledFuture<?> connectTimer;
   ScheduledFuture<?> keepAliveTimer;
   long pingSentAtNanos;
@@ -80,6 +91,10 @@ final class Session {
     this.lastSentNanos = lastReceivedNanos;
   }
 
+  boolean supports(String feature) {
+    return features.contains(feature);
+  }
+
   void attach(SessionStream s) {
     this.stream = s;
   }
@@ -99,31 +114,71 @@ final class Session {
    * Sends a request frame with a fresh request id and returns its result. The future fails
    * with {@link TimeoutException} after {@code timeout}, and with
    * {@link SessionLostException} when the session ends first.
+   *
+   * <p>Timeouts share one timer per session, armed for the earliest deadline, instead of a
+   * timer scheduled and cancelled per request: under load that was a scheduler lock taken twice
+   * per request and, as cancelled tasks stay queued until due, hundreds of thousands of them.
    */
   CompletableFuture<Result> request(ClientFrame.Builder frame, Duration timeout) {
     String requestId = requestIds.get();
     CompletableFuture<Result> future = new CompletableFuture<>();
-    pending.put(requestId, future);
-    Runnable expire = () -> future.completeExceptionally(new TimeoutException(
-        "no result for request " + requestId + " within " + timeout.toMillis() + " ms"));
-    ScheduledFuture<?> timer = scheduler.schedule(expire, timeout.toNanos(), TimeUnit.NANOSECONDS);
-    future.whenComplete((r, e) -> {
-      pending.remove(requestId);
-      timer.cancel(false);
-    });
+    long deadline = ticker.nanoTime() + timeout.toNanos();
+    pending.put(requestId, new Pending(future, deadline, timeout));
+    future.whenComplete((r, e) -> pending.remove(requestId));
     if (ended.isDone()) {
       future.completeExceptionally(new SessionLostException("session to " + address + " ended"));
       return future;
     }
+    armExpiry(deadline);
     send(frame.setRequestId(requestId).build());
     return future;
   }
 
+  private void armExpiry(long deadline) {
+    synchronized (expiryLock) {
+      if (expiryTimer != null && expiryAt <= deadline) {
+        return;
+      }
+      if (expiryTimer != null) {
+        expiryTimer.cancel(false);
+      }
+      expiryAt = deadline;
+      expiryTimer = scheduler.schedule(this::expire, Math.max(0, deadline - ticker.nanoTime()), TimeUnit.NANOSECONDS);
+    }
+  }
+
+  /** Fails the requests whose deadline passed and re-arms the timer for the next one. */
+  private void expire() {
+    List<Map.Entry<String, Pending>> overdue = new ArrayList<>();
+    synchronized (expiryLock) {
+      // Under the lock: a request added after this scan arms its own timer once it is free.
+      expiryTimer = null;
+      long now = ticker.nanoTime();
+      long next = Long.MAX_VALUE;
+      for (Map.Entry<String, Pending> e : pending.entrySet()) {
+        if (e.getValue().deadline - now <= 0) {
+          overdue.add(e);
+        } else {
+          next = Math.min(next, e.getValue().deadline);
+        }
+      }
+      if (next != Long.MAX_VALUE && !ended.isDone()) {
+        expiryAt = next;
+        expiryTimer = scheduler.schedule(this::expire, next - now, TimeUnit.NANOSECONDS);
+      }
+    }
+    // Outside the lock: completing runs the waiters' callbacks, which may take other locks.
+    for (Map.Entry<String, Pending> e : overdue) {
+      e.getValue().future.completeExceptionally(new TimeoutException(
+          "no result for request " + e.getKey() + " within " + e.getValue().timeout.toMillis() + " ms"));
+    }
+  }
+
   /** Completes the request a {@code result} answers; unknown ids are ignored. */
   void complete(String requestId, Result result) {
-    CompletableFuture<Result> future = pending.get(requestId);
-    if (future != null) {
-      future.complete(result);
+    Pending p = pending.get(requestId);
+    if (p != null) {
+      p.future.complete(result);
     }
   }
 
@@ -148,8 +203,14 @@ final class Session {
     synchronized (this) {
       ended.complete(null);
     }
-    for (CompletableFuture<Result> f : pending.values()) {
-      f.completeExceptionally(cause);
+    synchronized (expiryLock) {
+      if (expiryTimer != null) {
+        expiryTimer.cancel(false);
+        expiryTimer = null;
+      }
+    }
+    for (Pending p : pending.values()) {
+      p.future.completeExceptionally(cause);
     }
   }
 
@@ -162,4 +223,6 @@ final class Session {
   public String toString() {
     return "session#" + id + "(" + address + ")";
   }
+
+  private record Pending(CompletableFuture<Result> future, long deadline, Duration timeout) {}
 }
