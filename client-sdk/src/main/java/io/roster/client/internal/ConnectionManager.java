@@ -12,6 +12,7 @@ import io.roster.proto.v1.Welcome;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -293,6 +294,7 @@ final class ConnectionManager {
       }
       cancel(s.connectTimer);
       s.connectionId = welcome.getConnectionId();
+      s.features = Set.copyOf(welcome.getFeaturesList());
       try {
         handler.onWelcome(s);
       } catch (RuntimeException e) {

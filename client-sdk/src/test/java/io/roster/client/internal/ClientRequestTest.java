@@ -16,6 +16,7 @@ import io.roster.proto.v1.ClientFrame;
 import io.roster.proto.v1.ClientFrame.FrameCase;
 import io.roster.proto.v1.ErrorCode;
 import io.roster.proto.v1.QueryInstancesResponse;
+import io.roster.proto.v1.Result;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -262,6 +263,57 @@ class ClientRequestTest {
             e -> assertThat(e.code()).isEqualTo(Code.NO_INSTANCE_AVAILABLE))
         .hasMessageContaining("2 instance(s) in total");
     assertThat(connector.queries.poll().getService().getName()).isEqualTo("demo");
+  }
+
+  @Test
+  void aServerThatAnswersQueriesOnTheStreamGetsThemThereAndNotAsCalls() throws Exception {
+    FakeStream s = connector.latest();
+    s.welcome(0, List.of("query"));
+    CompletableFuture<List<Instance>> call = CompletableFuture.supplyAsync(() -> client.getAllInstances("demo"), callers);
+    ClientFrame q = s.next(FrameCase.QUERY);
+    assertThat(q.getQuery().getService().getName()).isEqualTo("demo");
+    s.result(q, Result.newBuilder().setOk(true).setQuery(QueryInstancesResponse.newBuilder()
+        .setServiceInfo(info(DEMO, 3, "c3", proto("10.0.0.1", 80)))).build());
+    assertThat(call.get(5, TimeUnit.SECONDS)).extracting(Instance::ip).containsExactly("10.0.0.1");
+    assertThat(connector.queries).isEmpty();
+
+    CompletableFuture<List<Instance>> bad = CompletableFuture.supplyAsync(() -> client.getAllInstances("demo"), callers);
+    s.error(s.next(FrameCase.QUERY), ErrorCode.ERROR_CODE_INVALID_ARGUMENT, "service.name: ...", "service.name");
+    assertThat(failure(bad)).isInstanceOfSatisfying(RosterException.class, e -> {
+      assertThat(e.code()).isEqualTo(Code.INVALID_ARGUMENT);
+      assertThat(e.field()).isEqualTo("service.name");
+    });
+    assertThat(connector.queries).isEmpty();
+  }
+
+  @Test
+  void aStoppingServerOrALostSessionSendsTheQueryToTheRegistryCallInstead() throws Exception {
+    connector.queryAnswer = r -> CompletableFuture.completedFuture(QueryInstancesResponse.newBuilder()
+        .setServiceInfo(info(DEMO, 4, "c4", proto("10.0.0.2", 80))).build());
+    FakeStream s = connector.latest();
+    s.welcome(0, List.of("query"));
+
+    CompletableFuture<List<Instance>> stopping = CompletableFuture.supplyAsync(() -> client.getAllInstances("demo"), callers);
+    s.error(s.next(FrameCase.QUERY), ErrorCode.ERROR_CODE_UNAVAILABLE, "server shutting down", "");
+    assertThat(stopping.get(5, TimeUnit.SECONDS)).extracting(Instance::ip).containsExactly("10.0.0.2");
+    assertThat(connector.queries.poll(5, TimeUnit.SECONDS)).isNotNull();
+
+    CompletableFuture<List<Instance>> lost = CompletableFuture.supplyAsync(() -> client.getAllInstances("demo"), callers);
+    s.next(FrameCase.QUERY);
+    s.fail();
+    assertThat(lost.get(5, TimeUnit.SECONDS)).extracting(Instance::ip).containsExactly("10.0.0.2");
+    assertThat(connector.queries.poll(5, TimeUnit.SECONDS)).isNotNull();
+  }
+
+  @Test
+  void aServerWithoutTheQueryFeatureIsAskedByCall() {
+    connector.queryAnswer = r -> CompletableFuture.completedFuture(QueryInstancesResponse.newBuilder()
+        .setServiceInfo(info(DEMO, 4, "c4", proto("10.0.0.2", 80))).build());
+    FakeStream s = connector.latest();
+    s.welcome();
+    assertThat(client.getAllInstances("demo")).hasSize(1);
+    assertThat(connector.queries).hasSize(1);
+    assertThat(s.sent).noneMatch(f -> f.getFrameCase() == FrameCase.QUERY);
   }
 
   @Test

@@ -115,10 +115,15 @@ final class FakeConnector implements Connector {
 
     /** Answers the hello; {@code keepaliveTimeMs} 0 leaves the server's keepalive unsaid. */
     void welcome(long keepaliveTimeMs) {
+      welcome(keepaliveTimeMs, List.of());
+    }
+
+    /** Answers the hello, listing these optional frames as understood. */
+    void welcome(long keepaliveTimeMs, List<String> features) {
       ClientFrame hello = next(ClientFrame.FrameCase.HELLO);
       listener.onFrame(ServerFrame.newBuilder().setRequestId(hello.getRequestId())
           .setWelcome(Welcome.newBuilder().setConnectionId("c-" + address).setNodeId("n1")
-              .setKeepaliveTimeMs(keepaliveTimeMs))
+              .setKeepaliveTimeMs(keepaliveTimeMs).addAllFeatures(features))
           .build());
     }
 

@@ -43,9 +43,9 @@ public final class GrpcEndpoint {
   public GrpcEndpoint(ServerConfig config, Registry registry, PushEngine engine, SessionManager sessions,
       Scheduler scheduler, IntFunction<String> nodeId, String version) {
     this.nodeId = nodeId;
-    this.sessionService = new SessionService(sessions, config.keepaliveTime(), config.keepaliveTimeout(),
-        config.pushAckTimeout(), scheduler, version);
     this.registryService = new RegistryService(registry, engine, scheduler);
+    this.sessionService = new SessionService(sessions, registryService::answer, config.keepaliveTime(),
+        config.keepaliveTimeout(), config.pushAckTimeout(), scheduler, version);
     RemoteAddressInterceptor remote = new RemoteAddressInterceptor();
     this.server = NettyServerBuilder.forAddress(new InetSocketAddress(config.host(), config.port()))
         // gRPC raises anything under 10 s to 10 s; SessionService's silence check gives

@@ -59,21 +59,32 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
     }
     QueryInstancesResponse response;
     try {
-      ServiceKey key = ProtoMapper.serviceKey(req.getService(), "");
-      Set<String> clusters = ProtoMapper.clusters(req.getClustersList(), "clusters");
-      ServiceSnapshot view = registry.snapshot(key).view(clusters, req.getHealthyOnly());
-      if (!req.getKnownChecksum().isEmpty() && req.getKnownChecksum().equals(view.checksum())) {
-        response = QueryInstancesResponse.newBuilder()
-            .setServiceInfo(ProtoMapper.toProtoHeader(view)).setNotModified(true).build();
-      } else {
-        response = QueryInstancesResponse.newBuilder().setServiceInfo(ProtoMapper.toProto(view)).build();
-      }
+      response = answer(req, "");
     } catch (RuntimeException e) {
       out.onError(Errors.toStatusException(e));
       return;
     }
     out.onNext(response);
     out.onCompleted();
+  }
+
+  /**
+   * The answer to a query, for this rpc and for a session's {@code query} frame (whose
+   * session namespace is the default). Refused with UNAVAILABLE while the server stops.
+   */
+  QueryInstancesResponse answer(QueryInstancesRequest req, String defaultNamespace) {
+    String reason = stopping;
+    if (reason != null) {
+      throw new RegistryException(RegistryException.Kind.UNAVAILABLE, "", reason + "; ask another server");
+    }
+    ServiceKey key = ProtoMapper.serviceKey(req.getService(), defaultNamespace);
+    Set<String> clusters = ProtoMapper.clusters(req.getClustersList(), "clusters");
+    ServiceSnapshot view = registry.snapshot(key).view(clusters, req.getHealthyOnly());
+    if (!req.getKnownChecksum().isEmpty() && req.getKnownChecksum().equals(view.checksum())) {
+      return QueryInstancesResponse.newBuilder()
+          .setServiceInfo(ProtoMapper.toProtoHeader(view)).setNotModified(true).build();
+    }
+    return QueryInstancesResponse.newBuilder().setServiceInfo(ProtoMapper.toProto(view)).build();
   }
 
   @Override

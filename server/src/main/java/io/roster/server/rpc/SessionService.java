@@ -12,6 +12,8 @@ import io.roster.proto.v1.ClientFrame;
 import io.roster.proto.v1.Hello;
 import io.roster.proto.v1.Pong;
 import io.roster.proto.v1.Push;
+import io.roster.proto.v1.QueryInstancesRequest;
+import io.roster.proto.v1.QueryInstancesResponse;
 import io.roster.proto.v1.Reconnect;
 import io.roster.proto.v1.Result;
 import io.roster.proto.v1.ServerFrame;
@@ -32,6 +34,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BiFunction;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -52,7 +55,11 @@ final class SessionService {
   private static final Logger log = LoggerFactory.getLogger(SessionService.class);
   private static final int MAX_REQUEST_ID = 64;
 
+  /** Frames beyond the base protocol that this server answers, told in {@code welcome}. */
+  static final List<String> FEATURES = List.of("query");
+
   private final SessionManager sessions;
+  private final BiFunction<QueryInstancesRequest, String, QueryInstancesResponse> queries;
   private volatile String nodeId = "";
   private final Duration keepaliveTime;
   private final Duration keepaliveTimeout;
@@ -63,9 +70,11 @@ final class SessionService {
   private final Set<Call> calls = ConcurrentHashMap.newKeySet();
   private final Function<PushPayload, Object> encoder = SessionService::encodePush;
 
-  SessionService(SessionManager sessions, Duration keepaliveTime, Duration keepaliveTimeout,
-      Duration ackTimeout, Scheduler scheduler, String version) {
+  /** @param queries answers a {@code query} frame given the session's namespace */
+  SessionService(SessionManager sessions, BiFunction<QueryInstancesRequest, String, QueryInstancesResponse> queries,
+      Duration keepaliveTime, Duration keepaliveTimeout, Duration ackTimeout, Scheduler scheduler, String version) {
     this.sessions = sessions;
+    this.queries = queries;
     this.keepaliveTime = keepaliveTime;
     this.keepaliveTimeout = keepaliveTimeout;
     this.silenceLimit = keepaliveTime.plus(keepaliveTimeout);
@@ -264,7 +273,7 @@ final class SessionService {
       if (kind == ClientFrame.FrameCase.FRAME_NOT_SET) {
         throw new ProtocolViolation(Status.INVALID_ARGUMENT.withDescription(
             "empty frame: exactly one of hello, register, deregister, batch_register, subscribe, "
-                + "unsubscribe, push_ack, ping, drain must be set"));
+                + "unsubscribe, push_ack, ping, drain, query must be set"));
       }
       Session s = session;
       if (kind == ClientFrame.FrameCase.HELLO) {
@@ -322,6 +331,8 @@ final class SessionService {
             ok(requestId);
           }
           case PING -> write(ServerFrame.newBuilder().setRequestId(requestId).setPong(Pong.getDefaultInstance()).build());
+          case QUERY -> result(requestId, Result.newBuilder().setOk(true)
+              .setQuery(queries.apply(frame.getQuery(), s.info().namespace())).build());
           case DRAIN -> {
             Duration timeout = Drains.timeout("drain.timeout_ms", frame.getDrain().getTimeoutMs());
             sessions.drain(s, timeout).thenAccept(counts -> result(requestId,
@@ -357,7 +368,8 @@ final class SessionService {
             .setKeepaliveTimeMs(keepaliveTime.toMillis())
             .setKeepaliveTimeoutMs(keepaliveTimeout.toMillis())
             .setPushAckTimeoutMs(ackTimeout.toMillis())
-            .setServerVersion(version)).build());
+            .setServerVersion(version)
+            .addAllFeatures(FEATURES)).build());
         Session opened = sessions.open(info, this);
         session = opened;
         boolean diedMeanwhile;

@@ -1,12 +1,14 @@
 package io.roster.server.rpc;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import io.roster.proto.v1.QueryInstancesRequest;
 import io.roster.proto.v1.QueryInstancesResponse;
 import io.roster.server.model.Instance;
+import io.roster.server.model.RegistryException;
 import io.roster.server.model.ServiceKey;
 import io.roster.server.push.PushEngine;
 import io.roster.server.registry.Registry;
@@ -43,6 +45,11 @@ class RegistryServiceStoppingTest {
     assertThat(after.values).isEmpty();
     assertThat(after.error.getCode()).isEqualTo(Status.Code.UNAVAILABLE);
     assertThat(after.error.getDescription()).isEqualTo("server shutting down; ask another server");
+    // The session's query frame goes through the same answer.
+    assertThatThrownBy(() -> service.answer(query, "public"))
+        .isInstanceOfSatisfying(RegistryException.class,
+            e -> assertThat(e.kind()).isEqualTo(RegistryException.Kind.UNAVAILABLE))
+        .hasMessage("server shutting down; ask another server");
   }
 
   private static final class Recorder implements StreamObserver<QueryInstancesResponse> {

@@ -11,6 +11,7 @@ import io.roster.proto.v1.DeregisterInstance;
 import io.roster.proto.v1.ErrorCode;
 import io.roster.proto.v1.Hello;
 import io.roster.proto.v1.Instance;
+import io.roster.proto.v1.QueryInstancesRequest;
 import io.roster.proto.v1.RegisterInstance;
 import io.roster.proto.v1.Result;
 import io.roster.proto.v1.ServerFrame;
@@ -74,6 +75,46 @@ class SessionServiceTest {
     assertThat(info.getChecksum()).hasSize(32);
     await().atMost(Duration.ofSeconds(5)).untilAsserted(() ->
         assertThat(server.sessions().all()).allSatisfy(s -> assertThat(s.unackedPushes()).isZero()));
+  }
+
+  @Test
+  void queryOnTheStreamAnswersLikeTheRegistryInTheSessionsNamespace() {
+    TestSession provider = session("provider");
+    provider.register("orders", "10.0.0.7", 8080);
+    TestSession consumer = new TestSession(channel());
+    sessions.add(consumer);
+    ServerFrame welcome = consumer.helloFrame(Hello.newBuilder().setClientId("consumer"));
+    assertThat(welcome.getWelcome().getFeaturesList()).contains("query");
+
+    Result r = consumer.request(ClientFrame.newBuilder().setQuery(QueryInstancesRequest.newBuilder()
+        .setService(io.roster.proto.v1.ServiceKey.newBuilder().setName("orders"))));
+    assertThat(r.getOk()).isTrue();
+    assertThat(r.getQuery().getServiceInfo().getInstancesList()).extracting(Instance::getPort).containsExactly(8080);
+
+    Result same = consumer.request(ClientFrame.newBuilder().setQuery(QueryInstancesRequest.newBuilder()
+        .setService(io.roster.proto.v1.ServiceKey.newBuilder().setName("orders"))
+        .setKnownChecksum(r.getQuery().getServiceInfo().getChecksum())));
+    assertThat(same.getQuery().getNotModified()).isTrue();
+
+    TestSession elsewhere = new TestSession(channel());
+    sessions.add(elsewhere);
+    elsewhere.helloFrame(Hello.newBuilder().setClientId("elsewhere").setNamespace("staging"));
+    Result empty = elsewhere.request(ClientFrame.newBuilder().setQuery(QueryInstancesRequest.newBuilder()
+        .setService(io.roster.proto.v1.ServiceKey.newBuilder().setName("orders"))));
+    assertThat(empty.getOk()).isTrue();
+    assertThat(empty.getQuery().getServiceInfo().getInstancesCount()).isZero();
+    assertThat(empty.getQuery().getServiceInfo().getService().getNamespace()).isEqualTo("staging");
+  }
+
+  @Test
+  void aBadQueryGetsAnErrorNamingTheFieldAndTheStreamSurvives() {
+    TestSession consumer = session("consumer");
+    Result bad = consumer.request(ClientFrame.newBuilder().setQuery(QueryInstancesRequest.newBuilder()
+        .setService(io.roster.proto.v1.ServiceKey.newBuilder().setName(""))));
+    assertThat(bad.getOk()).isFalse();
+    assertThat(bad.getCode()).isEqualTo(ErrorCode.ERROR_CODE_INVALID_ARGUMENT);
+    assertThat(bad.getField()).isEqualTo("service.name");
+    assertThat(consumer.subscribe("orders").getOk()).isTrue();
   }
 
   @Test

@@ -80,13 +80,19 @@ final class TestSession implements AutoCloseable {
   }
 
   TestSession hello(String clientId) {
+    helloFrame(Hello.newBuilder().setClientId(clientId));
+    return this;
+  }
+
+  /** Says hello and returns the welcome frame. */
+  ServerFrame helloFrame(Hello.Builder hello) {
     String id = nextId();
-    send(ClientFrame.newBuilder().setRequestId(id).setHello(Hello.newBuilder().setClientId(clientId)).build());
+    send(ClientFrame.newBuilder().setRequestId(id).setHello(hello).build());
     ServerFrame f = await(x -> x.getRequestId().equals(id));
     if (!f.hasWelcome()) {
       throw new AssertionError("expected welcome, got " + f);
     }
-    return this;
+    return f;
   }
 
   Result request(ClientFrame.Builder frame) {
