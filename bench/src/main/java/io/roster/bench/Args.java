@@ -36,7 +36,8 @@ public final class Args {
     size("w3-warmup-seconds", "20", "2", "W3: seconds of queries before the measured ones (JIT warm-up on 2 cores takes ~15 s)");
     size("w3-seconds", "10", "3", "W3: measured seconds");
     size("w4-subscribers", "10", "10", "W4: subscribing clients");
-    size("w4-changes", "200", "40", "W4: changes (register, deregister, ...) by the provider");
+    size("w4-warmup-changes", "50", "10", "W4: changes before the measured ones (reported apart as cold)");
+    size("w4-changes", "200", "40", "W4: measured changes (register, deregister, ...) by the provider");
     size("w4-interval-ms", "100", "100", "W4: milliseconds between changes");
     size("w5-subscribers", "1000", "100", "W5: subscribing clients on one service");
     size("w5-warmup-changes", "20", "5", "W5: changes before the measured ones (reported apart as cold)");
