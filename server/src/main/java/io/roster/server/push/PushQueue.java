@@ -3,10 +3,10 @@ package io.roster.server.push;
 import io.roster.server.model.ServiceKey;
 import io.roster.server.time.Scheduler;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Iterator;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -18,21 +18,24 @@ import java.util.concurrent.CompletableFuture;
  *
  * <p>Memory per session is therefore bounded by the number of services it subscribes to,
  * however slow or dead the reader is. Revisions sent for one service only move forward.
+ * Everything known about one service lives in one {@link Slot}, so that an idle session with
+ * one subscription costs a few hundred bytes (there is one queue per connection).
  *
  * <p>Thread-safe: every method takes the queue's lock, and writes to the {@link Outbound}
  * happen under it, so they are serialised.
  */
 public final class PushQueue {
 
+  private static final long NONE = Long.MIN_VALUE;
+
   private final Outbound outbound;
   private final Scheduler scheduler;
   private final Duration ackTimeout;
 
-  private final LinkedHashMap<ServiceKey, PushPayload> pending = new LinkedHashMap<>();
-  private final Map<ServiceKey, Inflight> inflight = new HashMap<>();
-  private final Map<ServiceKey, Long> lastOffered = new HashMap<>();
-  private final Map<ServiceKey, Long> lastAcked = new HashMap<>();
-  private final List<AckWaiter> waiters = new ArrayList<>();
+  private final Map<ServiceKey, Slot> slots = new HashMap<>(4);
+  /** Slots with an unsent state, oldest first; a slot whose state went away is skipped. */
+  private final ArrayDeque<Slot> ready = new ArrayDeque<>(2);
+  private final List<AckWaiter> waiters = new ArrayList<>(0);
   private Scheduler.Cancellable ackTimer;
   private long sent;
   private long resent;
@@ -53,12 +56,12 @@ public final class PushQueue {
     if (closed) {
       return;
     }
-    Long last = lastOffered.get(service);
-    if (last != null && payload.revision() <= last) {
+    Slot slot = slots.computeIfAbsent(service, k -> new Slot());
+    if (slot.lastOffered != NONE && payload.revision() <= slot.lastOffered) {
       return;
     }
-    lastOffered.put(service, payload.revision());
-    pending.put(service, payload);
+    slot.lastOffered = payload.revision();
+    queue(slot, payload);
     drain();
   }
 
@@ -70,23 +73,17 @@ public final class PushQueue {
   /** The client applied the push with this id. Returns whether any push was waiting for it. */
   public synchronized boolean ack(String pushId) {
     boolean matched = false;
-    Iterator<Map.Entry<ServiceKey, Inflight>> it = inflight.entrySet().iterator();
-    while (it.hasNext()) {
-      Map.Entry<ServiceKey, Inflight> e = it.next();
-      if (e.getValue().payload.pushId().equals(pushId)) {
-        it.remove();
-        lastAcked.merge(e.getKey(), e.getValue().payload.revision(), Math::max);
+    for (Slot slot : slots.values()) {
+      if (slot.inflight != null && slot.inflight.pushId().equals(pushId)) {
+        slot.acked(slot.inflight.revision());
+        slot.inflight = null;
         matched = true;
       }
-    }
-    // The ack timer may have moved the push back to pending for a re-send before this ack
-    // came: the client has it, so the re-send is not needed and the ack counts.
-    Iterator<Map.Entry<ServiceKey, PushPayload>> waiting = pending.entrySet().iterator();
-    while (waiting.hasNext()) {
-      Map.Entry<ServiceKey, PushPayload> e = waiting.next();
-      if (e.getValue().pushId().equals(pushId)) {
-        waiting.remove();
-        lastAcked.merge(e.getKey(), e.getValue().revision(), Math::max);
+      // The ack timer may have moved the push back to pending for a re-send before this ack
+      // came: the client has it, so the re-send is not needed and the ack counts.
+      if (slot.pending != null && slot.pending.pushId().equals(pushId)) {
+        slot.acked(slot.pending.revision());
+        slot.pending = null;
         matched = true;
       }
     }
@@ -102,7 +99,8 @@ public final class PushQueue {
    * session closed or unsubscribed). Cancel the future to stop waiting.
    */
   public synchronized CompletableFuture<Boolean> whenAcked(ServiceKey service, long revision) {
-    if (closed || !lastOffered.containsKey(service) && !pending.containsKey(service)) {
+    Slot slot = slots.get(service);
+    if (closed || slot == null) {
       // Not subscribed (any more): nothing will ever be acked.
       return CompletableFuture.completedFuture(closed ? false : acked(service, revision));
     }
@@ -116,16 +114,17 @@ public final class PushQueue {
   }
 
   private boolean acked(ServiceKey service, long revision) {
-    Long acked = lastAcked.get(service);
-    return acked != null && acked >= revision;
+    Slot slot = slots.get(service);
+    return slot != null && slot.lastAcked != NONE && slot.lastAcked >= revision;
   }
 
   /** Drops everything about {@code service} (unsubscribed). */
   public synchronized void forget(ServiceKey service) {
-    pending.remove(service);
-    inflight.remove(service);
-    lastOffered.remove(service);
-    lastAcked.remove(service);
+    Slot slot = slots.remove(service);
+    if (slot != null) {
+      slot.pending = null; // if it is still in the ready queue, drain skips it
+      slot.inflight = null;
+    }
     Iterator<AckWaiter> it = waiters.iterator();
     while (it.hasNext()) {
       AckWaiter w = it.next();
@@ -138,12 +137,20 @@ public final class PushQueue {
 
   /** Pushes sent and not yet acked. */
   public synchronized int unacked() {
-    return inflight.size();
+    int n = 0;
+    for (Slot slot : slots.values()) {
+      n += slot.inflight != null ? 1 : 0;
+    }
+    return n;
   }
 
   /** States waiting for the stream to become ready. */
   public synchronized int pendingCount() {
-    return pending.size();
+    int n = 0;
+    for (Slot slot : slots.values()) {
+      n += slot.pending != null ? 1 : 0;
+    }
+    return n;
   }
 
   /** Pushes written so far, re-sends included. */
@@ -159,8 +166,11 @@ public final class PushQueue {
   /** Stops timers and drops every queued state. Idempotent. */
   public synchronized void close() {
     closed = true;
-    pending.clear();
-    inflight.clear();
+    for (Slot slot : slots.values()) {
+      slot.pending = null;
+      slot.inflight = null;
+    }
+    ready.clear();
     for (AckWaiter w : waiters) {
       w.future.complete(false);
     }
@@ -171,27 +181,46 @@ public final class PushQueue {
     }
   }
 
+  /** Makes {@code payload} the slot's unsent state, keeping the slot's place in line if it has one. */
+  private void queue(Slot slot, PushPayload payload) {
+    slot.pending = payload;
+    if (!slot.queued) {
+      slot.queued = true;
+      ready.add(slot);
+    }
+  }
+
   private void drain() {
-    Iterator<Map.Entry<ServiceKey, PushPayload>> it = pending.entrySet().iterator();
-    while (it.hasNext() && !closed && outbound.isReady()) {
-      Map.Entry<ServiceKey, PushPayload> e = it.next();
-      it.remove();
-      outbound.send(e.getValue());
+    while (!closed && !ready.isEmpty() && outbound.isReady()) {
+      Slot slot = ready.poll();
+      slot.queued = false;
+      PushPayload p = slot.pending;
+      if (p == null) {
+        continue; // acked or forgotten while it waited
+      }
+      slot.pending = null;
+      outbound.send(p);
       sent++;
       if (ackTimeout != null) {
-        inflight.put(e.getKey(), new Inflight(e.getValue(), scheduler.nanoTime()));
+        slot.inflight = p;
+        slot.sentAtNanos = scheduler.nanoTime();
       }
     }
     armAckTimer();
   }
 
   private void armAckTimer() {
-    if (ackTimer != null || inflight.isEmpty() || closed) {
+    if (ackTimer != null || closed) {
       return;
     }
-    long oldest = Long.MAX_VALUE;
-    for (Inflight f : inflight.values()) {
-      oldest = Math.min(oldest, f.sentAtNanos);
+    long oldest = NONE;
+    for (Slot slot : slots.values()) {
+      if (slot.inflight != null && (oldest == NONE || slot.sentAtNanos - oldest < 0)) {
+        oldest = slot.sentAtNanos;
+      }
+    }
+    if (oldest == NONE) {
+      return;
     }
     long delay = Math.max(0, oldest + ackTimeout.toNanos() - scheduler.nanoTime());
     ackTimer = scheduler.schedule(this::onAckTimer, Duration.ofNanos(delay));
@@ -203,20 +232,34 @@ public final class PushQueue {
       return;
     }
     long now = scheduler.nanoTime();
-    Iterator<Map.Entry<ServiceKey, Inflight>> it = inflight.entrySet().iterator();
-    while (it.hasNext()) {
-      Map.Entry<ServiceKey, Inflight> e = it.next();
-      if (now - e.getValue().sentAtNanos >= ackTimeout.toNanos()) {
-        it.remove();
-        // A newer unsent state already waits in pending: that one is the re-send.
-        pending.putIfAbsent(e.getKey(), e.getValue().payload);
+    for (Slot slot : slots.values()) {
+      if (slot.inflight != null && now - slot.sentAtNanos >= ackTimeout.toNanos()) {
+        // A newer unsent state already waiting is the re-send.
+        if (slot.pending == null) {
+          queue(slot, slot.inflight);
+        }
+        slot.inflight = null;
         resent++;
       }
     }
     drain();
   }
 
-  private record Inflight(PushPayload payload, long sentAtNanos) {}
+  /** What the queue knows of one service. Guarded by the queue's lock. */
+  private static final class Slot {
+    PushPayload pending;   // latest unsent state, or null
+    PushPayload inflight;  // sent and not acked yet, or null
+    long sentAtNanos;
+    long lastOffered = NONE;
+    long lastAcked = NONE;
+    boolean queued;        // in the ready queue
+
+    void acked(long revision) {
+      if (lastAcked == NONE || revision > lastAcked) {
+        lastAcked = revision;
+      }
+    }
+  }
 
   private record AckWaiter(ServiceKey service, long revision, CompletableFuture<Boolean> future) {}
 }

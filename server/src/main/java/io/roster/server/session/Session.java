@@ -34,8 +34,9 @@ public final class Session {
   private final PushQueue queue;
   private final SessionLimits limits;
 
-  private final Map<ServiceKey, Set<InstanceKey>> owned = new HashMap<>();
-  private final Map<ServiceKey, Subscription> subscriptions = new HashMap<>();
+  // Small tables: most sessions own a few instances of a few services (one session per connection).
+  private final Map<ServiceKey, Set<InstanceKey>> owned = new HashMap<>(4);
+  private final Map<ServiceKey, Subscription> subscriptions = new HashMap<>(4);
   private int ownedCount;
   private boolean closed;
 
@@ -65,7 +66,7 @@ public final class Session {
     }
     Instance stored = registry.register(info.connectionId(), service, instance);
     if (added) {
-      owned.computeIfAbsent(service, k -> new HashSet<>()).add(instance.key());
+      owned.computeIfAbsent(service, k -> new HashSet<>(4)).add(instance.key());
       ownedCount++;
     }
     return stored;
