@@ -7,7 +7,10 @@ BUF      := $(CURDIR)/.tools/node_modules/.bin/buf
 JAR      := server/target/roster-server.jar
 # Class-data-sharing archive of the server's startup classes: ~0.7 s -> ~0.25 s to SERVING.
 CDS      := server/target/roster-server.jsa
-JAVA_OPTS ?= -XX:SharedArchiveFile=$(CDS) -Xms32m -XX:MinHeapFreeRatio=10 -XX:MaxHeapFreeRatio=30
+# The JVM flags the server ships with (one line; the bench and the integration tests read it too):
+# a small initial heap that gives memory back after a peak. See docs/benchmarks.md (W8).
+JVM_OPTIONS := $(shell cat server/jvm.options)
+JAVA_OPTS ?= -XX:SharedArchiveFile=$(CDS) $(JVM_OPTIONS)
 SOURCES  := $(shell find pom.xml proto server -path '*/target' -prune -o -type f \( -name '*.java' -o -name '*.proto' -o -name 'pom.xml' -o -name '*.xml' \) -print 2>/dev/null)
 
 .PHONY: build run test lint clean tools measure bench

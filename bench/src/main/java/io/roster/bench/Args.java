@@ -1,5 +1,8 @@
 package io.roster.bench;
 
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -170,14 +173,30 @@ public final class Args {
         throw new IllegalArgumentException("--" + name + ": unknown flag (see --help)");
       }
     }
+    String serverJar = given.getOrDefault("server-jar", "server/target/roster-server.jar");
+    String serverJvm = given.containsKey("server-jvm") ? given.get("server-jvm") : shippedJvmOptions(serverJar) + " -Xmx1g";
     List<String> jvm = new ArrayList<>();
-    for (String s : given.getOrDefault("server-jvm", "-Xms32m -XX:MinHeapFreeRatio=10 -XX:MaxHeapFreeRatio=30 -Xmx1g").trim().split("\\s+")) {
+    for (String s : serverJvm.trim().split("\\s+")) {
       if (!s.isEmpty()) {
         jvm.add(s);
       }
     }
-    return new Args(quick, driver, target, given.getOrDefault("server-jar", "server/target/roster-server.jar"),
+    return new Args(quick, driver, target, serverJar,
         List.copyOf(jvm), mass, workloads, given.getOrDefault("out", "bench/target/bench-results.md"), sizes);
+  }
+
+  /**
+   * The flags `make run` gives the server: server/jvm.options next to the jar's target/
+   * directory. Empty when the file is not there; the report prints the flags the server really
+   * ran with either way.
+   */
+  static String shippedJvmOptions(String serverJar) {
+    Path options = Path.of(serverJar).toAbsolutePath().getParent().getParent().resolve("jvm.options");
+    try {
+      return Files.readString(options).trim();
+    } catch (IOException e) {
+      return "";
+    }
   }
 
   /** The --help text. */
@@ -190,7 +209,7 @@ public final class Args {
           --target host:port       an existing server; without it a Roster server is started
                                    from --server-jar for each workload (its CPU and RSS are reported)
           --server-jar PATH        default server/target/roster-server.jar
-          --server-jvm "FLAGS"     JVM flags of the started server (default: as make run, plus -Xmx1g)
+          --server-jvm "FLAGS"     JVM flags of the started server (default: server/jvm.options as make run, plus -Xmx1g)
           --roster-mass raw|sdk    W1/W5/W8 clients: raw Connect streams on a shared event loop (default) or SDK clients
           --workloads LIST         all, or some of startup,w1,...,w8
           --quick                  small sizes (make bench QUICK=1)

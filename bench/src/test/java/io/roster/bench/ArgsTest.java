@@ -24,7 +24,15 @@ class ArgsTest {
     assertThat(a.size("w6-trials")).isEqualTo(20);
     assertThat(a.size("w7-trials")).isEqualTo(5);
     assertThat(a.size("w8-clients")).isEqualTo(10000);
-    assertThat(a.serverJvm).containsExactly("-Xms32m", "-XX:MinHeapFreeRatio=10", "-XX:MaxHeapFreeRatio=30", "-Xmx1g");
+  }
+
+  @Test
+  void theServerGetsTheShippedFlagsOfServerJvmOptionsPlusAHeapCap() throws Exception {
+    String shipped = java.nio.file.Files.readString(java.nio.file.Path.of("../server/jvm.options")).trim();
+    Args a = Args.parse("--server-jar", "../server/target/roster-server.jar");
+    assertThat(a.serverJvm).containsExactlyElementsOf(java.util.List.of((shipped + " -Xmx1g").split(" ")));
+    assertThat(a.serverJvm).contains("-XX:MaxHeapFreeRatio=30");
+    assertThat(Args.parse("--server-jvm", "-Xmx64m").serverJvm).containsExactly("-Xmx64m");
   }
 
   @Test

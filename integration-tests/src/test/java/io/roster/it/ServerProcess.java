@@ -42,7 +42,7 @@ final class ServerProcess extends JavaProcess {
     if (!Files.isRegularFile(JAR)) {
       throw new IllegalStateException(JAR.toAbsolutePath() + " is missing: build the server first (make build)");
     }
-    List<String> args = new ArrayList<>(List.of("-Xms32m", "-XX:MinHeapFreeRatio=10", "-XX:MaxHeapFreeRatio=30")); // as make run
+    List<String> args = new ArrayList<>(shippedJvmOptions()); // as make run
     Path archive = JAR.resolveSibling("roster-server.jsa");
     if (Files.isRegularFile(archive)) {
       args.add("-XX:SharedArchiveFile=" + archive); // as `make run` does, once `make build` made it
@@ -51,6 +51,16 @@ final class ServerProcess extends JavaProcess {
         "--host", host, "--port", Integer.toString(port), "--shutdown-grace", "2s"));
     args.addAll(List.of(flags));
     return new ServerProcess(host, port, args, System.nanoTime());
+  }
+
+  /** The flags in server/jvm.options, which `make run` starts the server with. */
+  static List<String> shippedJvmOptions() {
+    Path options = JAR.toAbsolutePath().getParent().getParent().resolve("jvm.options");
+    try {
+      return List.of(Files.readString(options).trim().split("\\s+"));
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException("cannot read " + options, e);
+    }
   }
 
   String address() {
