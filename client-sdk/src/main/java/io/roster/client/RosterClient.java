@@ -156,7 +156,8 @@ public interface RosterClient extends AutoCloseable {
   /**
    * Returns every visible (enabled) instance of a service, healthy or not. When the service is
    * subscribed and its state has arrived, the answer comes from the local cache; otherwise the
-   * client asks a server ({@code Registry/QueryInstances}). An unknown service has no instances.
+   * client asks a server: with a {@code query} frame on its session when the server offers it,
+   * else with {@code Registry/QueryInstances}. An unknown service has no instances.
    *
    * @param serviceName the service
    * @param group the group; null or empty means {@value #DEFAULT_GROUP}
