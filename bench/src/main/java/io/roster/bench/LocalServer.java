@@ -210,6 +210,26 @@ final class LocalServer implements AutoCloseable {
     }
   }
 
+  /**
+   * Committed KiB per Native Memory Tracking category ({@code jcmd PID VM.native_memory summary}),
+   * in the JVM's order; empty when the server runs without {@code -XX:NativeMemoryTracking}.
+   */
+  java.util.Map<String, Long> nativeMemoryKib() {
+    java.util.Map<String, Long> out = new java.util.LinkedHashMap<>();
+    String text;
+    try {
+      text = run("jcmd", Long.toString(pid()), "VM.native_memory", "summary");
+    } catch (RuntimeException e) {
+      return out;
+    }
+    java.util.regex.Matcher m = java.util.regex.Pattern
+        .compile("(?m)^-\\s+(.+?) \\(reserved=\\d+KB, committed=(\\d+)KB\\)").matcher(text);
+    while (m.find()) {
+      out.put(m.group(1).trim(), Long.parseLong(m.group(2)));
+    }
+    return out;
+  }
+
   /** The JVM flags the server really runs with (final values of the ergonomics), from jcmd. */
   String vmFlags() {
     try {

@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -531,6 +532,7 @@ final class Workloads {
         n, services));
     long heap0 = server == null ? 0 : server.heapAfterGcBytes();
     long rss0 = server == null ? 0 : server.rssBytes();
+    Map<String, Long> nmt0 = server == null ? Map.of() : server.nativeMemoryKib();
     long cpu0 = cpu();
     long t0 = System.nanoTime();
     List<BenchClient> clients = connectAll(n, i -> {
@@ -551,6 +553,17 @@ final class Workloads {
       r.row("server RSS", String.format("%.1f MiB (idle %.1f MiB)", rss1 / MIB, rss0 / MIB));
       r.row("heap per connection", String.format("%,.0f bytes", perHeap), "<= 20 KB", perHeap <= 20_000);
       r.row("RSS per connection", String.format("%,.0f bytes", perRss), "<= 20 KB", perRss <= 20_000);
+      Map<String, Long> nmt1 = server.nativeMemoryKib();
+      if (!nmt1.isEmpty()) { // the server runs with -XX:NativeMemoryTracking=summary
+        StringBuilder grew = new StringBuilder();
+        for (Map.Entry<String, Long> e : nmt1.entrySet()) {
+          long bytes = (e.getValue() - nmt0.getOrDefault(e.getKey(), 0L)) * 1024 / n;
+          if (Math.abs(bytes) >= 100) {
+            grew.append(grew.length() == 0 ? "" : ", ").append(e.getKey()).append(' ').append(String.format("%,d", bytes));
+          }
+        }
+        r.row("committed memory growth per connection by NMT category, bytes", grew.toString());
+      }
       r.row("server threads", Long.toString(server.threads()));
       serverRows(r, cpu1 - cpu0);
     } else {
