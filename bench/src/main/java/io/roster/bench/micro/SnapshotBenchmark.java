@@ -62,7 +62,7 @@ public class SnapshotBenchmark {
           "DEFAULT", Map.of("zone", "z" + (i % 3), "version", "1.2." + (i % 7)), null).withId(key));
     }
     built = ServiceSnapshot.of(key, registered, 1);
-    Method m = ServiceSnapshot.class.getDeclaredMethod("checksum", ServiceKey.class, List.class);
+    Method m = ServiceSnapshot.class.getDeclaredMethod("checksum", ServiceKey.class, List.class, boolean.class);
     m.setAccessible(true);
     checksum = MethodHandles.lookup().unreflect(m);
   }
@@ -76,7 +76,7 @@ public class SnapshotBenchmark {
   /** The checksum of an already sorted list (SHA-256 over the canonical text). */
   @Benchmark
   public String checksum() throws Throwable {
-    return (String) checksum.invoke(key, built.instances());
+    return (String) checksum.invoke(key, built.instances(), false);
   }
 
   /** What one change costs the push pipeline before any session: build, then encode once. */
