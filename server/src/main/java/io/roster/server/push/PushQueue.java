@@ -33,8 +33,13 @@ public final class PushQueue {
   private final Duration ackTimeout;
 
   private final Map<ServiceKey, Slot> slots = new HashMap<>(4);
-  /** Slots with an unsent state, oldest first; a slot whose state went away is skipped. */
+  /** Slots with an unsent state, oldest first. A slot is in it exactly when {@code queued}. */
   private final ArrayDeque<Slot> ready = new ArrayDeque<>(2);
+  /**
+   * The slot of every push an ack may still match, by push id: sent and unacked, or moved back
+   * to pending by the ack timer. An ack is a lookup here, whatever the number of subscriptions.
+   */
+  private final Map<String, Slot> awaitingAck = new HashMap<>(4);
   private final List<AckWaiter> waiters = new ArrayList<>(0);
   private Scheduler.Cancellable ackTimer;
   private long sent;
@@ -72,20 +77,23 @@ public final class PushQueue {
 
   /** The client applied the push with this id. Returns whether any push was waiting for it. */
   public synchronized boolean ack(String pushId) {
+    Slot slot = awaitingAck.remove(pushId);
+    if (slot == null) {
+      return false;
+    }
     boolean matched = false;
-    for (Slot slot : slots.values()) {
-      if (slot.inflight != null && slot.inflight.pushId().equals(pushId)) {
-        slot.acked(slot.inflight.revision());
-        slot.inflight = null;
-        matched = true;
-      }
-      // The ack timer may have moved the push back to pending for a re-send before this ack
-      // came: the client has it, so the re-send is not needed and the ack counts.
-      if (slot.pending != null && slot.pending.pushId().equals(pushId)) {
-        slot.acked(slot.pending.revision());
-        slot.pending = null;
-        matched = true;
-      }
+    if (slot.inflight != null && slot.inflight.pushId().equals(pushId)) {
+      slot.acked(slot.inflight.revision());
+      slot.inflight = null;
+      matched = true;
+    }
+    // The ack timer may have moved the push back to pending for a re-send before this ack
+    // came: the client has it, so the re-send is not needed and the ack counts.
+    if (slot.pending != null && slot.pending.pushId().equals(pushId)) {
+      slot.acked(slot.pending.revision());
+      slot.pending = null;
+      dequeue(slot);
+      matched = true;
     }
     if (matched && !waiters.isEmpty()) {
       waiters.removeIf(w -> w.future.isDone() || (acked(w.service, w.revision) && w.future.complete(true)));
@@ -122,8 +130,11 @@ public final class PushQueue {
   public synchronized void forget(ServiceKey service) {
     Slot slot = slots.remove(service);
     if (slot != null) {
-      slot.pending = null; // if it is still in the ready queue, drain skips it
+      forgetAck(slot.inflight);
+      forgetAck(slot.pending);
+      slot.pending = null;
       slot.inflight = null;
+      dequeue(slot);
     }
     Iterator<AckWaiter> it = waiters.iterator();
     while (it.hasNext()) {
@@ -153,6 +164,11 @@ public final class PushQueue {
     return n;
   }
 
+  /** Entries in the line of slots waiting to be sent (tests: it must never outgrow the subscriptions). */
+  synchronized int lineLength() {
+    return ready.size();
+  }
+
   /** Pushes written so far, re-sends included. */
   public synchronized long sentCount() {
     return sent;
@@ -171,6 +187,7 @@ public final class PushQueue {
       slot.inflight = null;
     }
     ready.clear();
+    awaitingAck.clear();
     for (AckWaiter w : waiters) {
       w.future.complete(false);
     }
@@ -183,10 +200,27 @@ public final class PushQueue {
 
   /** Makes {@code payload} the slot's unsent state, keeping the slot's place in line if it has one. */
   private void queue(Slot slot, PushPayload payload) {
+    if (slot.pending != null && slot.pending != slot.inflight && slot.pending != payload) {
+      forgetAck(slot.pending); // a re-send waiting in line, replaced by a newer state
+    }
     slot.pending = payload;
     if (!slot.queued) {
       slot.queued = true;
       ready.add(slot);
+    }
+  }
+
+  private void dequeue(Slot slot) {
+    if (slot.queued) {
+      slot.queued = false;
+      ready.remove(slot); // linear in the slots waiting, which are at most the subscriptions
+    }
+  }
+
+  /** No ack can match {@code p} any more (it was replaced or dropped). */
+  private void forgetAck(PushPayload p) {
+    if (p != null) {
+      awaitingAck.remove(p.pushId());
     }
   }
 
@@ -196,30 +230,36 @@ public final class PushQueue {
       slot.queued = false;
       PushPayload p = slot.pending;
       if (p == null) {
-        continue; // acked or forgotten while it waited
+        continue; // cannot happen: a slot leaves the line when its state goes away
       }
       slot.pending = null;
       outbound.send(p);
       sent++;
       if (ackTimeout != null) {
+        if (slot.inflight != null && slot.inflight != p) {
+          forgetAck(slot.inflight); // superseded: only the newest push of a service is awaited
+        }
         slot.inflight = p;
         slot.sentAtNanos = scheduler.nanoTime();
+        awaitingAck.put(p.pushId(), slot);
       }
     }
     armAckTimer();
   }
 
   private void armAckTimer() {
-    if (ackTimer != null || closed) {
+    if (ackTimer != null || closed || awaitingAck.isEmpty()) {
       return;
     }
-    long oldest = NONE;
-    for (Slot slot : slots.values()) {
-      if (slot.inflight != null && (oldest == NONE || slot.sentAtNanos - oldest < 0)) {
+    boolean any = false;
+    long oldest = 0;
+    for (Slot slot : awaitingAck.values()) {
+      if (slot.inflight != null && (!any || slot.sentAtNanos - oldest < 0)) {
         oldest = slot.sentAtNanos;
+        any = true;
       }
     }
-    if (oldest == NONE) {
+    if (!any) {
       return;
     }
     long delay = Math.max(0, oldest + ackTimeout.toNanos() - scheduler.nanoTime());
@@ -232,11 +272,12 @@ public final class PushQueue {
       return;
     }
     long now = scheduler.nanoTime();
-    for (Slot slot : slots.values()) {
+    for (Slot slot : new ArrayList<>(awaitingAck.values())) {
       if (slot.inflight != null && now - slot.sentAtNanos >= ackTimeout.toNanos()) {
-        // A newer unsent state already waiting is the re-send.
         if (slot.pending == null) {
-          queue(slot, slot.inflight);
+          queue(slot, slot.inflight); // still awaited: an ack of it counts until it is replaced
+        } else {
+          forgetAck(slot.inflight); // a newer unsent state already waiting is the re-send
         }
         slot.inflight = null;
         resent++;
