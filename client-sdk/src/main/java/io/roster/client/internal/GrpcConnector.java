@@ -27,8 +27,7 @@ import org.slf4j.LoggerFactory;
 /**
  * The real transport: one plaintext grpc-netty-shaded channel per server address, created on
  * first use and kept until {@link #shutdown}. Channels use HTTP/2 keepalive (gRPC raises the
- * time to at least 10 s) and keep pinging without calls. gRPC's own retry is off: the client
- * has its own.
+ * time to at least 10 s) and keep pinging without calls.
  */
 final class GrpcConnector implements Connector {
 
@@ -58,9 +57,6 @@ final class GrpcConnector implements Connector {
         .keepAliveWithoutCalls(true)
         .userAgent(userAgent)
         .directExecutor()
-        // The client retries and fails over itself; gRPC's transparent retry would only add
-        // a buffered copy of every message (RetriableStream) to each call.
-        .disableRetry()
         .build());
   }
 

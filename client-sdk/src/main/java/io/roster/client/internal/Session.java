@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -136,14 +137,24 @@ final class Session {
 
   private void armExpiry(long deadline) {
     synchronized (expiryLock) {
-      if (expiryTimer != null && expiryAt <= deadline) {
+      if (expiryTimer != null && expiryAt - deadline <= 0) {
         return;
       }
       if (expiryTimer != null) {
         expiryTimer.cancel(false);
       }
-      expiryAt = deadline;
-      expiryTimer = scheduler.schedule(this::expire, Math.max(0, deadline - ticker.nanoTime()), TimeUnit.NANOSECONDS);
+      schedule(deadline, ticker.nanoTime());
+    }
+  }
+
+  /** Arms the timer for {@code deadline}; under expiryLock. */
+  private void schedule(long deadline, long now) {
+    expiryAt = deadline;
+    try {
+      expiryTimer = scheduler.schedule(this::expire, Math.max(0, deadline - now), TimeUnit.NANOSECONDS);
+    } catch (RejectedExecutionException e) {
+      // A user-supplied scheduler that was shut down: waiters still time out on their own clock.
+      expiryTimer = null;
     }
   }
 
@@ -154,17 +165,19 @@ final class Session {
       // Under the lock: a request added after this scan arms its own timer once it is free.
       expiryTimer = null;
       long now = ticker.nanoTime();
-      long next = Long.MAX_VALUE;
+      boolean more = false;
+      long next = 0;
       for (Map.Entry<String, Pending> e : pending.entrySet()) {
-        if (e.getValue().deadline - now <= 0) {
+        long deadline = e.getValue().deadline;
+        if (deadline - now <= 0) {
           overdue.add(e);
-        } else {
-          next = Math.min(next, e.getValue().deadline);
+        } else if (!more || deadline - next < 0) {
+          next = deadline;
+          more = true;
         }
       }
-      if (next != Long.MAX_VALUE && !ended.isDone()) {
-        expiryAt = next;
-        expiryTimer = scheduler.schedule(this::expire, next - now, TimeUnit.NANOSECONDS);
+      if (more && !ended.isDone()) {
+        schedule(next, now);
       }
     }
     // Outside the lock: completing runs the waiters' callbacks, which may take other locks.
