@@ -191,7 +191,11 @@ public final class Args {
    * ran with either way.
    */
   static String shippedJvmOptions(String serverJar) {
-    Path options = Path.of(serverJar).toAbsolutePath().getParent().getParent().resolve("jvm.options");
+    Path target = Path.of(serverJar).toAbsolutePath().getParent();
+    if (target == null || target.getParent() == null) {
+      return "";
+    }
+    Path options = target.getParent().resolve("jvm.options");
     try {
       return Files.readString(options).trim();
     } catch (IOException e) {

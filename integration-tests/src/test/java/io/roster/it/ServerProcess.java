@@ -57,7 +57,7 @@ final class ServerProcess extends JavaProcess {
   static List<String> shippedJvmOptions() {
     Path options = JAR.toAbsolutePath().getParent().getParent().resolve("jvm.options");
     try {
-      return List.of(Files.readString(options).trim().split("\\s+"));
+      return java.util.Arrays.stream(Files.readString(options).trim().split("\\s+")).filter(f -> !f.isEmpty()).toList();
     } catch (java.io.IOException e) {
       throw new java.io.UncheckedIOException("cannot read " + options, e);
     }
