@@ -31,7 +31,7 @@ public final class Args {
     size("w2-clients", "100", "20", "W2: registering clients");
     size("w2-instances", "100", "50", "W2: instances per client");
     size("w2-services", "1000", "200", "W2: services the instances are spread over");
-    size("w2-rounds", "10", "2", "W2: rounds (fresh clients each round); round 1 is reported as cold, the median of the later half as warm");
+    size("w2-rounds", "20", "2", "W2: rounds (fresh clients each round); round 1 is reported as cold, the median of the later half as warm");
     size("w3-services", "1000", "100", "W3: services");
     size("w3-instances", "10", "10", "W3: instances per service");
     size("w3-callers", "32", "32", "W3: concurrent query threads");
