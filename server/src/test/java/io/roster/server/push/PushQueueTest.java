@@ -6,7 +6,6 @@ import io.roster.server.model.ServiceKey;
 import io.roster.server.model.ServiceSnapshot;
 import io.roster.server.time.FakeScheduler;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.Test;
@@ -17,19 +16,9 @@ class PushQueueTest {
   private static final Duration ACK_TIMEOUT = Duration.ofSeconds(3);
 
   private final FakeScheduler scheduler = new FakeScheduler();
-  private final List<PushPayload> sent = new ArrayList<>();
-  private boolean ready = true;
-  private final PushQueue queue = new PushQueue(new Outbound() {
-    @Override
-    public boolean isReady() {
-      return ready;
-    }
-
-    @Override
-    public void send(PushPayload payload) {
-      sent.add(payload);
-    }
-  }, scheduler, ACK_TIMEOUT);
+  private final PushPipelineTest.RecordingOutbound out = new PushPipelineTest.RecordingOutbound();
+  private final List<PushPayload> sent = out.sent;
+  private final PushQueue queue = new PushQueue(out, scheduler, ACK_TIMEOUT);
 
   private static ServiceKey key(String name) {
     return ServiceKey.of("public", "DEFAULT_GROUP", name);
@@ -45,7 +34,7 @@ class PushQueueTest {
 
   @Test
   void subscribingAndUnsubscribingWhileTheStreamIsBlockedKeepsTheQueueBounded() {
-    ready = false;
+    out.ready = false;
     for (long r = 1; r <= 10_000; r++) {
       queue.offer(key("a"), payload("a", r));
       queue.forget(key("a"));
@@ -54,19 +43,19 @@ class PushQueueTest {
     assertThat(queue.pendingCount()).isEqualTo(1);
     assertThat(queue.lineLength()).isEqualTo(1);
 
-    ready = true;
+    out.ready = true;
     queue.onReady();
     assertThat(sentServices()).containsExactly("b@1");
   }
 
   @Test
   void latestStateWinsAndKeepsItsPlaceInLine() {
-    ready = false;
+    out.ready = false;
     queue.offer(key("a"), payload("a", 1));
     queue.offer(key("b"), payload("b", 2));
     queue.offer(key("a"), payload("a", 3));
     queue.offer(key("a"), payload("a", 2)); // older than what was offered: ignored
-    ready = true;
+    out.ready = true;
     queue.onReady();
     assertThat(sentServices()).containsExactly("a@3", "b@2");
   }
@@ -74,12 +63,12 @@ class PushQueueTest {
   @Test
   void anAckedReSendLeavesTheLineSoALaterStateQueuesBehindTheOthers() {
     queue.offer(key("a"), payload("a", 1));
-    ready = false;
+    out.ready = false;
     scheduler.advance(ACK_TIMEOUT); // a@1 unacked: back in line for a re-send
     queue.offer(key("b"), payload("b", 2));
     assertThat(queue.ack(Long.toHexString(1))).as("the client had a@1 after all").isTrue();
     queue.offer(key("a"), payload("a", 3));
-    ready = true;
+    out.ready = true;
     queue.onReady();
     assertThat(sentServices()).containsExactly("a@1", "b@2", "a@3");
     assertThat(queue.resentCount()).isEqualTo(1);
