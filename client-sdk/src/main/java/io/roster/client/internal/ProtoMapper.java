@@ -75,10 +75,6 @@ final class ProtoMapper {
         p.getInstanceId());
   }
 
-  /**
-   * Reads a service state. An instance the client cannot represent (the server should never
-   * send one) is logged and left out rather than failing the whole update.
-   */
   /** A cached state back in wire form (the failover snapshot's file format). */
   static ServiceInfo toProto(ServiceSnapshot s) {
     ServiceInfo.Builder b = ServiceInfo.newBuilder()
@@ -92,6 +88,10 @@ final class ProtoMapper {
     return b.build();
   }
 
+  /**
+   * Reads a service state. An instance the client cannot represent (the server should never
+   * send one) is logged and left out rather than failing the whole update.
+   */
   static ServiceSnapshot fromProto(ServiceInfo info) {
     List<Instance> instances = new ArrayList<>(info.getInstancesCount());
     for (io.roster.proto.v1.Instance p : info.getInstancesList()) {

@@ -38,13 +38,13 @@ final class Errors {
     };
   }
 
-  /** A unary call's failure as a status exception; unexpected ones are logged once. */
   /** NOT_FOUND for an operator call naming an instance that is not registered. */
   static StatusRuntimeException notRegistered(ServiceKey service, InstanceKey key) {
     return Status.NOT_FOUND.withDescription("instance " + key + " of " + service + " is not registered")
         .asRuntimeException();
   }
 
+  /** A unary call's failure as a status exception; unexpected ones are logged once. */
   static StatusRuntimeException toStatusException(RuntimeException e) {
     if (e instanceof RegistryException re) {
       return status(re).asRuntimeException();
