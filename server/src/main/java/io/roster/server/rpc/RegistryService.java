@@ -54,10 +54,7 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
 
   @Override
   public void queryInstances(QueryInstancesRequest req, StreamObserver<QueryInstancesResponse> out) {
-    if (refuseWhileStopping(out)) {
-      return;
-    }
-    QueryInstancesResponse response;
+    QueryInstancesResponse response; // answer() refuses while stopping
     try {
       response = answer(req, "");
     } catch (RuntimeException e) {
@@ -73,9 +70,9 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
    * session namespace is the default). Refused with UNAVAILABLE while the server stops.
    */
   QueryInstancesResponse answer(QueryInstancesRequest req, String defaultNamespace) {
-    String reason = stopping;
-    if (reason != null) {
-      throw new RegistryException(RegistryException.Kind.UNAVAILABLE, "", reason + "; ask another server");
+    RegistryException refused = refusal();
+    if (refused != null) {
+      throw refused;
     }
     ServiceKey key = ProtoMapper.serviceKey(req.getService(), defaultNamespace);
     Set<String> clusters = ProtoMapper.clusters(req.getClustersList(), "clusters");
@@ -273,12 +270,19 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
   }
 
   private boolean refuseWhileStopping(StreamObserver<?> out) {
-    String reason = stopping;
-    if (reason == null) {
+    RegistryException refused = refusal();
+    if (refused == null) {
       return false;
     }
-    out.onError(Status.UNAVAILABLE.withDescription(reason + "; ask another server").asRuntimeException());
+    out.onError(Errors.toStatusException(refused));
     return true;
+  }
+
+  /** UNAVAILABLE while the server stops (its state is being torn down), else null. */
+  private RegistryException refusal() {
+    String reason = stopping;
+    return reason == null ? null
+        : new RegistryException(RegistryException.Kind.UNAVAILABLE, "", reason + "; ask another server");
   }
 
   private void forget(Watcher w) {
