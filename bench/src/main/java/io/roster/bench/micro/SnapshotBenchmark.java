@@ -1,12 +1,10 @@
 package io.roster.bench.micro;
 
-import io.roster.proto.v1.Push;
-import io.roster.proto.v1.ServerFrame;
-import io.roster.proto.v1.ServiceInfo;
 import io.roster.server.model.Instance;
 import io.roster.server.model.ServiceKey;
 import io.roster.server.model.ServiceSnapshot;
 import io.roster.server.push.PushPayload;
+import io.roster.server.rpc.PushEncoder;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.reflect.Method;
@@ -31,8 +29,8 @@ import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * Building a {@link ServiceSnapshot} (filter, sort, checksum), the checksum alone, and build +
- * encode of a {@link PushPayload} into a {@code ServerFrame} push. The encoder here mirrors the
- * server's (package-private) {@code rpc.ProtoMapper}: every instance field and the metadata.
+ * encode of a {@link PushPayload} into a {@code ServerFrame} push with the server's own
+ * {@link PushEncoder}.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
@@ -51,7 +49,7 @@ public class SnapshotBenchmark {
   private MethodHandle checksum;
   private long revision = 1;
 
-  private static final Function<PushPayload, Object> ENCODER = p -> encode(p);
+  private static final Function<PushPayload, Object> ENCODER = PushEncoder::encode;
 
   @Setup(Level.Trial)
   public void setUp() throws ReflectiveOperationException {
@@ -89,23 +87,5 @@ public class SnapshotBenchmark {
   @Benchmark
   public ServiceSnapshot viewUnfiltered() {
     return built.view(Set.of("DEFAULT"), false);
-  }
-
-  static byte[] encode(PushPayload p) {
-    ServiceSnapshot s = p.snapshot();
-    ServiceInfo.Builder info = ServiceInfo.newBuilder()
-        .setService(io.roster.proto.v1.ServiceKey.newBuilder()
-            .setNamespace(s.service().namespace()).setGroup(s.service().group()).setName(s.service().name()))
-        .setRevision(s.revision())
-        .setChecksum(s.checksum())
-        .setProtectThresholdReached(s.protectThresholdReached());
-    for (Instance i : s.instances()) {
-      info.addInstances(io.roster.proto.v1.Instance.newBuilder()
-          .setIp(i.ip()).setPort(i.port()).setWeight(i.weight()).setHealthy(i.healthy())
-          .setEnabled(i.enabled()).setEphemeral(i.ephemeral()).setCluster(i.cluster())
-          .putAllMetadata(i.metadata()).setInstanceId(i.instanceId()));
-    }
-    return ServerFrame.newBuilder().setPush(Push.newBuilder().setPushId(p.pushId()).setServiceInfo(info))
-        .build().toByteArray();
   }
 }

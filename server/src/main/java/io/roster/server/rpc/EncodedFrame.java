@@ -20,7 +20,12 @@ final class EncodedFrame {
   private final byte[] bytes;
 
   EncodedFrame(ServerFrame frame) {
-    this.bytes = frame.toByteArray();
+    this(frame.toByteArray());
+  }
+
+  /** @param bytes a serialised {@link ServerFrame}, never modified afterwards */
+  EncodedFrame(byte[] bytes) {
+    this.bytes = bytes;
   }
 
   int size() {

@@ -11,7 +11,6 @@ import io.grpc.stub.StreamObserver;
 import io.roster.proto.v1.ClientFrame;
 import io.roster.proto.v1.Hello;
 import io.roster.proto.v1.Pong;
-import io.roster.proto.v1.Push;
 import io.roster.proto.v1.QueryInstancesRequest;
 import io.roster.proto.v1.QueryInstancesResponse;
 import io.roster.proto.v1.Reconnect;
@@ -126,9 +125,7 @@ final class SessionService {
   }
 
   private static Object encodePush(PushPayload p) {
-    return new EncodedFrame(ServerFrame.newBuilder()
-        .setPush(Push.newBuilder().setPushId(p.pushId()).setServiceInfo(ProtoMapper.toProto(p.snapshot())))
-        .build());
+    return new EncodedFrame(PushEncoder.encode(p));
   }
 
   /** One Connect stream. Frames arrive one at a time (manual flow control). */
