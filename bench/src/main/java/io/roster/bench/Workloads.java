@@ -212,7 +212,6 @@ final class Workloads {
     long[][] samples = new long[callers][];
     int[] counts = new int[callers];
     AtomicLongArray perSecond = new AtomicLongArray(warmupSeconds + seconds + 1); // completions by second since start
-    long cpu0Holder[] = {0};
     ExecutorService pool = Executors.newFixedThreadPool(callers);
     List<Future<?>> done = new ArrayList<>();
     for (int c = 0; c < callers; c++) {
@@ -246,7 +245,7 @@ final class Workloads {
       }));
     }
     parkUntil(warmupEnd);
-    cpu0Holder[0] = cpu();
+    long cpu0 = cpu();
     long own0 = ownCpuMillis();
     for (Future<?> f : done) {
       f.get();
@@ -278,7 +277,7 @@ final class Workloads {
           String.format("%,.0f", cold / (double) coldSeconds));
     }
     r.row("query latency", Stats.of(all).format("ms"));
-    r.row("CPU per query", cpuPerOp(cpu1 - cpu0Holder[0], own1 - own0, total));
+    r.row("CPU per query", cpuPerOp(cpu1 - cpu0, own1 - own0, total));
     StringBuilder timeline = new StringBuilder();
     for (int i = 0; i < warmupSeconds + seconds; i++) {
       timeline.append(i == 0 ? "" : i == warmupSeconds ? " | " : " ").append(String.format("%,d", perSecond.get(i)));
@@ -287,7 +286,7 @@ final class Workloads {
     if (wrong.get() > 0) {
       r.row("answers with a wrong instance count", Long.toString(wrong.get()));
     }
-    serverRows(r, server == null ? -1 : cpu1 - cpu0Holder[0]);
+    serverRows(r, server == null ? -1 : cpu1 - cpu0);
     r.note(callers + " threads share " + nClients + " clients; each query is a non-subscribing "
         + "getAllInstances of a random service (for Roster a query frame on the client's session stream, "
         + "Registry/QueryInstances when the server does not offer it)");
