@@ -7,8 +7,8 @@ import java.time.Duration;
 /** Starts in-JVM Roster servers on real loopback ports for the end-to-end tests. */
 final class TestServers {
 
-  /** One factor scales every timeout on a slow machine (-Droster.test.timeFactor=2). */
-  static final int TIME_FACTOR = Integer.getInteger("roster.test.timeFactor", 1);
+  /** One factor scales every timeout on a slow machine (-Droster.test.timeFactor=2, or 1.5). */
+  static final double TIME_FACTOR = Double.parseDouble(System.getProperty("roster.test.timeFactor", "1"));
 
   private TestServers() {}
 
@@ -22,13 +22,18 @@ final class TestServers {
 
   /** A bound for waiting on something that normally takes milliseconds. */
   static Duration patience() {
-    return Duration.ofSeconds(10L * TIME_FACTOR);
+    return scaled(Duration.ofSeconds(10));
   }
 
   /** A client builder for the given server with test-friendly defaults. */
   static RosterClient.Builder client(RosterServer server) {
     return RosterClient.builder()
         .serverAddresses("127.0.0.1:" + server.port())
-        .requestTimeout(Duration.ofSeconds(3L * TIME_FACTOR));
+        .requestTimeout(scaled(Duration.ofSeconds(3)));
+  }
+
+  /** {@code d} times the time factor. */
+  static Duration scaled(Duration d) {
+    return Duration.ofMillis(Math.round(d.toMillis() * TIME_FACTOR));
   }
 }

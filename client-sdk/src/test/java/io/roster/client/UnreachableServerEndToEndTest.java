@@ -37,10 +37,10 @@ class UnreachableServerEndToEndTest {
     long start = System.nanoTime();
     try (RosterClient client = RosterClient.builder()
         .serverAddresses("127.0.0.1:" + port)
-        .requestTimeout(Duration.ofMillis(300L * TestServers.TIME_FACTOR))
+        .requestTimeout(TestServers.scaled(Duration.ofMillis(300)))
         .build()) {
       assertThat(Duration.ofNanos(System.nanoTime() - start))
-          .as("build() blocks only briefly").isLessThan(Duration.ofSeconds(2L * TestServers.TIME_FACTOR));
+          .as("build() blocks only briefly").isLessThan(TestServers.scaled(Duration.ofSeconds(2)));
 
       assertThatThrownBy(() -> client.registerInstance("e2e.later", "10.0.5.1", 80))
           .isInstanceOfSatisfying(RosterException.class,
@@ -65,7 +65,7 @@ class UnreachableServerEndToEndTest {
     server = TestServers.start(0);
     try (RosterClient client = RosterClient.builder()
         .serverAddresses("127.0.0.1:" + dead + ", 127.0.0.1:" + server.port())
-        .requestTimeout(Duration.ofSeconds(3L * TestServers.TIME_FACTOR))
+        .requestTimeout(TestServers.scaled(Duration.ofSeconds(3)))
         .build()) {
       client.registerInstance("e2e.failover", "10.0.6.1", 80);
       assertThat(client.getAllInstances("e2e.failover")).extracting(Instance::ip)
