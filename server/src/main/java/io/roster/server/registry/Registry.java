@@ -47,6 +47,8 @@ public final class Registry {
   private final Map<ServiceKey, Entry> services = new ConcurrentHashMap<>();
   private final NavigableSet<ServiceKey> index = new ConcurrentSkipListSet<>();
   private final Map<ServiceKey, ServiceSettings> settings = new ConcurrentHashMap<>();
+  /** Per owner, how many instances it has: kept exact under the service locks. */
+  private final Map<String, Tally> owners = new ConcurrentHashMap<>();
   private final LongSupplier clockMicros;
   private final AtomicLong lastRevision = new AtomicLong();
   private final long bootRevision;
@@ -62,6 +64,32 @@ public final class Registry {
 
   public void setChangeListener(ChangeListener listener) {
     this.listener = Objects.requireNonNull(listener);
+  }
+
+  /**
+   * Counts {@code owner}'s instances in {@code tally} (and so in its wider tallies) from now
+   * on. Call before the owner registers anything; {@link #removeOwner} forgets it.
+   */
+  public void attachOwner(String owner, Tally tally) {
+    owners.put(owner, Objects.requireNonNull(tally));
+  }
+
+  /** How many instances {@code owner} has, over every service: one read. */
+  public int ownedCount(String owner) {
+    Tally t = owners.get(owner);
+    return t == null ? 0 : t.count();
+  }
+
+  /** How many instances {@code owner} has in {@code service}: one read under the service's lock. */
+  public int ownedCount(String owner, ServiceKey service) {
+    Entry e = services.get(service);
+    if (e == null) {
+      return 0;
+    }
+    synchronized (e) {
+      int[] n = e.byOwner.get(owner);
+      return n == null ? 0 : n[0];
+    }
   }
 
   /**
@@ -166,6 +194,18 @@ public final class Registry {
     }
   }
 
+  /** Who owns the instance with this identity, or null when there is none. */
+  public String ownerOf(ServiceKey service, InstanceKey key) {
+    Entry e = services.get(service);
+    if (e == null) {
+      return null;
+    }
+    synchronized (e) {
+      Registration r = e.registrations.get(key);
+      return r == null ? null : r.owner;
+    }
+  }
+
   /**
    * Makes {@code instances} the complete set that {@code owner} has in {@code service}: adds,
    * replaces and removes in one change (one revision, one push).
@@ -198,8 +238,8 @@ public final class Registry {
   }
 
   /**
-   * Removes everything {@code owner} owns in the given services (its session ended). Each
-   * affected service gets one revision and one change report.
+   * Removes everything {@code owner} owns in the given services (its session ended) and
+   * forgets its tally. Each affected service gets one revision and one change report.
    */
   public void removeOwner(String owner, Collection<ServiceKey> touched) {
     for (ServiceKey service : touched) {
@@ -207,6 +247,7 @@ public final class Registry {
         listener.onChange(service);
       }
     }
+    owners.remove(owner);
   }
 
   /** The current visible state; an empty state at {@link #absentRevision()} if unknown. */
@@ -338,9 +379,20 @@ public final class Registry {
   /** One page of service keys and how many there are in total. */
   public record ServicePage(int total, List<ServiceKey> services) {}
 
+  /** Adds {@code delta} to {@code owner}'s tally (one not attached gets a standalone one). */
+  private void count(String owner, int delta) {
+    // An owner already forgotten (its session ended) has nothing left to take away.
+    Tally t = delta > 0 ? owners.computeIfAbsent(owner, k -> Tally.standalone()) : owners.get(owner);
+    if (t != null) {
+      t.add(delta);
+    }
+  }
+
   /** A service's mutable state, guarded by its own monitor. */
-  private static final class Entry {
+  private final class Entry {
     final Map<InstanceKey, Registration> registrations = new HashMap<>();
+    /** Instances per owner in this service (an int[1] each, to count in place). */
+    final Map<String, int[]> byOwner = new HashMap<>(4);
     long revision;
     volatile ServiceSnapshot snapshot;
     boolean removed;
@@ -355,6 +407,12 @@ public final class Registry {
 
     boolean put(String owner, Instance instance) {
       Registration old = registrations.put(instance.key(), new Registration(owner, instance));
+      if (old == null) {
+        counted(owner, 1);
+      } else if (!old.owner.equals(owner)) {
+        counted(old.owner, -1);
+        counted(owner, 1);
+      }
       return old == null || !old.instance.equals(instance);
     }
 
@@ -364,7 +422,18 @@ public final class Registry {
         return false;
       }
       registrations.remove(key);
+      counted(owner, -1);
       return true;
+    }
+
+    /** Keeps the per-owner counts of this entry and the owner's tally in step. */
+    private void counted(String owner, int delta) {
+      int[] n = byOwner.computeIfAbsent(owner, k -> new int[1]);
+      n[0] += delta;
+      if (n[0] == 0) {
+        byOwner.remove(owner);
+      }
+      count(owner, delta);
     }
 
     boolean replaceOwned(String owner, List<Instance> instances) {
@@ -378,6 +447,7 @@ public final class Registry {
         var en = it.next();
         if (en.getValue().owner.equals(owner) && !wanted.containsKey(en.getKey())) {
           it.remove();
+          counted(owner, -1);
           changed = true;
         }
       }
