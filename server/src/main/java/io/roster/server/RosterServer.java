@@ -49,7 +49,9 @@ public final class RosterServer implements AutoCloseable {
     this.engine = new PushEngine(registry, scheduler, config.pushWindow());
     registry.setChangeListener(engine);
     this.sessions = new SessionManager(registry, engine, scheduler, config.pushAckTimeout(),
-        new SessionLimits(config.maxInstancesPerConnection(), config.maxSubscriptionsPerConnection()));
+        new SessionLimits(config.maxInstancesPerConnection(), config.maxSubscriptionsPerConnection(),
+            config.maxSessionsPerConnection(), config.maxWatchesPerConnection(), config.maxSessionsPerAddress(),
+            config.maxInstancesPerAddress()));
     String boot = Long.toString(registry.bootRevision(), 36);
     this.endpoint = new GrpcEndpoint(config, registry, engine, sessions, scheduler,
         port -> nodeHost(config.host()) + ":" + port + "@" + boot, VERSION);
@@ -89,6 +91,11 @@ public final class RosterServer implements AutoCloseable {
   /** The registry (read-only use: tests and admin tooling). */
   public Registry registry() {
     return registry;
+  }
+
+  /** Open Session/Connect streams, with or without a session yet (hello pending). */
+  public int openStreams() {
+    return endpoint.openSessions();
   }
 
   /** Live sessions. */

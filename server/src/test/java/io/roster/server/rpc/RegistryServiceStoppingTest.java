@@ -17,6 +17,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import io.roster.server.session.SessionLimits;
 import org.junit.jupiter.api.Test;
 
 /** A stopping server serves no state: sessions leaving during the shutdown are tearing it down. */
@@ -30,7 +31,7 @@ class RegistryServiceStoppingTest {
     registry.setChangeListener(engine);
     registry.register("c1", ServiceKey.of("", "", "orders"),
         new Instance("10.0.0.1", 80, 1, true, true, true, "", Map.of(), ""));
-    RegistryService service = new RegistryService(registry, engine, scheduler);
+    RegistryService service = new RegistryService(registry, engine, scheduler, SessionLimits.of(5000, 5000));
     QueryInstancesRequest query = QueryInstancesRequest.newBuilder()
         .setService(io.roster.proto.v1.ServiceKey.newBuilder().setName("orders")).build();
 
