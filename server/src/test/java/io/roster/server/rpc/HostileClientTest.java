@@ -11,10 +11,13 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.netty.channel.nio.NioEventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioSocketChannel;
 import io.grpc.stub.StreamObserver;
+import io.roster.proto.v1.AdminGrpc;
 import io.roster.proto.v1.ClientFrame;
 import io.roster.proto.v1.ErrorCode;
 import io.roster.proto.v1.Hello;
 import io.roster.proto.v1.Instance;
+import io.roster.proto.v1.ListConnectionsRequest;
+import io.roster.proto.v1.ListConnectionsResponse;
 import io.roster.proto.v1.RegisterInstance;
 import io.roster.proto.v1.RegistryGrpc;
 import io.roster.proto.v1.Result;
@@ -246,6 +249,38 @@ class HostileClientTest {
     long took = stoppedAfterMs.get(TestTime.seconds(20).toMillis(), TimeUnit.MILLISECONDS);
     assertThat(took).as("ms to stop with a 60 s grace").isLessThan(TestTime.seconds(10).toMillis());
     server = null;
+  }
+
+  /**
+   * Issue 9.8: with 300 sessions carrying 15 KB of labels, ListConnections answered one
+   * message over 4 MiB and failed for every caller. It is paged now, and a page always fits.
+   */
+  @Test
+  void listConnectionsIsPagedAndEveryPageFits() {
+    start(ServerConfig.builder().maxSessionsPerConnection(400));
+    ManagedChannel shared = channel();
+    Hello.Builder hello = Hello.newBuilder();
+    for (int i = 0; i < 15; i++) {
+      hello.putLabels("label-" + i, "v".repeat(1000));
+    }
+    for (int i = 0; i < 300; i++) {
+      open(shared).helloFrame(hello.setClientId("c-" + i));
+    }
+    AdminGrpc.AdminBlockingStub admin = AdminGrpc.newBlockingStub(channel()).withMaxInboundMessageSize(4 * 1024 * 1024);
+    ListConnectionsResponse first = admin.listConnections(ListConnectionsRequest.getDefaultInstance());
+    assertThat(first.getTotal()).isEqualTo(300);
+    assertThat(first.getConnectionsCount()).isEqualTo(100);
+    assertThat(first.getConnections(0).getClientId()).isEqualTo("c-0");
+    ListConnectionsResponse last = admin.listConnections(ListConnectionsRequest.newBuilder().setPageNo(3).build());
+    assertThat(last.getConnections(99).getClientId()).isEqualTo("c-299");
+    assertThat(admin.listConnections(ListConnectionsRequest.newBuilder().setPageNo(4).build()).getConnectionsCount())
+        .isZero();
+    assertThat(admin.listConnections(ListConnectionsRequest.newBuilder().setClientId("c-7").build()).getTotal())
+        .isEqualTo(1);
+    StatusRuntimeException tooBig = org.assertj.core.api.Assertions.catchThrowableOfType(StatusRuntimeException.class,
+        () -> admin.listConnections(ListConnectionsRequest.newBuilder().setPageSize(101).build()));
+    assertThat(tooBig.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
+    assertThat(tooBig.getStatus().getDescription()).contains("page_size").contains("1..100");
   }
 
   /** Issue 9.7: a client id with a newline forged a log line. Control characters are refused. */
