@@ -45,7 +45,8 @@ public final class RosterServer implements AutoCloseable {
   private RosterServer(ServerConfig config) {
     this.config = config;
     this.scheduler = new SystemScheduler("roster-push", 1);
-    this.registry = new Registry(() -> ChronoUnit.MICROS.between(Instant.EPOCH, Instant.now()));
+    this.registry = new Registry(() -> ChronoUnit.MICROS.between(Instant.EPOCH, Instant.now()),
+        config.maxServiceSettingsBytes());
     this.engine = new PushEngine(registry, scheduler, config.pushWindow());
     registry.setChangeListener(engine);
     this.sessions = new SessionManager(registry, engine, scheduler, config.pushAckTimeout(),

@@ -2,6 +2,7 @@ package io.roster.server.registry;
 
 import io.roster.server.model.Instance;
 import io.roster.server.model.InstanceKey;
+import io.roster.server.model.RegistryException;
 import io.roster.server.model.ServiceKey;
 import io.roster.server.model.ServiceSnapshot;
 import java.util.ArrayList;
@@ -50,6 +51,8 @@ public final class Registry {
   /** Per owner, how many instances it has: kept exact under the service locks. */
   private final Map<String, Tally> owners = new ConcurrentHashMap<>();
   private final LongSupplier clockMicros;
+  private final long maxSettingsBytes;
+  private final AtomicLong settingsBytes = new AtomicLong();
   private final AtomicLong lastRevision = new AtomicLong();
   private final long bootRevision;
   private volatile long absentRevision;
@@ -57,7 +60,17 @@ public final class Registry {
 
   /** @param clockMicros wall clock in microseconds since the epoch */
   public Registry(LongSupplier clockMicros) {
+    this(clockMicros, Long.MAX_VALUE);
+  }
+
+  /**
+   * @param clockMicros wall clock in microseconds since the epoch
+   * @param maxSettingsBytes what all services' settings may take together (see {@link
+   *     ServiceSettings#footprint}); settings outlive instances, so nothing else bounds them
+   */
+  public Registry(LongSupplier clockMicros, long maxSettingsBytes) {
     this.clockMicros = clockMicros;
+    this.maxSettingsBytes = maxSettingsBytes;
     this.bootRevision = nextRevision();
     this.absentRevision = bootRevision;
   }
@@ -172,9 +185,18 @@ public final class Registry {
     settings.compute(service, (k, old) -> {
       ServiceSettings before = old == null ? ServiceSettings.DEFAULT : old;
       ServiceSettings after = change.apply(before);
+      ServiceSettings stored = after.equals(ServiceSettings.DEFAULT) ? null : after;
+      long delta = (stored == null ? 0 : stored.footprint(k)) - (old == null ? 0 : old.footprint(k));
+      if (delta > 0 && settingsBytes.get() + delta > maxSettingsBytes) {
+        throw RegistryException.limit("service", "the settings of every service together would take "
+            + (settingsBytes.get() + delta) + " bytes (limit: " + maxSettingsBytes
+            + ", see --max-service-settings-bytes); settings of " + k + " not changed. Settings back to the "
+            + "defaults (protect_threshold 0, no metadata) free their room");
+      }
+      settingsBytes.addAndGet(delta);
       thresholdChanged[0] = before.protectThreshold() != after.protectThreshold();
       result[0] = after;
-      return after.equals(ServiceSettings.DEFAULT) ? null : after;
+      return stored;
     });
     if (thresholdChanged[0] && services.containsKey(service) && mutate(service, e -> true)) {
       listener.onChange(service);
@@ -298,6 +320,11 @@ public final class Registry {
       total++;
     }
     return new ServicePage(total, page);
+  }
+
+  /** Estimated bytes all services' settings take (see {@link ServiceSettings#footprint}). */
+  public long settingsBytes() {
+    return settingsBytes.get();
   }
 
   /** How many services exist (have at least one instance). */
