@@ -4,11 +4,15 @@ import io.roster.server.RosterServer;
 import io.roster.server.config.ServerConfig;
 import java.time.Duration;
 
-/** Starts in-JVM Roster servers on real loopback ports for the end-to-end tests. */
-final class TestServers {
+/**
+ * Starts in-JVM Roster servers on real loopback ports for the end-to-end tests, and scales
+ * real-time bounds by the one test time factor (public: the unit tests of the internal package
+ * use {@link #scaled} and {@link #patience} too).
+ */
+public final class TestServers {
 
   /** One factor scales every timeout on a slow machine (-Droster.test.timeFactor=2, or 1.5). */
-  static final double TIME_FACTOR = Double.parseDouble(System.getProperty("roster.test.timeFactor", "1"));
+  public static final double TIME_FACTOR = Double.parseDouble(System.getProperty("roster.test.timeFactor", "1"));
 
   private TestServers() {}
 
@@ -21,7 +25,7 @@ final class TestServers {
   }
 
   /** A bound for waiting on something that normally takes milliseconds. */
-  static Duration patience() {
+  public static Duration patience() {
     return scaled(Duration.ofSeconds(10));
   }
 
@@ -33,7 +37,7 @@ final class TestServers {
   }
 
   /** {@code d} times the time factor. */
-  static Duration scaled(Duration d) {
+  public static Duration scaled(Duration d) {
     return Duration.ofMillis(Math.round(d.toMillis() * TIME_FACTOR));
   }
 }
