@@ -1,8 +1,19 @@
 package io.roster.client;
 
+import io.grpc.ManagedChannel;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.roster.proto.v1.AdminGrpc;
+import io.roster.proto.v1.ConnectionInfo;
+import io.roster.proto.v1.GetServiceRequest;
+import io.roster.proto.v1.GetServiceResponse;
+import io.roster.proto.v1.ListConnectionsRequest;
+import io.roster.proto.v1.RegistryGrpc;
+import io.roster.proto.v1.ServiceKey;
 import io.roster.server.RosterServer;
 import io.roster.server.config.ServerConfig;
 import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Starts in-JVM Roster servers on real loopback ports for the end-to-end tests, and scales
@@ -34,6 +45,28 @@ public final class TestServers {
     return RosterClient.builder()
         .serverAddresses("127.0.0.1:" + server.port())
         .requestTimeout(scaled(Duration.ofSeconds(3)));
+  }
+
+  /** The server's own counters of a service ({@code Registry/GetService}, default group), over a socket. */
+  static GetServiceResponse serviceOnServer(RosterServer server, String service) {
+    ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", server.port()).usePlaintext().build();
+    try {
+      return RegistryGrpc.newBlockingStub(ch).withDeadlineAfter(patience().toMillis(), TimeUnit.MILLISECONDS)
+          .getService(GetServiceRequest.newBuilder().setService(ServiceKey.newBuilder().setName(service)).build());
+    } finally {
+      ch.shutdownNow();
+    }
+  }
+
+  /** The server's live sessions of a client id ({@code Admin/ListConnections}), over a socket. */
+  static List<ConnectionInfo> connectionsOnServer(RosterServer server, String clientId) {
+    ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", server.port()).usePlaintext().build();
+    try {
+      return AdminGrpc.newBlockingStub(ch).withDeadlineAfter(patience().toMillis(), TimeUnit.MILLISECONDS)
+          .listConnections(ListConnectionsRequest.newBuilder().setClientId(clientId).build()).getConnectionsList();
+    } finally {
+      ch.shutdownNow();
+    }
   }
 
   /** {@code d} times the time factor. */
