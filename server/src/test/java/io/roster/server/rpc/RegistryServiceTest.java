@@ -192,6 +192,7 @@ class RegistryServiceTest {
       assertThat(first.getService().getNamespace()).isEqualTo("public");
       assertThat(first.getInstancesList()).extracting(Instance::getIp).containsExactly("10.0.0.9");
       assertThat(first.getRevision()).isPositive();
+      owner.close(); // the only session: gone, the close below waits for nothing but the watch
 
       // With a 5-minute grace, close() returns only because the watch was ended.
       assertTimeoutPreemptively(TestTime.seconds(30), other::close);
