@@ -52,7 +52,7 @@ class RegistryServiceTest {
   @BeforeEach
   void start() {
     server = RosterServer.start(ServerConfig.builder().host("127.0.0.1").port(0)
-        .shutdownGrace(Duration.ofSeconds(1)).build());
+        .shutdownGrace(TestTime.seconds(1)).build());
     channel = NettyChannelBuilder.forAddress("127.0.0.1", server.port()).usePlaintext().build();
     provider = new TestSession(channel).hello("provider");
     registry = RegistryGrpc.newBlockingStub(channel).withDeadlineAfter(WAIT.toMillis(), TimeUnit.MILLISECONDS);

@@ -36,7 +36,7 @@ class SessionServiceTest {
   @BeforeEach
   void start() {
     server = RosterServer.start(ServerConfig.builder().host("127.0.0.1").port(0)
-        .shutdownGrace(Duration.ofSeconds(1)).maxInstancesPerConnection(3).build());
+        .shutdownGrace(TestTime.seconds(1)).maxInstancesPerConnection(3).build());
   }
 
   @AfterEach

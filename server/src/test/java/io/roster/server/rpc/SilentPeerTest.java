@@ -33,7 +33,7 @@ class SilentPeerTest {
   @BeforeEach
   void start() {
     server = RosterServer.start(ServerConfig.builder().host("127.0.0.1").port(0)
-        .keepaliveTime(TIME).keepaliveTimeout(TIMEOUT).shutdownGrace(Duration.ofSeconds(1)).build());
+        .keepaliveTime(TIME).keepaliveTimeout(TIMEOUT).shutdownGrace(TestTime.seconds(1)).build());
     channel = NettyChannelBuilder.forAddress("127.0.0.1", server.port()).usePlaintext().build();
   }
 
