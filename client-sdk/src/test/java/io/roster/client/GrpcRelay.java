@@ -47,6 +47,7 @@ final class GrpcRelay implements AutoCloseable {
 
   private final ManagedChannel upstream;
   private final Server server;
+  private final java.util.List<Runnable> cutters = new java.util.concurrent.CopyOnWriteArrayList<>();
 
   GrpcRelay(int upstreamPort) throws IOException {
     upstream = NettyChannelBuilder.forAddress("127.0.0.1", upstreamPort).usePlaintext().build();
@@ -59,6 +60,17 @@ final class GrpcRelay implements AutoCloseable {
 
   String address() {
     return "127.0.0.1:" + server.getPort();
+  }
+
+  /**
+   * Cuts every relayed session as a broken connection would: the client's stream fails with
+   * UNAVAILABLE and the server's is cancelled (the server ends that session).
+   */
+  void cutSessions() {
+    for (Runnable cut : cutters) {
+      cut.run();
+    }
+    cutters.clear();
   }
 
   @Override
@@ -94,15 +106,37 @@ final class GrpcRelay implements AutoCloseable {
         @Override
         public void onError(Throwable t) {
           synchronized (writes) {
-            toClient.onError(t);
+            try {
+              toClient.onError(t);
+            } catch (RuntimeException alreadyOver) {
+              // Cut by the relay before the server's end came back.
+            }
           }
         }
 
         @Override
         public void onCompleted() {
           synchronized (writes) {
-            toClient.onCompleted();
+            try {
+              toClient.onCompleted();
+            } catch (RuntimeException alreadyOver) {
+              // Cut by the relay before the server's end came back.
+            }
           }
+        }
+      });
+      cutters.add(() -> {
+        synchronized (writes) {
+          try {
+            toClient.onError(Status.UNAVAILABLE.withDescription("relay cut the connection").asRuntimeException());
+          } catch (RuntimeException alreadyOver) {
+            // The call ended meanwhile.
+          }
+        }
+        try {
+          toServer.onError(Status.CANCELLED.withDescription("relay cut the connection").asRuntimeException());
+        } catch (RuntimeException alreadyOver) {
+          // The call ended meanwhile.
         }
       });
       return new StreamObserver<>() {
