@@ -89,7 +89,7 @@ class DrainRulesTest {
     await().during(TestTime.seconds(1)).atMost(TestTime.seconds(3)).until(() -> !drained.isDone());
     silent.cancel();
 
-    assertThat(drained.get(10, TimeUnit.SECONDS).getDrain())
+    assertThat(drained.get(TestTime.seconds(10).toMillis(), TimeUnit.MILLISECONDS).getDrain())
         .isEqualTo(DrainSummary.newBuilder().setNotified(1).setDisconnected(1).build());
   }
 
@@ -116,13 +116,13 @@ class DrainRulesTest {
           @Override
           public void onCompleted() {}
         });
-    assertThat(watched.poll(10, TimeUnit.SECONDS).getInstancesCount()).isEqualTo(1);
+    assertThat(watched.poll(TestTime.seconds(10).toMillis(), TimeUnit.MILLISECONDS).getInstancesCount()).isEqualTo(1);
 
-    Result r = drainAsync(provider, 10_000).get(20, TimeUnit.SECONDS);
+    Result r = drainAsync(provider, 10_000).get(TestTime.seconds(20).toMillis(), TimeUnit.MILLISECONDS);
 
     assertThat(r.getDrain()).as("one session, two subscriptions; the watch is not counted")
         .isEqualTo(DrainSummary.newBuilder().setNotified(2).setAcked(2).build());
-    assertThat(watched.poll(10, TimeUnit.SECONDS).getInstancesCount()).as("but it is told").isZero();
+    assertThat(watched.poll(TestTime.seconds(10).toMillis(), TimeUnit.MILLISECONDS).getInstancesCount()).as("but it is told").isZero();
   }
 
   /** operations.md: an operator's disable lasts until the owner registers the instance again. */

@@ -202,14 +202,14 @@ class KeepaliveTest {
       await().atMost(TestTime.seconds(10)).until(() -> watched.size() == 1);
       GetServiceRequest get = GetServiceRequest.newBuilder().setService(TestSession.key("watched")).build();
       var registry = RegistryGrpc.newBlockingStub(direct);
-      assertThat(registry.withDeadlineAfter(5, TimeUnit.SECONDS).getService(get).getSubscriberCount()).isEqualTo(1);
+      assertThat(registry.withDeadlineAfter(TestTime.seconds(5).toMillis(), TimeUnit.MILLISECONDS).getService(get).getSubscriberCount()).isEqualTo(1);
       long frozenAt = System.nanoTime();
 
       proxy.freeze();
 
       // No instances and no subscribers left: NOT_FOUND.
       await().atMost(TestTime.seconds(25)).pollInterval(Duration.ofMillis(200)).untilAsserted(() ->
-          assertThatThrownBy(() -> registry.withDeadlineAfter(5, TimeUnit.SECONDS).getService(get))
+          assertThatThrownBy(() -> registry.withDeadlineAfter(TestTime.seconds(5).toMillis(), TimeUnit.MILLISECONDS).getService(get))
               .isInstanceOfSatisfying(StatusRuntimeException.class,
                   e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND)));
       assertThat(Duration.ofNanos(System.nanoTime() - frozenAt)).as("a ping after an idle time, not at once")

@@ -158,7 +158,7 @@ class LimitsTest {
     for (int i = 0; i < 101; i++) {
       assertThat(s.register(String.format("svc-%03d", i), "10.0.0.1", 80).getOk()).isTrue();
     }
-    ListServicesResponse page = RegistryGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS)
+    ListServicesResponse page = RegistryGrpc.newBlockingStub(channel).withDeadlineAfter(TestTime.seconds(10).toMillis(), TimeUnit.MILLISECONDS)
         .listServices(ListServicesRequest.newBuilder().setPageSize(0).build());
     assertThat(page.getTotal()).isEqualTo(101);
     assertThat(page.getServicesCount()).isEqualTo(100);
@@ -188,7 +188,7 @@ class LimitsTest {
           });
     }
     for (BlockingQueue<ServiceInfo> q : watches) {
-      assertThat(q.poll(10, TimeUnit.SECONDS)).isNotNull();
+      assertThat(q.poll(TestTime.seconds(10).toMillis(), TimeUnit.MILLISECONDS)).isNotNull();
     }
 
     assertThat(s.subscribe("a").getOk()).isTrue();

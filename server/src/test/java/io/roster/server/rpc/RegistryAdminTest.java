@@ -42,7 +42,7 @@ class RegistryAdminTest {
     server = RosterServer.start(ServerConfig.builder().host("127.0.0.1").port(0)
         .shutdownGrace(TestTime.seconds(1)).build());
     channel = NettyChannelBuilder.forAddress("127.0.0.1", server.port()).usePlaintext().build();
-    registry = RegistryGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS);
+    registry = RegistryGrpc.newBlockingStub(channel).withDeadlineAfter(TestTime.seconds(10).toMillis(), TimeUnit.MILLISECONDS);
   }
 
   @AfterEach
@@ -137,7 +137,7 @@ class RegistryAdminTest {
     session("a");
     TestSession noHello = new TestSession(channel);
     sessions.add(noHello);
-    var admin = AdminGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS);
+    var admin = AdminGrpc.newBlockingStub(channel).withDeadlineAfter(TestTime.seconds(10).toMillis(), TimeUnit.MILLISECONDS);
 
     List<ConnectionInfo> all = admin.listConnections(ListConnectionsRequest.getDefaultInstance()).getConnectionsList();
 

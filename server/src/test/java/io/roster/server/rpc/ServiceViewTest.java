@@ -49,7 +49,7 @@ class ServiceViewTest {
   void start() {
     server = startServer();
     channel = NettyChannelBuilder.forAddress("127.0.0.1", server.port()).usePlaintext().build();
-    registry = RegistryGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS);
+    registry = RegistryGrpc.newBlockingStub(channel).withDeadlineAfter(TestTime.seconds(10).toMillis(), TimeUnit.MILLISECONDS);
     provider = new TestSession(channel).hello("provider");
   }
 
@@ -173,14 +173,14 @@ class ServiceViewTest {
           public void onCompleted() {}
         }));
     try {
-      ServiceInfo first = seen.poll(10, TimeUnit.SECONDS);
+      ServiceInfo first = seen.poll(TestTime.seconds(10).toMillis(), TimeUnit.MILLISECONDS);
       assertThat(first).isNotNull();
       assertThat(first.getInstancesCount()).isZero();
       assertThat(first.getRevision()).isEqualTo(server.registry().absentRevision()).isPositive();
       assertThat(first.getService().getNamespace()).isEqualTo("public");
       assertThat(first.getService().getGroup()).isEqualTo("DEFAULT_GROUP");
       register("nope", "10.0.7.1", "");
-      assertThat(seen.poll(10, TimeUnit.SECONDS).getInstancesCount()).isEqualTo(1);
+      assertThat(seen.poll(TestTime.seconds(10).toMillis(), TimeUnit.MILLISECONDS).getInstancesCount()).isEqualTo(1);
     } finally {
       ctx.cancel(null);
     }
@@ -252,7 +252,7 @@ class ServiceViewTest {
 
     server = startServer();
     channel = NettyChannelBuilder.forAddress("127.0.0.1", server.port()).usePlaintext().build();
-    registry = RegistryGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS);
+    registry = RegistryGrpc.newBlockingStub(channel).withDeadlineAfter(TestTime.seconds(10).toMillis(), TimeUnit.MILLISECONDS);
     provider = new TestSession(channel).hello("provider");
     assertThat(query("restarted", false).getRevision()).as("even the absent revision").isGreaterThan(before);
     register("restarted", "10.0.8.1", "");

@@ -115,7 +115,7 @@ class ShutdownTest {
           .setHello(io.roster.proto.v1.Hello.newBuilder().setClientId("late")).build());
       assertThat(late.awaitClosed().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
     });
-    assertThatThrownBy(() -> RegistryGrpc.newBlockingStub(channel()).withDeadlineAfter(10, TimeUnit.SECONDS)
+    assertThatThrownBy(() -> RegistryGrpc.newBlockingStub(channel()).withDeadlineAfter(TestTime.seconds(10).toMillis(), TimeUnit.MILLISECONDS)
         .queryInstances(QueryInstancesRequest.newBuilder().setService(TestSession.key("orders")).build()))
         .as("a new connection").isInstanceOfSatisfying(StatusRuntimeException.class,
             e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE));
@@ -166,7 +166,7 @@ class ShutdownTest {
             ended.complete(Status.OK);
           }
         });
-    assertThat(states.poll(10, TimeUnit.SECONDS)).isNotNull();
+    assertThat(states.poll(TestTime.seconds(10).toMillis(), TimeUnit.MILLISECONDS)).isNotNull();
 
     closeInBackground();
 
