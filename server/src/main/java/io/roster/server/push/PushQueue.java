@@ -36,10 +36,12 @@ public final class PushQueue {
   /** Slots with an unsent state, oldest first. A slot is in it exactly when {@code queued}. */
   private final ArrayDeque<Slot> ready = new ArrayDeque<>(2);
   /**
-   * The slot of every push an ack may still match, by push id: sent and unacked, or moved back
+   * The slots of every push an ack may still match, by push id: sent and unacked, or moved back
    * to pending by the ack timer. An ack is a lookup here, whatever the number of subscriptions.
+   * Usually one slot per id; several when services share a revision (every service that does
+   * not exist is pushed at the registry's absent revision), and one ack then clears them all.
    */
-  private final Map<String, Slot> awaitingAck = new HashMap<>(4);
+  private final Map<String, List<Slot>> awaitingAck = new HashMap<>(4);
   private final List<AckWaiter> waiters = new ArrayList<>(0);
   private Scheduler.Cancellable ackTimer;
   private long sent;
@@ -77,23 +79,25 @@ public final class PushQueue {
 
   /** The client applied the push with this id. Returns whether any push was waiting for it. */
   public synchronized boolean ack(String pushId) {
-    Slot slot = awaitingAck.remove(pushId);
-    if (slot == null) {
+    List<Slot> slots = awaitingAck.remove(pushId);
+    if (slots == null) {
       return false;
     }
     boolean matched = false;
-    if (slot.inflight != null && slot.inflight.pushId().equals(pushId)) {
-      slot.acked(slot.inflight.revision());
-      slot.inflight = null;
-      matched = true;
-    }
-    // The ack timer may have moved the push back to pending for a re-send before this ack
-    // came: the client has it, so the re-send is not needed and the ack counts.
-    if (slot.pending != null && slot.pending.pushId().equals(pushId)) {
-      slot.acked(slot.pending.revision());
-      slot.pending = null;
-      dequeue(slot);
-      matched = true;
+    for (Slot slot : slots) {
+      if (slot.inflight != null && slot.inflight.pushId().equals(pushId)) {
+        slot.acked(slot.inflight.revision());
+        slot.inflight = null;
+        matched = true;
+      }
+      // The ack timer may have moved the push back to pending for a re-send before this ack
+      // came: the client has it, so the re-send is not needed and the ack counts.
+      if (slot.pending != null && slot.pending.pushId().equals(pushId)) {
+        slot.acked(slot.pending.revision());
+        slot.pending = null;
+        dequeue(slot);
+        matched = true;
+      }
     }
     if (matched && !waiters.isEmpty()) {
       waiters.removeIf(w -> w.future.isDone() || (acked(w.service, w.revision) && w.future.complete(true)));
@@ -130,8 +134,8 @@ public final class PushQueue {
   public synchronized void forget(ServiceKey service) {
     Slot slot = slots.remove(service);
     if (slot != null) {
-      forgetAck(slot.inflight);
-      forgetAck(slot.pending);
+      forgetAck(slot, slot.inflight);
+      forgetAck(slot, slot.pending);
       slot.pending = null;
       slot.inflight = null;
       dequeue(slot);
@@ -201,7 +205,7 @@ public final class PushQueue {
   /** Makes {@code payload} the slot's unsent state, keeping the slot's place in line if it has one. */
   private void queue(Slot slot, PushPayload payload) {
     if (slot.pending != null && slot.pending != slot.inflight && slot.pending != payload) {
-      forgetAck(slot.pending); // a re-send waiting in line, replaced by a newer state
+      forgetAck(slot, slot.pending); // a re-send waiting in line, replaced by a newer state
     }
     slot.pending = payload;
     if (!slot.queued) {
@@ -217,11 +221,32 @@ public final class PushQueue {
     }
   }
 
-  /** No ack can match {@code p} any more (it was replaced or dropped). */
-  private void forgetAck(PushPayload p) {
-    if (p != null) {
+  /** No ack can match {@code p} of {@code slot} any more (it was replaced or dropped). */
+  private void forgetAck(Slot slot, PushPayload p) {
+    if (p == null) {
+      return;
+    }
+    List<Slot> slots = awaitingAck.get(p.pushId());
+    if (slots != null && slots.remove(slot) && slots.isEmpty()) {
       awaitingAck.remove(p.pushId());
     }
+  }
+
+  /** {@code slot} now waits for an ack of {@code p}. */
+  private void awaitAck(Slot slot, PushPayload p) {
+    List<Slot> slots = awaitingAck.computeIfAbsent(p.pushId(), id -> new ArrayList<>(1));
+    if (!slots.contains(slot)) {
+      slots.add(slot);
+    }
+  }
+
+  /** A copy of every slot waiting for an ack (a slot moved back to pending is listed once per id). */
+  private List<Slot> awaitingSlots() {
+    List<Slot> all = new ArrayList<>(awaitingAck.size());
+    for (List<Slot> slots : awaitingAck.values()) {
+      all.addAll(slots);
+    }
+    return all;
   }
 
   private void drain() {
@@ -237,11 +262,11 @@ public final class PushQueue {
       sent++;
       if (ackTimeout != null) {
         if (slot.inflight != null && slot.inflight != p) {
-          forgetAck(slot.inflight); // superseded: only the newest push of a service is awaited
+          forgetAck(slot, slot.inflight); // superseded: only the newest push of a service is awaited
         }
         slot.inflight = p;
         slot.sentAtNanos = scheduler.nanoTime();
-        awaitingAck.put(p.pushId(), slot);
+        awaitAck(slot, p);
       }
     }
     armAckTimer();
@@ -253,10 +278,12 @@ public final class PushQueue {
     }
     boolean any = false;
     long oldest = 0;
-    for (Slot slot : awaitingAck.values()) {
-      if (slot.inflight != null && (!any || slot.sentAtNanos - oldest < 0)) {
-        oldest = slot.sentAtNanos;
-        any = true;
+    for (List<Slot> slots : awaitingAck.values()) {
+      for (Slot slot : slots) {
+        if (slot.inflight != null && (!any || slot.sentAtNanos - oldest < 0)) {
+          oldest = slot.sentAtNanos;
+          any = true;
+        }
       }
     }
     if (!any) {
@@ -272,12 +299,12 @@ public final class PushQueue {
       return;
     }
     long now = scheduler.nanoTime();
-    for (Slot slot : new ArrayList<>(awaitingAck.values())) {
+    for (Slot slot : awaitingSlots()) {
       if (slot.inflight != null && now - slot.sentAtNanos >= ackTimeout.toNanos()) {
         if (slot.pending == null) {
           queue(slot, slot.inflight); // still awaited: an ack of it counts until it is replaced
         } else {
-          forgetAck(slot.inflight); // a newer unsent state already waiting is the re-send
+          forgetAck(slot, slot.inflight); // a newer unsent state already waiting is the re-send
         }
         slot.inflight = null;
         resent++;

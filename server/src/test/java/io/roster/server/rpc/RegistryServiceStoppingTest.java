@@ -3,71 +3,86 @@ package io.roster.server.rpc;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.grpc.ManagedChannel;
 import io.grpc.Status;
-import io.grpc.stub.StreamObserver;
+import io.grpc.StatusRuntimeException;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.roster.proto.v1.ClientFrame;
+import io.roster.proto.v1.ErrorCode;
+import io.roster.proto.v1.GetServiceRequest;
+import io.roster.proto.v1.ListServicesRequest;
 import io.roster.proto.v1.QueryInstancesRequest;
-import io.roster.proto.v1.QueryInstancesResponse;
-import io.roster.server.model.Instance;
-import io.roster.server.model.RegistryException;
-import io.roster.server.model.ServiceKey;
-import io.roster.server.push.PushEngine;
-import io.roster.server.registry.Registry;
-import io.roster.server.time.FakeScheduler;
-import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Map;
-import io.roster.server.session.SessionLimits;
+import io.roster.proto.v1.RegistryGrpc;
+import io.roster.proto.v1.Result;
+import io.roster.proto.v1.ServerFrame;
+import io.roster.server.RosterServer;
+import io.roster.server.config.ServerConfig;
+import io.roster.server.testing.TestTime;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-/** A stopping server serves no state: sessions leaving during the shutdown are tearing it down. */
+/**
+ * A stopping server serves no state: sessions leaving during the shutdown are tearing it down.
+ * Over loopback, against a real server that is stopping (one session still holds it open).
+ */
 class RegistryServiceStoppingTest {
 
-  @Test
-  void onceStoppingEveryReadIsUnavailableInsteadOfAHalfEmptiedState() {
-    FakeScheduler scheduler = new FakeScheduler();
-    Registry registry = new Registry(scheduler::currentTimeMillis);
-    PushEngine engine = new PushEngine(registry, scheduler, Duration.ofMillis(20));
-    registry.setChangeListener(engine);
-    registry.register("c1", ServiceKey.of("", "", "orders"),
-        new Instance("10.0.0.1", 80, 1, true, true, true, "", Map.of(), ""));
-    RegistryService service = new RegistryService(registry, engine, scheduler, SessionLimits.of(5000, 5000));
-    QueryInstancesRequest query = QueryInstancesRequest.newBuilder()
-        .setService(io.roster.proto.v1.ServiceKey.newBuilder().setName("orders")).build();
+  private RosterServer server;
+  private ManagedChannel channel;
+  private TestSession holder;
+  private Thread closer;
 
-    Recorder before = new Recorder();
-    service.queryInstances(query, before);
-    assertThat(before.values).hasSize(1);
+  @BeforeEach
+  void startThenStop() {
+    server = RosterServer.start(ServerConfig.builder().host("127.0.0.1").port(0)
+        .shutdownGrace(TestTime.seconds(30)).build());
+    channel = NettyChannelBuilder.forAddress("127.0.0.1", server.port()).usePlaintext().build();
+    holder = new TestSession(channel).hello("holder");
+    assertThat(holder.register("orders", "10.0.0.1", 80).getOk()).isTrue();
+    QueryInstancesRequest query = QueryInstancesRequest.newBuilder().setService(TestSession.key("orders")).build();
+    assertThat(RegistryGrpc.newBlockingStub(channel).queryInstances(query).getServiceInfo().getInstancesCount())
+        .as("served while running").isEqualTo(1);
 
-    service.stop("server shutting down");
-    Recorder after = new Recorder();
-    service.queryInstances(query, after);
-
-    assertThat(after.values).isEmpty();
-    assertThat(after.error.getCode()).isEqualTo(Status.Code.UNAVAILABLE);
-    assertThat(after.error.getDescription()).isEqualTo("server shutting down; ask another server");
-    // The session's query frame goes through the same answer.
-    assertThatThrownBy(() -> service.answer(query, "public"))
-        .isInstanceOfSatisfying(RegistryException.class,
-            e -> assertThat(e.kind()).isEqualTo(RegistryException.Kind.UNAVAILABLE))
-        .hasMessage("server shutting down; ask another server");
+    closer = new Thread(server::close, "closer");
+    closer.start();
+    holder.await(ServerFrame::hasReconnect); // the server is stopping from here on
   }
 
-  private static final class Recorder implements StreamObserver<QueryInstancesResponse> {
-    final List<QueryInstancesResponse> values = new ArrayList<>();
-    Status error;
+  @AfterEach
+  void stop() throws Exception {
+    holder.halfClose();
+    holder.awaitClosed();
+    channel.shutdownNow();
+    closer.join(TestTime.seconds(10).toMillis());
+    server.close();
+  }
 
-    @Override
-    public void onNext(QueryInstancesResponse value) {
-      values.add(value);
-    }
+  @Test
+  void theQueryFrameIsAnsweredUnavailable() {
+    Result r = holder.request(ClientFrame.newBuilder().setQuery(QueryInstancesRequest.newBuilder()
+        .setService(TestSession.key("orders"))));
 
-    @Override
-    public void onError(Throwable t) {
-      error = Status.fromThrowable(t);
-    }
+    assertThat(r.getOk()).isFalse();
+    assertThat(r.getCode()).isEqualTo(ErrorCode.ERROR_CODE_UNAVAILABLE);
+    assertThat(r.getMessage()).isEqualTo("server shutting down; ask another server");
+  }
 
-    @Override
-    public void onCompleted() {}
+  @Test
+  void everyRegistryReadIsUnavailableInsteadOfAHalfEmptiedState() {
+    var registry = RegistryGrpc.newBlockingStub(channel).withDeadlineAfter(TestTime.seconds(10).toMillis(),
+        TimeUnit.MILLISECONDS);
+
+    assertUnavailable(() -> registry.queryInstances(QueryInstancesRequest.newBuilder()
+        .setService(TestSession.key("orders")).build()));
+    assertUnavailable(() -> registry.listServices(ListServicesRequest.getDefaultInstance()));
+    assertUnavailable(() -> registry.getService(GetServiceRequest.newBuilder()
+        .setService(TestSession.key("orders")).build()));
+  }
+
+  private static void assertUnavailable(Runnable call) {
+    assertThatThrownBy(call::run).isInstanceOfSatisfying(StatusRuntimeException.class,
+        e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE));
   }
 }

@@ -1,0 +1,221 @@
+package io.roster.server.rpc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.grpc.ManagedChannel;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.stub.ClientCallStreamObserver;
+import io.grpc.stub.ClientResponseObserver;
+import io.grpc.stub.StreamObserver;
+import io.roster.proto.v1.BatchRegisterInstances;
+import io.roster.proto.v1.ClientFrame;
+import io.roster.proto.v1.GetServiceRequest;
+import io.roster.proto.v1.Hello;
+import io.roster.proto.v1.Instance;
+import io.roster.proto.v1.RegistryGrpc;
+import io.roster.proto.v1.ServerFrame;
+import io.roster.proto.v1.ServiceInfo;
+import io.roster.proto.v1.SessionGrpc;
+import io.roster.proto.v1.Subscribe;
+import io.roster.proto.v1.WatchRequest;
+import io.roster.server.RosterServer;
+import io.roster.server.config.ServerConfig;
+import io.roster.server.model.ServiceKey;
+import io.roster.server.testing.TcpProxy;
+import io.roster.server.testing.TestTime;
+import java.io.DataInputStream;
+import java.io.EOFException;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** docs/protocol.md "Keepalive", the parts SilentPeerTest leaves out, over loopback. */
+class KeepaliveTest {
+
+  private RosterServer server;
+  private ManagedChannel channel;
+
+  @AfterEach
+  void stop() {
+    if (channel != null) {
+      channel.shutdownNow();
+    }
+    server.close();
+  }
+
+  private void start(Duration keepaliveTime, Duration keepaliveTimeout) {
+    server = RosterServer.start(ServerConfig.builder().host("127.0.0.1").port(0)
+        .keepaliveTime(keepaliveTime).keepaliveTimeout(keepaliveTimeout)
+        .shutdownGrace(TestTime.seconds(1)).build());
+  }
+
+  /**
+   * A client that stops reading: its own push (over a megabyte) fills the HTTP/2 window, the
+   * server stops reading its frames, and the client's silence is not held against it for as
+   * long as that lasts. Once it reads again, the rule applies again and its silence ends it.
+   */
+  @Test
+  void silenceIsNotCountedWhileFlowControlHoldsTheStream() throws Exception {
+    Duration time = TestTime.millis(300);
+    Duration timeout = TestTime.millis(300);
+    start(time, timeout);
+    channel = NettyChannelBuilder.forAddress("127.0.0.1", server.port()).usePlaintext().build();
+    BlockingQueue<ServerFrame> frames = new LinkedBlockingQueue<>();
+    CompletableFuture<Status> closed = new CompletableFuture<>();
+    CompletableFuture<ClientCallStreamObserver<ClientFrame>> call = new CompletableFuture<>();
+    SessionGrpc.newStub(channel).connect(new ClientResponseObserver<ClientFrame, ServerFrame>() {
+      @Override
+      public void beforeStart(ClientCallStreamObserver<ClientFrame> stream) {
+        stream.disableAutoRequestWithInitial(3); // welcome and two results, then no more
+        call.complete(stream);
+      }
+
+      @Override
+      public void onNext(ServerFrame f) {
+        frames.add(f);
+      }
+
+      @Override
+      public void onError(Throwable t) {
+        closed.complete(Status.fromThrowable(t));
+      }
+
+      @Override
+      public void onCompleted() {
+        closed.complete(Status.OK);
+      }
+    });
+    ClientCallStreamObserver<ClientFrame> out = call.get();
+    out.onNext(ClientFrame.newBuilder().setRequestId("1").setHello(Hello.newBuilder().setClientId("stuck")).build());
+    out.onNext(ClientFrame.newBuilder().setRequestId("2").setBatchRegister(bigState("held")).build());
+    out.onNext(ClientFrame.newBuilder().setRequestId("3").setSubscribe(Subscribe.newBuilder()
+        .setService(TestSession.key("held"))).build());
+    await().atMost(TestTime.seconds(10)).until(() -> frames.size() == 3);
+    assertThat(frames).allMatch(f -> f.hasWelcome() || f.getResult().getOk());
+
+    Duration limit = time.plus(timeout);
+    await().during(limit.multipliedBy(3)).atMost(limit.multipliedBy(5)).until(() -> !closed.isDone());
+    assertThat(server.registry().snapshot(ServiceKey.of("", "", "held")).instances()).hasSize(80);
+
+    out.request(100); // reads the push: the server reads again, and the silence counts again
+    Status status = closed.get(TestTime.seconds(10).toMillis(), TimeUnit.MILLISECONDS);
+    assertThat(status.getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+    assertThat(status.getDescription()).startsWith("no frame from the client for");
+    assertThat(frames).anyMatch(ServerFrame::hasPush);
+  }
+
+  private static BatchRegisterInstances bigState(String service) {
+    BatchRegisterInstances.Builder big = BatchRegisterInstances.newBuilder().setService(TestSession.key(service));
+    String value = "v".repeat(1000);
+    for (int i = 0; i < 80; i++) {
+      Instance.Builder b = Instance.newBuilder().setIp("10.2.0." + i).setPort(80);
+      for (int m = 0; m < 15; m++) {
+        b.putMetadata("k" + m, value);
+      }
+      big.addInstances(b);
+    }
+    return big.build();
+  }
+
+  /** HTTP/2 PINGs faster than every second are answered with GOAWAY ENHANCE_YOUR_CALM. */
+  @Test
+  void pingingTooOftenGetsTooManyPings() throws Exception {
+    start(Duration.ofSeconds(4), Duration.ofSeconds(5));
+    try (Socket socket = new Socket(InetAddress.getByName("127.0.0.1"), server.port())) {
+      socket.setSoTimeout((int) TestTime.seconds(10).toMillis());
+      OutputStream out = socket.getOutputStream();
+      out.write("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+      out.write(frameHeader(0, 0x4, 0)); // SETTINGS, empty
+      for (int i = 0; i < 5; i++) {
+        out.write(frameHeader(8, 0x6, 0)); // PING, no call open
+        out.write(new byte[] {0, 0, 0, 0, 0, 0, 0, (byte) i});
+      }
+      out.flush();
+
+      DataInputStream in = new DataInputStream(socket.getInputStream());
+      while (true) {
+        int length = (in.readUnsignedByte() << 16) | (in.readUnsignedByte() << 8) | in.readUnsignedByte();
+        int type = in.readUnsignedByte();
+        in.readUnsignedByte(); // flags
+        in.readInt(); // stream id
+        byte[] payload = in.readNBytes(length);
+        if (type == 0x7) { // GOAWAY: last stream id, error code, debug data
+          int errorCode = ((payload[4] & 0xff) << 24) | ((payload[5] & 0xff) << 16) | ((payload[6] & 0xff) << 8)
+              | (payload[7] & 0xff);
+          assertThat(errorCode).as("ENHANCE_YOUR_CALM").isEqualTo(0xb);
+          assertThat(new String(Arrays.copyOfRange(payload, 8, payload.length), StandardCharsets.US_ASCII))
+              .isEqualTo("too_many_pings");
+          return;
+        }
+      }
+    } catch (EOFException e) {
+      throw new AssertionError("the connection closed without GOAWAY too_many_pings", e);
+    }
+  }
+
+  private static byte[] frameHeader(int length, int type, int flags) {
+    return new byte[] {(byte) (length >>> 16), (byte) (length >>> 8), (byte) length, (byte) type, (byte) flags,
+        0, 0, 0, 0};
+  }
+
+  /**
+   * A watcher that goes silent without a reset (the proxy freezes): Watch calls have no frames
+   * to send, so HTTP/2 keepalive is what notices. The server pings an idle transport after
+   * 10 s (gRPC's floor; the configured 4 s is raised), and closes it when the ping is not
+   * answered within the keepalive timeout; the Watch ends with it.
+   */
+  @Test
+  void http2KeepaliveClosesASilentTransportAndEndsItsWatch() throws Exception {
+    start(Duration.ofSeconds(4), TestTime.seconds(1));
+    ManagedChannel direct = NettyChannelBuilder.forAddress("127.0.0.1", server.port()).usePlaintext().build();
+    try (TcpProxy proxy = new TcpProxy(server.port(), false)) {
+      channel = NettyChannelBuilder.forTarget(proxy.address()).usePlaintext().build();
+      List<ServiceInfo> watched = new CopyOnWriteArrayList<>();
+      RegistryGrpc.newStub(channel).watch(WatchRequest.newBuilder().setService(TestSession.key("watched")).build(),
+          new StreamObserver<>() {
+            @Override
+            public void onNext(ServiceInfo v) {
+              watched.add(v);
+            }
+
+            @Override
+            public void onError(Throwable t) {}
+
+            @Override
+            public void onCompleted() {}
+          });
+      await().atMost(TestTime.seconds(10)).until(() -> watched.size() == 1);
+      GetServiceRequest get = GetServiceRequest.newBuilder().setService(TestSession.key("watched")).build();
+      var registry = RegistryGrpc.newBlockingStub(direct);
+      assertThat(registry.withDeadlineAfter(TestTime.seconds(5).toMillis(), TimeUnit.MILLISECONDS).getService(get).getSubscriberCount()).isEqualTo(1);
+      long frozenAt = System.nanoTime();
+
+      proxy.freeze();
+
+      // No instances and no subscribers left: NOT_FOUND.
+      await().atMost(TestTime.seconds(25)).pollInterval(Duration.ofMillis(200)).untilAsserted(() ->
+          assertThatThrownBy(() -> registry.withDeadlineAfter(TestTime.seconds(5).toMillis(), TimeUnit.MILLISECONDS).getService(get))
+              .isInstanceOfSatisfying(StatusRuntimeException.class,
+                  e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND)));
+      assertThat(Duration.ofNanos(System.nanoTime() - frozenAt)).as("a ping after an idle time, not at once")
+          .isGreaterThan(Duration.ofSeconds(5));
+    } finally {
+      direct.shutdownNow();
+    }
+  }
+}

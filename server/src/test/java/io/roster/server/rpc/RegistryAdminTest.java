@@ -1,0 +1,162 @@
+package io.roster.server.rpc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.grpc.ManagedChannel;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.roster.proto.v1.AdminGrpc;
+import io.roster.proto.v1.ClientFrame;
+import io.roster.proto.v1.ConnectionInfo;
+import io.roster.proto.v1.DeregisterInstance;
+import io.roster.proto.v1.GetServiceRequest;
+import io.roster.proto.v1.GetServiceResponse;
+import io.roster.proto.v1.Hello;
+import io.roster.proto.v1.Instance;
+import io.roster.proto.v1.ListConnectionsRequest;
+import io.roster.proto.v1.QueryInstancesRequest;
+import io.roster.proto.v1.RegisterInstance;
+import io.roster.proto.v1.RegistryGrpc;
+import io.roster.proto.v1.UpdateInstanceRequest;
+import io.roster.proto.v1.UpdateServiceRequest;
+import io.roster.server.RosterServer;
+import io.roster.server.config.ServerConfig;
+import io.roster.server.testing.TestTime;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** Registry updates and Admin listings as docs/protocol.md describes them, over loopback. */
+class RegistryAdminTest {
+
+  private RosterServer server;
+  private ManagedChannel channel;
+  private RegistryGrpc.RegistryBlockingStub registry;
+  private final List<TestSession> sessions = new ArrayList<>();
+
+  @BeforeEach
+  void start() {
+    server = RosterServer.start(ServerConfig.builder().host("127.0.0.1").port(0)
+        .shutdownGrace(TestTime.seconds(1)).build());
+    channel = NettyChannelBuilder.forAddress("127.0.0.1", server.port()).usePlaintext().build();
+    registry = RegistryGrpc.newBlockingStub(channel).withDeadlineAfter(TestTime.seconds(10).toMillis(), TimeUnit.MILLISECONDS);
+  }
+
+  @AfterEach
+  void stop() {
+    sessions.forEach(TestSession::close);
+    channel.shutdownNow();
+    server.close();
+  }
+
+  private TestSession session(String clientId) {
+    TestSession s = new TestSession(channel).hello(clientId);
+    sessions.add(s);
+    return s;
+  }
+
+  private static void register(TestSession s, String service, String ip, Map<String, String> metadata) {
+    assertThat(s.request(ClientFrame.newBuilder().setRegister(RegisterInstance.newBuilder()
+        .setService(TestSession.key(service))
+        .setInstance(Instance.newBuilder().setIp(ip).setPort(80).putAllMetadata(metadata)))).getOk()).isTrue();
+  }
+
+  private GetServiceResponse getService(String service) {
+    return registry.getService(GetServiceRequest.newBuilder().setService(TestSession.key(service)).build());
+  }
+
+  @Test
+  void updateInstanceMergesMetadataOrReplacesIt() {
+    register(session("provider"), "meta", "10.0.0.1", Map.of("a", "1", "b", "2"));
+    UpdateInstanceRequest.Builder base = UpdateInstanceRequest.newBuilder()
+        .setService(TestSession.key("meta")).setIp("10.0.0.1").setPort(80);
+
+    assertThat(registry.updateInstance(base.clone().putMetadata("b", "3").build()).getInstance().getMetadataMap())
+        .isEqualTo(Map.of("a", "1", "b", "3"));
+    assertThat(registry.updateInstance(base.clone().setReplaceMetadata(true).putMetadata("c", "4").build())
+        .getInstance().getMetadataMap()).isEqualTo(Map.of("c", "4"));
+    assertThat(registry.updateInstance(base.clone().setReplaceMetadata(true).build())
+        .getInstance().getMetadataMap()).as("replaced by nothing").isEmpty();
+    assertThat(registry.queryInstances(QueryInstancesRequest.newBuilder().setService(TestSession.key("meta")).build())
+        .getServiceInfo().getInstances(0).getMetadataMap()).isEmpty();
+  }
+
+  @Test
+  void updateServiceMergesMetadataOrReplacesItAndSettingsOutliveTheInstances() {
+    TestSession provider = session("provider");
+    register(provider, "settled", "10.0.0.1", Map.of());
+    UpdateServiceRequest.Builder base = UpdateServiceRequest.newBuilder().setService(TestSession.key("settled"));
+    registry.updateService(base.clone().setProtectThreshold(0.5).putMetadata("owner", "pay").putMetadata("tier", "1")
+        .build());
+    assertThat(registry.updateService(base.clone().putMetadata("tier", "2").build()).getMetadataMap())
+        .isEqualTo(Map.of("owner", "pay", "tier", "2"));
+    assertThat(registry.updateService(base.clone().setReplaceMetadata(true).putMetadata("only", "x").build())
+        .getMetadataMap()).isEqualTo(Map.of("only", "x"));
+
+    assertThat(provider.request(ClientFrame.newBuilder().setDeregister(DeregisterInstance.newBuilder()
+        .setService(TestSession.key("settled")).setInstance(Instance.newBuilder().setIp("10.0.0.1").setPort(80))))
+        .getOk()).isTrue();
+
+    GetServiceResponse empty = getService("settled");
+    assertThat(empty.getInstanceCount()).isZero();
+    assertThat(empty.getProtectThreshold()).isEqualTo(0.5);
+    assertThat(empty.getMetadataMap()).isEqualTo(Map.of("only", "x"));
+    register(provider, "settled", "10.0.0.2", Map.of());
+    assertThat(getService("settled").getProtectThreshold()).as("still there for new instances").isEqualTo(0.5);
+  }
+
+  @Test
+  void getServiceCountsDisabledInstancesWhichQueriesDoNotReturn() {
+    TestSession provider = session("provider");
+    for (int i = 1; i <= 3; i++) {
+      register(provider, "counted", "10.0.0." + i, Map.of());
+    }
+    registry.updateInstance(UpdateInstanceRequest.newBuilder().setService(TestSession.key("counted"))
+        .setIp("10.0.0.2").setPort(80).setEnabled(false).build());
+
+    GetServiceResponse svc = getService("counted");
+    assertThat(svc.getInstanceCount()).isEqualTo(3);
+    assertThat(svc.getHealthyCount()).isEqualTo(3);
+    var visible = registry.queryInstances(QueryInstancesRequest.newBuilder()
+        .setService(TestSession.key("counted")).build()).getServiceInfo();
+    assertThat(visible.getInstancesList()).extracting(Instance::getIp).containsExactly("10.0.0.1", "10.0.0.3");
+    assertThat(svc.getChecksum()).as("of the unfiltered visible view").isEqualTo(visible.getChecksum());
+  }
+
+  @Test
+  void listConnectionsIsOldestFirstAndFiltersByClientId() {
+    TestSession first = new TestSession(channel);
+    sessions.add(first);
+    first.helloFrame(Hello.newBuilder().setClientId("a").setClientName("app").setClientVersion("1.2")
+        .putLabels("zone", "eu"));
+    register(first, "listed", "10.0.0.1", Map.of());
+    session("b").subscribe("listed");
+    session("a");
+    TestSession noHello = new TestSession(channel);
+    sessions.add(noHello);
+    var admin = AdminGrpc.newBlockingStub(channel).withDeadlineAfter(TestTime.seconds(10).toMillis(), TimeUnit.MILLISECONDS);
+
+    List<ConnectionInfo> all = admin.listConnections(ListConnectionsRequest.getDefaultInstance()).getConnectionsList();
+
+    assertThat(all).extracting(ConnectionInfo::getClientId).as("oldest first; no entry before hello")
+        .containsExactly("a", "b", "a");
+    assertThat(all.get(0).getConnectedAtMs()).isLessThanOrEqualTo(all.get(1).getConnectedAtMs());
+    assertThat(all.get(0)).satisfies(c -> {
+      assertThat(c.getClientName()).isEqualTo("app");
+      assertThat(c.getClientVersion()).isEqualTo("1.2");
+      assertThat(c.getLabelsMap()).isEqualTo(Map.of("zone", "eu"));
+      assertThat(c.getNamespace()).isEqualTo("public");
+      assertThat(c.getInstanceCount()).isEqualTo(1);
+    });
+    assertThat(all.get(1).getSubscriptionCount()).isEqualTo(1);
+    List<ConnectionInfo> onlyA = admin.listConnections(ListConnectionsRequest.newBuilder().setClientId("a").build())
+        .getConnectionsList();
+    assertThat(onlyA).extracting(ConnectionInfo::getConnectionId)
+        .containsExactly(all.get(0).getConnectionId(), all.get(2).getConnectionId());
+    assertThat(admin.listConnections(ListConnectionsRequest.newBuilder().setClientId("nobody").build())
+        .getConnectionsList()).isEmpty();
+  }
+}

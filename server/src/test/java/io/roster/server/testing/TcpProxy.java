@@ -1,0 +1,107 @@
+package io.roster.server.testing;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A loopback TCP proxy that can freeze: it stops forwarding in both directions but keeps every
+ * socket open, so each side sees a silent peer rather than a closed connection. Connections
+ * accepted while frozen are held open and never forwarded (a listener that says nothing).
+ * A copy of integration-tests' proxy (client-sdk has one too), for transport tests.
+ */
+public final class TcpProxy implements AutoCloseable {
+
+  private final ServerSocket listener;
+  private final InetSocketAddress target;
+  private final List<Socket> sockets = new CopyOnWriteArrayList<>();
+  private final AtomicInteger accepted = new AtomicInteger();
+  private volatile boolean frozen;
+  private volatile boolean closed;
+
+  /** A proxy to {@code 127.0.0.1:targetPort}; {@code frozen} to say nothing from the start. */
+  public TcpProxy(int targetPort, boolean frozen) throws IOException {
+    this.target = new InetSocketAddress("127.0.0.1", targetPort);
+    this.frozen = frozen;
+    this.listener = new ServerSocket(0, 50, InetAddress.getByName("127.0.0.1"));
+    Thread t = new Thread(this::acceptLoop, "proxy-accept-" + listener.getLocalPort());
+    t.setDaemon(true);
+    t.start();
+  }
+
+  public String address() {
+    return "127.0.0.1:" + listener.getLocalPort();
+  }
+
+  /** TCP connections accepted so far. */
+  public int accepted() {
+    return accepted.get();
+  }
+
+  /** Stops forwarding, without closing anything. */
+  public void freeze() {
+    frozen = true;
+  }
+
+  private void acceptLoop() {
+    while (!closed) {
+      try {
+        Socket client = listener.accept();
+        sockets.add(client);
+        accepted.incrementAndGet();
+        if (frozen) {
+          continue;
+        }
+        Socket upstream = new Socket();
+        upstream.connect(target, 5000);
+        sockets.add(upstream);
+        pump(client, upstream);
+        pump(upstream, client);
+      } catch (IOException e) {
+        if (closed) {
+          return;
+        }
+      }
+    }
+  }
+
+  private void pump(Socket from, Socket to) {
+    Thread t = new Thread(() -> {
+      byte[] buf = new byte[16384];
+      try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
+        int n;
+        while ((n = in.read(buf)) >= 0) {
+          if (frozen) {
+            while (!closed && in.read(buf) >= 0) {
+              // Swallow and never forward again: the peer goes silent; sockets stay open.
+            }
+            return;
+          }
+          out.write(buf, 0, n);
+          out.flush();
+        }
+        to.shutdownOutput();
+      } catch (IOException ignored) {
+        // One side went away; the other notices on its own.
+      }
+    }, "proxy-pump");
+    t.setDaemon(true);
+    t.start();
+  }
+
+  @Override
+  public void close() throws IOException {
+    closed = true;
+    listener.close();
+    for (Socket s : sockets) {
+      s.close();
+    }
+  }
+}
