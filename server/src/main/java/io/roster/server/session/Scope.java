@@ -112,9 +112,8 @@ public final class Scope {
       int limit = s.parent == null ? limits.instancesPerAddress() : limits.instancesPerConnection();
       int now = s.instances.count();
       if (now + adding > limit) {
-        throw RegistryException.limit(field, s.describe() + " already " + s.verb("owns", "own") + " " + now
-            + " instances (limit: " + limit + ", see --max-instances-per-" + s.flagScope() + "); this request would add "
-            + adding);
+        throw RegistryException.limit(field, s.describe() + " would own " + (now + adding) + " instances (limit: "
+            + limit + ", see --max-instances-per-" + s.flagScope() + "); " + s.verb("it owns ", "they own ") + now);
       }
     }
   }

@@ -99,7 +99,7 @@ class HostileClientTest {
     }
     Result over = b.register("orders", "10.0.0.2", 3);
     assertThat(over.getCode()).isEqualTo(ErrorCode.ERROR_CODE_RESOURCE_EXHAUSTED);
-    assertThat(over.getMessage()).contains("this connection already owns 4 instances")
+    assertThat(over.getMessage()).contains("this connection would own 5 instances")
         .contains("--max-instances-per-connection");
     assertThat(server.registry().snapshot(io.roster.server.model.ServiceKey.of("", "", "orders")).instances())
         .hasSize(4);
@@ -129,7 +129,7 @@ class HostileClientTest {
     assertThat(b.register("orders", "10.0.0.2", 1).getOk()).isTrue();
     Result over = b.register("orders", "10.0.0.2", 2);
     assertThat(over.getCode()).isEqualTo(ErrorCode.ERROR_CODE_RESOURCE_EXHAUSTED);
-    assertThat(over.getMessage()).contains("the connections from 127.0.0.1 already own 3 instances")
+    assertThat(over.getMessage()).contains("the connections from 127.0.0.1 would own 4 instances")
         .contains("--max-instances-per-address");
 
     // A session that ends gives its slots back.

@@ -198,7 +198,16 @@ class LimitsTest {
     assertThat(third.getMessage()).contains("2 subscriptions").contains("limit: 2")
         .contains("--max-subscriptions-per-connection");
     assertThat(s.subscribe("a").getOk()).as("subscribing again is not a new subscription").isTrue();
-    TestSession other = session("other");
-    assertThat(other.subscribe("c").getOk()).as("the limit is per connection").isTrue();
+    TestSession sameConnection = session("same-connection");
+    assertThat(sameConnection.subscribe("c").getCode()).as("every session of the connection counts")
+        .isEqualTo(ErrorCode.ERROR_CODE_RESOURCE_EXHAUSTED);
+    ManagedChannel another = NettyChannelBuilder.forAddress("127.0.0.1", server.port()).usePlaintext().build();
+    try {
+      TestSession other = new TestSession(another).hello("other");
+      sessions.add(other);
+      assertThat(other.subscribe("c").getOk()).as("the limit is per connection").isTrue();
+    } finally {
+      another.shutdownNow();
+    }
   }
 }
