@@ -218,7 +218,7 @@ class SessionServiceTest {
     }
     Result over = provider.register("orders", "10.0.0.7", 4);
     assertThat(over.getCode()).isEqualTo(ErrorCode.ERROR_CODE_RESOURCE_EXHAUSTED);
-    assertThat(over.getMessage()).contains("3 instances").contains("limit: 3").contains("--max-instances-per-connection");
+    assertThat(over.getMessage()).contains("would own 4 instances").contains("it owns 3").contains("limit: 3").contains("--max-instances-per-connection");
     // Re-registering an owned instance is not a new one.
     assertThat(provider.register("orders", "10.0.0.7", 3).getOk()).isTrue();
   }
