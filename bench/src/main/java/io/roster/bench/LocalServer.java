@@ -72,7 +72,9 @@ final class LocalServer implements AutoCloseable {
       cmd.add("-XX:SharedArchiveFile=" + archive); // what `make run` uses (see the Makefile)
     }
     cmd.addAll(List.of("-jar", jar.toString(), "--host", "127.0.0.1", "--port", Integer.toString(port),
-        "--shutdown-grace", "2s"));
+        "--shutdown-grace", "2s",
+        // Every bench client connects from 127.0.0.1: lift the per-address limits (W8 has 10,000 sessions).
+        "--max-sessions-per-address", "1000000", "--max-instances-per-address", "10000000"));
     try {
       Files.createDirectories(logDir);
       Path log = logDir.resolve(name + "-server.log");

@@ -47,7 +47,7 @@ class FailoverEndToEndTest {
 
     List<InstancesChangeEvent> events = new CopyOnWriteArrayList<>();
     try (RosterClient after = RosterClient.builder().serverAddresses("127.0.0.1:" + port)
-        .requestTimeout(Duration.ofSeconds(1)).failoverDir(dir).build()) {
+        .requestTimeout(TestServers.scaled(Duration.ofSeconds(1))).failoverDir(dir).build()) {
       after.subscribe("fo", events::add); // does not wait for a server: the snapshot answers
 
       await().atMost(TestServers.patience()).until(() -> !events.isEmpty());

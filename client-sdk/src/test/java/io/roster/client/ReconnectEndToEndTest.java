@@ -74,16 +74,24 @@ class ReconnectEndToEndTest {
 
   /**
    * The provider comes back later than the consumer, so the restarted server first tells the
-   * consumer the service is empty. With the hold (default) the consumer never shows that;
-   * without it, it does.
+   * consumer the service is empty. With the hold the consumer never shows that; without it, it
+   * does.
+   *
+   * <p>Timing, scaled by the time factor: a server's reconnect frame makes its only client wait
+   * at least the initial back-off, so the provider is back no sooner than 3 s after the
+   * restart, while the consumers retry from 100 ms on and are back well before. The held
+   * consumer's hold outlasts the provider's return by the patience (the 4 s default, pinned by
+   * BackoffTest, leaves a loaded machine too little room here).
    */
   @Test
   void aConsumerBackBeforeItsProviderDoesNotSeeItVanishUnlessTheHoldIsOff() {
     server = TestServers.start(0);
     int port = server.port();
+    Duration providerBack = TestServers.scaled(Duration.ofSeconds(3));
     RosterClient provider = newClient(TestServers.client(server).drainTimeout(Duration.ZERO)
-        .reconnectBackoff(Duration.ofMillis(1500), Duration.ofMillis(1500)));
-    RosterClient held = newClient(TestServers.client(server).pollEnabled(false));
+        .reconnectBackoff(providerBack, providerBack));
+    RosterClient held = newClient(TestServers.client(server).pollEnabled(false)
+        .reconnectEmptyHold(providerBack.plus(TestServers.patience())));
     RosterClient unheld = newClient(TestServers.client(server).pollEnabled(false)
         .reconnectEmptyHold(Duration.ZERO));
     List<InstancesChangeEvent> heldEvents = new CopyOnWriteArrayList<>();
@@ -98,7 +106,7 @@ class ReconnectEndToEndTest {
     server = TestServers.start(port);
 
     // Both consumers end with the provider back...
-    await().atMost(TestServers.patience()).until(() -> ips(held.getAllInstances("e2e.hold")).equals(List.of("10.0.8.1"))
+    await().atMost(providerBack.plus(TestServers.patience())).until(() -> ips(held.getAllInstances("e2e.hold")).equals(List.of("10.0.8.1"))
         && lastIps(unheldEvents).equals(List.of("10.0.8.1")) && unheldEvents.size() >= 3);
     // ...but only the one without the hold was told it had vanished in between.
     assertThat(unheldEvents).anyMatch(e -> e.instances().isEmpty());

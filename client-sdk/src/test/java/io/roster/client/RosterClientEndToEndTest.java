@@ -126,7 +126,7 @@ class RosterClientEndToEndTest extends SharedServerTest {
   }
 
   @Test
-  void queriesSelectionAndALateListener() {
+  void queriesAndSelection() {
     RosterClient provider = newClient();
     RosterClient consumer = newClient();
     provider.batchRegisterInstance("e2e.select", List.of(
@@ -140,21 +140,52 @@ class RosterClientEndToEndTest extends SharedServerTest {
       assertThat(consumer.selectOneHealthyInstance("e2e.select").ip()).isEqualTo("10.0.2.1");
     }
     assertThat(consumer.getAllInstances("e2e.nothing-here")).isEmpty();
+  }
 
+  /**
+   * Two listeners of one service share one server-side subscription. A late listener hears the
+   * cached state at once. Unsubscribing needs the same listener object (a new method reference
+   * is another listener and changes nothing); removing one of two keeps the subscription;
+   * removing the last sends {@code unsubscribe}: the server's subscriber count of the service
+   * drops to zero, while the consumer can still query it.
+   */
+  @Test
+  void aLateListenerAndUnsubscribeOfTheLastOneEndsTheServerSubscription() {
+    RosterClient provider = newClient();
+    RosterClient consumer = newClient();
+    provider.batchRegisterInstance("e2e.unsub", List.of(
+        Instance.of("10.0.2.1", 80), Instance.of("10.0.2.2", 80)));
     List<InstancesChangeEvent> first = new CopyOnWriteArrayList<>();
     List<InstancesChangeEvent> late = new CopyOnWriteArrayList<>();
-    consumer.subscribe("e2e.select", first::add);
+    Listener firstListener = first::add;
+    Listener lateListener = late::add;
+
+    consumer.subscribe("e2e.unsub", firstListener);
     await().atMost(TestServers.patience()).until(() -> !first.isEmpty());
-    consumer.subscribe("e2e.select", late::add);
+    consumer.subscribe("e2e.unsub", lateListener);
     await().atMost(TestServers.patience()).until(() -> !late.isEmpty());
     assertThat(late.get(0).added()).hasSize(2);
     assertThat(first).hasSize(1);
+    assertThat(TestServers.serviceOnServer(server, "e2e.unsub").getSubscriberCount())
+        .as("one subscription for both listeners").isEqualTo(1);
 
-    consumer.unsubscribe("e2e.select", first::add); // a different lambda: no effect
-    consumer.unsubscribe("e2e.select", late::add);
-    provider.registerInstance("e2e.select", "10.0.2.3", 80);
+    consumer.unsubscribe("e2e.unsub", late::add); // a new method reference: another listener, no effect
+    consumer.unsubscribe("e2e.unsub", lateListener);
+    provider.registerInstance("e2e.unsub", "10.0.2.3", 80);
+    provider.registerInstance("e2e.unsub", "10.0.2.4", 80);
+    // Events of a service are delivered in order: once the first listener has the fourth
+    // instance, any listener still registered has been told of the third.
     await().atMost(TestServers.patience())
-        .untilAsserted(() -> assertThat(lastList(first)).hasSize(3));
+        .untilAsserted(() -> assertThat(lastList(first)).hasSize(4));
+    assertThat(late).as("the removed listener hears nothing more").hasSize(1);
+    assertThat(TestServers.serviceOnServer(server, "e2e.unsub").getSubscriberCount())
+        .as("the other listener keeps the subscription").isEqualTo(1);
+
+    consumer.unsubscribe("e2e.unsub", firstListener);
+    await().atMost(TestServers.patience()).untilAsserted(() ->
+        assertThat(TestServers.serviceOnServer(server, "e2e.unsub").getSubscriberCount())
+            .as("subscribers of e2e.unsub on the server").isZero());
+    assertThat(consumer.getAllInstances("e2e.unsub")).hasSize(4);
   }
 
   @Test

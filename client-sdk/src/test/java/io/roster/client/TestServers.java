@@ -1,14 +1,29 @@
 package io.roster.client;
 
+import io.grpc.ManagedChannel;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.roster.proto.v1.AdminGrpc;
+import io.roster.proto.v1.ConnectionInfo;
+import io.roster.proto.v1.GetServiceRequest;
+import io.roster.proto.v1.GetServiceResponse;
+import io.roster.proto.v1.ListConnectionsRequest;
+import io.roster.proto.v1.RegistryGrpc;
+import io.roster.proto.v1.ServiceKey;
 import io.roster.server.RosterServer;
 import io.roster.server.config.ServerConfig;
 import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
 
-/** Starts in-JVM Roster servers on real loopback ports for the end-to-end tests. */
-final class TestServers {
+/**
+ * Starts in-JVM Roster servers on real loopback ports for the end-to-end tests, and scales
+ * real-time bounds by the one test time factor (public: the unit tests of the internal package
+ * use {@link #scaled} and {@link #patience} too).
+ */
+public final class TestServers {
 
   /** One factor scales every timeout on a slow machine (-Droster.test.timeFactor=2, or 1.5). */
-  static final double TIME_FACTOR = Double.parseDouble(System.getProperty("roster.test.timeFactor", "1"));
+  public static final double TIME_FACTOR = Double.parseDouble(System.getProperty("roster.test.timeFactor", "1"));
 
   private TestServers() {}
 
@@ -21,7 +36,7 @@ final class TestServers {
   }
 
   /** A bound for waiting on something that normally takes milliseconds. */
-  static Duration patience() {
+  public static Duration patience() {
     return scaled(Duration.ofSeconds(10));
   }
 
@@ -32,8 +47,30 @@ final class TestServers {
         .requestTimeout(scaled(Duration.ofSeconds(3)));
   }
 
+  /** The server's own counters of a service ({@code Registry/GetService}, default group), over a socket. */
+  static GetServiceResponse serviceOnServer(RosterServer server, String service) {
+    ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", server.port()).usePlaintext().build();
+    try {
+      return RegistryGrpc.newBlockingStub(ch).withDeadlineAfter(patience().toMillis(), TimeUnit.MILLISECONDS)
+          .getService(GetServiceRequest.newBuilder().setService(ServiceKey.newBuilder().setName(service)).build());
+    } finally {
+      ch.shutdownNow();
+    }
+  }
+
+  /** The server's live sessions of a client id ({@code Admin/ListConnections}), over a socket. */
+  static List<ConnectionInfo> connectionsOnServer(RosterServer server, String clientId) {
+    ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", server.port()).usePlaintext().build();
+    try {
+      return AdminGrpc.newBlockingStub(ch).withDeadlineAfter(patience().toMillis(), TimeUnit.MILLISECONDS)
+          .listConnections(ListConnectionsRequest.newBuilder().setClientId(clientId).build()).getConnectionsList();
+    } finally {
+      ch.shutdownNow();
+    }
+  }
+
   /** {@code d} times the time factor. */
-  static Duration scaled(Duration d) {
+  public static Duration scaled(Duration d) {
     return Duration.ofMillis(Math.round(d.toMillis() * TIME_FACTOR));
   }
 }

@@ -38,6 +38,8 @@ import org.junit.jupiter.api.TestMethodOrder;
  * The issue-2 figures, measured against the real server jar with real processes. Not part of
  * {@code make test} (tag "measure"); run with {@code make measure}. Prints a table and writes
  * it to integration-tests/target/measurements.txt. Timings here are reports, not assertions.
+ * The correctness checks made along the way (drain acked by every subscriber, restart confirmed
+ * by the new server) also run, at small sizes, in {@code make test}: {@link MeasuredBehaviourTest}.
  */
 @Tag("measure")
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)

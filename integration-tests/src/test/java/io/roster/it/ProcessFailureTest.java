@@ -3,8 +3,10 @@ package io.roster.it;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.roster.client.Instance;
+import io.roster.client.InstancesChangeEvent;
 import io.roster.client.RosterClient;
 import java.time.Duration;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -65,39 +67,58 @@ class ProcessFailureTest {
   /**
    * (c) The server restarts (SIGTERM, then a new process on the same port): the SDK reconnects,
    * redoes its registration and subscription, and the subscriber sees the provider again.
+   *
+   * <p>Everything after the restart is checked against the new server itself: the subscriber's
+   * cache already lists the provider (and holds an empty state back for a while), so its list
+   * alone proves nothing. A client that never knew the old server finds the provider (the
+   * registration was redone); the subscriber's cached state is one the new server made (a
+   * newer revision) and lists it (the subscription was redone: the subscriber does not poll).
+   * The deregistration is then
+   * seen by a fresh client and by the subscriber at a newer revision still, which only a
+   * provider registered on the new server can cause.
    */
   @Test
   void serverRestartIsHealedByReconnectAndRedo() throws Exception {
-    int port = server.port;
-    try (RosterClient providerClient = RosterClient.builder().serverAddresses(server.address()).build();
-        Subscriber sub = new Subscriber(server.address(), "restart-demo")) {
-      providerClient.registerInstance("restart-demo", Instance.of("10.1.0.3", 7003));
-      sub.await(Timing.seconds(10), Subscriber.hasPort(7003));
-
-      server.stop();
-      server = ServerProcess.start("127.0.0.1", port);
-
-      // Nobody restarts anything by hand: the fresh server learns the instance from redo.
-      sub.await(Timing.seconds(20), Subscriber.hasPort(7003));
-      providerClient.deregisterInstance("restart-demo", "10.1.0.3", 7003);
-      sub.await(Timing.seconds(10), Subscriber.lacksPort(7003));
-    }
+    restartHealsByReconnectAndRedo("restart-demo", "10.1.0.3", 7003, false);
   }
 
   /** (c') The same after kill -9 of the server: no reconnect frame, just a dead transport. */
   @Test
   void serverCrashIsHealedByReconnectAndRedo() throws Exception {
-    int port = server.port;
+    restartHealsByReconnectAndRedo("crash-restart-demo", "10.1.0.4", 7004, true);
+  }
+
+  private void restartHealsByReconnectAndRedo(String service, String ip, int port, boolean crash) throws Exception {
+    int serverPort = server.port;
     try (RosterClient providerClient = RosterClient.builder().serverAddresses(server.address()).build();
-        Subscriber sub = new Subscriber(server.address(), "crash-restart-demo")) {
-      providerClient.registerInstance("crash-restart-demo", Instance.of("10.1.0.4", 7004));
-      sub.await(Timing.seconds(10), Subscriber.hasPort(7004));
+        // Push only: a poll would also bring the new server's state, redo of the subscription or not.
+        Subscriber sub = new Subscriber(RosterClient.builder().serverAddresses(server.address())
+            .clientName("it-subscriber").pollEnabled(false).build(), service)) {
+      providerClient.registerInstance(service, Instance.of(ip, port));
+      sub.await(Timing.seconds(10), Subscriber.hasPort(port));
+      long revisionBefore = sub.cached().revision();
 
-      server.kill9();
-      server = ServerProcess.start("127.0.0.1", port);
+      if (crash) {
+        server.kill9();
+      } else {
+        server.stop();
+      }
+      server = ServerProcess.start("127.0.0.1", serverPort);
 
-      sub.await(Timing.seconds(20), Subscriber.hasPort(7004));
-      assertThat(sub.latest()).filteredOn(i -> i.port() == 7004).hasSize(1);
+      // Nobody restarts anything by hand: the fresh server learns the instance from redo.
+      try (RosterClient fresh = RosterClient.builder().serverAddresses(server.address()).build()) {
+        Awaitility.await().atMost(Timing.seconds(20)).pollInterval(Duration.ofMillis(50)).untilAsserted(() ->
+            assertThat(fresh.getAllInstances(service)).as("%s on the new server", service)
+                .extracting(Instance::port).containsExactly(port));
+      }
+      InstancesChangeEvent redone = sub.awaitNewer(Timing.seconds(20), revisionBefore, Subscriber.hasPort(port));
+      assertThat(redone.instances()).filteredOn(i -> i.port() == port).hasSize(1);
+
+      providerClient.deregisterInstance(service, ip, port);
+      try (RosterClient fresh = RosterClient.builder().serverAddresses(server.address()).build()) {
+        assertThat(fresh.getAllInstances(service)).as("%s on the new server", service).isEmpty();
+      }
+      sub.awaitNewer(Timing.seconds(10), redone.revision(), Subscriber.lacksPort(port));
     }
   }
 }

@@ -8,13 +8,13 @@ import java.util.List;
 final class ProviderProcess extends JavaProcess {
 
   ProviderProcess(String servers, String service, String ip, int port) {
-    super("provider-" + port, List.of("-Xmx64m", "-cp", testClasspath(), ProviderMain.class.getName(),
+    super("provider-" + port, List.of("-Xmx64m", Timing.PROPERTY, "-cp", testClasspath(), ProviderMain.class.getName(),
         servers, service, ip, Integer.toString(port)));
   }
 
   /** Also subscribes to {@code subscribeTo}; "REGISTERED" then means subscribed too. */
   ProviderProcess(String servers, String service, String ip, int port, String subscribeTo) {
-    super("provider-" + port, List.of("-Xmx64m", "-cp", testClasspath(), ProviderMain.class.getName(),
+    super("provider-" + port, List.of("-Xmx64m", Timing.PROPERTY, "-cp", testClasspath(), ProviderMain.class.getName(),
         servers, service, ip, Integer.toString(port), subscribeTo));
   }
 

@@ -39,10 +39,16 @@ final class ServerProcess extends JavaProcess {
 
   /** Starts a server without waiting. */
   static ServerProcess launch(String host, int port, String... flags) {
+    return launch(List.of(), host, port, flags);
+  }
+
+  /** Starts a server without waiting, with JVM flags after the shipped ones. */
+  static ServerProcess launch(List<String> jvmFlags, String host, int port, String... flags) {
     if (!Files.isRegularFile(JAR)) {
       throw new IllegalStateException(JAR.toAbsolutePath() + " is missing: build the server first (make build)");
     }
     List<String> args = new ArrayList<>(shippedJvmOptions()); // as make run
+    args.addAll(jvmFlags);
     Path archive = JAR.resolveSibling("roster-server.jsa");
     if (Files.isRegularFile(archive)) {
       args.add("-XX:SharedArchiveFile=" + archive); // as `make run` does, once `make build` made it

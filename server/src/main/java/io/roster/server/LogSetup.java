@@ -9,6 +9,7 @@ import ch.qos.logback.core.rolling.SizeAndTimeBasedRollingPolicy;
 import ch.qos.logback.core.util.FileSize;
 import java.nio.file.Path;
 import org.slf4j.LoggerFactory;
+import org.slf4j.bridge.SLF4JBridgeHandler;
 
 /**
  * Adds a size-capped rolling file to the console logging of logback.xml when a log directory
@@ -19,6 +20,7 @@ final class LogSetup {
   private LogSetup() {}
 
   static void configure(Path logDir) {
+    routeJulToSlf4j();
     if (logDir == null) {
       return;
     }
@@ -53,6 +55,16 @@ final class LogSetup {
     async.addAppender(file);
     async.start();
     ctx.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME).addAppender(async);
+  }
+
+  /**
+   * gRPC and Netty log through java.util.logging, which by default prints to stderr with its
+   * own format, past logback's levels, rolling files and rate limits (a client's stream errors
+   * printed hundreds of stack traces that way). From here on JUL records go to SLF4J.
+   */
+  static void routeJulToSlf4j() {
+    SLF4JBridgeHandler.removeHandlersForRootLogger();
+    SLF4JBridgeHandler.install();
   }
 
   /** Flushes and stops logging (the async appenders' queues); call last, on exit. */

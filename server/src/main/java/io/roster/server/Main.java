@@ -2,6 +2,7 @@ package io.roster.server;
 
 import io.grpc.netty.shaded.io.netty.util.ResourceLeakDetector;
 import io.roster.server.config.ServerConfig;
+import java.lang.management.ManagementFactory;
 import java.util.Arrays;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -50,12 +51,26 @@ public final class Main {
         config.host(), server.port(), (System.nanoTime() - startNanos) / 1_000_000,
         ServerConfig.formatDuration(config.keepaliveTime()), ServerConfig.formatDuration(config.keepaliveTimeout()),
         ServerConfig.formatDuration(config.pushWindow()));
+    warnUnlessCrashOnly(log);
     if (exitWhenReady) {
       server.close();
       LogSetup.shutdown();
       return;
     }
     server.awaitTermination();
+  }
+
+  /**
+   * A JVM out of memory loses threads at random (event loops, the push thread) and lingers
+   * half-alive: port open, health failing, SIGTERM ignored. Roster is crash-only: it ships with
+   * {@code -XX:+ExitOnOutOfMemoryError} (server/jvm.options, used by {@code make run}); the flag
+   * cannot be set from inside the JVM, so a launch without it is told.
+   */
+  private static void warnUnlessCrashOnly(Logger log) {
+    if (!ManagementFactory.getRuntimeMXBean().getInputArguments().contains("-XX:+ExitOnOutOfMemoryError")) {
+      log.warn("Started without -XX:+ExitOnOutOfMemoryError: if memory runs out this process will linger "
+          + "half-alive instead of exiting for a restart (server/jvm.options has the shipped flags)");
+    }
   }
 
   /**

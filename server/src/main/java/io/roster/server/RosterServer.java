@@ -45,11 +45,14 @@ public final class RosterServer implements AutoCloseable {
   private RosterServer(ServerConfig config) {
     this.config = config;
     this.scheduler = new SystemScheduler("roster-push", 1);
-    this.registry = new Registry(() -> ChronoUnit.MICROS.between(Instant.EPOCH, Instant.now()));
+    this.registry = new Registry(() -> ChronoUnit.MICROS.between(Instant.EPOCH, Instant.now()),
+        config.maxServiceSettingsBytes());
     this.engine = new PushEngine(registry, scheduler, config.pushWindow());
     registry.setChangeListener(engine);
     this.sessions = new SessionManager(registry, engine, scheduler, config.pushAckTimeout(),
-        new SessionLimits(config.maxInstancesPerConnection(), config.maxSubscriptionsPerConnection()));
+        new SessionLimits(config.maxInstancesPerConnection(), config.maxSubscriptionsPerConnection(),
+            config.maxSessionsPerConnection(), config.maxWatchesPerConnection(), config.maxSessionsPerAddress(),
+            config.maxInstancesPerAddress()));
     String boot = Long.toString(registry.bootRevision(), 36);
     this.endpoint = new GrpcEndpoint(config, registry, engine, sessions, scheduler,
         port -> nodeHost(config.host()) + ":" + port + "@" + boot, VERSION);
@@ -89,6 +92,11 @@ public final class RosterServer implements AutoCloseable {
   /** The registry (read-only use: tests and admin tooling). */
   public Registry registry() {
     return registry;
+  }
+
+  /** Open Session/Connect streams, with or without a session yet (hello pending). */
+  public int openStreams() {
+    return endpoint.openSessions();
   }
 
   /** Live sessions. */

@@ -1,12 +1,15 @@
 package io.roster.bench.driver;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.alibaba.nacos.api.PropertyKeyConst;
 import com.alibaba.nacos.api.naming.listener.Event;
 import com.alibaba.nacos.api.naming.listener.EventListener;
 import com.alibaba.nacos.api.naming.listener.NamingEvent;
 import com.alibaba.nacos.api.naming.pojo.Instance;
+import java.net.InetSocketAddress;
+import java.nio.channels.ServerSocketChannel;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Properties;
@@ -55,11 +58,31 @@ class NacosDriverTest {
     assertThat(got).containsExactly(List.of(new Endpoint("10.0.0.9", 9)));
   }
 
+  /**
+   * {@code --driver nacos} makes the Nacos driver (and {@code roster} the Roster one); an
+   * unknown name is refused naming the flag. Building the Nacos one connects nowhere: a
+   * listening socket given as its target has no connection waiting afterwards.
+   */
   @Test
-  void driverIsCreatedWithoutTouchingTheNetwork() {
-    try (Driver d = Drivers.create("nacos", "127.0.0.1:1", RosterDriver.MassMode.RAW)) {
-      assertThat(d.name()).isEqualTo("nacos");
-      assertThat(d.describeMassClients()).contains("NamingService");
+  void driversAreChosenByNameAndTheNacosOneConnectsNowhereUntilAsked() throws Exception {
+    try (ServerSocketChannel http = ServerSocketChannel.open().bind(new InetSocketAddress("127.0.0.1", 0))) {
+      http.configureBlocking(false);
+      String target = "127.0.0.1:" + ((InetSocketAddress) http.getLocalAddress()).getPort();
+      try (Driver d = Drivers.create("nacos", target, RosterDriver.MassMode.RAW)) {
+        assertThat(d).isInstanceOf(NacosDriver.class);
+        assertThat(d.name()).isEqualTo("nacos");
+        assertThat(d.describeMassClients()).contains("NamingService");
+        assertThat(http.accept()).as("a connection to the target").isNull();
+      }
+      assertThat(System.getProperty("nacos.logging.default.config.enabled"))
+          .as("nacos-client kept from installing its own logging").isEqualTo("false");
     }
+    try (Driver d = Drivers.create("roster", "127.0.0.1:1", RosterDriver.MassMode.RAW)) {
+      assertThat(d).isInstanceOf(RosterDriver.class);
+      assertThat(d.name()).isEqualTo("roster");
+    }
+    assertThatThrownBy(() -> Drivers.create("zookeeper", "h:1", RosterDriver.MassMode.RAW))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("--driver: \"zookeeper\" (expected: roster or nacos)");
   }
 }

@@ -17,7 +17,9 @@ import io.roster.proto.v1.ClientFrame.FrameCase;
 import io.roster.proto.v1.ErrorCode;
 import io.roster.proto.v1.QueryInstancesResponse;
 import io.roster.proto.v1.Result;
+import io.roster.client.TestServers;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -27,12 +29,23 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-/** Requests, results, pushes and close against a fake server, on a fake clock. */
+/**
+ * Requests, results, pushes and close against a fake server. The client's timers (request
+ * timeouts, reconnects, listener hand-off) run on a fake clock. Its blocking calls also wait on
+ * real time (for a connection, and as a backstop for an answer) up to the request timeout;
+ * that is set to {@link #LONG} here, far beyond any test, so a call that ends did so because of
+ * what the test did (a frame, a fake-clock timer, a close) and never because real time ran out.
+ * The one test about that real-time wait builds its own client with a short timeout.
+ */
 class ClientRequestTest {
+
+  /** The request timeout of the shared client: never reached in real time by a passing test. */
+  private static final Duration LONG = Duration.ofMinutes(5);
 
   private final FakeClock clock = new FakeClock();
   private final FakeConnector connector = new FakeConnector();
@@ -42,12 +55,17 @@ class ClientRequestTest {
 
   @BeforeEach
   void setUp() {
-    client = new DefaultRosterClient(
-        Fixtures.options("a:1", Duration.ofMillis(500), false, Runnable::run),
+    client = start(connector, clock, LONG);
+  }
+
+  private static DefaultRosterClient start(FakeConnector connector, FakeClock clock, Duration requestTimeout) {
+    DefaultRosterClient c = new DefaultRosterClient(
+        Fixtures.options("a:1", requestTimeout, false, Runnable::run),
         ServerAddress.parseList("a:1"), connector, clock.scheduler(), false, clock,
         new Random(5));
-    client.start();
+    c.start();
     clock.runDue();
+    return c;
   }
 
   @AfterEach
@@ -59,9 +77,14 @@ class ClientRequestTest {
     return CompletableFuture.runAsync(call, callers);
   }
 
+  /** Waits for a call, up to the (scaled) patience. */
+  private static <T> T done(CompletableFuture<T> f) throws Exception {
+    return f.get(TestServers.patience().toMillis(), TimeUnit.MILLISECONDS);
+  }
+
   private static Throwable failure(CompletableFuture<?> f) throws Exception {
     try {
-      f.get(5, TimeUnit.SECONDS);
+      done(f);
     } catch (ExecutionException e) {
       return e.getCause();
     }
@@ -86,7 +109,7 @@ class ClientRequestTest {
     assertThat(sent.getMetadataMap()).containsEntry("zone", "a");
     assertThat(call).isNotDone();
     s.ok(frame);
-    call.get(5, TimeUnit.SECONDS);
+    done(call);
   }
 
   @Test
@@ -116,7 +139,7 @@ class ClientRequestTest {
     Instance v1 = Instance.of("10.0.0.7", 80);
     CompletableFuture<Void> first = async(() -> client.registerInstance("demo", v1));
     s.ok(s.next(FrameCase.REGISTER));
-    first.get(5, TimeUnit.SECONDS);
+    done(first);
 
     Instance v2 = v1.withMetadata(Map.of("big", "x"));
     CompletableFuture<Void> second = async(() -> client.registerInstance("demo", v2));
@@ -126,28 +149,45 @@ class ClientRequestTest {
     assertThat(client.desired(DEMO)).containsExactly(v1);
   }
 
+  /**
+   * No welcome comes: the call waits (real time) for a connection up to its request timeout,
+   * then throws UNAVAILABLE and keeps the instance, which the first session then registers.
+   */
   @Test
   void registerWhileDisconnectedKeepsTheInstanceAndThrowsUnavailable() throws Exception {
+    FakeConnector quickConnector = new FakeConnector();
+    FakeClock quickClock = new FakeClock();
+    DefaultRosterClient quick = start(quickConnector, quickClock, Duration.ofMillis(200));
     Instance x = Instance.of("10.0.0.7", 80);
-    CompletableFuture<Void> call = async(() -> client.registerInstance("demo", x));
+    CompletableFuture<Void> call = async(() -> quick.registerInstance("demo", x));
     assertThat(failure(call)).isInstanceOfSatisfying(RosterException.class,
             e -> assertThat(e.code()).isEqualTo(Code.UNAVAILABLE))
         .hasMessageContaining("not connected")
         .hasMessageContaining("kept");
-    assertThat(client.desired(DEMO)).containsExactly(x);
+    assertThat(quick.desired(DEMO)).containsExactly(x);
 
-    connector.latest().welcome();
-    ClientFrame batch = connector.latest().next(FrameCase.BATCH_REGISTER);
+    quickConnector.latest().welcome();
+    ClientFrame batch = quickConnector.latest().next(FrameCase.BATCH_REGISTER);
     assertThat(batch.getBatchRegister().getInstancesList()).extracting(i -> i.getIp())
         .containsExactly("10.0.0.7");
   }
 
+  /**
+   * The server never answers: the session's request timer, on the fake clock, ends the call
+   * with TIMEOUT once the request timeout has passed there (the real-time backstop is minutes
+   * away, so only that timer can end it), and the instance is kept.
+   */
   @Test
   void noAnswerInTimeIsATimeoutAndTheInstanceIsKept() throws Exception {
     connector.latest().welcome();
     Instance x = Instance.of("10.0.0.7", 80);
     CompletableFuture<Void> call = async(() -> client.registerInstance("demo", x));
     connector.latest().next(FrameCase.REGISTER);
+    // The timer gets what is left of the timeout after the (real) time the call took to send,
+    // so it is due a little before LONG: well after LONG - patience, not after LONG.
+    clock.forward(LONG.minus(TestServers.patience()));
+    assertThat(call).as("still waiting well before the timeout").isNotDone();
+    clock.forward(TestServers.patience());
     assertThat(failure(call)).isInstanceOfSatisfying(RosterException.class,
         e -> assertThat(e.code()).isEqualTo(Code.TIMEOUT));
     assertThat(client.desired(DEMO)).containsExactly(x);
@@ -165,7 +205,7 @@ class ClientRequestTest {
     second.welcome();
     second.ok(second.next(FrameCase.BATCH_REGISTER));
     second.ok(second.next(FrameCase.REGISTER));
-    call.get(5, TimeUnit.SECONDS);
+    done(call);
   }
 
   @Test
@@ -176,7 +216,7 @@ class ClientRequestTest {
     ClientFrame frame = s.next(FrameCase.DEREGISTER);
     assertThat(frame.getDeregister().getInstance().getCluster()).isEqualTo("DEFAULT");
     s.error(frame, ErrorCode.ERROR_CODE_NOT_FOUND, "not registered", "instance");
-    call.get(5, TimeUnit.SECONDS);
+    done(call);
 
     s.fail();
     client.deregisterInstance("demo", "10.0.0.8", 80); // no session: returns at once
@@ -192,7 +232,7 @@ class ClientRequestTest {
     ClientFrame frame = s.next(FrameCase.BATCH_REGISTER);
     assertThat(frame.getBatchRegister().getInstancesCount()).isEqualTo(2);
     s.ok(frame);
-    call.get(5, TimeUnit.SECONDS);
+    done(call);
     assertThat(client.desired(DEMO)).containsExactly(a, b);
   }
 
@@ -219,7 +259,7 @@ class ClientRequestTest {
     s.welcome();
     CompletableFuture<Void> call = async(() -> client.subscribe("demo", events::add));
     s.ok(s.next(FrameCase.SUBSCRIBE));
-    call.get(5, TimeUnit.SECONDS);
+    done(call);
 
     s.push("p1", info(DEMO, 10, "c10", proto("10.0.0.1", 80)));
     assertThat(s.next(FrameCase.PUSH_ACK).getPushAck().getPushId()).isEqualTo("p1");
@@ -274,7 +314,7 @@ class ClientRequestTest {
     assertThat(q.getQuery().getService().getName()).isEqualTo("demo");
     s.result(q, Result.newBuilder().setOk(true).setQuery(QueryInstancesResponse.newBuilder()
         .setServiceInfo(info(DEMO, 3, "c3", proto("10.0.0.1", 80)))).build());
-    assertThat(call.get(5, TimeUnit.SECONDS)).extracting(Instance::ip).containsExactly("10.0.0.1");
+    assertThat(done(call)).extracting(Instance::ip).containsExactly("10.0.0.1");
     assertThat(connector.queries).isEmpty();
 
     CompletableFuture<List<Instance>> bad = CompletableFuture.supplyAsync(() -> client.getAllInstances("demo"), callers);
@@ -295,14 +335,14 @@ class ClientRequestTest {
 
     CompletableFuture<List<Instance>> stopping = CompletableFuture.supplyAsync(() -> client.getAllInstances("demo"), callers);
     s.error(s.next(FrameCase.QUERY), ErrorCode.ERROR_CODE_UNAVAILABLE, "server shutting down", "");
-    assertThat(stopping.get(5, TimeUnit.SECONDS)).extracting(Instance::ip).containsExactly("10.0.0.2");
-    assertThat(connector.queries.poll(5, TimeUnit.SECONDS)).isNotNull();
+    assertThat(done(stopping)).extracting(Instance::ip).containsExactly("10.0.0.2");
+    assertThat(connector.queries.poll(TestServers.patience().toMillis(), TimeUnit.MILLISECONDS)).isNotNull();
 
     CompletableFuture<List<Instance>> lost = CompletableFuture.supplyAsync(() -> client.getAllInstances("demo"), callers);
     s.next(FrameCase.QUERY);
     s.fail();
-    assertThat(lost.get(5, TimeUnit.SECONDS)).extracting(Instance::ip).containsExactly("10.0.0.2");
-    assertThat(connector.queries.poll(5, TimeUnit.SECONDS)).isNotNull();
+    assertThat(done(lost)).extracting(Instance::ip).containsExactly("10.0.0.2");
+    assertThat(connector.queries.poll(TestServers.patience().toMillis(), TimeUnit.MILLISECONDS)).isNotNull();
   }
 
   @Test
@@ -321,10 +361,10 @@ class ClientRequestTest {
     FakeStream s = connector.latest();
     s.welcome();
     CompletableFuture<Void> closing = async(client::close);
-    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> s.halfClosed);
+    org.awaitility.Awaitility.await().atMost(TestServers.patience()).until(() -> s.halfClosed);
     assertThat(closing).isNotDone();
     s.complete(); // the server finishes the stream after cleaning up
-    closing.get(5, TimeUnit.SECONDS);
+    done(closing);
     assertThat(s.cancelled).isNull();
     assertThat(connector.shutdown).isTrue();
 
@@ -339,14 +379,32 @@ class ClientRequestTest {
     client.close(); // idempotent
   }
 
+  /**
+   * A call is blocked waiting for a connection (no welcome yet) when the client is closed: it
+   * is woken at once with ClientClosedException. The test closes only once the caller is seen
+   * parked inside the client, so a close that came before the call started (which throws
+   * ClientClosedException from the entry check) cannot make it pass; and the call could wait
+   * minutes on its own, so only the close can end it within the patience.
+   */
   @Test
   void aCallWaitingForAConnectionFailsWithClientClosedOnClose() throws Exception {
-    CompletableFuture<Void> call = async(() -> {
-      // A longer wait than the default, so close() surely comes first.
-      client.subscribe("demo", events::add);
-    });
+    AtomicReference<Throwable> thrown = new AtomicReference<>();
+    Thread caller = new Thread(() -> {
+      try {
+        client.subscribe("demo", events::add);
+      } catch (Throwable t) {
+        thrown.set(t);
+      }
+    }, "test-caller");
+    caller.start();
+    org.awaitility.Awaitility.await().atMost(TestServers.patience())
+        .until(() -> caller.getState() == Thread.State.TIMED_WAITING
+            && Arrays.stream(caller.getStackTrace()).anyMatch(f -> f.getClassName().equals(client.getClass().getName())));
+
     client.close();
-    Throwable t = failure(call);
-    assertThat(t).isInstanceOf(ClientClosedException.class);
+
+    caller.join(TestServers.patience().toMillis());
+    assertThat(caller.isAlive()).as("the waiting call returned").isFalse();
+    assertThat(thrown.get()).isInstanceOf(ClientClosedException.class);
   }
 }

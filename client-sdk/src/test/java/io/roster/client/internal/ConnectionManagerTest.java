@@ -58,7 +58,7 @@ class ConnectionManagerTest {
       clock.forward(pending.get(0));
     }
     assertThat(tried).containsExactly("a:1", "b:2", "c:3", "a:1", "b:2", "c:3", "a:1", "b:2");
-    long[] ceilings = {100, 200, 400, 800, 1600, 3200, 5000, 5000};
+    long[] ceilings = {100, 200, 400, 800, 1600, 3000, 3000, 3000};
     for (int i = 0; i < waits.size(); i++) {
       assertThat(waits.get(i)).as("wait before attempt %d", i + 1)
           .isBetween(Duration.ZERO, Duration.ofMillis(ceilings[i]));
@@ -76,7 +76,7 @@ class ConnectionManagerTest {
       clock.forward(wait);
     }
     assertThat(waits).extracting(Duration::toMillis)
-        .containsExactly(100L, 200L, 400L, 800L, 1600L, 3200L, 5000L);
+        .containsExactly(100L, 200L, 400L, 800L, 1600L, 3000L, 3000L);
 
     connector.latest().welcome();
     assertThat(client.connection().activeSession()).isNotNull();

@@ -3,6 +3,7 @@ package io.roster.client.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.grpc.Status;
+import io.roster.client.TestServers;
 import io.roster.proto.v1.ClientFrame;
 import io.roster.proto.v1.ErrorCode;
 import io.roster.proto.v1.ListServicesRequest;
@@ -91,10 +92,10 @@ final class FakeConnector implements Connector {
       cancelled = reason;
     }
 
-    /** The next frame the client sent, waiting up to 5 s (real time) for it. */
+    /** The next frame the client sent, waiting for it up to the (scaled) real-time patience. */
     ClientFrame next() {
       try {
-        ClientFrame f = sent.poll(5, TimeUnit.SECONDS);
+        ClientFrame f = sent.poll(TestServers.patience().toMillis(), TimeUnit.MILLISECONDS);
         assertThat(f).as("a frame sent on " + address).isNotNull();
         return f;
       } catch (InterruptedException e) {

@@ -13,11 +13,15 @@ final class Fixtures {
 
   private Fixtures() {}
 
+  /**
+   * Options for a unit test: the SDK's default reconnect back-off (100 ms .. 3 s) and keepalive
+   * (5 s / 5 s); no drain on close, no empty hold.
+   */
   static ClientOptions options(String servers, Duration requestTimeout, boolean poll,
       Executor listenerExecutor) {
     return new ClientOptions(servers, "public", "test-client", "roster-java-test", Map.of(),
         requestTimeout, Duration.ofSeconds(10), Duration.ofSeconds(60), poll,
-        Duration.ofMillis(100), Duration.ofSeconds(5), Duration.ofSeconds(5),
+        Duration.ofMillis(100), Duration.ofSeconds(3), Duration.ofSeconds(5),
         Duration.ofSeconds(5), Duration.ZERO, Duration.ZERO, false, null, null, listenerExecutor);
   }
 

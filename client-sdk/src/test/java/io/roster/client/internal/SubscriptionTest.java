@@ -7,8 +7,8 @@ import static org.awaitility.Awaitility.await;
 import io.roster.client.Instance;
 import io.roster.client.InstancesChangeEvent;
 import io.roster.client.Listener;
+import io.roster.client.TestServers;
 import io.roster.client.internal.Subscription.Outcome;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -146,7 +146,7 @@ class SubscriptionTest {
     }
 
     // Latest wins: a listener slower than the changes may skip states, never reorders them.
-    await().atMost(Duration.ofSeconds(5)).until(() -> !seen.isEmpty() && seen.get(seen.size() - 1) == 200);
+    await().atMost(TestServers.patience()).until(() -> !seen.isEmpty() && seen.get(seen.size() - 1) == 200);
     assertThat(seen).isSorted().doesNotHaveDuplicates();
     assertThat(overlaps).isEmpty();
   }
@@ -170,7 +170,7 @@ class SubscriptionTest {
     demo.drainEvents();
     second.drainEvents();
 
-    await().atMost(Duration.ofSeconds(5)).until(() -> !good.isEmpty() && other.size() == 1);
+    await().atMost(TestServers.patience()).until(() -> !good.isEmpty() && other.size() == 1);
     assertThat(good.get(good.size() - 1).instances()).containsExactly(a, b);
   }
 
@@ -182,7 +182,7 @@ class SubscriptionTest {
     Subscription fast = new Subscription(new ServiceKey("public", "DEFAULT_GROUP", "f"), pool);
     slow.addListener(e -> {
       try {
-        release.await(5, TimeUnit.SECONDS);
+        release.await(TestServers.patience().toMillis(), TimeUnit.MILLISECONDS);
       } catch (InterruptedException ex) {
         Thread.currentThread().interrupt();
       }
@@ -194,7 +194,7 @@ class SubscriptionTest {
     fast.offer(snapshot(1, a));
     fast.drainEvents();
 
-    assertThat(otherSeen.await(5, TimeUnit.SECONDS)).isTrue();
+    assertThat(otherSeen.await(TestServers.patience().toMillis(), TimeUnit.MILLISECONDS)).isTrue();
     release.countDown();
   }
 
@@ -218,14 +218,14 @@ class SubscriptionTest {
     sub.addListener(e -> {
       events.add(e);
       try {
-        release.await(5, TimeUnit.SECONDS);
+        release.await(TestServers.patience().toMillis(), TimeUnit.MILLISECONDS);
       } catch (InterruptedException ex) {
         Thread.currentThread().interrupt();
       }
     });
     sub.offer(snapshot(1, a));
     sub.drainEvents();
-    await().atMost(Duration.ofSeconds(5)).until(() -> events.size() == 1); // now blocked in the listener
+    await().atMost(TestServers.patience()).until(() -> events.size() == 1); // now blocked in the listener
 
     for (int rev = 2; rev <= 10_000; rev++) {
       sub.offer(snapshot(rev, rev % 2 == 0 ? b : a));
@@ -233,7 +233,7 @@ class SubscriptionTest {
     }
     release.countDown();
 
-    await().atMost(Duration.ofSeconds(5)).until(() -> events.size() == 2);
+    await().atMost(TestServers.patience()).until(() -> events.size() == 2);
     InstancesChangeEvent last = events.get(1);
     assertThat(last.revision()).isEqualTo(10_000);
     assertThat(last.instances()).containsExactly(b);

@@ -26,7 +26,13 @@ public record ServerConfig(
     Duration pushAckTimeout,
     Duration shutdownGrace,
     int maxInstancesPerConnection,
-    int maxSubscriptionsPerConnection) {
+    int maxSubscriptionsPerConnection,
+    int maxSessionsPerConnection,
+    int maxWatchesPerConnection,
+    int maxSessionsPerAddress,
+    int maxInstancesPerAddress,
+    int maxMessageSize,
+    long maxServiceSettingsBytes) {
 
   public ServerConfig {
     Objects.requireNonNull(host, "host");
@@ -42,8 +48,22 @@ public record ServerConfig(
     if (maxInstancesPerConnection < 1) {
       throw new IllegalArgumentException("max-instances-per-connection: " + maxInstancesPerConnection + " (expected: >= 1)");
     }
-    if (maxSubscriptionsPerConnection < 1) {
-      throw new IllegalArgumentException("max-subscriptions-per-connection: " + maxSubscriptionsPerConnection + " (expected: >= 1)");
+    atLeastOne("max-subscriptions-per-connection", maxSubscriptionsPerConnection);
+    atLeastOne("max-sessions-per-connection", maxSessionsPerConnection);
+    atLeastOne("max-watches-per-connection", maxWatchesPerConnection);
+    atLeastOne("max-sessions-per-address", maxSessionsPerAddress);
+    atLeastOne("max-instances-per-address", maxInstancesPerAddress);
+    if (maxMessageSize < 64 * 1024) {
+      throw new IllegalArgumentException("max-message-size: " + maxMessageSize + " (expected: >= 65536 bytes)");
+    }
+    if (maxServiceSettingsBytes < 0) {
+      throw new IllegalArgumentException("max-service-settings-bytes: " + maxServiceSettingsBytes + " (expected: >= 0)");
+    }
+  }
+
+  private static void atLeastOne(String name, int value) {
+    if (value < 1) {
+      throw new IllegalArgumentException(name + ": " + value + " (expected: >= 1)");
     }
   }
 
@@ -138,6 +158,31 @@ public record ServerConfig(
     }
   }
 
+  /** Parses {@code 4194304}, {@code 512k} or {@code 4m} (binary units) into bytes. */
+  public static long parseSize(String text) {
+    String s = text.trim().toLowerCase(Locale.ROOT);
+    long unit = 1;
+    if (s.endsWith("k") || s.endsWith("kb") || s.endsWith("kib")) {
+      unit = 1024;
+    } else if (s.endsWith("m") || s.endsWith("mb") || s.endsWith("mib")) {
+      unit = 1024 * 1024;
+    }
+    String digits = s.replaceFirst("[kmib]+$", "").trim();
+    try {
+      return Math.multiplyExact(Long.parseLong(digits), unit);
+    } catch (NumberFormatException | ArithmeticException e) {
+      throw new IllegalArgumentException("not a size: \"" + text + "\"", e);
+    }
+  }
+
+  /** Renders a size the way {@link #parseSize} reads it. */
+  public static String formatSize(long bytes) {
+    if (bytes > 0 && bytes % (1024 * 1024) == 0) {
+      return (bytes / (1024 * 1024)) + "m";
+    }
+    return bytes > 0 && bytes % 1024 == 0 ? (bytes / 1024) + "k" : Long.toString(bytes);
+  }
+
   /** Renders a duration the way {@link #parseDuration} reads it. */
   public static String formatDuration(Duration d) {
     long ms = d.toMillis();
@@ -180,10 +225,30 @@ public record ServerConfig(
         (b, v) -> b.pushAckTimeout(parseDuration(v)), c -> formatDuration(c.pushAckTimeout())));
     OPTIONS.put("shutdown-grace", new Option("a duration like 10s", "On SIGTERM, how long sessions get to move before the server stops hard.",
         (b, v) -> b.shutdownGrace(parseDuration(v)), c -> formatDuration(c.shutdownGrace())));
-    OPTIONS.put("max-instances-per-connection", new Option("a positive integer", "Ephemeral instances one connection may own.",
+    OPTIONS.put("max-instances-per-connection", new Option("a positive integer",
+        "Ephemeral instances the sessions of one client connection (HTTP/2 connection) may own together.",
         (b, v) -> b.maxInstancesPerConnection(Integer.parseInt(v)), c -> String.valueOf(c.maxInstancesPerConnection())));
-    OPTIONS.put("max-subscriptions-per-connection", new Option("a positive integer", "Services one connection may subscribe to.",
+    OPTIONS.put("max-subscriptions-per-connection", new Option("a positive integer",
+        "Subscriptions the sessions of one client connection may hold together (Watch calls not counted).",
         (b, v) -> b.maxSubscriptionsPerConnection(Integer.parseInt(v)), c -> String.valueOf(c.maxSubscriptionsPerConnection())));
+    OPTIONS.put("max-sessions-per-connection", new Option("a positive integer",
+        "Session/Connect streams open at once on one client connection.",
+        (b, v) -> b.maxSessionsPerConnection(Integer.parseInt(v)), c -> String.valueOf(c.maxSessionsPerConnection())));
+    OPTIONS.put("max-watches-per-connection", new Option("a positive integer",
+        "Registry/Watch calls open at once on one client connection.",
+        (b, v) -> b.maxWatchesPerConnection(Integer.parseInt(v)), c -> String.valueOf(c.maxWatchesPerConnection())));
+    OPTIONS.put("max-sessions-per-address", new Option("a positive integer",
+        "Session/Connect streams open at once from one remote IP address (all its connections).",
+        (b, v) -> b.maxSessionsPerAddress(Integer.parseInt(v)), c -> String.valueOf(c.maxSessionsPerAddress())));
+    OPTIONS.put("max-instances-per-address", new Option("a positive integer",
+        "Ephemeral instances the sessions of one remote IP address may own together.",
+        (b, v) -> b.maxInstancesPerAddress(Integer.parseInt(v)), c -> String.valueOf(c.maxInstancesPerAddress())));
+    OPTIONS.put("max-message-size", new Option("a size in bytes, at least 65536 (suffixes k, m: 4m)",
+        "Largest gRPC message the server reads; a larger one ends its call with RESOURCE_EXHAUSTED.",
+        (b, v) -> b.maxMessageSize(Math.toIntExact(parseSize(v))), c -> formatSize(c.maxMessageSize())));
+    OPTIONS.put("max-service-settings-bytes", new Option("a size in bytes (suffixes k, m: 8m)",
+        "Memory all services' settings (UpdateService: protect threshold, metadata) may take together.",
+        (b, v) -> b.maxServiceSettingsBytes(parseSize(v)), c -> formatSize(c.maxServiceSettingsBytes())));
   }
 
   /** Names of every option, in help order. */
@@ -204,6 +269,12 @@ public record ServerConfig(
     private Duration shutdownGrace = Duration.ofSeconds(10);
     private int maxInstancesPerConnection = 5000;
     private int maxSubscriptionsPerConnection = 5000;
+    private int maxSessionsPerConnection = 8;
+    private int maxWatchesPerConnection = 100;
+    private int maxSessionsPerAddress = 1000;
+    private int maxInstancesPerAddress = 20_000;
+    private int maxMessageSize = 4 * 1024 * 1024;
+    private long maxServiceSettingsBytes = 8L * 1024 * 1024;
 
     private Builder() {}
 
@@ -218,10 +289,18 @@ public record ServerConfig(
     public Builder shutdownGrace(Duration v) { shutdownGrace = v; return this; }
     public Builder maxInstancesPerConnection(int v) { maxInstancesPerConnection = v; return this; }
     public Builder maxSubscriptionsPerConnection(int v) { maxSubscriptionsPerConnection = v; return this; }
+    public Builder maxSessionsPerConnection(int v) { maxSessionsPerConnection = v; return this; }
+    public Builder maxWatchesPerConnection(int v) { maxWatchesPerConnection = v; return this; }
+    public Builder maxSessionsPerAddress(int v) { maxSessionsPerAddress = v; return this; }
+    public Builder maxInstancesPerAddress(int v) { maxInstancesPerAddress = v; return this; }
+    public Builder maxMessageSize(int v) { maxMessageSize = v; return this; }
+    public Builder maxServiceSettingsBytes(long v) { maxServiceSettingsBytes = v; return this; }
 
     public ServerConfig build() {
       return new ServerConfig(host, port, dataDir, logDir, keepaliveTime, keepaliveTimeout, pushWindow,
-          pushAckTimeout, shutdownGrace, maxInstancesPerConnection, maxSubscriptionsPerConnection);
+          pushAckTimeout, shutdownGrace, maxInstancesPerConnection, maxSubscriptionsPerConnection,
+          maxSessionsPerConnection, maxWatchesPerConnection, maxSessionsPerAddress, maxInstancesPerAddress,
+          maxMessageSize, maxServiceSettingsBytes);
     }
   }
 }

@@ -2,6 +2,7 @@ package io.roster.server.registry;
 
 import io.roster.server.model.Instance;
 import io.roster.server.model.InstanceKey;
+import io.roster.server.model.RegistryException;
 import io.roster.server.model.ServiceKey;
 import io.roster.server.model.ServiceSnapshot;
 import java.util.ArrayList;
@@ -47,7 +48,11 @@ public final class Registry {
   private final Map<ServiceKey, Entry> services = new ConcurrentHashMap<>();
   private final NavigableSet<ServiceKey> index = new ConcurrentSkipListSet<>();
   private final Map<ServiceKey, ServiceSettings> settings = new ConcurrentHashMap<>();
+  /** Per owner, how many instances it has: kept exact under the service locks. */
+  private final Map<String, Tally> owners = new ConcurrentHashMap<>();
   private final LongSupplier clockMicros;
+  private final long maxSettingsBytes;
+  private final AtomicLong settingsBytes = new AtomicLong();
   private final AtomicLong lastRevision = new AtomicLong();
   private final long bootRevision;
   private volatile long absentRevision;
@@ -55,13 +60,49 @@ public final class Registry {
 
   /** @param clockMicros wall clock in microseconds since the epoch */
   public Registry(LongSupplier clockMicros) {
+    this(clockMicros, Long.MAX_VALUE);
+  }
+
+  /**
+   * @param clockMicros wall clock in microseconds since the epoch
+   * @param maxSettingsBytes what all services' settings may take together (see {@link
+   *     ServiceSettings#footprint}); settings outlive instances, so nothing else bounds them
+   */
+  public Registry(LongSupplier clockMicros, long maxSettingsBytes) {
     this.clockMicros = clockMicros;
+    this.maxSettingsBytes = maxSettingsBytes;
     this.bootRevision = nextRevision();
     this.absentRevision = bootRevision;
   }
 
   public void setChangeListener(ChangeListener listener) {
     this.listener = Objects.requireNonNull(listener);
+  }
+
+  /**
+   * Counts {@code owner}'s instances in {@code tally} (and so in its wider tallies) from now
+   * on. Call before the owner registers anything; {@link #removeOwner} forgets it.
+   */
+  public void attachOwner(String owner, Tally tally) {
+    owners.put(owner, Objects.requireNonNull(tally));
+  }
+
+  /** How many instances {@code owner} has, over every service: one read. */
+  public int ownedCount(String owner) {
+    Tally t = owners.get(owner);
+    return t == null ? 0 : t.count();
+  }
+
+  /** How many instances {@code owner} has in {@code service}: one read under the service's lock. */
+  public int ownedCount(String owner, ServiceKey service) {
+    Entry e = services.get(service);
+    if (e == null) {
+      return 0;
+    }
+    synchronized (e) {
+      int[] n = e.byOwner.get(owner);
+      return n == null ? 0 : n[0];
+    }
   }
 
   /**
@@ -144,9 +185,18 @@ public final class Registry {
     settings.compute(service, (k, old) -> {
       ServiceSettings before = old == null ? ServiceSettings.DEFAULT : old;
       ServiceSettings after = change.apply(before);
+      ServiceSettings stored = after.equals(ServiceSettings.DEFAULT) ? null : after;
+      long delta = (stored == null ? 0 : stored.footprint(k)) - (old == null ? 0 : old.footprint(k));
+      if (delta > 0 && settingsBytes.get() + delta > maxSettingsBytes) {
+        throw RegistryException.limit("service", "the settings of every service together would take "
+            + (settingsBytes.get() + delta) + " bytes (limit: " + maxSettingsBytes
+            + ", see --max-service-settings-bytes); settings of " + k + " not changed. Settings back to the "
+            + "defaults (protect_threshold 0, no metadata) free their room");
+      }
+      settingsBytes.addAndGet(delta);
       thresholdChanged[0] = before.protectThreshold() != after.protectThreshold();
       result[0] = after;
-      return after.equals(ServiceSettings.DEFAULT) ? null : after;
+      return stored;
     });
     if (thresholdChanged[0] && services.containsKey(service) && mutate(service, e -> true)) {
       listener.onChange(service);
@@ -163,6 +213,18 @@ public final class Registry {
     synchronized (e) {
       Registration r = e.registrations.get(key);
       return r != null && r.owner.equals(owner);
+    }
+  }
+
+  /** Who owns the instance with this identity, or null when there is none. */
+  public String ownerOf(ServiceKey service, InstanceKey key) {
+    Entry e = services.get(service);
+    if (e == null) {
+      return null;
+    }
+    synchronized (e) {
+      Registration r = e.registrations.get(key);
+      return r == null ? null : r.owner;
     }
   }
 
@@ -198,8 +260,8 @@ public final class Registry {
   }
 
   /**
-   * Removes everything {@code owner} owns in the given services (its session ended). Each
-   * affected service gets one revision and one change report.
+   * Removes everything {@code owner} owns in the given services (its session ended) and
+   * forgets its tally. Each affected service gets one revision and one change report.
    */
   public void removeOwner(String owner, Collection<ServiceKey> touched) {
     for (ServiceKey service : touched) {
@@ -207,6 +269,7 @@ public final class Registry {
         listener.onChange(service);
       }
     }
+    owners.remove(owner);
   }
 
   /** The current visible state; an empty state at {@link #absentRevision()} if unknown. */
@@ -257,6 +320,11 @@ public final class Registry {
       total++;
     }
     return new ServicePage(total, page);
+  }
+
+  /** Estimated bytes all services' settings take (see {@link ServiceSettings#footprint}). */
+  public long settingsBytes() {
+    return settingsBytes.get();
   }
 
   /** How many services exist (have at least one instance). */
@@ -338,9 +406,20 @@ public final class Registry {
   /** One page of service keys and how many there are in total. */
   public record ServicePage(int total, List<ServiceKey> services) {}
 
+  /** Adds {@code delta} to {@code owner}'s tally (one not attached gets a standalone one). */
+  private void count(String owner, int delta) {
+    // An owner already forgotten (its session ended) has nothing left to take away.
+    Tally t = delta > 0 ? owners.computeIfAbsent(owner, k -> Tally.standalone()) : owners.get(owner);
+    if (t != null) {
+      t.add(delta);
+    }
+  }
+
   /** A service's mutable state, guarded by its own monitor. */
-  private static final class Entry {
+  private final class Entry {
     final Map<InstanceKey, Registration> registrations = new HashMap<>();
+    /** Instances per owner in this service (an int[1] each, to count in place). */
+    final Map<String, int[]> byOwner = new HashMap<>(4);
     long revision;
     volatile ServiceSnapshot snapshot;
     boolean removed;
@@ -355,6 +434,12 @@ public final class Registry {
 
     boolean put(String owner, Instance instance) {
       Registration old = registrations.put(instance.key(), new Registration(owner, instance));
+      if (old == null) {
+        counted(owner, 1);
+      } else if (!old.owner.equals(owner)) {
+        counted(old.owner, -1);
+        counted(owner, 1);
+      }
       return old == null || !old.instance.equals(instance);
     }
 
@@ -364,7 +449,18 @@ public final class Registry {
         return false;
       }
       registrations.remove(key);
+      counted(owner, -1);
       return true;
+    }
+
+    /** Keeps the per-owner counts of this entry and the owner's tally in step. */
+    private void counted(String owner, int delta) {
+      int[] n = byOwner.computeIfAbsent(owner, k -> new int[1]);
+      n[0] += delta;
+      if (n[0] == 0) {
+        byOwner.remove(owner);
+      }
+      count(owner, delta);
     }
 
     boolean replaceOwned(String owner, List<Instance> instances) {
@@ -378,6 +474,7 @@ public final class Registry {
         var en = it.next();
         if (en.getValue().owner.equals(owner) && !wanted.containsKey(en.getKey())) {
           it.remove();
+          counted(owner, -1);
           changed = true;
         }
       }

@@ -2,6 +2,7 @@ package io.roster.server.registry;
 
 import io.roster.server.model.Names;
 import io.roster.server.model.RegistryException;
+import io.roster.server.model.ServiceKey;
 import java.util.Map;
 
 /**
@@ -20,6 +21,19 @@ public record ServiceSettings(double protectThreshold, Map<String, String> metad
     }
     metadata = Map.copyOf(metadata);
     Names.checkMetadata("metadata", metadata);
+  }
+
+  /**
+   * What keeping these settings for {@code service} costs, roughly, in heap bytes: the key and
+   * metadata strings (two bytes a char, as the worst case of compact strings) plus the maps'
+   * and records' overhead. Used to bound what all settings may take together.
+   */
+  public long footprint(ServiceKey service) {
+    long chars = service.namespace().length() + service.group().length() + service.name().length();
+    for (Map.Entry<String, String> e : metadata.entrySet()) {
+      chars += e.getKey().length() + e.getValue().length();
+    }
+    return 2 * chars + 256 + 96L * metadata.size();
   }
 
   public ServiceSettings withProtectThreshold(double value) {

@@ -8,6 +8,7 @@ import io.roster.proto.v1.DrainInstanceResponse;
 import io.roster.proto.v1.ListConnectionsRequest;
 import io.roster.proto.v1.ListConnectionsResponse;
 import io.roster.server.model.InstanceKey;
+import io.roster.server.model.RegistryException;
 import io.roster.server.model.ServiceKey;
 import io.roster.server.push.AckCollector;
 import io.roster.server.session.Session;
@@ -25,12 +26,33 @@ final class AdminService extends AdminGrpc.AdminImplBase {
     this.sessions = sessions;
   }
 
+  /** Sessions per page: 100 sessions with the largest labels (16 KiB each) stay far below 4 MiB. */
+  static final int MAX_CONNECTIONS_PAGE = 100;
+
   @Override
   public void listConnections(ListConnectionsRequest req, StreamObserver<ListConnectionsResponse> out) {
+    int pageNo = req.getPageNo() == 0 ? 1 : req.getPageNo();
+    int pageSize = req.getPageSize() == 0 ? MAX_CONNECTIONS_PAGE : req.getPageSize();
+    if (pageSize < 0 || pageSize > MAX_CONNECTIONS_PAGE) {
+      out.onError(Errors.toStatusException(RegistryException.invalid("page_size",
+          Integer.toUnsignedLong(req.getPageSize()), "1.." + MAX_CONNECTIONS_PAGE + "; 0 means " + MAX_CONNECTIONS_PAGE)));
+      return;
+    }
+    if (pageNo < 0) {
+      out.onError(Errors.toStatusException(RegistryException.invalid("page_no",
+          Integer.toUnsignedLong(req.getPageNo()), "a page number from 1")));
+      return;
+    }
+    long skip = (long) (pageNo - 1) * pageSize;
+    int total = 0;
     ListConnectionsResponse.Builder b = ListConnectionsResponse.newBuilder();
     for (Session s : sessions.all()) {
       SessionInfo i = s.info();
       if (!req.getClientId().isEmpty() && !req.getClientId().equals(i.clientId())) {
+        continue;
+      }
+      total++;
+      if (total <= skip || b.getConnectionsCount() >= pageSize) {
         continue;
       }
       b.addConnections(ConnectionInfo.newBuilder()
@@ -46,7 +68,7 @@ final class AdminService extends AdminGrpc.AdminImplBase {
           .setUnackedPushes(s.unackedPushes())
           .putAllLabels(i.labels()));
     }
-    out.onNext(b.build());
+    out.onNext(b.setTotal(total).build());
     out.onCompleted();
   }
 

@@ -1,7 +1,6 @@
 package io.roster.server.rpc;
 
 import io.grpc.Server;
-import io.grpc.ServerInterceptors;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
@@ -32,6 +31,8 @@ public final class GrpcEndpoint {
       SessionGrpc.SERVICE_NAME, RegistryGrpc.SERVICE_NAME, AdminGrpc.SERVICE_NAME);
 
   private static final long MIN_TRANSPORT_KEEPALIVE_MS = 10_000;
+  /** After the last session left: how long idle connections and refused calls get to finish. */
+  private static final Duration SETTLE = Duration.ofMillis(500);
 
   private final Server server;
   private final SessionService sessionService;
@@ -43,18 +44,23 @@ public final class GrpcEndpoint {
   public GrpcEndpoint(ServerConfig config, Registry registry, PushEngine engine, SessionManager sessions,
       Scheduler scheduler, IntFunction<String> nodeId, String version) {
     this.nodeId = nodeId;
-    this.registryService = new RegistryService(registry, engine, scheduler);
+    this.registryService = new RegistryService(registry, engine, scheduler, sessions.limits());
     this.sessionService = new SessionService(sessions, registryService::answer, config.keepaliveTime(),
-        config.keepaliveTimeout(), config.pushAckTimeout(), scheduler, version);
-    RemoteAddressInterceptor remote = new RemoteAddressInterceptor();
+        config.keepaliveTimeout(), config.pushAckTimeout(), scheduler, version, config.maxMessageSize());
+    Connections connections = new Connections(sessions);
     this.server = NettyServerBuilder.forAddress(new InetSocketAddress(config.host(), config.port()))
+        // Session frames over --max-message-size are refused by SessionService with a status
+        // naming the limit; gRPC's own check (which only cancels) is the backstop above that.
+        .maxInboundMessageSize(backstop(config.maxMessageSize()))
+        .addTransportFilter(connections)
+        .intercept(connections)
         // gRPC raises anything under 10 s to 10 s; SessionService's silence check gives
         // sessions the configured bound, this is the transport-level backstop (and covers Watch).
         .keepAliveTime(Math.max(MIN_TRANSPORT_KEEPALIVE_MS, config.keepaliveTime().toMillis()), TimeUnit.MILLISECONDS)
         .keepAliveTimeout(config.keepaliveTimeout().toMillis(), TimeUnit.MILLISECONDS)
         .permitKeepAliveTime(1, TimeUnit.SECONDS)
         .permitKeepAliveWithoutCalls(true)
-        .addService(ServerInterceptors.intercept(sessionService.definition(), remote))
+        .addService(sessionService.definition())
         .addService(registryService)
         .addService(new AdminService(sessions))
         .addService(health.getHealthService())
@@ -83,18 +89,29 @@ public final class GrpcEndpoint {
   }
 
   /**
-   * Stops gracefully: NOT_SERVING, {@code reconnect} to every session, no new calls; waits up
-   * to {@code grace} for clients to leave, then cuts whatever is left.
+   * Stops gracefully: NOT_SERVING, {@code reconnect} to every session, no new sessions or
+   * calls; returns as soon as every session has left, or cuts whatever is left once {@code
+   * grace} is over.
    */
   public void shutdown(Duration grace) throws InterruptedException {
+    long deadline = System.nanoTime() + grace.toNanos();
     health.enterTerminalState();
     registryService.stop("server shutting down");
     sessionService.reconnectAll("server shutting down");
     server.shutdown();
-    if (!server.awaitTermination(grace.toMillis(), TimeUnit.MILLISECONDS)) {
+    sessionService.awaitAllEnded(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
+    // Every session has left (or the grace is over). What remains are idle connections and
+    // calls that are answered UNAVAILABLE: a moment for those answers, then the cut.
+    long settle = Math.min(Math.max(0, deadline - System.nanoTime()), SETTLE.toNanos());
+    if (!server.awaitTermination(settle, TimeUnit.NANOSECONDS)) {
       server.shutdownNow();
       server.awaitTermination(5, TimeUnit.SECONDS);
     }
+  }
+
+  /** gRPC's own inbound limit: twice the session frame limit. */
+  private static int backstop(int maxMessageSize) {
+    return (int) Math.min(Integer.MAX_VALUE, 2L * maxMessageSize);
   }
 
   /** Stops at once. */

@@ -28,6 +28,8 @@ import io.roster.server.push.PushQueue;
 import io.roster.server.push.PushTarget;
 import io.roster.server.registry.Registry;
 import io.roster.server.registry.ServiceSettings;
+import io.roster.server.session.Scope;
+import io.roster.server.session.SessionLimits;
 import io.roster.server.time.Scheduler;
 import java.util.HashMap;
 import java.util.Map;
@@ -43,13 +45,15 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
   private final Registry registry;
   private final PushEngine engine;
   private final Scheduler scheduler;
+  private final SessionLimits limits;
   private final Set<Watcher> watchers = ConcurrentHashMap.newKeySet();
   private volatile String stopping;
 
-  RegistryService(Registry registry, PushEngine engine, Scheduler scheduler) {
+  RegistryService(Registry registry, PushEngine engine, Scheduler scheduler, SessionLimits limits) {
     this.registry = registry;
     this.engine = engine;
     this.scheduler = scheduler;
+    this.limits = limits;
   }
 
   @Override
@@ -221,14 +225,18 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
     ServerCallStreamObserver<ServiceInfo> out = (ServerCallStreamObserver<ServiceInfo>) responseObserver;
     ServiceKey key;
     Set<String> clusters;
+    Scope scope = Connections.scope();
     try {
       key = ProtoMapper.serviceKey(req.getService(), "");
       clusters = ProtoMapper.clusters(req.getClustersList(), "clusters");
+      if (scope != null) {
+        scope.acquire(Scope.Counted.WATCHES, limits);
+      }
     } catch (RuntimeException e) {
       out.onError(Errors.toStatusException(e));
       return;
     }
-    Watcher w = new Watcher(out, key, clusters, scheduler);
+    Watcher w = new Watcher(out, key, clusters, scheduler, scope);
     out.setOnReadyHandler(w.queue::onReady);
     out.setOnCancelHandler(() -> forget(w));
     watchers.add(w);
@@ -289,6 +297,9 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
     if (watchers.remove(w)) {
       engine.unsubscribe(w.key, w);
       w.queue.close();
+      if (w.scope != null) {
+        w.scope.release(Scope.Counted.WATCHES, 1);
+      }
     }
   }
 
@@ -298,10 +309,13 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
     private final ServiceKey key;
     private final Set<String> clusters;
     private final PushQueue queue;
+    private final Scope scope;
     private boolean ended; // guarded by this
 
-    Watcher(ServerCallStreamObserver<ServiceInfo> out, ServiceKey key, Set<String> clusters, Scheduler scheduler) {
+    Watcher(ServerCallStreamObserver<ServiceInfo> out, ServiceKey key, Set<String> clusters, Scheduler scheduler,
+        Scope scope) {
       this.out = out;
+      this.scope = scope;
       this.key = key;
       this.clusters = clusters;
       this.queue = new PushQueue(this, scheduler, null);

@@ -4,7 +4,6 @@ import io.grpc.MethodDescriptor;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.ServiceDescriptor;
 import io.grpc.Status;
-import io.grpc.protobuf.ProtoUtils;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.ServerCalls;
 import io.grpc.stub.StreamObserver;
@@ -24,6 +23,7 @@ import io.roster.server.model.RegistryException;
 import io.roster.server.model.ServiceKey;
 import io.roster.server.push.Outbound;
 import io.roster.server.push.PushPayload;
+import io.roster.server.session.Scope;
 import io.roster.server.session.Session;
 import io.roster.server.session.SessionInfo;
 import io.roster.server.session.SessionManager;
@@ -32,7 +32,11 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.BiFunction;
 import java.util.function.Function;
 import org.slf4j.Logger;
@@ -53,6 +57,12 @@ final class SessionService {
 
   private static final Logger log = LoggerFactory.getLogger(SessionService.class);
   private static final int MAX_REQUEST_ID = 64;
+  /**
+   * Frames handled in a row for one stream before the next read is handed back to the event
+   * loop's queue: a client flooding its stream then costs other connections on the same event
+   * loop at most this many frames' work (~0.5 ms) between their own reads and timers.
+   */
+  static final int FRAMES_PER_TURN = 32;
 
   /** Frames beyond the base protocol that this server answers, told in {@code welcome}. */
   static final List<String> FEATURES = List.of("query");
@@ -68,10 +78,16 @@ final class SessionService {
   private final String version;
   private final Set<Call> calls = ConcurrentHashMap.newKeySet();
   private final Function<PushPayload, Object> encoder = SessionService::encodePush;
+  private final int maxFrameBytes;
+  /** Why new sessions are refused (the server is stopping), or null. */
+  private volatile String stopping;
+  /** Completes once the server is stopping and every Connect stream has ended. */
+  private final CompletableFuture<Void> allEnded = new CompletableFuture<>();
 
   /** @param queries answers a {@code query} frame given the session's namespace */
   SessionService(SessionManager sessions, BiFunction<QueryInstancesRequest, String, QueryInstancesResponse> queries,
-      Duration keepaliveTime, Duration keepaliveTimeout, Duration ackTimeout, Scheduler scheduler, String version) {
+      Duration keepaliveTime, Duration keepaliveTimeout, Duration ackTimeout, Scheduler scheduler, String version,
+      int maxFrameBytes) {
     this.sessions = sessions;
     this.queries = queries;
     this.keepaliveTime = keepaliveTime;
@@ -80,11 +96,12 @@ final class SessionService {
     this.ackTimeout = ackTimeout;
     this.scheduler = scheduler;
     this.version = version;
+    this.maxFrameBytes = maxFrameBytes;
   }
 
   ServerServiceDefinition definition() {
-    MethodDescriptor<ClientFrame, Object> connect = SessionGrpc.getConnectMethod().toBuilder(
-        ProtoUtils.marshaller(ClientFrame.getDefaultInstance()), new EncodedFrame.Marshaller()).build();
+    MethodDescriptor<Object, Object> connect = SessionGrpc.getConnectMethod().toBuilder(
+        new ClientFrameMarshaller(maxFrameBytes), new EncodedFrame.Marshaller()).build();
     ServiceDescriptor descriptor = ServiceDescriptor.newBuilder(SessionGrpc.SERVICE_NAME)
         .setSchemaDescriptor(SessionGrpc.getServiceDescriptor().getSchemaDescriptor())
         .addMethod(connect)
@@ -99,12 +116,40 @@ final class SessionService {
     this.nodeId = id;
   }
 
-  /** Asks every connected client to reconnect elsewhere (the server is stopping). */
+  /**
+   * The server is stopping: new Connect streams (and a hello on a stream opened just before)
+   * are refused with UNAVAILABLE, which clients take as "try another server, or this one
+   * later", and every connected client is asked to reconnect elsewhere.
+   */
   void reconnectAll(String reason) {
+    stopping = reason;
     ServerFrame frame = ServerFrame.newBuilder()
         .setReconnect(Reconnect.newBuilder().setReason(reason)).build();
     for (Call c : calls) {
       c.write(frame);
+    }
+    checkAllEnded();
+  }
+
+  /**
+   * Waits until every Connect stream has ended after {@link #reconnectAll}, or {@code timeout}.
+   *
+   * @return whether they all ended in time
+   */
+  boolean awaitAllEnded(Duration timeout) throws InterruptedException {
+    try {
+      allEnded.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+      return true;
+    } catch (TimeoutException e) {
+      return false;
+    } catch (ExecutionException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private void checkAllEnded() {
+    if (stopping != null && calls.isEmpty()) {
+      allEnded.complete(null);
     }
   }
 
@@ -112,8 +157,14 @@ final class SessionService {
     return calls.size();
   }
 
-  private StreamObserver<ClientFrame> open(StreamObserver<Object> responseObserver) {
+  private StreamObserver<Object> open(StreamObserver<Object> responseObserver) {
     ServerCallStreamObserver<Object> out = (ServerCallStreamObserver<Object>) responseObserver;
+    String refused = stopping;
+    if (refused != null) {
+      out.onError(Status.UNAVAILABLE.withDescription(refused + ": no new sessions here; connect to another server, "
+          + "or to this address again once it is back").asRuntimeException());
+      return new NoFrames();
+    }
     Call call = new Call(out);
     out.disableAutoRequest();
     out.setOnReadyHandler(call::onReady);
@@ -128,10 +179,25 @@ final class SessionService {
     return new EncodedFrame(PushEncoder.encode(p));
   }
 
+  /** The inbound side of a stream refused at once: whatever still arrives is dropped. */
+  private static final class NoFrames implements StreamObserver<Object> {
+    @Override
+    public void onNext(Object value) {}
+
+    @Override
+    public void onError(Throwable t) {}
+
+    @Override
+    public void onCompleted() {}
+  }
+
   /** One Connect stream. Frames arrive one at a time (manual flow control). */
-  private final class Call implements StreamObserver<ClientFrame>, Outbound {
+  private final class Call implements StreamObserver<Object>, Outbound {
     private final ServerCallStreamObserver<Object> out;
-    private final String remoteAddress = RemoteAddressInterceptor.current();
+    private final String remoteAddress = Connections.remoteAddress();
+    private final Scope scope = Connections.scope();
+    /** Frames handled since the stream last gave its turn back to the event loop. */
+    private int framesThisTurn;
     private final Object writeLock = new Object();
     private volatile Session session;
     private boolean ended;       // guarded by writeLock
@@ -182,10 +248,17 @@ final class SessionService {
     }
 
     @Override
-    public void onNext(ClientFrame frame) {
+    public void onNext(Object message) {
       lastHeardNanos = scheduler.nanoTime();
+      if (message instanceof ClientFrameMarshaller.Oversized big) {
+        log.warn("Session frame of {} bytes from {} refused: over the limit of {} bytes (--max-message-size)",
+            big.bytes(), LogText.of(remoteAddress), maxFrameBytes);
+        violate(Status.RESOURCE_EXHAUSTED.withDescription("frame of " + big.bytes() + " bytes is over the limit of "
+            + maxFrameBytes + " bytes (--max-message-size); the stream is ended"));
+        return;
+      }
       try {
-        handle(frame);
+        handle((ClientFrame) message);
       } catch (ProtocolViolation v) {
         violate(v.status);
         return;
@@ -246,8 +319,17 @@ final class SessionService {
         request = !ended && out.isReady();
         wantsNext = !ended && !request;
       }
-      if (request) {
+      if (!request) {
+        return;
+      }
+      if (++framesThisTurn < FRAMES_PER_TURN) {
+        // Delivered at once from what gRPC has buffered, still on this event-loop task.
         out.request(1);
+      } else {
+        // Asked from another thread, the request joins the back of the event loop's queue:
+        // other connections' reads, pings and pushes go first.
+        framesThisTurn = 0;
+        scheduler.execute(() -> out.request(1));
       }
     }
 
@@ -283,8 +365,8 @@ final class SessionService {
       }
       if (s == null) {
         throw new ProtocolViolation(Status.FAILED_PRECONDITION.withDescription(
-            "the first frame must be hello, got " + kind.name().toLowerCase() + " (request_id \""
-                + frame.getRequestId() + "\")"));
+            "the first frame must be hello, got " + kind.name().toLowerCase() + " (request_id "
+                + quoted(frame.getRequestId()) + ")"));
       }
       if (kind == ClientFrame.FrameCase.PUSH_ACK) {
         s.ack(frame.getPushAck().getPushId());
@@ -338,27 +420,28 @@ final class SessionService {
           default -> throw new IllegalStateException("unhandled frame " + kind);
         }
       } catch (RuntimeException e) {
-        result(requestId, Errors.toResult(e));
+        result(echo(requestId), Errors.toResult(e));
       }
     }
 
     private void hello(String requestId, Hello h) {
+      String refused = stopping;
+      if (refused != null) {
+        throw new ProtocolViolation(Status.UNAVAILABLE.withDescription(refused
+            + ": no new sessions here; connect to another server, or to this address again once it is back"));
+      }
       try {
         checkRequestId(requestId);
-        if (h.getClientId().isEmpty() || h.getClientId().length() > 128) {
-          throw RegistryException.invalid("hello.client_id", h.getClientId(), "1..128 characters, stable across reconnects");
-        }
+        checkText("hello.client_id", h.getClientId(), 1, 128, "1..128 printable characters, stable across reconnects");
         String namespace = h.getNamespace().isEmpty() ? Names.DEFAULT_NAMESPACE : h.getNamespace();
         Names.checkSimpleName("hello.namespace", namespace, Names.MAX_NAMESPACE);
-        if (h.getClientName().length() > 128) {
-          throw RegistryException.invalid("hello.client_name", h.getClientName(), "at most 128 characters");
-        }
-        if (h.getClientVersion().length() > 64) {
-          throw RegistryException.invalid("hello.client_version", h.getClientVersion(), "at most 64 characters");
-        }
+        checkText("hello.client_name", h.getClientName(), 0, 128, "at most 128 printable characters");
+        checkText("hello.client_version", h.getClientVersion(), 0, 64, "at most 64 printable characters");
         Names.checkMetadata("hello.labels", h.getLabelsMap());
         SessionInfo info = new SessionInfo(sessions.nextConnectionId(), h.getClientId(), namespace,
             h.getClientName(), h.getClientVersion(), h.getLabelsMap(), remoteAddress, System.currentTimeMillis());
+        // Refused (RESOURCE_EXHAUSTED) when this connection or its address has its fill of sessions.
+        Session opened = scope != null ? sessions.open(info, this, scope) : sessions.open(info, this);
         write(ServerFrame.newBuilder().setRequestId(requestId).setWelcome(Welcome.newBuilder()
             .setConnectionId(info.connectionId())
             .setNodeId(nodeId)
@@ -367,7 +450,6 @@ final class SessionService {
             .setPushAckTimeoutMs(ackTimeout.toMillis())
             .setServerVersion(version)
             .addAllFeatures(FEATURES)).build());
-        Session opened = sessions.open(info, this);
         session = opened;
         boolean diedMeanwhile;
         synchronized (writeLock) {
@@ -380,9 +462,10 @@ final class SessionService {
           return;
         }
         log.info("Session opened: conn={} client={} name={} remote={} sessions={}", info.connectionId(),
-            info.clientId(), info.clientName(), info.remoteAddress(), sessions.count());
+            LogText.of(info.clientId()), LogText.of(info.clientName()), LogText.of(info.remoteAddress()),
+            sessions.count());
       } catch (RegistryException e) {
-        result(requestId, Errors.toResult(e));
+        result(echo(requestId), Errors.toResult(e));
       }
     }
 
@@ -390,6 +473,11 @@ final class SessionService {
       if (requestId.isEmpty() || requestId.length() > MAX_REQUEST_ID) {
         throw RegistryException.invalid("request_id", requestId, "1.." + MAX_REQUEST_ID + " characters");
       }
+    }
+
+    /** A request id as the answer may echo it: a valid one as is, an invalid one not at all. */
+    private String echo(String requestId) {
+      return requestId.isEmpty() || requestId.length() > MAX_REQUEST_ID ? "" : requestId;
     }
 
     private void ok(String requestId) {
@@ -422,9 +510,29 @@ final class SessionService {
         Session.CloseSummary summary = sessions.close(s);
         if (summary != null) {
           log.info("Session closed: conn={} client={} reason={} removed instances={} subscriptions={} sessions={}",
-              s.info().connectionId(), s.info().clientId(), reason, summary.instances(), summary.subscriptions(),
-              sessions.count());
+              s.info().connectionId(), LogText.of(s.info().clientId()), LogText.of(reason), summary.instances(),
+              summary.subscriptions(), sessions.count());
         }
+      }
+      checkAllEnded();
+    }
+  }
+
+  /** A client-supplied string for an error description: quoted and cut short. */
+  private static String quoted(String value) {
+    return "\"" + (value.length() > MAX_REQUEST_ID ? value.substring(0, MAX_REQUEST_ID) + "...(" + value.length()
+        + " chars)" : value) + "\"";
+  }
+
+  /** Length in [min, max] and no control characters (they would forge log lines). */
+  private static void checkText(String field, String value, int min, int max, String expected) {
+    if (value.length() < min || value.length() > max) {
+      throw RegistryException.invalid(field, value, expected);
+    }
+    for (int i = 0; i < value.length(); i++) {
+      char c = value.charAt(i);
+      if (c < 0x20 || c == 0x7f || (c >= 0x80 && c < 0xa0) || c == '\u2028' || c == '\u2029') {
+        throw RegistryException.invalid(field, LogText.of(value), expected);
       }
     }
   }

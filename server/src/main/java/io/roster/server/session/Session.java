@@ -9,10 +9,10 @@ import io.roster.server.push.PushPayload;
 import io.roster.server.push.PushQueue;
 import io.roster.server.push.PushTarget;
 import io.roster.server.registry.Registry;
+import io.roster.server.registry.Tally;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -32,85 +32,73 @@ public final class Session {
   private final Registry registry;
   private final PushEngine engine;
   private final PushQueue queue;
+  private final Scope scope;
   private final SessionLimits limits;
+  private final Tally tally;
 
-  // Small tables: most sessions own a few instances of a few services (one session per connection).
-  private final Map<ServiceKey, Set<InstanceKey>> owned = new HashMap<>(4);
+  /**
+   * Services this session registered in (some instances may since have moved to another
+   * owner, decision 7): what close and drain clean up. Pruned when it outgrows what the
+   * session could own.
+   */
+  private final Set<ServiceKey> touched = new HashSet<>(4);
   private final Map<ServiceKey, Subscription> subscriptions = new HashMap<>(4);
-  private int ownedCount;
   private boolean closed;
 
-  Session(SessionInfo info, Registry registry, PushEngine engine, PushQueue queue, SessionLimits limits) {
+  Session(SessionInfo info, Registry registry, PushEngine engine, PushQueue queue, Scope scope, SessionLimits limits) {
     this.info = info;
     this.registry = registry;
     this.engine = engine;
     this.queue = queue;
+    this.scope = scope;
     this.limits = limits;
+    this.tally = new Tally(scope.instances());
+    registry.attachOwner(info.connectionId(), tally);
   }
 
   public SessionInfo info() {
     return info;
   }
 
-  /** Registers (or replaces) an instance this session owns. */
+  /** The client connection this session runs on. */
+  public Scope scope() {
+    return scope;
+  }
+
+  /**
+   * Registers (or replaces) an instance this session owns. A new one is checked against the
+   * connection's and the address's instance limits first: two counter reads, so a refusal
+   * costs no more than a no-op re-registration.
+   */
   public synchronized Instance register(ServiceKey service, Instance instance) {
     checkOpen();
-    Set<InstanceKey> mine = owned.get(service);
-    boolean added = mine == null || !mine.contains(instance.key());
-    if (added && ownedCount >= limits.maxInstances()) {
-      forgetMoved();
-    }
-    if (added && ownedCount >= limits.maxInstances()) {
-      throw RegistryException.limit("instance", "this connection already owns " + ownedCount
-          + " instances (limit: " + limits.maxInstances() + ", see --max-instances-per-connection)");
+    if (!registry.owns(info.connectionId(), service, instance.key())) {
+      scope.checkInstances(limits, 1, "instance");
     }
     Instance stored = registry.register(info.connectionId(), service, instance);
-    if (added) {
-      owned.computeIfAbsent(service, k -> new HashSet<>(4)).add(instance.key());
-      ownedCount++;
-    }
+    touch(service);
     return stored;
   }
 
   /** Removes an instance this session registered; NOT_FOUND when it has none such. */
   public synchronized void deregister(ServiceKey service, InstanceKey key) {
     checkOpen();
-    Set<InstanceKey> mine = owned.get(service);
-    if (mine == null || !mine.remove(key)) {
-      throw new RegistryException(RegistryException.Kind.NOT_FOUND, "instance",
-          "instance " + key + " of " + service + " is not registered by this connection");
-    }
-    ownedCount--;
-    if (mine.isEmpty()) {
-      owned.remove(service);
-    }
     if (!registry.deregister(info.connectionId(), service, key)) {
+      String why = registry.ownerOf(service, key) != null
+          ? " is now registered by another connection, which owns it"
+          : " is not registered by this connection";
       throw new RegistryException(RegistryException.Kind.NOT_FOUND, "instance",
-          "instance " + key + " of " + service + " is now registered by another connection, which owns it");
+          "instance " + key + " of " + service + why);
     }
-  }
-
-  /**
-   * Drops from the bookkeeping the instances another session took over by registering the
-   * same identity (decision 7), so that counts and limits reflect what this session owns.
-   */
-  private void forgetMoved() {
-    var services = owned.entrySet().iterator();
-    while (services.hasNext()) {
-      var entry = services.next();
-      int before = entry.getValue().size();
-      entry.getValue().removeIf(key -> !registry.owns(info.connectionId(), entry.getKey(), key));
-      ownedCount -= before - entry.getValue().size();
-      if (entry.getValue().isEmpty()) {
-        services.remove();
-      }
+    if (registry.ownedCount(info.connectionId(), service) == 0) {
+      touched.remove(service);
     }
   }
 
   /** Makes {@code instances} this session's complete set in {@code service}. */
   public synchronized List<Instance> batchRegister(ServiceKey service, List<Instance> instances) {
     checkOpen();
-    Map<InstanceKey, Integer> seen = new LinkedHashMap<>();
+    Map<InstanceKey, Integer> seen = new HashMap<>();
     for (int i = 0; i < instances.size(); i++) {
       Integer first = seen.putIfAbsent(instances.get(i).key(), i);
       if (first != null) {
@@ -118,23 +106,15 @@ public final class Session {
             "an (ip, port, cluster) not already given at instances[" + first + "]");
       }
     }
-    Set<InstanceKey> mine = owned.getOrDefault(service, Set.of());
-    int after = ownedCount - mine.size() + seen.size();
-    if (after > limits.maxInstances()) {
-      forgetMoved();
-      mine = owned.getOrDefault(service, Set.of());
-      after = ownedCount - mine.size() + seen.size();
-    }
-    if (after > limits.maxInstances()) {
-      throw RegistryException.limit("instances", "this connection would own " + after
-          + " instances (limit: " + limits.maxInstances() + ", see --max-instances-per-connection)");
+    long adding = (long) seen.size() - registry.ownedCount(info.connectionId(), service);
+    if (adding > 0) {
+      scope.checkInstances(limits, adding, "instances");
     }
     List<Instance> stored = registry.replaceOwned(info.connectionId(), service, instances);
-    ownedCount = after;
     if (seen.isEmpty()) {
-      owned.remove(service);
+      touched.remove(service);
     } else {
-      owned.put(service, new HashSet<>(seen.keySet()));
+      touch(service);
     }
     return stored;
   }
@@ -147,16 +127,21 @@ public final class Session {
    */
   public synchronized List<CompletableFuture<Boolean>> drain() {
     checkOpen();
-    forgetMoved();
     List<CompletableFuture<Boolean>> acks = new ArrayList<>();
-    for (ServiceKey service : owned.keySet()) {
+    for (ServiceKey service : touched) {
       long revision = registry.removeOwned(info.connectionId(), service);
       Subscription own = subscriptions.get(service);
       acks.addAll(engine.whenAcked(service, revision, t -> t == own));
     }
-    owned.clear();
-    ownedCount = 0;
+    touched.clear();
     return acks;
+  }
+
+  private void touch(ServiceKey service) {
+    if (touched.add(service) && touched.size() > limits.instancesPerConnection()) {
+      // Only services where instances moved away can push it past what the session may own.
+      touched.removeIf(k -> registry.ownedCount(info.connectionId(), k) == 0);
+    }
   }
 
   /**
@@ -166,9 +151,8 @@ public final class Session {
   public synchronized void subscribe(ServiceKey service, Set<String> clusters, Runnable accepted) {
     checkOpen();
     Subscription old = subscriptions.get(service);
-    if (old == null && subscriptions.size() >= limits.maxSubscriptions()) {
-      throw RegistryException.limit("subscribe", "this connection already has " + subscriptions.size()
-          + " subscriptions (limit: " + limits.maxSubscriptions() + ", see --max-subscriptions-per-connection)");
+    if (old == null) {
+      scope.acquire(Scope.Counted.SUBSCRIPTIONS, limits);
     }
     if (old != null) {
       engine.unsubscribe(service, old);
@@ -190,6 +174,7 @@ public final class Session {
     }
     engine.unsubscribe(service, s);
     queue.forget(service);
+    scope.release(Scope.Counted.SUBSCRIPTIONS, 1);
   }
 
   /** The client applied a push. */
@@ -202,9 +187,9 @@ public final class Session {
     queue.onReady();
   }
 
-  public synchronized int instanceCount() {
-    forgetMoved();
-    return ownedCount;
+  /** Instances this session owns now (moved ones no longer count): one read. */
+  public int instanceCount() {
+    return tally.count();
   }
 
   public synchronized int subscriptionCount() {
@@ -238,15 +223,15 @@ public final class Session {
       return null;
     }
     closed = true;
-    CloseSummary summary = new CloseSummary(ownedCount, subscriptions.size());
+    CloseSummary summary = new CloseSummary(tally.count(), subscriptions.size());
     queue.close();
     for (Map.Entry<ServiceKey, Subscription> e : subscriptions.entrySet()) {
       engine.unsubscribe(e.getKey(), e.getValue());
     }
+    scope.release(Scope.Counted.SUBSCRIPTIONS, subscriptions.size());
     subscriptions.clear();
-    registry.removeOwner(info.connectionId(), new ArrayList<>(owned.keySet()));
-    owned.clear();
-    ownedCount = 0;
+    registry.removeOwner(info.connectionId(), new ArrayList<>(touched));
+    touched.clear();
     return summary;
   }
 

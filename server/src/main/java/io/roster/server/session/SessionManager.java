@@ -28,6 +28,8 @@ public final class SessionManager {
   private final String idPrefix;
   private final AtomicLong ids = new AtomicLong();
   private final Map<String, Session> sessions = new ConcurrentHashMap<>();
+  /** Address scopes with at least one open connection. */
+  private final Map<String, Scope> addresses = new ConcurrentHashMap<>();
 
   public SessionManager(Registry registry, PushEngine engine, Scheduler scheduler,
       Duration ackTimeout, SessionLimits limits) {
@@ -44,9 +46,42 @@ public final class SessionManager {
     return idPrefix + ids.incrementAndGet();
   }
 
-  /** Opens a session writing pushes to {@code outbound}. */
+  /** The limits sessions, subscriptions and Watch calls are held to. */
+  public SessionLimits limits() {
+    return limits;
+  }
+
+  /**
+   * A client connection from {@code address} (host, no port) opened: its scope, which shares
+   * the address's. Pair with {@link #closeConnection}.
+   */
+  public Scope openConnection(String address) {
+    Scope shared = addresses.compute(address, (k, existing) -> {
+      Scope a = existing == null ? new Scope(k, null) : existing;
+      a.connections.incrementAndGet();
+      return a;
+    });
+    return new Scope(address, shared);
+  }
+
+  /** The connection of {@code scope} closed; its address's scope goes with its last connection. */
+  public void closeConnection(Scope scope) {
+    addresses.computeIfPresent(scope.address(), (k, a) -> a.connections.decrementAndGet() == 0 ? null : a);
+  }
+
+  /** Opens a session on a connection and address of its own, tracked nowhere else (tests). */
   public Session open(SessionInfo info, Outbound outbound) {
-    Session s = new Session(info, registry, engine, new PushQueue(outbound, scheduler, ackTimeout), limits);
+    return open(info, outbound, new Scope(info.remoteAddress(), new Scope(info.remoteAddress(), null)));
+  }
+
+  /**
+   * Opens a session on the connection of {@code scope}, writing pushes to {@code outbound};
+   * refused (RESOURCE_EXHAUSTED) when the connection or its address has as many sessions as
+   * allowed.
+   */
+  public Session open(SessionInfo info, Outbound outbound, Scope scope) {
+    scope.acquire(Scope.Counted.SESSIONS, limits);
+    Session s = new Session(info, registry, engine, new PushQueue(outbound, scheduler, ackTimeout), scope, limits);
     sessions.put(info.connectionId(), s);
     return s;
   }
@@ -75,7 +110,11 @@ public final class SessionManager {
   /** Closes the session and forgets it; null if it was already closed. */
   public Session.CloseSummary close(Session session) {
     sessions.remove(session.info().connectionId(), session);
-    return session.close();
+    Session.CloseSummary summary = session.close();
+    if (summary != null) {
+      session.scope().release(Scope.Counted.SESSIONS, 1);
+    }
+    return summary;
   }
 
   /** Live sessions, oldest first. */

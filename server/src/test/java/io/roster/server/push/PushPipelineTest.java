@@ -176,16 +176,30 @@ class PushPipelineTest {
     assertThat(q.unacked()).isZero();
   }
 
+  /**
+   * A subscriber acks the first push; a second push goes out and is acked too: no re-send ever
+   * follows, however long the clock runs. A stale payload offered after a newer one was sent is
+   * dropped, so revisions only move forward on the wire.
+   */
   @Test
   void acksStopResendsAndOlderRevisionsAreNeverSentAfterNewerOnes() {
     RecordingOutbound out = new RecordingOutbound();
     PushQueue q = new PushQueue(out, clock, ACK);
     engine.subscribe(orders, new Target(orders, q));
     PushPayload first = out.sent.get(0);
+    assertThat(q.ack(first.pushId())).as("the first push's ack is known").isTrue();
     registry.register("p", orders, inst(1));
     clock.runDue();
-    q.offer(orders, first);
     assertThat(out.sent).hasSize(2);
+    assertThat(q.ack(out.sent.get(1).pushId())).as("the second push's ack is known").isTrue();
+    assertThat(q.unacked()).as("pushes awaiting an ack").isZero();
+
+    clock.advance(ACK.multipliedBy(5));
+    assertThat(out.sent).as("acked pushes are never re-sent").hasSize(2);
+    assertThat(q.resentCount()).isZero();
+
+    q.offer(orders, first);
+    assertThat(out.sent).as("an older revision is not sent after a newer one").hasSize(2);
     assertThat(out.sent).extracting(PushPayload::revision).isSorted();
   }
 

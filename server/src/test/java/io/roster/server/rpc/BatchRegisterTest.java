@@ -148,7 +148,7 @@ class BatchRegisterTest {
       engine.onChange(s);
     });
     SessionManager manager = new SessionManager(registry, engine, scheduler, Duration.ofSeconds(3),
-        new SessionLimits(10, 10));
+        SessionLimits.of(10, 10));
     Recorder providerOut = new Recorder();
     Recorder consumerOut = new Recorder();
     Session owner = manager.open(info("p"), providerOut);

@@ -18,6 +18,7 @@ import io.roster.proto.v1.Result;
 import io.roster.server.RosterServer;
 import io.roster.server.config.ServerConfig;
 import io.roster.server.model.ServiceKey;
+import io.roster.server.testing.TestTime;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -30,6 +31,9 @@ import org.junit.jupiter.api.Test;
 /** Drain with confirmation, over real loopback sockets: the session frame and Admin/DrainInstance. */
 class DrainTest {
 
+  /** How long a drain that should end early may take at most, scaled by the time factor. */
+  private static final Duration WAIT = TestTime.seconds(20);
+
   private RosterServer server;
   private ManagedChannel channel;
   private final List<TestSession> sessions = new ArrayList<>();
@@ -37,7 +41,7 @@ class DrainTest {
   @BeforeEach
   void start() {
     server = RosterServer.start(ServerConfig.builder().host("127.0.0.1").port(0)
-        .shutdownGrace(Duration.ofSeconds(1)).build());
+        .shutdownGrace(TestTime.seconds(1)).build());
     channel = NettyChannelBuilder.forAddress("127.0.0.1", server.port()).usePlaintext().build();
   }
 
@@ -77,15 +81,18 @@ class DrainTest {
     assertThat(provider.register("pay", "10.0.0.1", 80).getOk()).isTrue();
     List<TestSession> acking = List.of(subscriber("a", true), subscriber("b", true), subscriber("c", true));
     subscriber("frozen", false);
+    // The three acks must arrive within it: scaled. "Not before the timeout" is not scaled up.
+    Duration timeout = TestTime.millis(1_000);
     long start = System.nanoTime();
 
-    Result r = drainAsync(provider, 1_000).get(20, TimeUnit.SECONDS);
+    Result r = drainAsync(provider, timeout.toMillis()).get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
 
-    long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+    Duration took = Duration.ofNanos(System.nanoTime() - start);
     assertThat(r.getOk()).isTrue();
     assertThat(r.getDrain()).isEqualTo(DrainSummary.newBuilder()
         .setNotified(4).setAcked(3).setTimedOut(1).build());
-    assertThat(tookMs).as("returns at the timeout, not at a re-send or later").isBetween(900L, 5_000L);
+    assertThat(took).as("returns at the timeout, not at a re-send or later")
+        .isBetween(timeout.minusMillis(100), timeout.plus(TestTime.seconds(4)));
     assertThat(instances("pay")).isZero();
     for (TestSession s : acking) {
       s.awaitPush("pay", i -> i.getInstancesCount() == 0);
@@ -105,7 +112,7 @@ class DrainTest {
     ok.awaitPush("pay", i -> i.getInstancesCount() == 0);
     dying.cancel();
 
-    Result r = drained.get(20, TimeUnit.SECONDS); // far less than the 60 s timeout
+    Result r = drained.get(WAIT.toMillis(), TimeUnit.MILLISECONDS); // far less than the 60 s timeout
     assertThat(r.getDrain()).isEqualTo(DrainSummary.newBuilder()
         .setNotified(2).setAcked(1).setDisconnected(1).build());
   }
@@ -117,7 +124,7 @@ class DrainTest {
     provider.autoAck = false;
     provider.subscribe("pay");
 
-    Result r = drainAsync(provider, 60_000).get(20, TimeUnit.SECONDS);
+    Result r = drainAsync(provider, 60_000).get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
 
     assertThat(r.getDrain()).isEqualTo(DrainSummary.getDefaultInstance());
     assertThat(instances("pay")).isZero();
@@ -128,7 +135,7 @@ class DrainTest {
     TestSession provider = session("provider");
     provider.register("pay", "10.0.0.1", 80);
 
-    Result r = drainAsync(provider, 600_000).get(20, TimeUnit.SECONDS);
+    Result r = drainAsync(provider, 600_000).get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
 
     assertThat(r.getCode()).isEqualTo(ErrorCode.ERROR_CODE_INVALID_ARGUMENT);
     assertThat(r.getField()).isEqualTo("drain.timeout_ms");
@@ -146,7 +153,7 @@ class DrainTest {
     a.awaitPush("pay", i -> i.getInstancesCount() == 2);
 
     DrainInstanceResponse r = AdminGrpc.newBlockingStub(channel).drainInstance(DrainInstanceRequest.newBuilder()
-        .setService(TestSession.key("pay")).setIp("10.0.0.1").setPort(80).setTimeoutMs(10_000).build());
+        .setService(TestSession.key("pay")).setIp("10.0.0.1").setPort(80).setTimeoutMs(TestTime.seconds(10).toMillis()).build());
 
     assertThat(r.getDrain()).isEqualTo(DrainSummary.newBuilder().setNotified(1).setAcked(1).build());
     a.awaitPush("pay", i -> i.getInstancesCount() == 1 && i.getInstances(0).getIp().equals("10.0.0.2"));

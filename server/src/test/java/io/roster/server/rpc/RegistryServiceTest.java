@@ -29,6 +29,7 @@ import java.util.concurrent.CompletableFuture;
 import io.grpc.Status;
 import io.roster.server.RosterServer;
 import io.roster.server.config.ServerConfig;
+import io.roster.server.testing.TestTime;
 import java.time.Duration;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -40,6 +41,9 @@ import org.junit.jupiter.api.Test;
 /** Registry, Admin and health over real loopback sockets. */
 class RegistryServiceTest {
 
+  /** A bound for what normally takes milliseconds, scaled by the test time factor. */
+  private static final Duration WAIT = TestTime.seconds(10);
+
   private RosterServer server;
   private ManagedChannel channel;
   private TestSession provider;
@@ -48,10 +52,10 @@ class RegistryServiceTest {
   @BeforeEach
   void start() {
     server = RosterServer.start(ServerConfig.builder().host("127.0.0.1").port(0)
-        .shutdownGrace(Duration.ofSeconds(1)).build());
+        .shutdownGrace(TestTime.seconds(1)).build());
     channel = NettyChannelBuilder.forAddress("127.0.0.1", server.port()).usePlaintext().build();
     provider = new TestSession(channel).hello("provider");
-    registry = RegistryGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS);
+    registry = RegistryGrpc.newBlockingStub(channel).withDeadlineAfter(WAIT.toMillis(), TimeUnit.MILLISECONDS);
   }
 
   @AfterEach
@@ -140,22 +144,29 @@ class RegistryServiceTest {
           @Override
           public void onCompleted() {}
         }));
-    assertThat(seen.poll(10, TimeUnit.SECONDS).getInstancesCount()).isEqualTo(1);
+    assertThat(seen.poll(WAIT.toMillis(), TimeUnit.MILLISECONDS).getInstancesCount()).isEqualTo(1);
     register("orders", "10.0.0.2", "");
-    assertThat(seen.poll(10, TimeUnit.SECONDS).getInstancesCount()).isEqualTo(2);
+    assertThat(seen.poll(WAIT.toMillis(), TimeUnit.MILLISECONDS).getInstancesCount()).isEqualTo(2);
     assertThat(registry.getService(GetServiceRequest.newBuilder().setService(TestSession.key("orders")).build())
         .getSubscriberCount()).isEqualTo(1);
     ctx.cancel(null);
-    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> registry.getService(
+    org.awaitility.Awaitility.await().atMost(WAIT).until(() -> registry.getService(
         GetServiceRequest.newBuilder().setService(TestSession.key("orders")).build()).getSubscriberCount() == 0);
   }
 
+  /**
+   * A Watch is live on a server with a 5-minute shutdown grace: its first message is the
+   * current state of the watched service (the instance a session registered there). Closing
+   * the server ends the watch with UNAVAILABLE at once instead of waiting out the grace.
+   */
   @Test
   void shutdownEndsWatchesInsteadOfWaitingOutTheGrace() throws Exception {
     RosterServer other = RosterServer.start(ServerConfig.builder().host("127.0.0.1").port(0)
         .shutdownGrace(Duration.ofMinutes(5)).build());
     ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", other.port()).usePlaintext().build();
     try {
+      TestSession owner = new TestSession(ch).hello("owner");
+      assertThat(owner.register("orders", "10.0.0.9", 80).getOk()).isTrue();
       CompletableFuture<Status> ended = new CompletableFuture<>();
       BlockingQueue<ServiceInfo> seen = new LinkedBlockingQueue<>();
       RegistryGrpc.newStub(ch).watch(WatchRequest.newBuilder().setService(TestSession.key("orders")).build(),
@@ -175,11 +186,17 @@ class RegistryServiceTest {
               ended.complete(Status.OK);
             }
           });
-      assertThat(seen.poll(10, TimeUnit.SECONDS)).isNotNull();
+      ServiceInfo first = seen.poll(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+      assertThat(first).as("the watch's first message within %s", WAIT).isNotNull();
+      assertThat(first.getService().getName()).isEqualTo("orders");
+      assertThat(first.getService().getNamespace()).isEqualTo("public");
+      assertThat(first.getInstancesList()).extracting(Instance::getIp).containsExactly("10.0.0.9");
+      assertThat(first.getRevision()).isPositive();
+      owner.close(); // the only session: gone, the close below waits for nothing but the watch
 
       // With a 5-minute grace, close() returns only because the watch was ended.
-      assertTimeoutPreemptively(Duration.ofSeconds(30), other::close);
-      Status status = ended.get(10, TimeUnit.SECONDS);
+      assertTimeoutPreemptively(TestTime.seconds(30), other::close);
+      Status status = ended.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
       assertThat(status.getCode()).isEqualTo(Status.Code.UNAVAILABLE);
       assertThat(status.getDescription()).contains("server shutting down");
     } finally {

@@ -17,6 +17,7 @@ import io.roster.proto.v1.Result;
 import io.roster.proto.v1.ServerFrame;
 import io.roster.server.RosterServer;
 import io.roster.server.config.ServerConfig;
+import io.roster.server.testing.TestTime;
 import io.roster.server.session.Session;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -35,7 +36,7 @@ class SessionServiceTest {
   @BeforeEach
   void start() {
     server = RosterServer.start(ServerConfig.builder().host("127.0.0.1").port(0)
-        .shutdownGrace(Duration.ofSeconds(1)).maxInstancesPerConnection(3).build());
+        .shutdownGrace(TestTime.seconds(1)).maxInstancesPerConnection(3).build());
   }
 
   @AfterEach
@@ -73,7 +74,7 @@ class SessionServiceTest {
     assertThat(info.getInstances(0).getEnabled()).isTrue();
     assertThat(info.getInstances(0).getInstanceId()).isEqualTo("10.0.0.7#8080#DEFAULT#DEFAULT_GROUP@@orders");
     assertThat(info.getChecksum()).hasSize(32);
-    await().atMost(Duration.ofSeconds(5)).untilAsserted(() ->
+    await().atMost(TestTime.seconds(5)).untilAsserted(() ->
         assertThat(server.sessions().all()).allSatisfy(s -> assertThat(s.unackedPushes()).isZero()));
   }
 
@@ -156,7 +157,7 @@ class SessionServiceTest {
 
     provider.cancel();
     consumer.awaitPush("orders", i -> i.getInstancesCount() == 0);
-    await().atMost(Duration.ofSeconds(5)).until(() -> server.sessions().count() == 1);
+    await().atMost(TestTime.seconds(5)).until(() -> server.sessions().count() == 1);
   }
 
   @Test
@@ -243,7 +244,7 @@ class SessionServiceTest {
     assertThat(status.getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
     assertThat(status.getDescription()).startsWith("empty frame");
     // The violating session's instances went with it.
-    await().atMost(Duration.ofSeconds(5)).until(() -> server.registry().serviceCount() == 0);
+    await().atMost(TestTime.seconds(5)).until(() -> server.registry().serviceCount() == 0);
   }
 
   @Test
@@ -300,7 +301,7 @@ class SessionServiceTest {
     assertThat(reconnect.getReconnect().getReason()).isEqualTo("server shutting down");
     s.halfClose();
     assertThat(s.awaitClosed().isOk()).isTrue();
-    closer.join(Duration.ofSeconds(5).toMillis());
+    closer.join(TestTime.seconds(5).toMillis());
     assertThat(closer.isAlive()).isFalse();
   }
 
@@ -317,14 +318,14 @@ class SessionServiceTest {
     provider.await(ServerFrame::hasReconnect);
     provider.halfClose();
     assertThat(provider.awaitClosed().isOk()).isTrue();
-    await().atMost(Duration.ofSeconds(5)).until(() -> server.sessions().count() == 1);
+    await().atMost(TestTime.seconds(5)).until(() -> server.sessions().count() == 1);
     consumer.await(ServerFrame::hasReconnect);
     consumer.halfClose();
     assertThat(consumer.awaitClosed().isOk()).isTrue();
 
     // The consumer keeps its last list through the restart: no push told it the provider left.
     assertThat(consumer.drainFrames()).noneMatch(ServerFrame::hasPush);
-    closer.join(Duration.ofSeconds(5).toMillis());
+    closer.join(TestTime.seconds(5).toMillis());
   }
 
   private static int pendingOf(Session s) {

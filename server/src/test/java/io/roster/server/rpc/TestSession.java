@@ -26,7 +26,8 @@ import java.util.function.Predicate;
 /** A raw Connect stream for tests: send frames, wait for results and pushes. */
 final class TestSession implements AutoCloseable {
 
-  static final Duration WAIT = Duration.ofSeconds(10);
+  /** How long a wait for a frame or the end of the stream may take, scaled by the test time factor. */
+  static final Duration WAIT = io.roster.server.testing.TestTime.seconds(10);
 
   private final BlockingQueue<ServerFrame> frames = new LinkedBlockingQueue<>();
   final CompletableFuture<Status> closed = new CompletableFuture<>();

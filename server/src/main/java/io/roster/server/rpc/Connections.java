@@ -1,0 +1,81 @@
+package io.roster.server.rpc;
+
+import io.grpc.Attributes;
+import io.grpc.Context;
+import io.grpc.Contexts;
+import io.grpc.Grpc;
+import io.grpc.Metadata;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
+import io.grpc.ServerInterceptor;
+import io.grpc.ServerTransportFilter;
+import io.roster.server.session.Scope;
+import io.roster.server.session.SessionManager;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+
+/**
+ * Gives every client connection (HTTP/2 transport) its {@link Scope} when it opens and gives
+ * it back when it closes, and puts the scope and the peer's address into each call's {@link
+ * Context}: limits then hold per connection and per remote address, whatever number of
+ * streams a client opens on one connection.
+ */
+final class Connections extends ServerTransportFilter implements ServerInterceptor {
+
+  private static final Attributes.Key<Scope> SCOPE_ATTR = Attributes.Key.create("roster-connection-scope");
+  private static final Context.Key<String> REMOTE = Context.key("roster-remote-address");
+  private static final Context.Key<Scope> SCOPE = Context.key("roster-connection-scope");
+
+  private final SessionManager sessions;
+
+  Connections(SessionManager sessions) {
+    this.sessions = sessions;
+  }
+
+  /** The current call's peer as {@code host:port}, or empty outside a call. */
+  static String remoteAddress() {
+    String s = REMOTE.get();
+    return s == null ? "" : s;
+  }
+
+  /** The current call's connection scope; null outside a call. */
+  static Scope scope() {
+    return SCOPE.get();
+  }
+
+  @Override
+  public Attributes transportReady(Attributes attrs) {
+    return attrs.toBuilder().set(SCOPE_ATTR, sessions.openConnection(host(attrs.get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR)))).build();
+  }
+
+  @Override
+  public void transportTerminated(Attributes attrs) {
+    Scope scope = attrs.get(SCOPE_ATTR);
+    if (scope != null) {
+      sessions.closeConnection(scope);
+    }
+  }
+
+  @Override
+  public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers,
+      ServerCallHandler<Q, R> next) {
+    SocketAddress addr = call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR);
+    String remote = addr == null ? "" : addr.toString().replaceFirst("^[^/]*/", "");
+    Scope scope = call.getAttributes().get(SCOPE_ATTR);
+    if (scope == null) {
+      // A transport that bypassed the filter (in-process): a scope of its own.
+      scope = sessions.openConnection(host(addr));
+      sessions.closeConnection(scope);
+    }
+    Context context = Context.current().withValue(REMOTE, remote).withValue(SCOPE, scope);
+    return Contexts.interceptCall(context, call, headers, next);
+  }
+
+  /** The IP of a socket address without the port; the whole text for other kinds. */
+  static String host(SocketAddress addr) {
+    if (addr instanceof InetSocketAddress inet) {
+      return inet.getAddress() != null ? inet.getAddress().getHostAddress() : inet.getHostString();
+    }
+    return addr == null ? "" : addr.toString();
+  }
+}

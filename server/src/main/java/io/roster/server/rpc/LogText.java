@@ -1,0 +1,44 @@
+package io.roster.server.rpc;
+
+/**
+ * Client-supplied text made safe for a log line: control characters (a newline could forge a
+ * line) are escaped and the length is capped, so that a client can neither fake log entries nor
+ * flood the log with one field.
+ */
+final class LogText {
+
+  static final int MAX = 128;
+
+  private LogText() {}
+
+  /** {@code text} with control characters as {@code \n}, {@code \t} or {@code \u001b}, cut at {@value #MAX}. */
+  static String of(String text) {
+    if (text == null) {
+      return "";
+    }
+    int n = Math.min(text.length(), MAX);
+    StringBuilder sb = null;
+    for (int i = 0; i < n; i++) {
+      char c = text.charAt(i);
+      boolean control = c < 0x20 || c == 0x7f || (c >= 0x80 && c < 0xa0) || c == '\u2028' || c == '\u2029';
+      if (control && sb == null) {
+        sb = new StringBuilder(n + 16).append(text, 0, i);
+      }
+      if (sb != null) {
+        if (!control) {
+          sb.append(c);
+        } else if (c == '\n') {
+          sb.append("\\n");
+        } else if (c == '\r') {
+          sb.append("\\r");
+        } else if (c == '\t') {
+          sb.append("\\t");
+        } else {
+          sb.append(String.format("\\u%04x", (int) c));
+        }
+      }
+    }
+    String safe = sb != null ? sb.toString() : text.substring(0, n);
+    return text.length() > MAX ? safe + "...(" + text.length() + " chars)" : safe;
+  }
+}
