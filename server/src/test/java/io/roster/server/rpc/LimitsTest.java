@@ -198,7 +198,16 @@ class LimitsTest {
     assertThat(third.getMessage()).contains("2 subscriptions").contains("limit: 2")
         .contains("--max-subscriptions-per-connection");
     assertThat(s.subscribe("a").getOk()).as("subscribing again is not a new subscription").isTrue();
-    TestSession other = session("other");
-    assertThat(other.subscribe("c").getOk()).as("the limit is per connection").isTrue();
+    TestSession sameConnection = session("same-connection");
+    assertThat(sameConnection.subscribe("c").getCode()).as("counted over every session of the connection")
+        .isEqualTo(ErrorCode.ERROR_CODE_RESOURCE_EXHAUSTED);
+    ManagedChannel another = NettyChannelBuilder.forAddress("127.0.0.1", server.port()).usePlaintext().build();
+    try {
+      TestSession elsewhere = new TestSession(another).hello("elsewhere");
+      assertThat(elsewhere.subscribe("c").getOk()).as("another connection has its own").isTrue();
+      elsewhere.close();
+    } finally {
+      another.shutdownNow();
+    }
   }
 }
