@@ -168,6 +168,42 @@ class KeepaliveTest {
     }
   }
 
+  /**
+   * HTTP/2 PINGs once a second are allowed, also with no call open (the SDK's channels ping
+   * every 10 s; gRPC's own default would allow one in 5 minutes and answer GOAWAY).
+   */
+  @Test
+  void pingingOnceASecondWithoutCallsIsAllowed() throws Exception {
+    start(Duration.ofSeconds(4), Duration.ofSeconds(5));
+    try (Socket socket = new Socket(InetAddress.getByName("127.0.0.1"), server.port())) {
+      socket.setSoTimeout((int) TestTime.seconds(10).toMillis());
+      OutputStream out = socket.getOutputStream();
+      out.write("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+      out.write(frameHeader(0, 0x4, 0));
+      out.flush();
+      DataInputStream in = new DataInputStream(socket.getInputStream());
+      int pings = 4; // more than the two strikes gRPC forgives
+      for (int i = 0; i < pings; i++) {
+        // The stimulus's pace, not a wait for anything: a little over the permitted second.
+        Thread.sleep(1_150);
+        out.write(frameHeader(8, 0x6, 0));
+        out.write(new byte[] {0, 0, 0, 0, 0, 0, 0, (byte) i});
+        out.flush();
+        while (true) {
+          int length = (in.readUnsignedByte() << 16) | (in.readUnsignedByte() << 8) | in.readUnsignedByte();
+          int type = in.readUnsignedByte();
+          int flags = in.readUnsignedByte();
+          in.readInt();
+          byte[] payload = in.readNBytes(length);
+          assertThat(type).as("no GOAWAY").isNotEqualTo(0x7);
+          if (type == 0x6 && (flags & 0x1) != 0 && payload[7] == (byte) i) {
+            break; // our ping's ACK
+          }
+        }
+      }
+    }
+  }
+
   private static byte[] frameHeader(int length, int type, int flags) {
     return new byte[] {(byte) (length >>> 16), (byte) (length >>> 8), (byte) length, (byte) type, (byte) flags,
         0, 0, 0, 0};

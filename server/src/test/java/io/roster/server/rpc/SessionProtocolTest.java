@@ -192,4 +192,28 @@ class SessionProtocolTest {
           assertThat(s.subscriptionCount()).isZero();
         });
   }
+
+  /**
+   * Two services that do not exist are pushed at the same absent revision, so with the same
+   * push id: one ack per push clears both (regression, see push.SharedPushIdTest).
+   */
+  @Test
+  void pushesOfTwoAbsentServicesShareAnIdAndAreBothAcked() {
+    TestSession consumer = session("consumer");
+    consumer.autoAck = false;
+    assertThat(consumer.subscribe("absent-1").getOk()).isTrue();
+    String first = consumer.await(f -> f.hasPush()).getPush().getPushId();
+    assertThat(consumer.subscribe("absent-2").getOk()).isTrue();
+    String second = consumer.await(f -> f.hasPush()
+        && f.getPush().getServiceInfo().getService().getName().equals("absent-2")).getPush().getPushId();
+    assertThat(first).isEqualTo(second);
+
+    for (String id : List.of(first, second)) {
+      consumer.send(ClientFrame.newBuilder().setPushAck(PushAck.newBuilder().setPushId(id)).build());
+    }
+
+    await().atMost(TestTime.seconds(10)).untilAsserted(() -> assertThat(server.sessions().all())
+        .filteredOn(s -> s.info().clientId().equals("consumer"))
+        .singleElement().satisfies(s -> assertThat(s.unackedPushes()).isZero()));
+  }
 }
