@@ -16,6 +16,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import io.roster.server.testing.TcpProxy;
 
 /**
  * The SDK's transport behaviour over real sockets (in-JVM servers, a TCP proxy that freezes, a

@@ -12,6 +12,7 @@ import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import io.roster.server.testing.TcpProxy;
 
 /**
  * Drain against the server jar as a real process: three subscribers that ack and one whose

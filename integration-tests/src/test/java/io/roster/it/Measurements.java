@@ -33,6 +33,7 @@ import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
+import io.roster.server.testing.TcpProxy;
 
 /**
  * The issue-2 figures, measured against the real server jar with real processes. Not part of

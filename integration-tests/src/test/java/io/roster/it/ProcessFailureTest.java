@@ -10,6 +10,7 @@ import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import io.roster.server.testing.TcpProxy;
 
 /**
  * The server jar and providers as real processes: a crashed provider, a frozen provider and a

@@ -15,7 +15,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * A loopback TCP proxy that can freeze: it stops forwarding in both directions but keeps every
  * socket open, so each side sees a silent peer rather than a closed connection. Connections
  * accepted while frozen are held open and never forwarded (a listener that says nothing).
- * A copy of integration-tests' proxy (client-sdk has one too), for transport tests.
+ * Shared by the server, SDK and integration tests (the server's test jar).
  */
 public final class TcpProxy implements AutoCloseable {
 
@@ -28,7 +28,16 @@ public final class TcpProxy implements AutoCloseable {
 
   /** A proxy to {@code 127.0.0.1:targetPort}; {@code frozen} to say nothing from the start. */
   public TcpProxy(int targetPort, boolean frozen) throws IOException {
-    this.target = new InetSocketAddress("127.0.0.1", targetPort);
+    this("127.0.0.1", targetPort, frozen);
+  }
+
+  /** A forwarding proxy to {@code targetHost:targetPort}. */
+  public TcpProxy(String targetHost, int targetPort) throws IOException {
+    this(targetHost, targetPort, false);
+  }
+
+  private TcpProxy(String targetHost, int targetPort, boolean frozen) throws IOException {
+    this.target = new InetSocketAddress(targetHost, targetPort);
     this.frozen = frozen;
     this.listener = new ServerSocket(0, 50, InetAddress.getByName("127.0.0.1"));
     Thread t = new Thread(this::acceptLoop, "proxy-accept-" + listener.getLocalPort());
@@ -36,8 +45,14 @@ public final class TcpProxy implements AutoCloseable {
     t.start();
   }
 
+  /** Where clients connect: {@code 127.0.0.1:port}. */
   public String address() {
     return "127.0.0.1:" + listener.getLocalPort();
+  }
+
+  /** The proxy's own port. */
+  public int port() {
+    return listener.getLocalPort();
   }
 
   /** TCP connections accepted so far. */
