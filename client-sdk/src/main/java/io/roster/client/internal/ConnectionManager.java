@@ -53,6 +53,9 @@ final class ConnectionManager {
 
     /** A push arrived. Called without the lock, in the stream's order; ack it. */
     void onPush(Session session, Push push);
+
+    /** The session's server ended its warm-up early ({@code warm_up_done}). Called without the lock. */
+    default void onWarmUpDone(Session session) {}
   }
 
   private final List<ServerAddress> addresses;
@@ -295,6 +298,14 @@ final class ConnectionManager {
       cancel(s.connectTimer);
       s.connectionId = welcome.getConnectionId();
       s.features = Set.copyOf(welcome.getFeaturesList());
+      long warmUpMs = Math.min(welcome.getWarmUpRemainingMs(), Session.MAX_WARM_UP_MS);
+      if (warmUpMs > 0) {
+        // Before the redo: the pushes it brings are judged by it.
+        s.warmUpEndsAtNanos = ticker.nanoTime() + TimeUnit.MILLISECONDS.toNanos(warmUpMs);
+        s.warming = true;
+        log.info("Roster server {} is warming up for {} ms more: removals are held back until then",
+            s.address, warmUpMs);
+      }
       try {
         handler.onWelcome(s);
       } catch (RuntimeException e) {
@@ -486,6 +497,12 @@ final class ConnectionManager {
           case RESULT -> s.complete(frame.getRequestId(), frame.getResult());
           case PUSH -> handler.onPush(s, frame.getPush());
           case RECONNECT -> reconnectRequested(s, frame.getReconnect());
+          case WARM_UP_DONE -> {
+            if (s.warming) {
+              s.warming = false;
+              handler.onWarmUpDone(s);
+            }
+          }
           case PONG -> { }
           default -> log.debug("Ignoring an unknown frame from {}: {}", s.address,
               frame.getFrameCase());
