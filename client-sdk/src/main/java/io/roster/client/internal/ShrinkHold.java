@@ -211,11 +211,6 @@ final class ShrinkHold {
     return subs;
   }
 
-  /** Whether a state of {@code sub} is held back. For tests. */
-  boolean isHolding(Subscription sub) {
-    return held.containsKey(sub);
-  }
-
   /** Drops the hold of {@code sub} (superseded, or unsubscribed). */
   void forget(Subscription sub) {
     Held h = held.remove(sub);
