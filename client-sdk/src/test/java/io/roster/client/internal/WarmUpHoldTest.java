@@ -40,10 +40,12 @@ class WarmUpHoldTest {
   private DefaultRosterClient client;
 
   private void start(boolean poll) {
-    client = new DefaultRosterClient(
-        Fixtures.options("a:1", Duration.ofMillis(500), poll, Runnable::run),
-        ServerAddress.parseList("a:1"), connector, clock.scheduler(), false, clock,
-        new Random(5));
+    start(Fixtures.options("a:1", Duration.ofMillis(500), poll, Runnable::run));
+  }
+
+  private void start(ClientOptions options) {
+    client = new DefaultRosterClient(options, ServerAddress.parseList("a:1"), connector,
+        clock.scheduler(), false, clock, new Random(5));
     client.start();
     clock.runDue();
   }
@@ -203,6 +205,36 @@ class WarmUpHoldTest {
     assertThat(events).hasSize(2);
     assertThat(ips(events.get(1).removed())).containsExactlyInAnyOrder("10.0.0.2", "10.0.0.3");
     assertThat(acks(s)).containsExactly("b");
+  }
+
+  @Test
+  void theReconnectEmptyHoldIsTheSameHoldForEmptyStatesAndAcksWhenApplied() throws Exception {
+    ClientOptions o = Fixtures.options("a:1", Duration.ofMillis(500), false, Runnable::run);
+    start(new ClientOptions(o.serverAddresses(), o.namespace(), o.clientId(), o.clientName(), o.labels(),
+        o.requestTimeout(), o.pollInterval(), o.pollMaxBackoff(), o.pollEnabled(), o.reconnectInitial(),
+        o.reconnectMax(), o.keepAliveTime(), o.keepAliveTimeout(), o.drainTimeout(), Duration.ofSeconds(2),
+        o.pushEmptyProtection(), o.failoverDir(), o.scheduler(), o.listenerExecutor()));
+    FakeStream old = subscribedWithThree();
+    old.fail();
+    clock.forward(Duration.ofMillis(100));
+    FakeStream s = connector.latest();
+    s.welcome(); // a warm server: only the empty hold applies
+    s.ok(s.next(FrameCase.SUBSCRIBE));
+
+    s.push("b", info(DEMO, 20, "c20", proto("10.0.0.1", 80))); // a shrink, not an empty: applied
+    clock.runDue();
+    assertThat(events).hasSize(2);
+    s.push("c", info(DEMO, 21, "c21")); // empty, just after a reconnect: held, not acked
+    clock.runDue();
+    assertThat(events).hasSize(2);
+    assertThat(ips(client.cached(DEMO))).containsExactly("10.0.0.1");
+    assertThat(acks(s)).containsExactly("b");
+
+    clock.forward(Duration.ofSeconds(2));
+    clock.runDue();
+    assertThat(events).hasSize(3);
+    assertThat(client.cached(DEMO)).isEmpty();
+    assertThat(acks(s)).as("acked when applied, not at the next re-send").containsExactly("b", "c");
   }
 
   @Test
