@@ -35,6 +35,8 @@ import org.slf4j.LoggerFactory;
  * every welcome. A {@code reconnect} frame moves promptly: no back-off, to the suggested server
  * (or else the next one of the list); when the server that asked is the only choice, after one
  * back-off step of at least the initial delay, so as not to land on it again while it drains.
+ * A welcome that says the server is warming up marks the session so ({@link Session#warming}),
+ * until the time it gave or a {@code warm_up_done} frame.
  *
  * <p>All timers run on the injected scheduler and all time readings come from the injected
  * ticker, so the whole state machine runs on a fake clock in tests. State is guarded by the
@@ -54,7 +56,7 @@ final class ConnectionManager {
     /** A push arrived. Called without the lock, in the stream's order; ack it. */
     void onPush(Session session, Push push);
 
-    /** The session's server ended its warm-up early ({@code warm_up_done}). Called without the lock. */
+    /** The session's server said its warm-up is over ({@code warm_up_done}). Called without the lock. */
     default void onWarmUpDone(Session session) {}
   }
 
