@@ -29,7 +29,7 @@ public final class TestServers {
 
   /**
    * Starts a server on 127.0.0.1, on a free port when {@code port} is 0, warm from the start:
-   * these tests check steady-state behaviour, which a warm-up would delay (decision 16).
+   * these tests check steady-state behaviour, which a warm-up would delay (decision 20).
    */
   static RosterServer start(int port) {
     return RosterServer.start(ServerConfig.builder()

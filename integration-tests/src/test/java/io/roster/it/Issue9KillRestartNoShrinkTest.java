@@ -37,7 +37,7 @@ import org.junit.jupiter.api.Test;
  * consumer holds anything back. No consumer may ever have seen fewer than {@value #PROVIDERS}
  * instances in between.
  *
- * <p>The servers run with the default warm-up (decision 16). Before it existed, 98 of 100
+ * <p>The servers run with the default warm-up (decision 20). Before it existed, 98 of 100
  * consumers saw the list shrink (to 1 at worst); with {@code --warm-up 0s} all 100 do.
  */
 class Issue9KillRestartNoShrinkTest {

@@ -56,7 +56,7 @@ public final class RosterServer implements AutoCloseable {
             config.maxSessionsPerConnection(), config.maxWatchesPerConnection(), config.maxSessionsPerAddress(),
             config.maxInstancesPerAddress()));
     String boot = Long.toString(registry.bootRevision(), 36);
-    // A fresh process: the clients of the previous one are still coming back (decision 16).
+    // A fresh process: the clients of the previous one are still coming back (decision 20).
     this.warmUp = WarmUp.start(scheduler, config.warmUp());
     this.endpoint = new GrpcEndpoint(config, registry, engine, sessions, scheduler,
         port -> nodeHost(config.host()) + ":" + port + "@" + boot, VERSION, warmUp);

@@ -20,7 +20,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Holds back the removals in a state that may be incomplete, so that consumers see no shrink
- * while providers are still coming back (docs/decisions.md, record 16).
+ * while providers are still coming back (docs/decisions.md, record 20).
  *
  * <p>A state is <em>held</em> when it would drop instances the subscription shows and one of
  * these holds:

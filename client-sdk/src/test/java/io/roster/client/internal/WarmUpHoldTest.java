@@ -24,7 +24,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The warm-up hold (decision 16), on a fake clock against a fake server: a server that says in
+ * The warm-up hold (decision 20), on a fake clock against a fake server: a server that says in
  * its welcome that it is warming up may send states that lack live instances; the client keeps
  * what it had, applies additions at once, applies the true state when the warm-up ends, never
  * moves a revision backwards, and acks a held push only once it is applied.

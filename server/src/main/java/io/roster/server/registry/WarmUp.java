@@ -10,7 +10,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * started: after a start, the clients of the previous process are still reconnecting and
  * redoing, so a state it serves may lack instances that are alive. Clients are told how long
  * this lasts (in {@code welcome} and in query answers) and do not drop instances they already
- * have because of such a state until it is over (docs/decisions.md, record 16).
+ * have because of such a state until it is over (docs/decisions.md, record 20).
  *
  * <p>The warm-up is an explicit state, not only a timer: it ends when the window runs out or
  * when {@link #warmUpDone()} is called, whichever comes first. A cluster member that rejoins

@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * A fresh server says it is warming up: in {@code welcome}, in query answers, and with one
- * {@code warm_up_done} frame to the sessions that heard it when the warm-up ends (decision 16).
+ * {@code warm_up_done} frame to the sessions that heard it when the warm-up ends (decision 20).
  */
 class WarmUpWelcomeTest {
 
