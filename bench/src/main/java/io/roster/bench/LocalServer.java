@@ -71,8 +71,10 @@ final class LocalServer implements AutoCloseable {
     if (Files.isRegularFile(archive) && jvmFlags.stream().noneMatch(f -> f.startsWith("-XX:SharedArchiveFile"))) {
       cmd.add("-XX:SharedArchiveFile=" + archive); // what `make run` uses (see the Makefile)
     }
+    // Steady state: no warm-up after start, so that a removal in the first seconds is measured
+    // as it is pushed, not when the warm-up would have let clients apply it (decision 20).
     cmd.addAll(List.of("-jar", jar.toString(), "--host", "127.0.0.1", "--port", Integer.toString(port),
-        "--shutdown-grace", "2s",
+        "--shutdown-grace", "2s", "--warm-up", "0s",
         // Every bench client connects from 127.0.0.1: lift the per-address limits (W8 has 10,000 sessions).
         "--max-sessions-per-address", "1000000", "--max-instances-per-address", "10000000"));
     try {

@@ -27,11 +27,15 @@ public final class TestServers {
 
   private TestServers() {}
 
-  /** Starts a server on 127.0.0.1, on a free port when {@code port} is 0. */
+  /**
+   * Starts a server on 127.0.0.1, on a free port when {@code port} is 0, warm from the start:
+   * these tests check steady-state behaviour, which a warm-up would delay (decision 20).
+   */
   static RosterServer start(int port) {
     return RosterServer.start(ServerConfig.builder()
         .host("127.0.0.1")
         .port(port)
+        .warmUp(Duration.ZERO)
         .build());
   }
 

@@ -53,8 +53,10 @@ final class ServerProcess extends JavaProcess {
     if (Files.isRegularFile(archive)) {
       args.add("-XX:SharedArchiveFile=" + archive); // as `make run` does, once `make build` made it
     }
+    // Steady state unless a test asks for the warm-up after start (a later flag wins): removals
+    // in the first seconds would otherwise wait for it (decision 20).
     args.addAll(List.of("-jar", JAR.toString(),
-        "--host", host, "--port", Integer.toString(port), "--shutdown-grace", "2s"));
+        "--host", host, "--port", Integer.toString(port), "--shutdown-grace", "2s", "--warm-up", "0s"));
     args.addAll(List.of(flags));
     return new ServerProcess(host, port, args, System.nanoTime());
   }

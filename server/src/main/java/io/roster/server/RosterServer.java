@@ -3,6 +3,7 @@ package io.roster.server;
 import io.roster.server.config.ServerConfig;
 import io.roster.server.push.PushEngine;
 import io.roster.server.registry.Registry;
+import io.roster.server.registry.WarmUp;
 import io.roster.server.rpc.GrpcEndpoint;
 import io.roster.server.session.SessionLimits;
 import io.roster.server.session.SessionManager;
@@ -39,6 +40,7 @@ public final class RosterServer implements AutoCloseable {
   private final SessionManager sessions;
   private final GrpcEndpoint endpoint;
   private final PushEngine engine;
+  private final WarmUp warmUp;
   private final CountDownLatch terminated = new CountDownLatch(1);
   private boolean closed;
 
@@ -54,8 +56,10 @@ public final class RosterServer implements AutoCloseable {
             config.maxSessionsPerConnection(), config.maxWatchesPerConnection(), config.maxSessionsPerAddress(),
             config.maxInstancesPerAddress()));
     String boot = Long.toString(registry.bootRevision(), 36);
+    // A fresh process: the clients of the previous one are still coming back (decision 20).
+    this.warmUp = WarmUp.start(scheduler, config.warmUp());
     this.endpoint = new GrpcEndpoint(config, registry, engine, sessions, scheduler,
-        port -> nodeHost(config.host()) + ":" + port + "@" + boot, VERSION);
+        port -> nodeHost(config.host()) + ":" + port + "@" + boot, VERSION, warmUp);
   }
 
   /** Builds and starts a server; returns once the port is bound and health is SERVING. */
@@ -97,6 +101,14 @@ public final class RosterServer implements AutoCloseable {
   /** Open Session/Connect streams, with or without a session yet (hello pending). */
   public int openStreams() {
     return endpoint.openSessions();
+  }
+
+  /**
+   * This node's warm-up after its start. A cluster layer ends it early
+   * ({@link WarmUp#warmUpDone()}) once the node has caught up from the log.
+   */
+  public WarmUp warmUp() {
+    return warmUp;
   }
 
   /** Live sessions. */

@@ -35,6 +35,8 @@ import org.slf4j.LoggerFactory;
  * every welcome. A {@code reconnect} frame moves promptly: no back-off, to the suggested server
  * (or else the next one of the list); when the server that asked is the only choice, after one
  * back-off step of at least the initial delay, so as not to land on it again while it drains.
+ * A welcome that says the server is warming up marks the session so ({@link Session#warming}),
+ * until the time it gave or a {@code warm_up_done} frame.
  *
  * <p>All timers run on the injected scheduler and all time readings come from the injected
  * ticker, so the whole state machine runs on a fake clock in tests. State is guarded by the
@@ -53,6 +55,9 @@ final class ConnectionManager {
 
     /** A push arrived. Called without the lock, in the stream's order; ack it. */
     void onPush(Session session, Push push);
+
+    /** The session's server said its warm-up is over ({@code warm_up_done}). Called without the lock. */
+    default void onWarmUpDone(Session session) {}
   }
 
   private final List<ServerAddress> addresses;
@@ -295,6 +300,14 @@ final class ConnectionManager {
       cancel(s.connectTimer);
       s.connectionId = welcome.getConnectionId();
       s.features = Set.copyOf(welcome.getFeaturesList());
+      long warmUpMs = Math.min(welcome.getWarmUpRemainingMs(), Session.MAX_WARM_UP_MS);
+      if (warmUpMs > 0) {
+        // Before the redo: the pushes it brings are judged by it.
+        s.warmUpEndsAtNanos = ticker.nanoTime() + TimeUnit.MILLISECONDS.toNanos(warmUpMs);
+        s.warming = true;
+        log.info("Roster server {} is warming up for {} ms more: removals are held back until then",
+            s.address, warmUpMs);
+      }
       try {
         handler.onWelcome(s);
       } catch (RuntimeException e) {
@@ -486,6 +499,12 @@ final class ConnectionManager {
           case RESULT -> s.complete(frame.getRequestId(), frame.getResult());
           case PUSH -> handler.onPush(s, frame.getPush());
           case RECONNECT -> reconnectRequested(s, frame.getReconnect());
+          case WARM_UP_DONE -> {
+            if (s.warming) {
+              s.warming = false;
+              handler.onWarmUpDone(s);
+            }
+          }
           case PONG -> { }
           default -> log.debug("Ignoring an unknown frame from {}: {}", s.address,
               frame.getFrameCase());

@@ -82,10 +82,6 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
   private final FailoverStore failover;
   private final ExecutorService failoverWriter;
   private final Ticker ticker;
-  private final Duration reconnectEmptyHold;
-  private volatile long reconnectedAtNanos; // meaningful once reconnected is true
-  private volatile boolean reconnected;
-  private volatile boolean welcomedBefore;
   private final Connector connector;
   private final ScheduledExecutorService scheduler;
   private final boolean ownsScheduler;
@@ -95,6 +91,7 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
   private final ReentrantLock lock = new ReentrantLock();
   private final ConnectionManager connection;
   private final Poller poller;
+  private final ShrinkHold hold;
   private final AtomicBoolean closed = new AtomicBoolean();
   private final AtomicLong requestIds = new AtomicLong();
 
@@ -142,7 +139,6 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
     this.namespace = options.namespace();
     this.requestTimeout = options.requestTimeout();
     this.drainTimeout = options.drainTimeout();
-    this.reconnectEmptyHold = options.reconnectEmptyHold();
     this.ticker = ticker;
     // Disk writes get their own thread: the scheduler runs keepalive pings and must not wait on
     // a slow disk. One thread also keeps the writes of one service in order.
@@ -189,9 +185,12 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
 
           @Override
           public void apply(Subscription subscription, QueryInstancesResponse response) {
-            offer(subscription, ProtoMapper.fromProto(response.getServiceInfo()));
+            offer(subscription, ProtoMapper.fromProto(response.getServiceInfo()),
+                ShrinkHold.Source.answer(response.getWarmUpRemainingMs(), ticker.nanoTime()), null, null);
           }
         });
+    this.hold = new ShrinkHold(scheduler, ticker, options.reconnectEmptyHold(), connection::activeSession,
+        this::releaseHeld);
   }
 
   void start() {
@@ -426,6 +425,7 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
       }
       subscriptions.remove(key);
       sub.deactivate();
+      hold.forget(sub);
       Session session = connection.activeSession();
       if (session != null) {
         session.request(ClientFrame.newBuilder().setUnsubscribe(Unsubscribe.newBuilder()
@@ -442,11 +442,7 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
   /** Redo: the full desired state onto a new session. Called under the lock. */
   @Override
   public void onWelcome(Session session) {
-    if (welcomedBefore && !reconnectEmptyHold.isZero()) {
-      reconnectedAtNanos = ticker.nanoTime();
-      reconnected = true;
-    }
-    welcomedBefore = true;
+    hold.onWelcome();
     int services = 0;
     for (Map.Entry<ServiceKey, Map<Identity, Instance>> e : registrations.entrySet()) {
       if (e.getValue().isEmpty()) {
@@ -483,7 +479,7 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
         lock.unlock();
       }
       if (sub != null) {
-        held = !offer(sub, snapshot);
+        held = !offer(sub, snapshot, ShrinkHold.Source.push(session), session, push.getPushId());
       }
     } finally {
       // Acked once applied, also when ignored as stale or no longer subscribed; not while
@@ -499,36 +495,69 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
 
   /**
    * Applies a state to the cache (forward only) and runs any resulting event. Returns false
-   * when the cache does not show the state, so that it must not be acknowledged: it is held
-   * back (it would empty a service shortly after a reconnect, see
-   * {@link ClientOptions#reconnectEmptyHold()}), or push-empty protection kept the old list.
+   * when the cache does not show the state, so that it must not be acknowledged: its removals
+   * are held back ({@link ShrinkHold}: the server is warming up, or the state would empty a
+   * service shortly after a reconnect), or push-empty protection kept the old list.
+   *
+   * @param pushSession with {@code pushId}, the push that carried the state; null for a poll
    */
-  private boolean offer(Subscription sub, ServiceSnapshot snapshot) {
-    boolean applied;
+  private boolean offer(Subscription sub, ServiceSnapshot snapshot, ShrinkHold.Source source,
+      Session pushSession, String pushId) {
+    boolean ack;
     lock.lock();
     try {
       if (!sub.isActive()) {
         return true;
       }
-      long holdNanos = emptyHoldNanos(sub, snapshot);
-      if (holdNanos > 0) {
-        boolean first = sub.heldEmpty == null;
-        if (first || Long.compareUnsigned(snapshot.revision(), sub.heldEmpty.revision()) > 0) {
-          sub.heldEmpty = snapshot;
-        }
-        if (first) {
-          log.debug("Holding back an empty state of {} for {} ms after a reconnect", sub.key(),
-              TimeUnit.NANOSECONDS.toMillis(holdNanos));
-          scheduler.schedule(() -> releaseHeld(sub), holdNanos, TimeUnit.NANOSECONDS);
-        }
-        return false;
+      ShrinkHold.Verdict verdict = hold.offer(sub, snapshot, source, pushSession, pushId);
+      ack = verdict.ackNow();
+      if (verdict.show() != null && !apply(sub, verdict.show())) {
+        ack = false;
       }
-      applied = apply(sub, snapshot);
     } finally {
       lock.unlock();
     }
     deliverSoon(sub);
-    return applied;
+    return ack;
+  }
+
+  /** A hold may be over: apply the true state held back, and ack its push once applied. */
+  private void releaseHeld(Subscription sub) {
+    lock.lock();
+    try {
+      ShrinkHold.Settled settled = hold.settle(sub);
+      if (settled == null) {
+        return;
+      }
+      Subscription.Outcome outcome = sub.settle(settled.truth());
+      if (outcome != Subscription.Outcome.STALE && failover != null) {
+        failover.save(sub.snapshot());
+      }
+      if (outcome != Subscription.Outcome.KEPT && settled.pushId() != null) {
+        settled.session().send(ClientFrame.newBuilder()
+            .setPushAck(PushAck.newBuilder().setPushId(settled.pushId()))
+            .build());
+      }
+    } finally {
+      lock.unlock();
+    }
+    deliverSoon(sub); // from the scheduler, or from a transport thread on warm_up_done
+  }
+
+  /** The server said it is warm: its held states are applied now. */
+  @Override
+  public void onWarmUpDone(Session session) {
+    List<Subscription> due;
+    lock.lock();
+    try {
+      due = hold.warmUpDone(session);
+    } finally {
+      lock.unlock();
+    }
+    log.debug("Roster server {} is warm; applying {} held state(s)", session.address, due.size());
+    for (Subscription sub : due) {
+      releaseHeld(sub);
+    }
   }
 
   /**
@@ -546,45 +575,6 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
     } catch (java.util.concurrent.RejectedExecutionException e) {
       // Closing: events are dropped anyway.
     }
-  }
-
-  /** How long to hold back {@code snapshot}: it empties a known service right after a reconnect. */
-  private long emptyHoldNanos(Subscription sub, ServiceSnapshot snapshot) {
-    ServiceSnapshot cached = sub.snapshot();
-    if (reconnectEmptyHold.isZero() || !welcomedBefore || !snapshot.instances().isEmpty()
-        || cached == null || cached.instances().isEmpty()) {
-      return 0;
-    }
-    if (connection.activeSession() == null) {
-      // Between sessions (a poll answered while reconnecting): providers are reconnecting too.
-      return reconnectEmptyHold.toNanos();
-    }
-    return reconnected ? reconnectedAtNanos + reconnectEmptyHold.toNanos() - ticker.nanoTime() : 0;
-  }
-
-  /** The hold is over: apply the held empty state unless something newer came meanwhile. */
-  private void releaseHeld(Subscription sub) {
-    lock.lock();
-    try {
-      ServiceSnapshot held = sub.heldEmpty;
-      ServiceSnapshot cached = sub.snapshot();
-      if (held == null || !sub.isActive()
-          || (cached != null && Long.compareUnsigned(held.revision(), cached.revision()) <= 0)) {
-        sub.heldEmpty = null;
-        return;
-      }
-      long more = emptyHoldNanos(sub, held);
-      if (more > 0) {
-        // Still reconnecting, or reconnected since: the hold runs on from there.
-        scheduler.schedule(() -> releaseHeld(sub), more, TimeUnit.NANOSECONDS);
-        return;
-      }
-      sub.heldEmpty = null;
-      apply(sub, held);
-    } finally {
-      lock.unlock();
-    }
-    sub.drainEvents();
   }
 
   /** Offers to the cache; false when push-empty protection kept the old list instead. */

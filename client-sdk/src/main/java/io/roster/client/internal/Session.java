@@ -43,6 +43,9 @@ final class Session {
     }
   }
 
+  /** The longest warm-up a server's word is taken for (the server's own limit). */
+  static final long MAX_WARM_UP_MS = 60_000;
+
   /** The welcome feature for {@code query} frames. */
   static final String FEATURE_QUERY = "query";
 
@@ -72,6 +75,13 @@ final class Session {
   /** Ping when nothing was sent or received for this long: the lesser of ours and the server's. */
   long pingIntervalNanos;
 
+  /**
+   * The server said in its welcome that it is warming up, and has not said {@code
+   * warm_up_done} yet; until {@link #warmUpEndsAtNanos} (ticker time).
+   */
+  volatile boolean warming;
+  volatile long warmUpEndsAtNanos;
+
   /** Frames received so far; counted by the inbound thread. */
   final AtomicLong framesReceived = new AtomicLong();
 
@@ -90,6 +100,11 @@ final class Session {
     this.ticker = ticker;
     this.lastReceivedNanos = ticker.nanoTime();
     this.lastSentNanos = lastReceivedNanos;
+  }
+
+  /** How much longer this session's server is warming up; 0 or less when it is warm. */
+  long warmUpLeftNanos(long now) {
+    return warming ? warmUpEndsAtNanos - now : 0;
   }
 
   boolean supports(String feature) {

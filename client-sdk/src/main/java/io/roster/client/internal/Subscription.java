@@ -14,7 +14,8 @@ import org.slf4j.LoggerFactory;
  * One subscribed service: its listeners, its cached state and the delivery of events.
  *
  * <p>The cache only moves forward: a state is applied only when its revision is greater than
- * the cached one.
+ * the cached one, except that the true state held back by {@link ShrinkHold} replaces the
+ * merged one shown at the same revision ({@link #settle}).
  *
  * <p><b>Delivery is latest-wins per listener, so memory stays bounded.</b> Nothing is queued
  * per state: a delivery run compares the current state with the state each listener last
@@ -72,9 +73,6 @@ final class Subscription {
   private final AtomicBoolean runPending = new AtomicBoolean();
   private volatile boolean active = true;
   private volatile State state;
-
-  /** An empty state held back after a reconnect; guarded by the client's lock. */
-  ServiceSnapshot heldEmpty;
 
   // Poll state, guarded by the client's lock.
   ScheduledFuture<?> pollTask;
@@ -138,8 +136,21 @@ final class Subscription {
 
   /** Applies a state if it is newer than the cached one; listeners hear of visible changes. */
   Outcome offer(ServiceSnapshot next) {
+    return offer(next, false);
+  }
+
+  /**
+   * Applies the true state that was held back ({@link ShrinkHold}) in place of the merged one
+   * shown at its revision: the same revision replaces, an older one does not.
+   */
+  Outcome settle(ServiceSnapshot truth) {
+    return offer(truth, true);
+  }
+
+  private Outcome offer(ServiceSnapshot next, boolean sameRevisionReplaces) {
     State previous = state;
-    if (previous != null && Long.compareUnsigned(next.revision(), previous.snapshot.revision()) <= 0) {
+    if (previous != null && Long.compareUnsigned(next.revision(), previous.snapshot.revision())
+        < (sameRevisionReplaces ? 0 : 1)) {
       return Outcome.STALE;
     }
     boolean keep = protectFromEmpty && previous != null && next.instances().isEmpty()
@@ -194,7 +205,9 @@ final class Subscription {
         continue;
       }
       State heard = r.heard;
-      if (heard != null && Long.compareUnsigned(heard.snapshot.revision(), current.snapshot.revision()) >= 0) {
+      // A settled state replaces a held one at the same revision: compare states, not revisions.
+      if (heard == current
+          || (heard != null && Long.compareUnsigned(heard.snapshot.revision(), current.snapshot.revision()) > 0)) {
         continue;
       }
       InstancesDiff diff = InstancesDiff.between(

@@ -128,6 +128,21 @@ final class FakeConnector implements Connector {
           .build());
     }
 
+    /** Answers the hello as a server that is warming up for {@code warmUpMs} more. */
+    void welcomeWarming(long warmUpMs) {
+      ClientFrame hello = next(ClientFrame.FrameCase.HELLO);
+      listener.onFrame(ServerFrame.newBuilder().setRequestId(hello.getRequestId())
+          .setWelcome(Welcome.newBuilder().setConnectionId("c-" + address).setNodeId("n1")
+              .setWarmUpRemainingMs(warmUpMs))
+          .build());
+    }
+
+    /** The server's warm-up is over. */
+    void warmUpDone() {
+      listener.onFrame(ServerFrame.newBuilder()
+          .setWarmUpDone(io.roster.proto.v1.WarmUpDone.getDefaultInstance()).build());
+    }
+
     void ok(ClientFrame request) {
       result(request, Result.newBuilder().setOk(true).build());
     }

@@ -32,7 +32,8 @@ public record ServerConfig(
     int maxSessionsPerAddress,
     int maxInstancesPerAddress,
     int maxMessageSize,
-    long maxServiceSettingsBytes) {
+    long maxServiceSettingsBytes,
+    Duration warmUp) {
 
   public ServerConfig {
     Objects.requireNonNull(host, "host");
@@ -45,6 +46,10 @@ public record ServerConfig(
     notNegative("push-window", pushWindow);
     positive("push-ack-timeout", pushAckTimeout);
     notNegative("shutdown-grace", shutdownGrace);
+    notNegative("warm-up", warmUp);
+    if (warmUp.compareTo(MAX_WARM_UP) > 0) {
+      throw new IllegalArgumentException("warm-up: " + formatDuration(warmUp) + " (expected: 0s.." + formatDuration(MAX_WARM_UP) + ")");
+    }
     if (maxInstancesPerConnection < 1) {
       throw new IllegalArgumentException("max-instances-per-connection: " + maxInstancesPerConnection + " (expected: >= 1)");
     }
@@ -66,6 +71,9 @@ public record ServerConfig(
       throw new IllegalArgumentException(name + ": " + value + " (expected: >= 1)");
     }
   }
+
+  /** The longest warm-up window: clients hold back removals for this long at most. */
+  public static final Duration MAX_WARM_UP = Duration.ofMinutes(1);
 
   /** A builder holding the defaults. */
   public static Builder builder() {
@@ -249,6 +257,8 @@ public record ServerConfig(
     OPTIONS.put("max-service-settings-bytes", new Option("a size in bytes (suffixes k, m: 8m)",
         "Memory all services' settings (UpdateService: protect threshold, metadata) may take together.",
         (b, v) -> b.maxServiceSettingsBytes(parseSize(v)), c -> formatSize(c.maxServiceSettingsBytes())));
+    OPTIONS.put("warm-up", new Option("a duration like 5s, at most 1m", "After a start, how long clients keep instances a state of this server lacks (their owners may still be reconnecting); 0s turns it off.",
+        (b, v) -> b.warmUp(parseDuration(v)), c -> formatDuration(c.warmUp())));
   }
 
   /** Names of every option, in help order. */
@@ -275,6 +285,7 @@ public record ServerConfig(
     private int maxInstancesPerAddress = 20_000;
     private int maxMessageSize = 4 * 1024 * 1024;
     private long maxServiceSettingsBytes = 8L * 1024 * 1024;
+    private Duration warmUp = Duration.ofSeconds(5);
 
     private Builder() {}
 
@@ -295,12 +306,13 @@ public record ServerConfig(
     public Builder maxInstancesPerAddress(int v) { maxInstancesPerAddress = v; return this; }
     public Builder maxMessageSize(int v) { maxMessageSize = v; return this; }
     public Builder maxServiceSettingsBytes(long v) { maxServiceSettingsBytes = v; return this; }
+    public Builder warmUp(Duration v) { warmUp = v; return this; }
 
     public ServerConfig build() {
       return new ServerConfig(host, port, dataDir, logDir, keepaliveTime, keepaliveTimeout, pushWindow,
           pushAckTimeout, shutdownGrace, maxInstancesPerConnection, maxSubscriptionsPerConnection,
           maxSessionsPerConnection, maxWatchesPerConnection, maxSessionsPerAddress, maxInstancesPerAddress,
-          maxMessageSize, maxServiceSettingsBytes);
+          maxMessageSize, maxServiceSettingsBytes, warmUp);
     }
   }
 }

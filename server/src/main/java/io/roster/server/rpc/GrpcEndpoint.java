@@ -12,6 +12,7 @@ import io.roster.proto.v1.SessionGrpc;
 import io.roster.server.config.ServerConfig;
 import io.roster.server.push.PushEngine;
 import io.roster.server.registry.Registry;
+import io.roster.server.registry.WarmUp;
 import io.roster.server.session.SessionManager;
 import io.roster.server.time.Scheduler;
 import java.io.IOException;
@@ -40,13 +41,16 @@ public final class GrpcEndpoint {
   private final IntFunction<String> nodeId;
   private final HealthStatusManager health = new HealthStatusManager();
 
-  /** @param nodeId this node's id given the bound port, told to clients in {@code welcome} */
+  /**
+   * @param nodeId this node's id given the bound port, told to clients in {@code welcome}
+   * @param warmUp this node's warm-up, told in {@code welcome} and query answers
+   */
   public GrpcEndpoint(ServerConfig config, Registry registry, PushEngine engine, SessionManager sessions,
-      Scheduler scheduler, IntFunction<String> nodeId, String version) {
+      Scheduler scheduler, IntFunction<String> nodeId, String version, WarmUp warmUp) {
     this.nodeId = nodeId;
-    this.registryService = new RegistryService(registry, engine, scheduler, sessions.limits());
+    this.registryService = new RegistryService(registry, engine, scheduler, sessions.limits(), warmUp);
     this.sessionService = new SessionService(sessions, registryService::answer, config.keepaliveTime(),
-        config.keepaliveTimeout(), config.pushAckTimeout(), scheduler, version, config.maxMessageSize());
+        config.keepaliveTimeout(), config.pushAckTimeout(), scheduler, version, config.maxMessageSize(), warmUp);
     Connections connections = new Connections(sessions);
     this.server = NettyServerBuilder.forAddress(new InetSocketAddress(config.host(), config.port()))
         // Session frames over --max-message-size are refused by SessionService with a status

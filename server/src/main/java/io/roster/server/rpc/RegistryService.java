@@ -28,6 +28,7 @@ import io.roster.server.push.PushQueue;
 import io.roster.server.push.PushTarget;
 import io.roster.server.registry.Registry;
 import io.roster.server.registry.ServiceSettings;
+import io.roster.server.registry.WarmUp;
 import io.roster.server.session.Scope;
 import io.roster.server.session.SessionLimits;
 import io.roster.server.time.Scheduler;
@@ -48,12 +49,21 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
   private final SessionLimits limits;
   private final Set<Watcher> watchers = ConcurrentHashMap.newKeySet();
   private volatile String stopping;
+  private final WarmUp warmUp;
 
+  /** A service of a warm registry. */
   RegistryService(Registry registry, PushEngine engine, Scheduler scheduler, SessionLimits limits) {
+    this(registry, engine, scheduler, limits, WarmUp.warm(scheduler));
+  }
+
+  /** @param warmUp told in every query answer while it lasts */
+  RegistryService(Registry registry, PushEngine engine, Scheduler scheduler, SessionLimits limits,
+      WarmUp warmUp) {
     this.registry = registry;
     this.engine = engine;
     this.scheduler = scheduler;
     this.limits = limits;
+    this.warmUp = warmUp;
   }
 
   @Override
@@ -81,11 +91,13 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
     ServiceKey key = ProtoMapper.serviceKey(req.getService(), defaultNamespace);
     Set<String> clusters = ProtoMapper.clusters(req.getClustersList(), "clusters");
     ServiceSnapshot view = registry.snapshot(key).view(clusters, req.getHealthyOnly());
+    long warmingMs = SessionService.warmUpMillis(warmUp);
     if (!req.getKnownChecksum().isEmpty() && req.getKnownChecksum().equals(view.checksum())) {
-      return QueryInstancesResponse.newBuilder()
-          .setServiceInfo(ProtoMapper.toProtoHeader(view)).setNotModified(true).build();
+      return QueryInstancesResponse.newBuilder().setServiceInfo(ProtoMapper.toProtoHeader(view))
+          .setNotModified(true).setWarmUpRemainingMs(warmingMs).build();
     }
-    return QueryInstancesResponse.newBuilder().setServiceInfo(ProtoMapper.toProto(view)).build();
+    return QueryInstancesResponse.newBuilder().setServiceInfo(ProtoMapper.toProto(view))
+        .setWarmUpRemainingMs(warmingMs).build();
   }
 
   @Override

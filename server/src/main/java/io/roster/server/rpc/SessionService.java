@@ -16,6 +16,7 @@ import io.roster.proto.v1.Reconnect;
 import io.roster.proto.v1.Result;
 import io.roster.proto.v1.ServerFrame;
 import io.roster.proto.v1.SessionGrpc;
+import io.roster.proto.v1.WarmUpDone;
 import io.roster.proto.v1.Welcome;
 import io.roster.server.model.Instance;
 import io.roster.server.model.Names;
@@ -23,6 +24,7 @@ import io.roster.server.model.RegistryException;
 import io.roster.server.model.ServiceKey;
 import io.roster.server.push.Outbound;
 import io.roster.server.push.PushPayload;
+import io.roster.server.registry.WarmUp;
 import io.roster.server.session.Scope;
 import io.roster.server.session.Session;
 import io.roster.server.session.SessionInfo;
@@ -67,6 +69,10 @@ final class SessionService {
   /** Frames beyond the base protocol that this server answers, told in {@code welcome}. */
   static final List<String> FEATURES = List.of("query");
 
+  /** Told once to the sessions whose welcome said the server was warming up, when it is warm. */
+  private static final ServerFrame WARM_UP_DONE =
+      ServerFrame.newBuilder().setWarmUpDone(WarmUpDone.getDefaultInstance()).build();
+
   private final SessionManager sessions;
   private final BiFunction<QueryInstancesRequest, String, QueryInstancesResponse> queries;
   private volatile String nodeId = "";
@@ -83,11 +89,15 @@ final class SessionService {
   private volatile String stopping;
   /** Completes once the server is stopping and every Connect stream has ended. */
   private final CompletableFuture<Void> allEnded = new CompletableFuture<>();
+  private final WarmUp warmUp;
 
-  /** @param queries answers a {@code query} frame given the session's namespace */
+  /**
+   * @param queries answers a {@code query} frame given the session's namespace
+   * @param warmUp told in {@code welcome}; its end is told to the sessions that heard of it
+   */
   SessionService(SessionManager sessions, BiFunction<QueryInstancesRequest, String, QueryInstancesResponse> queries,
       Duration keepaliveTime, Duration keepaliveTimeout, Duration ackTimeout, Scheduler scheduler, String version,
-      int maxFrameBytes) {
+      int maxFrameBytes, WarmUp warmUp) {
     this.sessions = sessions;
     this.queries = queries;
     this.keepaliveTime = keepaliveTime;
@@ -97,6 +107,8 @@ final class SessionService {
     this.scheduler = scheduler;
     this.version = version;
     this.maxFrameBytes = maxFrameBytes;
+    this.warmUp = warmUp;
+    warmUp.onWarm(this::warmUpDone);
   }
 
   ServerServiceDefinition definition() {
@@ -153,6 +165,15 @@ final class SessionService {
     }
   }
 
+  /** The warm-up ended: every session whose welcome said it was warming hears of it. */
+  private void warmUpDone() {
+    for (Call c : calls) {
+      if (c.toldWarming) {
+        c.write(WARM_UP_DONE);
+      }
+    }
+  }
+
   int openCalls() {
     return calls.size();
   }
@@ -173,6 +194,12 @@ final class SessionService {
     out.request(1);
     call.watchSilence(silenceLimit);
     return call;
+  }
+
+  /** The warm-up left, in whole milliseconds rounded up (a warming server never says 0). */
+  static long warmUpMillis(WarmUp warmUp) {
+    long nanos = warmUp.remaining().toNanos();
+    return nanos <= 0 ? 0 : (nanos + 999_999) / 1_000_000;
   }
 
   private static Object encodePush(PushPayload p) {
@@ -200,6 +227,8 @@ final class SessionService {
     private int framesThisTurn;
     private final Object writeLock = new Object();
     private volatile Session session;
+    /** Its welcome said the server was warming up; set after the welcome was written. */
+    volatile boolean toldWarming;
     private boolean ended;       // guarded by writeLock
     private boolean wantsNext;   // guarded by writeLock
     /** When the last client frame arrived, or reading resumed after a pause of ours. */
@@ -442,6 +471,7 @@ final class SessionService {
             h.getClientName(), h.getClientVersion(), h.getLabelsMap(), remoteAddress, System.currentTimeMillis());
         // Refused (RESOURCE_EXHAUSTED) when this connection or its address has its fill of sessions.
         Session opened = scope != null ? sessions.open(info, this, scope) : sessions.open(info, this);
+        long warmingMs = warmUpMillis(warmUp);
         write(ServerFrame.newBuilder().setRequestId(requestId).setWelcome(Welcome.newBuilder()
             .setConnectionId(info.connectionId())
             .setNodeId(nodeId)
@@ -449,7 +479,15 @@ final class SessionService {
             .setKeepaliveTimeoutMs(keepaliveTimeout.toMillis())
             .setPushAckTimeoutMs(ackTimeout.toMillis())
             .setServerVersion(version)
-            .addAllFeatures(FEATURES)).build());
+            .addAllFeatures(FEATURES)
+            .setWarmUpRemainingMs(warmingMs)).build());
+        if (warmingMs > 0) {
+          // After the welcome: the end, if it comes now, is told after it (here or by warmUpDone).
+          toldWarming = true;
+          if (warmUp.isWarm()) {
+            write(WARM_UP_DONE);
+          }
+        }
         session = opened;
         boolean diedMeanwhile;
         synchronized (writeLock) {

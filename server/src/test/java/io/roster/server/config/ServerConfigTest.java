@@ -58,6 +58,17 @@ class ServerConfigTest {
   }
 
   @Test
+  void warmUpDefaultsToFiveSecondsAndIsBounded() {
+    assertThat(ServerConfig.defaults().warmUp()).isEqualTo(Duration.ofSeconds(5));
+    assertThat(ServerConfig.parse(new String[0], Map.of("ROSTER_WARM_UP", "8s")).warmUp())
+        .isEqualTo(Duration.ofSeconds(8));
+    assertThat(ServerConfig.parse(new String[] {"--warm-up", "0s"}, Map.of("ROSTER_WARM_UP", "8s")).warmUp())
+        .isZero();
+    assertThatThrownBy(() -> ServerConfig.parse(new String[] {"--warm-up", "2m"}, Map.of()))
+        .hasMessage("warm-up: 120s (expected: 0s..60s)");
+  }
+
+  @Test
   void usageListsEveryOptionWithItsEnvironmentVariable() {
     String usage = ServerConfig.usage();
     for (String name : ServerConfig.optionNames()) {

@@ -1,0 +1,273 @@
+package io.roster.client.internal;
+
+import static io.roster.client.internal.Fixtures.DEMO;
+import static io.roster.client.internal.Fixtures.info;
+import static io.roster.client.internal.Fixtures.proto;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.roster.client.Instance;
+import io.roster.client.InstancesChangeEvent;
+import io.roster.client.internal.FakeConnector.FakeStream;
+import io.roster.proto.v1.ClientFrame;
+import io.roster.proto.v1.ClientFrame.FrameCase;
+import io.roster.proto.v1.QueryInstancesResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The warm-up hold (decision 20), on a fake clock against a fake server: a server that says in
+ * its welcome that it is warming up may send states that lack live instances; the client keeps
+ * what it had, applies additions at once, applies the true state when the warm-up ends, never
+ * moves a revision backwards, and acks a held push only once it is applied.
+ */
+class WarmUpHoldTest {
+
+  private static final long WARM_UP_MS = 3000;
+
+  private final FakeClock clock = new FakeClock();
+  private final FakeConnector connector = new FakeConnector();
+  private final ExecutorService callers = Executors.newCachedThreadPool();
+  private final List<InstancesChangeEvent> events = new CopyOnWriteArrayList<>();
+  private DefaultRosterClient client;
+
+  private void start(boolean poll) {
+    start(Fixtures.options("a:1", Duration.ofMillis(500), poll, Runnable::run));
+  }
+
+  private void start(ClientOptions options) {
+    client = new DefaultRosterClient(options, ServerAddress.parseList("a:1"), connector,
+        clock.scheduler(), false, clock, new Random(5));
+    client.start();
+    clock.runDue();
+  }
+
+  @AfterEach
+  void tearDown() {
+    callers.shutdownNow();
+  }
+
+  /** Subscribes on a warm server and receives A, B, C at revision 10 (acked). */
+  private FakeStream subscribedWithThree() throws Exception {
+    FakeStream s = connector.latest();
+    s.welcome();
+    CompletableFuture<Void> call = CompletableFuture.runAsync(() -> client.subscribe("demo", events::add), callers);
+    s.ok(s.next(FrameCase.SUBSCRIBE));
+    call.get(5, TimeUnit.SECONDS);
+    s.push("a", info(DEMO, 10, "c10", proto("10.0.0.1", 80), proto("10.0.0.2", 80), proto("10.0.0.3", 80)));
+    assertThat(s.next(FrameCase.PUSH_ACK).getPushAck().getPushId()).isEqualTo("a");
+    clock.runDue();
+    assertThat(events).hasSize(1);
+    return s;
+  }
+
+  /** The server dies; the client reconnects to a fresh one that is warming up, and redoes. */
+  private FakeStream reconnectedToAWarmingServer(FakeStream old) {
+    old.fail();
+    clock.forward(Duration.ofMillis(100));
+    FakeStream s = connector.latest();
+    assertThat(s).isNotSameAs(old);
+    s.welcomeWarming(WARM_UP_MS);
+    s.ok(s.next(FrameCase.SUBSCRIBE));
+    return s;
+  }
+
+  private static List<String> ips(List<Instance> list) {
+    List<String> ips = new ArrayList<>();
+    list.forEach(i -> ips.add(i.ip()));
+    return ips;
+  }
+
+  private static List<String> acks(FakeStream s) {
+    List<String> ids = new ArrayList<>();
+    for (ClientFrame f : s.sent) {
+      if (f.getFrameCase() == FrameCase.PUSH_ACK) {
+        ids.add(f.getPushAck().getPushId());
+      }
+    }
+    return ids;
+  }
+
+  @Test
+  void aShrinkIsHeldDuringWarmUpAndTheTrueStateAppliedWhenItEnds() throws Exception {
+    start(false);
+    FakeStream s = reconnectedToAWarmingServer(subscribedWithThree());
+
+    // Only A is back so far: the client keeps B and C, and does not ack.
+    s.push("b", info(DEMO, 20, "c20", proto("10.0.0.1", 80)));
+    clock.runDue();
+    assertThat(events).as("no shrink").hasSize(1);
+    assertThat(ips(client.cached(DEMO))).containsExactly("10.0.0.1", "10.0.0.2", "10.0.0.3");
+    assertThat(acks(s)).as("a held push is not acked").isEmpty();
+
+    // D registers: added at once, B and C still kept.
+    s.push("c", info(DEMO, 21, "c21", proto("10.0.0.1", 80), proto("10.0.0.4", 80)));
+    clock.runDue();
+    assertThat(events).hasSize(2);
+    assertThat(ips(events.get(1).added())).containsExactly("10.0.0.4");
+    assertThat(events.get(1).removed()).isEmpty();
+    assertThat(ips(events.get(1).instances()))
+        .containsExactly("10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.0.4");
+    assertThat(events.get(1).revision()).isEqualTo(21);
+    assertThat(acks(s)).isEmpty();
+
+    // The warm-up ends (the client's own timer, from the welcome): B and C really are gone.
+    clock.forward(Duration.ofMillis(WARM_UP_MS - 1));
+    clock.runDue();
+    assertThat(events).hasSize(2);
+    clock.forward(Duration.ofMillis(1));
+    clock.runDue();
+    assertThat(events).hasSize(3);
+    assertThat(ips(events.get(2).removed())).containsExactlyInAnyOrder("10.0.0.2", "10.0.0.3");
+    assertThat(ips(events.get(2).instances())).containsExactly("10.0.0.1", "10.0.0.4");
+    assertThat(events.get(2).revision()).as("the true state of the same revision").isEqualTo(21);
+    assertThat(ips(client.cached(DEMO))).containsExactly("10.0.0.1", "10.0.0.4");
+    assertThat(acks(s)).as("acked once applied").containsExactly("c");
+  }
+
+  @Test
+  void warmUpDoneFromTheServerAppliesTheTrueStateAtOnce() throws Exception {
+    start(false);
+    FakeStream s = reconnectedToAWarmingServer(subscribedWithThree());
+    s.push("b", info(DEMO, 20, "c20", proto("10.0.0.1", 80)));
+    clock.runDue();
+    assertThat(events).hasSize(1);
+
+    s.warmUpDone();
+    clock.runDue();
+    assertThat(events).hasSize(2);
+    assertThat(ips(events.get(1).removed())).containsExactlyInAnyOrder("10.0.0.2", "10.0.0.3");
+    assertThat(acks(s)).containsExactly("b");
+
+    // Warm now: a removal is applied and acked at once.
+    s.push("c", info(DEMO, 30, "c30"));
+    clock.runDue();
+    assertThat(client.cached(DEMO)).isEmpty();
+    assertThat(acks(s)).containsExactly("b", "c");
+  }
+
+  @Test
+  void aStateThatDropsNothingEndsTheHoldAndIsAckedAtOnce() throws Exception {
+    start(false);
+    FakeStream s = reconnectedToAWarmingServer(subscribedWithThree());
+    s.push("b", info(DEMO, 20, "c20", proto("10.0.0.1", 80)));
+    s.push("c", info(DEMO, 21, "c21", proto("10.0.0.1", 80), proto("10.0.0.2", 80), proto("10.0.0.3", 80)));
+    clock.runDue();
+    assertThat(acks(s)).containsExactly("c");
+    assertThat(events).as("nothing visible changed").hasSize(1);
+
+    clock.forward(Duration.ofMillis(WARM_UP_MS));
+    clock.runDue();
+    assertThat(events).as("nothing left to apply at the end").hasSize(1);
+    assertThat(acks(s)).containsExactly("c");
+    assertThat(ips(client.cached(DEMO))).containsExactly("10.0.0.1", "10.0.0.2", "10.0.0.3");
+  }
+
+  @Test
+  void aResentHeldPushIsNotAckedAndRevisionsNeverGoBack() throws Exception {
+    start(false);
+    FakeStream s = reconnectedToAWarmingServer(subscribedWithThree());
+    s.push("b", info(DEMO, 20, "c20", proto("10.0.0.1", 80)));
+    // The server re-sends the unacked push after its ack timeout, and an old state shows up.
+    s.push("b", info(DEMO, 20, "c20", proto("10.0.0.1", 80)));
+    s.push("old", info(DEMO, 15, "c15"));
+    clock.runDue();
+    assertThat(acks(s)).as("nothing acked while held").isEmpty();
+    assertThat(ips(client.cached(DEMO))).containsExactly("10.0.0.1", "10.0.0.2", "10.0.0.3");
+
+    clock.forward(Duration.ofMillis(WARM_UP_MS));
+    clock.runDue();
+    assertThat(events).hasSize(2);
+    assertThat(events).extracting(InstancesChangeEvent::revision).containsExactly(10L, 20L);
+    assertThat(ips(client.cached(DEMO))).containsExactly("10.0.0.1");
+    assertThat(acks(s)).containsExactly("b");
+  }
+
+  @Test
+  void withoutAWarmUpAShrinkIsAppliedAtOnce() throws Exception {
+    start(false);
+    FakeStream old = subscribedWithThree();
+    old.fail();
+    clock.forward(Duration.ofMillis(100));
+    FakeStream s = connector.latest();
+    s.welcome(); // a warm server (and no reconnect empty hold in these options)
+    s.ok(s.next(FrameCase.SUBSCRIBE));
+    s.push("b", info(DEMO, 20, "c20", proto("10.0.0.1", 80)));
+    clock.runDue();
+    assertThat(events).hasSize(2);
+    assertThat(ips(events.get(1).removed())).containsExactlyInAnyOrder("10.0.0.2", "10.0.0.3");
+    assertThat(acks(s)).containsExactly("b");
+  }
+
+  @Test
+  void theReconnectEmptyHoldIsTheSameHoldForEmptyStatesAndAcksWhenApplied() throws Exception {
+    ClientOptions o = Fixtures.options("a:1", Duration.ofMillis(500), false, Runnable::run);
+    start(new ClientOptions(o.serverAddresses(), o.namespace(), o.clientId(), o.clientName(), o.labels(),
+        o.requestTimeout(), o.pollInterval(), o.pollMaxBackoff(), o.pollEnabled(), o.reconnectInitial(),
+        o.reconnectMax(), o.keepAliveTime(), o.keepAliveTimeout(), o.drainTimeout(), Duration.ofSeconds(2),
+        o.pushEmptyProtection(), o.failoverDir(), o.scheduler(), o.listenerExecutor()));
+    FakeStream old = subscribedWithThree();
+    old.fail();
+    clock.forward(Duration.ofMillis(100));
+    FakeStream s = connector.latest();
+    s.welcome(); // a warm server: only the empty hold applies
+    s.ok(s.next(FrameCase.SUBSCRIBE));
+
+    s.push("b", info(DEMO, 20, "c20", proto("10.0.0.1", 80))); // a shrink, not an empty: applied
+    clock.runDue();
+    assertThat(events).hasSize(2);
+    s.push("c", info(DEMO, 21, "c21")); // empty, just after a reconnect: held, not acked
+    clock.runDue();
+    assertThat(events).hasSize(2);
+    assertThat(ips(client.cached(DEMO))).containsExactly("10.0.0.1");
+    assertThat(acks(s)).containsExactly("b");
+
+    clock.forward(Duration.ofSeconds(2));
+    clock.runDue();
+    assertThat(events).hasSize(3);
+    assertThat(client.cached(DEMO)).isEmpty();
+    assertThat(acks(s)).as("acked when applied, not at the next re-send").containsExactly("b", "c");
+  }
+
+  @Test
+  void aPolledStateFromAWarmingServerIsHeldUntilTheNextSessionSettlesIt() throws Exception {
+    start(true);
+    FakeStream old = subscribedWithThree();
+    old.fail(); // and no session again until the poll: the client is between sessions
+    connector.queryAnswer = r -> CompletableFuture.completedFuture(QueryInstancesResponse.newBuilder()
+        .setServiceInfo(info(DEMO, 20, "c20", proto("10.0.0.1", 80)))
+        .setWarmUpRemainingMs(WARM_UP_MS)
+        .build());
+    clock.forward(Duration.ofSeconds(10)); // the poll interval
+    assertThat(connector.queries).as("polled").isNotEmpty();
+    clock.runDue();
+    assertThat(ips(client.cached(DEMO))).containsExactly("10.0.0.1", "10.0.0.2", "10.0.0.3");
+
+    // Its warm-up is over, but the answer was partial and nothing newer came: still held.
+    clock.forward(Duration.ofMillis(WARM_UP_MS + 1));
+    assertThat(events).hasSize(1);
+
+    // The next session (a warm server) settles it with its own state.
+    int opened = connector.streams.size();
+    while (connector.streams.size() == opened) {
+      clock.forward(Duration.ofMillis(50));
+    }
+    FakeStream s = connector.latest();
+    s.welcome();
+    s.ok(s.next(FrameCase.SUBSCRIBE));
+    s.push("c", info(DEMO, 30, "c30", proto("10.0.0.1", 80), proto("10.0.0.4", 80)));
+    clock.runDue();
+    assertThat(events).hasSize(2);
+    assertThat(ips(events.get(1).instances())).containsExactly("10.0.0.1", "10.0.0.4");
+    assertThat(ips(events.get(1).removed())).containsExactlyInAnyOrder("10.0.0.2", "10.0.0.3");
+    assertThat(acks(s)).containsExactly("c");
+  }
+}
