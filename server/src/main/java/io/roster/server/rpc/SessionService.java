@@ -65,7 +65,7 @@ final class SessionService {
   static final int FRAMES_PER_TURN = 32;
 
   /** Frames beyond the base protocol that this server answers, told in {@code welcome}. */
-  static final List<String> FEATURES = List.of("query");
+  static final List<String> FEATURES = List.of("query", PushEncoder.FEATURE_DELTA);
 
   private final SessionManager sessions;
   private final BiFunction<QueryInstancesRequest, String, QueryInstancesResponse> queries;
@@ -369,7 +369,7 @@ final class SessionService {
                 + quoted(frame.getRequestId()) + ")"));
       }
       if (kind == ClientFrame.FrameCase.PUSH_ACK) {
-        s.ack(frame.getPushAck().getPushId());
+        s.ack(frame.getPushAck().getPushId(), frame.getPushAck().getResync());
         return;
       }
       String requestId = frame.getRequestId();
@@ -441,7 +441,9 @@ final class SessionService {
         SessionInfo info = new SessionInfo(sessions.nextConnectionId(), h.getClientId(), namespace,
             h.getClientName(), h.getClientVersion(), h.getLabelsMap(), remoteAddress, System.currentTimeMillis());
         // Refused (RESOURCE_EXHAUSTED) when this connection or its address has its fill of sessions.
-        Session opened = scope != null ? sessions.open(info, this, scope) : sessions.open(info, this);
+        Session opened = scope != null
+            ? sessions.open(info, this, scope, h.getFeaturesList().contains(PushEncoder.FEATURE_DELTA))
+            : sessions.open(info, this);
         write(ServerFrame.newBuilder().setRequestId(requestId).setWelcome(Welcome.newBuilder()
             .setConnectionId(info.connectionId())
             .setNodeId(nodeId)
