@@ -473,25 +473,39 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
   @Override
   public void onPush(Session session, Push push) {
     boolean held = false;
+    boolean resync = false;
     try {
-      ServiceSnapshot snapshot = ProtoMapper.fromProto(push.getServiceInfo());
+      ServiceKey key = ProtoMapper.fromProto(push.hasDelta()
+          ? push.getDelta().getService() : push.getServiceInfo().getService());
       Subscription sub;
       lock.lock();
       try {
-        sub = subscriptions.get(snapshot.key());
+        sub = subscriptions.get(key);
       } finally {
         lock.unlock();
       }
-      if (sub != null) {
-        held = !offer(sub, snapshot);
+      if (sub != null && push.hasDelta()) {
+        ServiceSnapshot cached = sub.snapshot();
+        DeltaApplier.Outcome outcome = DeltaApplier.apply(sub.exactSnapshot(),
+            cached == null ? null : cached.revision(), push.getDelta());
+        if (outcome instanceof DeltaApplier.Applied applied) {
+          held = !offer(sub, applied.snapshot());
+        } else if (outcome instanceof DeltaApplier.Resync r) {
+          resync = true;
+          log.debug("Cannot apply the delta push {} of {} ({}); asking for the full state", push.getPushId(), key,
+              r.why());
+        }
+      } else if (sub != null) {
+        held = !offer(sub, ProtoMapper.fromProto(push.getServiceInfo()));
       }
     } finally {
       // Acked once applied, also when ignored as stale or no longer subscribed; not while
       // held back, so that a drain waiting for this client is not told it has caught up.
-      // The server sends it again after its ack timeout.
+      // The server sends it again after its ack timeout. A delta that could not be applied
+      // is answered with resync: the server sends the full state at once.
       if (!held) {
         session.send(ClientFrame.newBuilder()
-            .setPushAck(PushAck.newBuilder().setPushId(push.getPushId()))
+            .setPushAck(PushAck.newBuilder().setPushId(push.getPushId()).setResync(resync))
             .build());
       }
     }
@@ -1044,7 +1058,8 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
         .setNamespace(namespace)
         .setClientName(options.clientName())
         .setClientVersion(VERSION)
-        .putAllLabels(options.labels()));
+        .putAllLabels(options.labels())
+        .addFeatures(Session.FEATURE_DELTA)); // onPush applies deltas (DeltaApplier)
   }
 
   private String nextRequestId() {

@@ -101,6 +101,15 @@ final class Subscription {
     return s == null ? null : s.snapshot;
   }
 
+  /**
+   * The cached state when its list is the server's (the base a delta push applies to); null
+   * when nothing is cached or push-empty protection kept an older list under the revision.
+   */
+  ServiceSnapshot exactSnapshot() {
+    State s = state;
+    return s == null || s.emptyPushIgnored ? null : s.snapshot;
+  }
+
   boolean isActive() {
     return active;
   }
