@@ -32,7 +32,7 @@ public record ServiceDelta(ServiceSnapshot base, ServiceSnapshot target, List<In
     int i = 0;
     int j = 0;
     while (i < from.size() || j < to.size()) {
-      int c = i == from.size() ? 1 : j == to.size() ? -1 : from.get(i).key().compareTo(to.get(j).key());
+      int c = i == from.size() ? 1 : j == to.size() ? -1 : Instance.ORDER.compare(from.get(i), to.get(j));
       if (c < 0) {
         removed.add(from.get(i++).key());
       } else if (c > 0) {
