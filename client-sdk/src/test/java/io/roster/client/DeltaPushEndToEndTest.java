@@ -14,7 +14,10 @@ import org.junit.jupiter.api.Test;
 /**
  * Delta pushes between the real server and the SDK over loopback: a subscriber of a large
  * service gets one change as a delta, applies it, and holds exactly the server's state; a
- * subscriber whose cache is not the delta's base asks for the full state and converges too.
+ * subscriber whose cache shows another list than the server's (push-empty protection) applies
+ * the next delta to the server's state, not to its cache, and converges too. (A base the
+ * client never had, and a result with another checksum, are ClientRequestTest's and
+ * DeltaPushTest's.)
  */
 class DeltaPushEndToEndTest extends SharedServerTest {
 
@@ -66,7 +69,7 @@ class DeltaPushEndToEndTest extends SharedServerTest {
   }
 
   @Test
-  void aCacheThatIsNotTheDeltasBaseAsksForTheFullStateAndConverges() {
+  void aDeltaAppliesToTheServersStateWhenPushEmptyProtectionKeptAnotherList() {
     RosterClient provider = newClient();
     List<Instance> list = instances("10.5.", 100);
     provider.batchRegisterInstance("e2e.delta.resync", list);
@@ -93,7 +96,7 @@ class DeltaPushEndToEndTest extends SharedServerTest {
     });
     Session session = sessionOf("resync-subscriber");
     assertThat(session.sentDeltas()).isGreaterThanOrEqualTo(1);
-    assertThat(session.deltaResyncs()).isGreaterThanOrEqualTo(1);
+    assertThat(session.deltaResyncs()).isZero();
     assertThat(addresses(subscriber.getAllInstances("e2e.delta.resync"))).isEqualTo(serverAddresses("e2e.delta.resync"));
   }
 }

@@ -486,7 +486,7 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
       }
       if (sub != null && push.hasDelta()) {
         ServiceSnapshot cached = sub.snapshot();
-        DeltaApplier.Outcome outcome = DeltaApplier.apply(sub.exactSnapshot(),
+        DeltaApplier.Outcome outcome = DeltaApplier.apply(sub.base(push.getDelta().getBaseRevision()),
             cached == null ? null : cached.revision(), push.getDelta());
         if (outcome instanceof DeltaApplier.Applied applied) {
           held = !offer(sub, applied.snapshot());

@@ -9,10 +9,10 @@ import java.util.Comparator;
 import java.util.List;
 
 /**
- * Applies a delta push (docs/protocol.md, §5) to the cached state of its service. A delta is
- * applied only to exactly its base revision, and its result only counts when its checksum is
- * the server's; anything else asks the server for the full state (an ack with {@code resync}).
- * Stateless.
+ * Applies a delta push (docs/protocol.md, §5a) to the state of its service at the delta's base
+ * revision, which the subscription keeps among its last few states ({@link Subscription#base}).
+ * The result only counts when its checksum is the server's and it is newer than the cache;
+ * anything else asks the server for the full state (an ack with {@code resync}). Stateless.
  */
 final class DeltaApplier {
 
@@ -37,8 +37,8 @@ final class DeltaApplier {
   private DeltaApplier() {}
 
   /**
-   * @param cached the cached state as the server sent it, or null when there is none (or the
-   *     cache shows another list than the server's, e.g. under push-empty protection)
+   * @param cached the server's state at the delta's base revision, as this client applied it,
+   *     or null when it has no such state
    * @param cachedRevision the cached revision, or null when nothing is cached
    */
   static Outcome apply(ServiceSnapshot cached, Long cachedRevision, ServiceDelta delta) {
@@ -46,8 +46,8 @@ final class DeltaApplier {
       return new Stale();
     }
     if (cached == null || cached.revision() != delta.getBaseRevision()) {
-      return new Resync("the cache is at revision " + (cached == null ? "none" : Long.toUnsignedString(cached.revision()))
-          + ", the delta's base is " + Long.toUnsignedString(delta.getBaseRevision()));
+      return new Resync("no state at the delta's base revision " + Long.toUnsignedString(delta.getBaseRevision())
+          + " (cache at " + (cachedRevision == null ? "none" : Long.toUnsignedString(cachedRevision)) + ")");
     }
     List<Instance> upserted = new ArrayList<>(delta.getUpsertedCount());
     try {

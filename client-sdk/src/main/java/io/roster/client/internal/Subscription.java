@@ -2,6 +2,7 @@ package io.roster.client.internal;
 
 import io.roster.client.InstancesChangeEvent;
 import io.roster.client.Listener;
+import java.util.ArrayDeque;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executor;
@@ -72,6 +73,9 @@ final class Subscription {
   private final AtomicBoolean runPending = new AtomicBoolean();
   private volatile boolean active = true;
   private volatile State state;
+  /** The last states applied, as the server sent them, newest last; guarded by itself. */
+  private final ArrayDeque<ServiceSnapshot> bases = new ArrayDeque<>(BASES);
+  static final int BASES = 4;
 
   /** An empty state held back after a reconnect; guarded by the client's lock. */
   ServiceSnapshot heldEmpty;
@@ -102,12 +106,21 @@ final class Subscription {
   }
 
   /**
-   * The cached state when its list is the server's (the base a delta push applies to); null
-   * when nothing is cached or push-empty protection kept an older list under the revision.
+   * The server's state at {@code revision}, if it is one of the last {@value #BASES} states
+   * offered and applied here: what a delta push with that base revision applies to. The
+   * server's state, not the cache's: under push-empty protection the cache keeps an older list.
+   * A few are kept, not one, because a change that comes within a round trip of the previous
+   * one is sent against the state acked before it.
    */
-  ServiceSnapshot exactSnapshot() {
-    State s = state;
-    return s == null || s.emptyPushIgnored ? null : s.snapshot;
+  ServiceSnapshot base(long revision) {
+    synchronized (bases) {
+      for (ServiceSnapshot s : bases) {
+        if (s.revision() == revision) {
+          return s;
+        }
+      }
+    }
+    return null;
   }
 
   boolean isActive() {
@@ -158,6 +171,12 @@ final class Subscription {
             previous.snapshot.protectThresholdReached()), true)
         : new State(next, false);
     state = current;
+    synchronized (bases) {
+      if (bases.size() == BASES) {
+        bases.removeFirst();
+      }
+      bases.addLast(next);
+    }
     if (keep && !previous.emptyPushIgnored) {
       log.warn("{} would have no instances at revision {}; keeping the last {} (push-empty protection)",
           key, next.revision(), previous.snapshot.instances().size());
