@@ -44,13 +44,31 @@ public final class DeltaPushes {
   private record Key(ServiceKey service, long base, long target, Set<String> clusters) {}
 
   private final Map<ServiceKey, ArrayDeque<ServiceSnapshot>> history = new ConcurrentHashMap<>();
-  /** Empty: a delta would not be smaller, send the full state. */
-  private final Cache<Key, Optional<PushPayload>> deltas = Caffeine.newBuilder()
-      .maximumWeight(CACHE_BYTES)
-      .weigher((Key k, Optional<PushPayload> v) -> v.map(DeltaPushes::weight).orElse(64))
-      .expireAfterAccess(CACHE_IDLE)
-      .executor(Runnable::run)
-      .build();
+  /**
+   * Empty: a delta would not be smaller, send the full state. Built on first use: building a
+   * Caffeine cache loads its classes, 80-400 ms on a cold 2-core JVM, which server start-up
+   * should not pay.
+   */
+  private volatile Cache<Key, Optional<PushPayload>> deltas;
+
+  private Cache<Key, Optional<PushPayload>> cache() {
+    Cache<Key, Optional<PushPayload>> c = deltas;
+    if (c == null) {
+      synchronized (this) {
+        c = deltas;
+        if (c == null) {
+          c = Caffeine.newBuilder()
+              .maximumWeight(CACHE_BYTES)
+              .weigher((Key k, Optional<PushPayload> v) -> v.map(DeltaPushes::weight).orElse(64))
+              .expireAfterAccess(CACHE_IDLE)
+              .executor(Runnable::run)
+              .build();
+          deltas = c;
+        }
+      }
+    }
+    return c;
+  }
 
   /** Remembers a state about to be pushed (the unfiltered snapshot); older ones fall off. */
   void record(ServiceSnapshot full) {
@@ -86,7 +104,7 @@ public final class DeltaPushes {
       return full;
     }
     Key key = new Key(full.snapshot().service(), acked, full.revision(), full.clusters());
-    return deltas.get(key, k -> build(base, full)).orElse(full);
+    return cache().get(key, k -> build(base, full)).orElse(full);
   }
 
   /** How many states of {@code service} are kept (tests). */
