@@ -50,9 +50,9 @@ public final class Args {
     size("w8-clients", "10000", "1000", "W8: clients, each with 1 instance and 1 subscription");
     size("w8-services", "1000", "100", "W8: services the instances and subscriptions are spread over");
     size("w9-instances", "10000", "10000", "W9: instances of the one service");
-    size("w9-subscribers", "100", "100", "W9: subscribers (raw streams), once with full pushes and once with deltas");
-    size("w9-warmup-changes", "20", "6", "W9: changes per phase before the measured ones");
-    size("w9-changes", "40", "10", "W9: measured changes per phase");
+    size("w9-subscribers", "100", "20", "W9: subscribers (raw streams), once with full pushes and once with deltas");
+    size("w9-warmup-changes", "20", "4", "W9: changes per phase before the measured ones");
+    size("w9-changes", "40", "6", "W9: measured changes per phase");
     size("connect-concurrency", "32", "32", "clients connected in parallel (W1, W5, W8, setup)");
   }
 
