@@ -37,7 +37,7 @@ final class GrpcConnector implements Connector {
    * The largest message this client accepts: 16 MiB, above anything a Roster server sends. A
    * server bounds each service's state by {@code --max-service-bytes} (default 3 MiB, at most
    * 15 MiB), so a full push or query answer always fits; gRPC's default of 4 MiB would turn a
-   * server configured above it into a reconnect loop (docs/decisions.md, record 16).
+   * server configured above it into a reconnect loop (docs/decisions.md, record 20).
    */
   static final int MAX_INBOUND_MESSAGE_BYTES = 16 * 1024 * 1024;
 

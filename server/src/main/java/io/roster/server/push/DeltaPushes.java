@@ -16,7 +16,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Delta pushes (docs/decisions.md, record 17): instead of a service's full state, a session
+ * Delta pushes (docs/decisions.md, record 21): instead of a service's full state, a session
  * that takes deltas is sent what changed since the last state of that service it acked, when
  * that is smaller. One change to a 10,000-instance service then costs bytes in proportion to
  * the change, not to the service.

@@ -15,7 +15,7 @@ package io.roster.server.registry;
  */
 public record ServiceLimits(int maxInstances, long maxBytes) {
 
-  /** 20,000 instances and 3 MiB: see docs/decisions.md, record 16. */
+  /** 20,000 instances and 3 MiB: see docs/decisions.md, record 20. */
   public static final ServiceLimits DEFAULT = new ServiceLimits(20_000, 3L * 1024 * 1024);
 
   public ServiceLimits {

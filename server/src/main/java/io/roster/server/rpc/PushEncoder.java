@@ -12,7 +12,7 @@ public final class PushEncoder {
 
   /**
    * The hello and welcome feature of delta pushes: a client that lists it applies pushes that
-   * carry a {@code delta}; a server that lists it may send them (docs/decisions.md, record 17).
+   * carry a {@code delta}; a server that lists it may send them (docs/decisions.md, record 21).
    */
   public static final String FEATURE_DELTA = "delta";
 
