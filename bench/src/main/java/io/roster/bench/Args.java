@@ -20,7 +20,7 @@ public final class Args {
 
   /** Every workload, in run order. */
   public static final List<String> ALL_WORKLOADS =
-      List.of("startup", "w1", "w2", "w3", "w4", "w5", "w6", "w7", "w8");
+      List.of("startup", "w1", "w2", "w3", "w4", "w5", "w6", "w7", "w8", "w9");
 
   /** name -> {full default, quick default, help}. */
   private static final Map<String, String[]> SIZES = new LinkedHashMap<>();
@@ -49,6 +49,10 @@ public final class Args {
     size("w7-trials", "5", "1", "W7: SIGSTOP trials");
     size("w8-clients", "10000", "1000", "W8: clients, each with 1 instance and 1 subscription");
     size("w8-services", "1000", "100", "W8: services the instances and subscriptions are spread over");
+    size("w9-instances", "10000", "10000", "W9: instances of the one service");
+    size("w9-subscribers", "100", "20", "W9: subscribers (raw streams), once with full pushes and once with deltas");
+    size("w9-warmup-changes", "20", "4", "W9: changes per phase before the measured ones");
+    size("w9-changes", "40", "6", "W9: measured changes per phase");
     size("connect-concurrency", "32", "32", "clients connected in parallel (W1, W5, W8, setup)");
   }
 

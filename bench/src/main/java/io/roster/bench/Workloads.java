@@ -52,6 +52,7 @@ final class Workloads {
       case "w6" -> w6Crash();
       case "w7" -> w7Silent();
       case "w8" -> w8Memory();
+      case "w9" -> w9DeltaPushes();
       default -> throw new IllegalArgumentException(id);
     };
   }
@@ -465,6 +466,189 @@ final class Workloads {
     provider.close();
     closeAll(subs);
     return r;
+  }
+
+  // ---- W9 one change to a large service: full pushes, then delta pushes ----
+
+  /**
+   * One change at a time (an instance added, then removed) to a service of {@code w9-instances}
+   * instances with {@code w9-subscribers} subscribers, first with subscribers that take only
+   * full pushes (a hello without "delta", as before delta pushes), then with subscribers that
+   * take deltas. Raw Connect streams that ack each push on arrival: this measures what the
+   * server sends and when, not what a client then does with it.
+   */
+  private Result w9DeltaPushes() throws Exception {
+    int size = args.size("w9-instances");
+    int nSubs = args.size("w9-subscribers");
+    int warmup = args.size("w9-warmup-changes");
+    int changes = args.size("w9-changes");
+    Result r = new Result("w9", String.format("W9 one change to a %,d-instance service with %d subscribers: "
+        + "full pushes, then delta pushes (%d changes after %d of warm-up, each)", size, nSubs, changes, warmup));
+    if (!args.driver.equals("roster")) {
+      return r.note("Roster only: delta pushes are a Roster protocol feature");
+    }
+    String service = "w9-svc";
+    List<RawSession> providers = new ArrayList<>();
+    java.util.concurrent.ScheduledExecutorService pinger = Executors.newSingleThreadScheduledExecutor();
+    List<RawSession> all = new java.util.concurrent.CopyOnWriteArrayList<>();
+    pinger.scheduleAtFixedRate(() -> all.forEach(RawSession::ping), 2, 2, java.util.concurrent.TimeUnit.SECONDS);
+    try {
+      int perProvider = 5000; // the per-connection instance limit
+      for (int from = 0; from < size; from += perProvider) {
+        RawSession p = RawSession.open(target, "w9-provider-" + from, false, (push, at) -> {});
+        all.add(p);
+        providers.add(p);
+        io.roster.proto.v1.BatchRegisterInstances.Builder b = io.roster.proto.v1.BatchRegisterInstances.newBuilder()
+            .setService(io.roster.proto.v1.ServiceKey.newBuilder().setName(service));
+        for (int i = from; i < Math.min(size, from + perProvider); i++) {
+          b.addInstances(w9Instance("10." + (1 + i / 62500) + "." + (i / 250 % 250) + "." + (i % 250), 8080));
+        }
+        p.request(io.roster.proto.v1.ClientFrame.newBuilder().setBatchRegister(b));
+      }
+      RawSession changer = RawSession.open(target, "w9-changer", false, (push, at) -> {});
+      all.add(changer);
+      for (boolean deltas : new boolean[] {false, true}) {
+        w9Phase(r, deltas, service, changer, nSubs, warmup, changes, all);
+      }
+    } finally {
+      pinger.shutdownNow();
+      for (RawSession s : all) {
+        s.close();
+      }
+    }
+    r.note("subscribers: raw Connect streams in the load generator, each acks a push on arrival; \"full\" ones say hello"
+        + " without the \"delta\" feature (the behaviour before delta pushes), \"delta\" ones with it");
+    r.note("instances carry 3 metadata entries (~" + w9Instance("10.1.0.0", 8080).getSerializedSize()
+        + " bytes each on the wire); a change adds or removes one instance; changes 100 ms apart after the previous one reached all");
+    return r;
+  }
+
+  private static io.roster.proto.v1.Instance w9Instance(String ip, int port) {
+    return io.roster.proto.v1.Instance.newBuilder().setIp(ip).setPort(port)
+        .putMetadata("zone", "eu-west-1a").putMetadata("version", "2.14.3").putMetadata("app", "orders-api").build();
+  }
+
+  /** One phase of W9: connects the subscribers, makes the changes, reports, disconnects them. */
+  private void w9Phase(Result r, boolean deltas, String service, RawSession changer, int nSubs, int warmup,
+      int changes, List<RawSession> all) throws Exception {
+    String mode = deltas ? "delta" : "full";
+    String marker = "10.250.0.1";
+    // port -> per subscriber: arrival (ns) and bytes of the push that showed the change
+    List<Map<Integer, long[]>> seen = new ArrayList<>();
+    List<Map<Integer, long[]>> gone = new ArrayList<>();
+    List<RawSession> subs = new ArrayList<>();
+    long deltasSeen0 = 0;
+    java.util.concurrent.atomic.AtomicLong deltaPushes = new java.util.concurrent.atomic.AtomicLong();
+    for (int i = 0; i < nSubs; i++) {
+      Map<Integer, long[]> s = new java.util.concurrent.ConcurrentHashMap<>();
+      Map<Integer, long[]> g = new java.util.concurrent.ConcurrentHashMap<>();
+      seen.add(s);
+      gone.add(g);
+      java.util.Set<Integer> present = java.util.concurrent.ConcurrentHashMap.newKeySet();
+      RawSession sub = RawSession.open(target, "w9-" + mode + "-" + i, deltas, (push, at) -> {
+        if (push.hasDelta()) {
+          deltaPushes.incrementAndGet();
+          for (io.roster.proto.v1.Instance x : push.getDelta().getUpsertedList()) {
+            if (x.getIp().equals(marker) && present.add(x.getPort())) {
+              s.putIfAbsent(x.getPort(), at);
+            }
+          }
+          for (io.roster.proto.v1.InstanceIdentity x : push.getDelta().getRemovedList()) {
+            if (x.getIp().equals(marker) && present.remove(x.getPort())) {
+              g.putIfAbsent(x.getPort(), at);
+            }
+          }
+          return;
+        }
+        java.util.Set<Integer> now = new java.util.HashSet<>();
+        for (io.roster.proto.v1.Instance x : push.getServiceInfo().getInstancesList()) {
+          if (x.getIp().equals(marker)) {
+            now.add(x.getPort());
+          }
+        }
+        for (Integer port : now) {
+          if (present.add(port)) {
+            s.putIfAbsent(port, at);
+          }
+        }
+        for (Integer port : List.copyOf(present)) {
+          if (!now.contains(port)) {
+            present.remove(port);
+            g.putIfAbsent(port, at);
+          }
+        }
+      });
+      all.add(sub);
+      subs.add(sub);
+      sub.request(io.roster.proto.v1.ClientFrame.newBuilder().setSubscribe(io.roster.proto.v1.Subscribe.newBuilder()
+          .setService(io.roster.proto.v1.ServiceKey.newBuilder().setName(service))));
+    }
+    parkMillis(1000); // every first (full) push delivered and acked
+    List<Long> each = new ArrayList<>();
+    List<Long> toAll = new ArrayList<>();
+    List<Long> bytes = new ArrayList<>();
+    int missing = 0;
+    long cpu0 = 0;
+    long own0 = 0;
+    int base = deltas ? 20000 : 10000;
+    for (int k = 0; k < warmup + changes; k++) {
+      boolean measured = k >= warmup;
+      if (k == warmup) {
+        cpu0 = cpu();
+        own0 = ownCpuMillis();
+        deltasSeen0 = deltaPushes.get();
+      }
+      int port = base + k / 2;
+      boolean add = k % 2 == 0;
+      List<Map<Integer, long[]>> where = add ? seen : gone;
+      io.roster.proto.v1.Instance instance = w9Instance(marker, port);
+      long t0 = System.nanoTime();
+      if (add) {
+        changer.request(io.roster.proto.v1.ClientFrame.newBuilder().setRegister(io.roster.proto.v1.RegisterInstance
+            .newBuilder().setService(io.roster.proto.v1.ServiceKey.newBuilder().setName(service)).setInstance(instance)));
+      } else {
+        changer.request(io.roster.proto.v1.ClientFrame.newBuilder().setDeregister(io.roster.proto.v1.DeregisterInstance
+            .newBuilder().setService(io.roster.proto.v1.ServiceKey.newBuilder().setName(service)).setInstance(instance)));
+      }
+      await(Duration.ofSeconds(30), () -> where.stream().allMatch(m -> m.containsKey(port)));
+      long last = 0;
+      for (Map<Integer, long[]> m : where) {
+        long[] at = m.get(port);
+        if (at == null) {
+          missing += measured ? 1 : 0;
+          continue;
+        }
+        last = Math.max(last, at[0] - t0);
+        if (measured) {
+          each.add(at[0] - t0);
+          bytes.add(at[1]);
+        }
+      }
+      if (measured) {
+        toAll.add(last);
+      }
+      parkMillis(100);
+    }
+    long cpu1 = cpu();
+    long own1 = ownCpuMillis();
+    Stats e = Stats.ofNanosAsMillis(each);
+    double meanBytes = bytes.stream().mapToLong(Long::longValue).average().orElse(0);
+    r.row(mode + ": bytes per push (the push that carried the change)", String.format("%,.0f bytes (mean of %d)", meanBytes,
+        bytes.size()));
+    r.row(mode + ": change -> each subscriber", e.format("ms"));
+    r.row(mode + ": change -> last subscriber, per change", Stats.ofNanosAsMillis(toAll).format("ms"));
+    r.row(mode + ": CPU per change (all subscribers)", cpuPerOp(cpu1 - cpu0, own1 - own0, changes));
+    if (deltas) {
+      r.row(mode + ": pushes sent as deltas (measured phase)", (deltaPushes.get() - deltasSeen0) + " of "
+          + (long) changes * nSubs);
+    }
+    if (missing > 0) {
+      r.row(mode + ": deliveries never seen (30 s)", Integer.toString(missing));
+    }
+    for (RawSession sub : subs) {
+      all.remove(sub);
+      sub.close();
+    }
   }
 
   // ---- W6 crash, W7 silent ----

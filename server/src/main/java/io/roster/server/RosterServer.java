@@ -4,6 +4,7 @@ import io.roster.server.config.ServerConfig;
 import io.roster.server.push.PushEngine;
 import io.roster.server.registry.Registry;
 import io.roster.server.registry.WarmUp;
+import io.roster.server.registry.ServiceLimits;
 import io.roster.server.rpc.GrpcEndpoint;
 import io.roster.server.session.SessionLimits;
 import io.roster.server.session.SessionManager;
@@ -48,7 +49,8 @@ public final class RosterServer implements AutoCloseable {
     this.config = config;
     this.scheduler = new SystemScheduler("roster-push", 1);
     this.registry = new Registry(() -> ChronoUnit.MICROS.between(Instant.EPOCH, Instant.now()),
-        config.maxServiceSettingsBytes());
+        config.maxServiceSettingsBytes(),
+        new ServiceLimits(config.maxInstancesPerService(), config.maxServiceBytes()));
     this.engine = new PushEngine(registry, scheduler, config.pushWindow());
     registry.setChangeListener(engine);
     this.sessions = new SessionManager(registry, engine, scheduler, config.pushAckTimeout(),

@@ -469,25 +469,40 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
   @Override
   public void onPush(Session session, Push push) {
     boolean held = false;
+    boolean resync = false;
     try {
-      ServiceSnapshot snapshot = ProtoMapper.fromProto(push.getServiceInfo());
+      ServiceKey key = ProtoMapper.fromProto(push.hasDelta()
+          ? push.getDelta().getService() : push.getServiceInfo().getService());
       Subscription sub;
       lock.lock();
       try {
-        sub = subscriptions.get(snapshot.key());
+        sub = subscriptions.get(key);
       } finally {
         lock.unlock();
       }
-      if (sub != null) {
-        held = !offer(sub, snapshot, ShrinkHold.Source.push(session), session, push.getPushId());
+      if (sub != null && push.hasDelta()) {
+        ServiceSnapshot cached = sub.snapshot();
+        DeltaApplier.Outcome outcome = DeltaApplier.apply(sub.base(push.getDelta().getBaseRevision()),
+            cached == null ? null : cached.revision(), push.getDelta());
+        if (outcome instanceof DeltaApplier.Applied applied) {
+          held = !offer(sub, applied.snapshot(), ShrinkHold.Source.push(session), session, push.getPushId());
+        } else if (outcome instanceof DeltaApplier.Resync r) {
+          resync = true;
+          log.debug("Cannot apply the delta push {} of {} ({}); asking for the full state", push.getPushId(), key,
+              r.why());
+        }
+      } else if (sub != null) {
+        held = !offer(sub, ProtoMapper.fromProto(push.getServiceInfo()), ShrinkHold.Source.push(session), session,
+            push.getPushId());
       }
     } finally {
       // Acked once applied, also when ignored as stale or no longer subscribed; not while
       // held back, so that a drain waiting for this client is not told it has caught up.
-      // The server sends it again after its ack timeout.
+      // The server sends it again after its ack timeout. A delta that could not be applied
+      // is answered with resync: the server sends the full state at once.
       if (!held) {
         session.send(ClientFrame.newBuilder()
-            .setPushAck(PushAck.newBuilder().setPushId(push.getPushId()))
+            .setPushAck(PushAck.newBuilder().setPushId(push.getPushId()).setResync(resync))
             .build());
       }
     }
@@ -509,6 +524,8 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
       if (!sub.isActive()) {
         return true;
       }
+      // The server's own state is what its next delta is based on, whatever the cache shows.
+      sub.rememberServerState(snapshot);
       ShrinkHold.Verdict verdict = hold.offer(sub, snapshot, source, pushSession, pushId);
       ack = verdict.ackNow();
       if (verdict.show() != null && !apply(sub, verdict.show())) {
@@ -1034,7 +1051,8 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
         .setNamespace(namespace)
         .setClientName(options.clientName())
         .setClientVersion(VERSION)
-        .putAllLabels(options.labels()));
+        .putAllLabels(options.labels())
+        .addFeatures(Session.FEATURE_DELTA)); // onPush applies deltas (DeltaApplier)
   }
 
   private String nextRequestId() {

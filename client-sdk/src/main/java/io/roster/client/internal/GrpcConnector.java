@@ -33,6 +33,14 @@ final class GrpcConnector implements Connector {
 
   private static final Logger log = LoggerFactory.getLogger(GrpcConnector.class);
 
+  /**
+   * The largest message this client accepts: 16 MiB, above anything a Roster server sends. A
+   * server bounds each service's state by {@code --max-service-bytes} (default 3 MiB, at most
+   * 15 MiB), so a full push or query answer always fits; gRPC's default of 4 MiB would turn a
+   * server configured above it into a reconnect loop (docs/decisions.md, record 21).
+   */
+  static final int MAX_INBOUND_MESSAGE_BYTES = 16 * 1024 * 1024;
+
   private final Duration keepAliveTime;
   private final Duration keepAliveTimeout;
   private final String userAgent;
@@ -52,6 +60,7 @@ final class GrpcConnector implements Connector {
     return channels.computeIfAbsent(address, a -> NettyChannelBuilder
         .forAddress(a.host(), a.port())
         .usePlaintext()
+        .maxInboundMessageSize(MAX_INBOUND_MESSAGE_BYTES)
         .keepAliveTime(keepAliveTime.toNanos(), TimeUnit.NANOSECONDS)
         .keepAliveTimeout(keepAliveTimeout.toNanos(), TimeUnit.NANOSECONDS)
         .keepAliveWithoutCalls(true)

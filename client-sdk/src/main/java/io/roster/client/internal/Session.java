@@ -49,6 +49,9 @@ final class Session {
   /** The welcome feature for {@code query} frames. */
   static final String FEATURE_QUERY = "query";
 
+  /** The hello (and welcome) feature of delta pushes: this client applies them. */
+  static final String FEATURE_DELTA = "delta";
+
   final long id;
   final ServerAddress address;
   private final ScheduledExecutorService scheduler;

@@ -2,6 +2,7 @@ package io.roster.client.internal;
 
 import io.roster.client.InstancesChangeEvent;
 import io.roster.client.Listener;
+import java.util.ArrayDeque;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executor;
@@ -73,6 +74,9 @@ final class Subscription {
   private final AtomicBoolean runPending = new AtomicBoolean();
   private volatile boolean active = true;
   private volatile State state;
+  /** The last states applied, as the server sent them, newest last; guarded by itself. */
+  private final ArrayDeque<ServiceSnapshot> bases = new ArrayDeque<>(BASES);
+  static final int BASES = 4;
 
   // Poll state, guarded by the client's lock.
   ScheduledFuture<?> pollTask;
@@ -97,6 +101,40 @@ final class Subscription {
   ServiceSnapshot snapshot() {
     State s = state;
     return s == null ? null : s.snapshot;
+  }
+
+  /**
+   * The server's state at {@code revision}, if it is one of the last {@value #BASES} states
+   * the server sent ({@link #rememberServerState}): what a delta push with that base revision
+   * applies to. The server's state, not the cache's: under push-empty protection or a warm-up
+   * hold the cache shows another list.
+   * A few are kept, not one, because a change that comes within a round trip of the previous
+   * one is sent against the state acked before it.
+   */
+  ServiceSnapshot base(long revision) {
+    synchronized (bases) {
+      for (ServiceSnapshot s : bases) {
+        if (s.revision() == revision) {
+          return s;
+        }
+      }
+    }
+    return null;
+  }
+
+  /**
+   * Keeps {@code serverState}, a state the server sent (pushed or polled), as a possible base
+   * of its next delta pushes. Not the cache's state: a warm-up hold or push-empty protection
+   * may show another list at the same revision.
+   */
+  void rememberServerState(ServiceSnapshot serverState) {
+    synchronized (bases) {
+      bases.removeIf(s -> s.revision() == serverState.revision());
+      if (bases.size() == BASES) {
+        bases.removeFirst();
+      }
+      bases.addLast(serverState);
+    }
   }
 
   boolean isActive() {

@@ -15,6 +15,7 @@ import io.roster.client.internal.FakeConnector.FakeStream;
 import io.roster.proto.v1.ClientFrame;
 import io.roster.proto.v1.ClientFrame.FrameCase;
 import io.roster.proto.v1.ErrorCode;
+import io.roster.proto.v1.PushAck;
 import io.roster.proto.v1.QueryInstancesResponse;
 import io.roster.proto.v1.Result;
 import io.roster.client.TestServers;
@@ -275,6 +276,67 @@ class ClientRequestTest {
     assertThat(client.getAllInstances("demo")).extracting(Instance::ip)
         .containsExactly("10.0.0.1");
     assertThat(connector.queries).as("served from the cache").isEmpty();
+  }
+
+  /** The server's checksum of a list, by the server's code. */
+  private static String serverChecksum(Instance... instances) {
+    List<io.roster.server.model.Instance> list = new java.util.ArrayList<>();
+    for (Instance i : instances) {
+      list.add(new io.roster.server.model.Instance(i.ip(), i.port(), i.weight(), i.healthy(), i.enabled(),
+          i.ephemeral(), i.cluster(), i.metadata(), i.instanceId()));
+    }
+    return io.roster.server.model.ServiceSnapshot.of(
+        io.roster.server.model.ServiceKey.of(DEMO.namespace(), DEMO.group(), DEMO.name()), list, 1).checksum();
+  }
+
+  private static io.roster.proto.v1.ServiceDelta.Builder delta(long base, long revision, Instance... upserted) {
+    io.roster.proto.v1.ServiceDelta.Builder d = io.roster.proto.v1.ServiceDelta.newBuilder()
+        .setService(ProtoMapper.toProto(DEMO)).setBaseRevision(base).setRevision(revision);
+    for (Instance i : upserted) {
+      d.addUpserted(ProtoMapper.toProto(i));
+    }
+    return d;
+  }
+
+  @Test
+  void deltaPushesApplyToTheirBaseAndAnUnknownBaseOrWrongResultAsksForTheFullState() throws Exception {
+    FakeStream s = connector.latest();
+    s.welcome();
+    assertThat(s.hello.getHello().getFeaturesList()).as("announced").contains("delta");
+    CompletableFuture<Void> call = async(() -> client.subscribe("demo", events::add));
+    s.ok(s.next(FrameCase.SUBSCRIBE));
+    call.get(5, TimeUnit.SECONDS);
+    Instance a = Instance.of("10.0.0.1", 80);
+    Instance b = Instance.of("10.0.0.2", 80);
+    Instance c = Instance.of("10.0.0.3", 80);
+    s.push("a", info(DEMO, 10, serverChecksum(a), ProtoMapper.toProto(a)));
+    assertThat(s.next(FrameCase.PUSH_ACK).getPushAck().getResync()).isFalse();
+
+    // Applied to revision 10.
+    s.push("b", delta(10, 11, b).setChecksum(serverChecksum(a, b)).build());
+    PushAck ack = s.next(FrameCase.PUSH_ACK).getPushAck();
+    assertThat(ack.getPushId()).isEqualTo("b");
+    assertThat(ack.getResync()).isFalse();
+    assertThat(client.cached(DEMO)).containsExactly(a, b);
+    // A change sent before the server had that ack: still against 10, which the client keeps.
+    s.push("c", delta(10, 12, b, c).setChecksum(serverChecksum(a, b, c)).build());
+    assertThat(s.next(FrameCase.PUSH_ACK).getPushAck().getResync()).isFalse();
+    assertThat(client.cached(DEMO)).containsExactly(a, b, c);
+
+    // A base the client never had, and a result whose checksum is not the server's.
+    s.push("d", delta(5, 13, c).setChecksum(serverChecksum(a, b, c)).build());
+    ack = s.next(FrameCase.PUSH_ACK).getPushAck();
+    assertThat(ack.getPushId()).isEqualTo("d");
+    assertThat(ack.getResync()).isTrue();
+    s.push("e", delta(12, 14).addRemoved(io.roster.proto.v1.InstanceIdentity.newBuilder().setIp("10.0.0.1")
+        .setPort(80).setCluster("DEFAULT")).setChecksum(serverChecksum(a, b)).build());
+    assertThat(s.next(FrameCase.PUSH_ACK).getPushAck().getResync()).isTrue();
+    assertThat(client.cached(DEMO)).as("unchanged").containsExactly(a, b, c);
+    // A delta not newer than the cache is stale: acked, nothing changes.
+    s.push("f", delta(10, 12, b).setChecksum("x").build());
+    assertThat(s.next(FrameCase.PUSH_ACK).getPushAck().getResync()).isFalse();
+    clock.runDue();
+    assertThat(events.get(events.size() - 1).instances()).containsExactly(a, b, c);
   }
 
   @Test

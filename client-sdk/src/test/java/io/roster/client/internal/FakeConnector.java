@@ -110,6 +110,9 @@ final class FakeConnector implements Connector {
       return f;
     }
 
+    /** The hello the last {@link #welcome} answered. */
+    volatile ClientFrame hello;
+
     void welcome() {
       welcome(0);
     }
@@ -122,6 +125,7 @@ final class FakeConnector implements Connector {
     /** Answers the hello, listing these optional frames as understood. */
     void welcome(long keepaliveTimeMs, List<String> features) {
       ClientFrame hello = next(ClientFrame.FrameCase.HELLO);
+      this.hello = hello;
       listener.onFrame(ServerFrame.newBuilder().setRequestId(hello.getRequestId())
           .setWelcome(Welcome.newBuilder().setConnectionId("c-" + address).setNodeId("n1")
               .setKeepaliveTimeMs(keepaliveTimeMs).addAllFeatures(features))
@@ -160,6 +164,11 @@ final class FakeConnector implements Connector {
     void push(String pushId, ServiceInfo info) {
       listener.onFrame(ServerFrame.newBuilder()
           .setPush(Push.newBuilder().setPushId(pushId).setServiceInfo(info)).build());
+    }
+
+    void push(String pushId, io.roster.proto.v1.ServiceDelta delta) {
+      listener.onFrame(ServerFrame.newBuilder()
+          .setPush(Push.newBuilder().setPushId(pushId).setDelta(delta)).build());
     }
 
     void pong() {

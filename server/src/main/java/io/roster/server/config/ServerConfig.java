@@ -33,7 +33,15 @@ public record ServerConfig(
     int maxInstancesPerAddress,
     int maxMessageSize,
     long maxServiceSettingsBytes,
-    Duration warmUp) {
+    Duration warmUp,
+    int maxInstancesPerService,
+    long maxServiceBytes) {
+
+  /**
+   * The largest {@code --max-service-bytes}: the Java SDK accepts messages of up to 16 MiB, and
+   * a full push is the service's bytes plus a small header (docs/decisions.md, record 21).
+   */
+  public static final long MAX_SERVICE_BYTES_CEILING = 15L * 1024 * 1024;
 
   public ServerConfig {
     Objects.requireNonNull(host, "host");
@@ -63,6 +71,13 @@ public record ServerConfig(
     }
     if (maxServiceSettingsBytes < 0) {
       throw new IllegalArgumentException("max-service-settings-bytes: " + maxServiceSettingsBytes + " (expected: >= 0)");
+    }
+    if (maxInstancesPerService < 1) {
+      throw new IllegalArgumentException("max-instances-per-service: " + maxInstancesPerService + " (expected: >= 1)");
+    }
+    if (maxServiceBytes < 1024 || maxServiceBytes > MAX_SERVICE_BYTES_CEILING) {
+      throw new IllegalArgumentException("max-service-bytes: " + maxServiceBytes + " (expected: 1024.."
+          + MAX_SERVICE_BYTES_CEILING + ", i.e. 1k..15m)");
     }
   }
 
@@ -259,6 +274,12 @@ public record ServerConfig(
         (b, v) -> b.maxServiceSettingsBytes(parseSize(v)), c -> formatSize(c.maxServiceSettingsBytes())));
     OPTIONS.put("warm-up", new Option("a duration like 5s, at most 1m", "After a start, how long clients keep instances a state of this server lacks (their owners may still be reconnecting); 0s turns it off.",
         (b, v) -> b.warmUp(parseDuration(v)), c -> formatDuration(c.warmUp())));
+    OPTIONS.put("max-instances-per-service", new Option("a positive integer",
+        "Instances one service may have, whoever registered them.",
+        (b, v) -> b.maxInstancesPerService(Integer.parseInt(v)), c -> String.valueOf(c.maxInstancesPerService())));
+    OPTIONS.put("max-service-bytes", new Option("a size in bytes, 1k..15m (suffixes k, m: 3m)",
+        "Wire bytes of one service's instances: bounds every full push and query answer (keep it under clients' 4 MiB message limit).",
+        (b, v) -> b.maxServiceBytes(parseSize(v)), c -> formatSize(c.maxServiceBytes())));
   }
 
   /** Names of every option, in help order. */
@@ -286,6 +307,8 @@ public record ServerConfig(
     private int maxMessageSize = 4 * 1024 * 1024;
     private long maxServiceSettingsBytes = 8L * 1024 * 1024;
     private Duration warmUp = Duration.ofSeconds(5);
+    private int maxInstancesPerService = 20_000;
+    private long maxServiceBytes = 3L * 1024 * 1024;
 
     private Builder() {}
 
@@ -307,12 +330,14 @@ public record ServerConfig(
     public Builder maxMessageSize(int v) { maxMessageSize = v; return this; }
     public Builder maxServiceSettingsBytes(long v) { maxServiceSettingsBytes = v; return this; }
     public Builder warmUp(Duration v) { warmUp = v; return this; }
+    public Builder maxInstancesPerService(int v) { maxInstancesPerService = v; return this; }
+    public Builder maxServiceBytes(long v) { maxServiceBytes = v; return this; }
 
     public ServerConfig build() {
       return new ServerConfig(host, port, dataDir, logDir, keepaliveTime, keepaliveTimeout, pushWindow,
           pushAckTimeout, shutdownGrace, maxInstancesPerConnection, maxSubscriptionsPerConnection,
           maxSessionsPerConnection, maxWatchesPerConnection, maxSessionsPerAddress, maxInstancesPerAddress,
-          maxMessageSize, maxServiceSettingsBytes, warmUp);
+          maxMessageSize, maxServiceSettingsBytes, warmUp, maxInstancesPerService, maxServiceBytes);
     }
   }
 }

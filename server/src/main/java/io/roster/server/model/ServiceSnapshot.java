@@ -52,7 +52,7 @@ public record ServiceSnapshot(
         healthy += i.healthy() ? 1 : 0;
       }
     }
-    visible.sort((a, b) -> a.key().compareTo(b.key()));
+    visible.sort(Instance.ORDER);
     boolean reached = protectThreshold > 0 && !visible.isEmpty()
         && (double) healthy / visible.size() <= protectThreshold;
     return new ServiceSnapshot(service, visible, revision, checksum(service, visible, reached), reached);

@@ -40,6 +40,7 @@ public final class PushEngine implements Registry.ChangeListener {
   private final Map<ServiceKey, Set<PushTarget>> subscribers = new ConcurrentHashMap<>();
   private final Map<ServiceKey, Coalesce> coalesce = new ConcurrentHashMap<>();
   private final Map<ServiceKey, Payloads> payloads = new ConcurrentHashMap<>();
+  private final DeltaPushes deltas = new DeltaPushes();
   private volatile boolean stopped;
 
   public PushEngine(Registry registry, Scheduler scheduler, Duration window) {
@@ -93,6 +94,7 @@ public final class PushEngine implements Registry.ChangeListener {
     if (!subscribers.containsKey(service)) {
       payloads.remove(service);
       coalesce.remove(service);
+      deltas.forget(service);
     }
   }
 
@@ -128,6 +130,11 @@ public final class PushEngine implements Registry.ChangeListener {
     return subscribers.size();
   }
 
+  /** Delta pushes against acked states, for the push queues of sessions that take them. */
+  public DeltaPushes deltas() {
+    return deltas;
+  }
+
   /** The coalescing window. */
   public Duration window() {
     return window;
@@ -140,9 +147,10 @@ public final class PushEngine implements Registry.ChangeListener {
         (k, old) -> old == null || old.revision < full.revision() ? new Payloads(full.revision()) : old);
     if (p.revision != full.revision()) {
       // A newer revision was cached meanwhile; this caller still gets what it read.
-      return new PushPayload(full.view(clusters, false));
+      return new PushPayload(full.view(clusters, false), clusters);
     }
-    return p.byClusters.computeIfAbsent(clusters, c -> new PushPayload(full.view(c, false)));
+    deltas.record(full); // a base for later deltas (a no-op when already kept)
+    return p.byClusters.computeIfAbsent(clusters, c -> new PushPayload(full.view(c, false), c));
   }
 
   private void push(ServiceKey service, Coalesce c) {

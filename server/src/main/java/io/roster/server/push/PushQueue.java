@@ -31,6 +31,7 @@ public final class PushQueue {
   private final Outbound outbound;
   private final Scheduler scheduler;
   private final Duration ackTimeout;
+  private final DeltaPushes deltas;
 
   private final Map<ServiceKey, Slot> slots = new HashMap<>(4);
   /** Slots with an unsent state, oldest first. A slot is in it exactly when {@code queued}. */
@@ -45,7 +46,9 @@ public final class PushQueue {
   private final List<AckWaiter> waiters = new ArrayList<>(0);
   private Scheduler.Cancellable ackTimer;
   private long sent;
+  private long sentDeltas;
   private long resent;
+  private long resyncs;
   private boolean closed;
 
   /**
@@ -53,9 +56,19 @@ public final class PushQueue {
    *     for targets that never ack (Registry/Watch)
    */
   public PushQueue(Outbound outbound, Scheduler scheduler, Duration ackTimeout) {
+    this(outbound, scheduler, ackTimeout, null);
+  }
+
+  /**
+   * @param deltas where deltas come from, for a session that takes them; {@code null} to send
+   *     every state in full. A state is sent as a delta against the last state of its service
+   *     the client acked, when {@link DeltaPushes#choose} finds one.
+   */
+  public PushQueue(Outbound outbound, Scheduler scheduler, Duration ackTimeout, DeltaPushes deltas) {
     this.outbound = outbound;
     this.scheduler = scheduler;
     this.ackTimeout = ackTimeout;
+    this.deltas = ackTimeout == null ? null : deltas; // a delta needs acks to have a base
   }
 
   /** Queues a state of {@code service}, replacing any unsent one; ignores older revisions. */
@@ -79,12 +92,25 @@ public final class PushQueue {
 
   /** The client applied the push with this id. Returns whether any push was waiting for it. */
   public synchronized boolean ack(String pushId) {
+    return ack(pushId, false);
+  }
+
+  /**
+   * An ack; with {@code resync} the client says it could not apply the delta this push carried
+   * (its state is not the delta's base), so it is no ack: the service's state is sent again at
+   * once, in full, and in full until the client acks a state again.
+   */
+  public synchronized boolean ack(String pushId, boolean resync) {
+    if (resync) {
+      return resync(pushId);
+    }
     List<Slot> slots = awaitingAck.remove(pushId);
     if (slots == null) {
       return false;
     }
     boolean matched = false;
     for (Slot slot : slots) {
+      slot.fullOnly = false; // what it acked was sent in full, or applied as a delta
       if (slot.inflight != null && slot.inflight.pushId().equals(pushId)) {
         slot.acked(slot.inflight.revision());
         slot.inflight = null;
@@ -173,6 +199,35 @@ public final class PushQueue {
     return ready.size();
   }
 
+  private boolean resync(String pushId) {
+    List<Slot> slots = awaitingAck.get(pushId);
+    if (slots == null || closed) {
+      return false;
+    }
+    resyncs++;
+    // Only deltas are answered with resync, and only states with instances go as deltas, so
+    // the id names one service here; every slot it names gets its state in full.
+    for (Slot slot : List.copyOf(slots)) {
+      slot.fullOnly = true;
+      if (slot.inflight != null && slot.inflight.pushId().equals(pushId) && slot.pending == null) {
+        queue(slot, slot.inflight); // still awaited: its ack, once it arrives in full, counts
+        slot.inflight = null;
+      }
+    }
+    drain();
+    return true;
+  }
+
+  /** Pushes sent as deltas so far. */
+  public synchronized long sentDeltaCount() {
+    return sentDeltas;
+  }
+
+  /** Deltas the client could not apply (acked with {@code resync}) so far. */
+  public synchronized long resyncCount() {
+    return resyncs;
+  }
+
   /** Pushes written so far, re-sends included. */
   public synchronized long sentCount() {
     return sent;
@@ -258,8 +313,10 @@ public final class PushQueue {
         continue; // cannot happen: a slot leaves the line when its state goes away
       }
       slot.pending = null;
-      outbound.send(p);
+      PushPayload wire = deltas == null || slot.fullOnly || slot.lastAcked == NONE ? p : deltas.choose(p, slot.lastAcked);
+      outbound.send(wire);
       sent++;
+      sentDeltas += wire != p ? 1 : 0;
       if (ackTimeout != null) {
         if (slot.inflight != null && slot.inflight != p) {
           forgetAck(slot, slot.inflight); // superseded: only the newest push of a service is awaited
@@ -321,6 +378,7 @@ public final class PushQueue {
     long lastOffered = NONE;
     long lastAcked = NONE;
     boolean queued;        // in the ready queue
+    boolean fullOnly;      // the client could not apply a delta: full states until it acks
 
     void acked(long revision) {
       if (lastAcked == NONE || revision > lastAcked) {

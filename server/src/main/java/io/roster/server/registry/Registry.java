@@ -5,6 +5,7 @@ import io.roster.server.model.InstanceKey;
 import io.roster.server.model.RegistryException;
 import io.roster.server.model.ServiceKey;
 import io.roster.server.model.ServiceSnapshot;
+import io.roster.server.model.WireSize;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -33,6 +34,10 @@ import java.util.function.UnaryOperator;
  * does not exist reports {@link #absentRevision()}: at least the last revision of any service
  * that was removed, so a poller never reads an "older" empty answer than what it last saw.
  *
+ * <p>Each service is bounded ({@link ServiceLimits}): its instance count and the wire bytes of
+ * its instances are kept as running totals, so checking a change costs the size of the change.
+ * A change that would cross a limit throws RESOURCE_EXHAUSTED before anything changes.
+ *
  * <p>Thread-safe. Changes to one service are serialised on that service; different services
  * change in parallel.
  */
@@ -53,14 +58,15 @@ public final class Registry {
   private final LongSupplier clockMicros;
   private final long maxSettingsBytes;
   private final AtomicLong settingsBytes = new AtomicLong();
+  private final ServiceLimits limits;
   private final AtomicLong lastRevision = new AtomicLong();
   private final long bootRevision;
   private volatile long absentRevision;
   private volatile ChangeListener listener = service -> {};
 
-  /** @param clockMicros wall clock in microseconds since the epoch */
+  /** A registry with the default {@link ServiceLimits}. */
   public Registry(LongSupplier clockMicros) {
-    this(clockMicros, Long.MAX_VALUE);
+    this(clockMicros, Long.MAX_VALUE, ServiceLimits.DEFAULT);
   }
 
   /**
@@ -69,8 +75,24 @@ public final class Registry {
    *     ServiceSettings#footprint}); settings outlive instances, so nothing else bounds them
    */
   public Registry(LongSupplier clockMicros, long maxSettingsBytes) {
+    this(clockMicros, maxSettingsBytes, ServiceLimits.DEFAULT);
+  }
+
+  /** A registry with these service limits and no bound on settings. */
+  public Registry(LongSupplier clockMicros, ServiceLimits limits) {
+    this(clockMicros, Long.MAX_VALUE, limits);
+  }
+
+  /**
+   * @param clockMicros wall clock in microseconds since the epoch
+   * @param maxSettingsBytes what all services' settings may take together (see {@link
+   *     ServiceSettings#footprint}); settings outlive instances, so nothing else bounds them
+   * @param limits what one service may hold
+   */
+  public Registry(LongSupplier clockMicros, long maxSettingsBytes, ServiceLimits limits) {
     this.clockMicros = clockMicros;
     this.maxSettingsBytes = maxSettingsBytes;
+    this.limits = limits;
     this.bootRevision = nextRevision();
     this.absentRevision = bootRevision;
   }
@@ -111,7 +133,7 @@ public final class Registry {
    */
   public Instance register(String owner, ServiceKey service, Instance instance) {
     Instance stored = instance.withId(service);
-    boolean changed = mutate(service, e -> e.put(owner, stored));
+    boolean changed = mutate(service, e -> e.put(owner, stored, "instance"));
     if (changed) {
       listener.onChange(service);
     }
@@ -161,7 +183,7 @@ public final class Registry {
         throw new IllegalArgumentException("an update may not change the identity " + key);
       }
       stored[0] = updated;
-      return e.put(r.owner, updated);
+      return e.put(r.owner, updated, "metadata");
     });
     if (changed) {
       listener.onChange(service);
@@ -290,6 +312,11 @@ public final class Registry {
     }
   }
 
+  /** The limits every service is held to. */
+  public ServiceLimits limits() {
+    return limits;
+  }
+
   /** Counters of one service, or null when it does not exist. */
   public ServiceStats stats(ServiceKey service) {
     Entry e = services.get(service);
@@ -301,7 +328,7 @@ public final class Registry {
       for (Registration r : e.registrations.values()) {
         healthy += r.instance.healthy() ? 1 : 0;
       }
-      return new ServiceStats(e.registrations.size(), healthy, e.revision);
+      return new ServiceStats(e.registrations.size(), healthy, e.revision, e.bytes);
     }
   }
 
@@ -369,13 +396,24 @@ public final class Registry {
     while (true) {
       Entry e = services.computeIfAbsent(service, k -> {
         index.add(k);
-        return new Entry();
+        return new Entry(k);
       });
       synchronized (e) {
         if (e.removed) {
           continue;
         }
-        boolean changed = op.apply(e);
+        boolean changed;
+        try {
+          changed = op.apply(e);
+        } catch (RuntimeException refused) {
+          // Refused before changing anything; an entry created for it must not stay behind.
+          if (e.registrations.isEmpty()) {
+            e.removed = true;
+            index.remove(service);
+            services.remove(service, e);
+          }
+          throw refused;
+        }
         if (changed) {
           e.revision = nextRevision();
           e.snapshot = null;
@@ -398,10 +436,11 @@ public final class Registry {
     }
   }
 
-  private record Registration(String owner, Instance instance) {}
+  /** @param size the instance's wire bytes in a list ({@link WireSize#ofInstanceInList}) */
+  private record Registration(String owner, Instance instance, int size) {}
 
-  /** Counters of one service. */
-  public record ServiceStats(int instanceCount, int healthyCount, long revision) {}
+  /** Counters of one service; {@code bytes} is the wire size of its instances (see {@link ServiceLimits}). */
+  public record ServiceStats(int instanceCount, int healthyCount, long revision, long bytes) {}
 
   /** One page of service keys and how many there are in total. */
   public record ServicePage(int total, List<ServiceKey> services) {}
@@ -417,12 +456,19 @@ public final class Registry {
 
   /** A service's mutable state, guarded by its own monitor. */
   private final class Entry {
+    final ServiceKey service;
     final Map<InstanceKey, Registration> registrations = new HashMap<>();
     /** Instances per owner in this service (an int[1] each, to count in place). */
     final Map<String, int[]> byOwner = new HashMap<>(4);
+    /** Sum of the registrations' sizes. */
+    long bytes;
     long revision;
     volatile ServiceSnapshot snapshot;
     boolean removed;
+
+    Entry(ServiceKey service) {
+      this.service = service;
+    }
 
     List<Instance> instances() {
       List<Instance> list = new ArrayList<>(registrations.size());
@@ -432,8 +478,18 @@ public final class Registry {
       return list;
     }
 
-    boolean put(String owner, Instance instance) {
-      Registration old = registrations.put(instance.key(), new Registration(owner, instance));
+    /** Stores {@code instance}; {@code field} names it in a refusal. */
+    boolean put(String owner, Instance instance, String field) {
+      Registration old = registrations.get(instance.key());
+      int size = WireSize.ofInstanceInList(instance);
+      checkLimits(old == null ? 1 : 0, size - (old == null ? 0 : old.size), field);
+      return store(owner, instance, size);
+    }
+
+    /** Stores without checking limits; returns whether the visible instance changed. */
+    private boolean store(String owner, Instance instance, int size) {
+      Registration old = registrations.put(instance.key(), new Registration(owner, instance, size));
+      bytes += size - (old == null ? 0 : old.size);
       if (old == null) {
         counted(owner, 1);
       } else if (!old.owner.equals(owner)) {
@@ -443,6 +499,24 @@ public final class Registry {
       return old == null || !old.instance.equals(instance);
     }
 
+    /**
+     * Throws RESOURCE_EXHAUSTED when the service would cross a limit after adding {@code
+     * moreInstances} and {@code moreBytes} (either may be negative).
+     */
+    void checkLimits(int moreInstances, long moreBytes, String field) {
+      int count = registrations.size() + moreInstances;
+      if (moreInstances > 0 && count > limits.maxInstances()) {
+        throw RegistryException.limit(field, "service " + service + " would have " + count
+            + " instances (limit: " + limits.maxInstances() + ", see --max-instances-per-service)");
+      }
+      long total = bytes + moreBytes;
+      if (moreBytes > 0 && total > limits.maxBytes()) {
+        throw RegistryException.limit(field, "service " + service + " would hold " + total
+            + " bytes of instances (limit: " + limits.maxBytes() + ", see --max-service-bytes; "
+            + "the metadata of its instances is what usually fills it)");
+      }
+    }
+
     boolean removeIfOwned(String owner, InstanceKey key) {
       Registration r = registrations.get(key);
       if (r == null || !r.owner.equals(owner)) {
@@ -450,6 +524,7 @@ public final class Registry {
       }
       registrations.remove(key);
       counted(owner, -1);
+      bytes -= r.size;
       return true;
     }
 
@@ -468,18 +543,34 @@ public final class Registry {
       for (Instance i : instances) {
         wanted.put(i.key(), i);
       }
+      // The whole batch is checked before anything changes.
+      int moreInstances = 0;
+      long moreBytes = 0;
+      for (Registration r : registrations.values()) {
+        if (r.owner.equals(owner) && !wanted.containsKey(r.instance.key())) {
+          moreInstances--;
+          moreBytes -= r.size;
+        }
+      }
+      for (Instance i : wanted.values()) {
+        Registration old = registrations.get(i.key());
+        moreInstances += old == null ? 1 : 0;
+        moreBytes += WireSize.ofInstanceInList(i) - (old == null ? 0 : old.size);
+      }
+      checkLimits(moreInstances, moreBytes, "instances");
       boolean changed = false;
       var it = registrations.entrySet().iterator();
       while (it.hasNext()) {
         var en = it.next();
         if (en.getValue().owner.equals(owner) && !wanted.containsKey(en.getKey())) {
+          bytes -= en.getValue().size;
           it.remove();
           counted(owner, -1);
           changed = true;
         }
       }
       for (Instance i : wanted.values()) {
-        changed |= put(owner, i);
+        changed |= store(owner, i, WireSize.ofInstanceInList(i)); // checked above, as a whole
       }
       return changed;
     }

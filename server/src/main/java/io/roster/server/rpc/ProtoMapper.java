@@ -1,10 +1,12 @@
 package io.roster.server.rpc;
 
+import io.roster.proto.v1.InstanceIdentity;
 import io.roster.proto.v1.ServiceInfo;
 import io.roster.server.model.Instance;
 import io.roster.server.model.InstanceKey;
 import io.roster.server.model.Names;
 import io.roster.server.model.RegistryException;
+import io.roster.server.model.ServiceDelta;
 import io.roster.server.model.ServiceKey;
 import io.roster.server.model.ServiceSnapshot;
 import java.util.LinkedHashSet;
@@ -93,6 +95,24 @@ final class ProtoMapper {
         .setProtectThresholdReached(s.protectThresholdReached());
     for (Instance i : s.instances()) {
       b.addInstances(toProto(i));
+    }
+    return b.build();
+  }
+
+  /** A delta push's body: the target's header, the upserted instances and the removed identities. */
+  static io.roster.proto.v1.ServiceDelta toProto(ServiceDelta d) {
+    ServiceSnapshot target = d.target();
+    io.roster.proto.v1.ServiceDelta.Builder b = io.roster.proto.v1.ServiceDelta.newBuilder()
+        .setService(toProto(target.service()))
+        .setBaseRevision(d.base().revision())
+        .setRevision(target.revision())
+        .setChecksum(target.checksum())
+        .setProtectThresholdReached(target.protectThresholdReached());
+    for (Instance i : d.upserted()) {
+      b.addUpserted(toProto(i));
+    }
+    for (InstanceKey k : d.removed()) {
+      b.addRemoved(InstanceIdentity.newBuilder().setIp(k.ip()).setPort(k.port()).setCluster(k.cluster()));
     }
     return b.build();
   }

@@ -10,12 +10,22 @@ import io.roster.server.push.PushPayload;
  */
 public final class PushEncoder {
 
+  /**
+   * The hello and welcome feature of delta pushes: a client that lists it applies pushes that
+   * carry a {@code delta}; a server that lists it may send them (docs/decisions.md, record 22).
+   */
+  public static final String FEATURE_DELTA = "delta";
+
   private PushEncoder() {}
 
-  /** The serialised {@code ServerFrame} carrying {@code p} as a push. */
+  /** The serialised {@code ServerFrame} carrying {@code p} as a push, in full or as its delta. */
   public static byte[] encode(PushPayload p) {
-    return ServerFrame.newBuilder()
-        .setPush(Push.newBuilder().setPushId(p.pushId()).setServiceInfo(ProtoMapper.toProto(p.snapshot())))
-        .build().toByteArray();
+    Push.Builder push = Push.newBuilder().setPushId(p.pushId());
+    if (p.delta() != null) {
+      push.setDelta(ProtoMapper.toProto(p.delta()));
+    } else {
+      push.setServiceInfo(ProtoMapper.toProto(p.snapshot()));
+    }
+    return ServerFrame.newBuilder().setPush(push).build().toByteArray();
   }
 }

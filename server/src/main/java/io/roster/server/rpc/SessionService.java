@@ -67,7 +67,7 @@ final class SessionService {
   static final int FRAMES_PER_TURN = 32;
 
   /** Frames beyond the base protocol that this server answers, told in {@code welcome}. */
-  static final List<String> FEATURES = List.of("query");
+  static final List<String> FEATURES = List.of("query", PushEncoder.FEATURE_DELTA);
 
   /** Told once to the sessions whose welcome said the server was warming up, when it is warm. */
   private static final ServerFrame WARM_UP_DONE =
@@ -398,7 +398,7 @@ final class SessionService {
                 + quoted(frame.getRequestId()) + ")"));
       }
       if (kind == ClientFrame.FrameCase.PUSH_ACK) {
-        s.ack(frame.getPushAck().getPushId());
+        s.ack(frame.getPushAck().getPushId(), frame.getPushAck().getResync());
         return;
       }
       String requestId = frame.getRequestId();
@@ -470,7 +470,9 @@ final class SessionService {
         SessionInfo info = new SessionInfo(sessions.nextConnectionId(), h.getClientId(), namespace,
             h.getClientName(), h.getClientVersion(), h.getLabelsMap(), remoteAddress, System.currentTimeMillis());
         // Refused (RESOURCE_EXHAUSTED) when this connection or its address has its fill of sessions.
-        Session opened = scope != null ? sessions.open(info, this, scope) : sessions.open(info, this);
+        Session opened = scope != null
+            ? sessions.open(info, this, scope, h.getFeaturesList().contains(PushEncoder.FEATURE_DELTA))
+            : sessions.open(info, this);
         long warmingMs = warmUpMillis(warmUp);
         write(ServerFrame.newBuilder().setRequestId(requestId).setWelcome(Welcome.newBuilder()
             .setConnectionId(info.connectionId())

@@ -179,7 +179,22 @@ public final class Session {
 
   /** The client applied a push. */
   public void ack(String pushId) {
-    queue.ack(pushId);
+    queue.ack(pushId, false);
+  }
+
+  /** An ack; {@code resync}: the client could not apply the delta it carried (see {@link PushQueue#ack(String, boolean)}). */
+  public void ack(String pushId, boolean resync) {
+    queue.ack(pushId, resync);
+  }
+
+  /** Pushes sent to this session as deltas. */
+  public long sentDeltas() {
+    return queue.sentDeltaCount();
+  }
+
+  /** Deltas this session's client could not apply and asked to have in full. */
+  public long deltaResyncs() {
+    return queue.resyncCount();
   }
 
   /** The stream became writable. */

@@ -80,8 +80,17 @@ public final class SessionManager {
    * allowed.
    */
   public Session open(SessionInfo info, Outbound outbound, Scope scope) {
+    return open(info, outbound, scope, false);
+  }
+
+  /**
+   * Same, and with {@code deltas} (its client said it applies them) a state may go to the
+   * session as a delta against the last one the client acked (docs/decisions.md, record 22).
+   */
+  public Session open(SessionInfo info, Outbound outbound, Scope scope, boolean deltas) {
     scope.acquire(Scope.Counted.SESSIONS, limits);
-    Session s = new Session(info, registry, engine, new PushQueue(outbound, scheduler, ackTimeout), scope, limits);
+    PushQueue queue = new PushQueue(outbound, scheduler, ackTimeout, deltas ? engine.deltas() : null);
+    Session s = new Session(info, registry, engine, queue, scope, limits);
     sessions.put(info.connectionId(), s);
     return s;
   }

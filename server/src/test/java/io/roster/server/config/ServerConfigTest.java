@@ -20,6 +20,21 @@ class ServerConfigTest {
     assertThat(c.keepaliveTimeout()).isEqualTo(Duration.ofSeconds(5));
     assertThat(c.pushWindow()).isEqualTo(Duration.ofMillis(20));
     assertThat(c.pushAckTimeout()).isEqualTo(Duration.ofSeconds(3));
+    assertThat(c.maxInstancesPerService()).isEqualTo(20_000);
+    assertThat(c.maxServiceBytes()).isEqualTo(3L * 1024 * 1024);
+  }
+
+  @Test
+  void serviceLimitsFromFlagsAndEnvironment() {
+    ServerConfig c = ServerConfig.parse(new String[] {"--max-service-bytes", "512k"},
+        Map.of("ROSTER_MAX_INSTANCES_PER_SERVICE", "100", "ROSTER_MAX_SERVICE_BYTES", "1m"));
+    assertThat(c.maxInstancesPerService()).isEqualTo(100);
+    assertThat(c.maxServiceBytes()).isEqualTo(512 * 1024);
+    assertThat(ServerConfig.formatSize(ServerConfig.defaults().maxServiceBytes())).isEqualTo("3m");
+    assertThatThrownBy(() -> ServerConfig.parse(new String[] {"--max-service-bytes", "16m"}, Map.of()))
+        .hasMessage("max-service-bytes: 16777216 (expected: 1024..15728640, i.e. 1k..15m)");
+    assertThatThrownBy(() -> ServerConfig.parse(new String[] {"--max-service-bytes", "lots"}, Map.of()))
+        .hasMessage("--max-service-bytes: \"lots\" (expected: a size in bytes, 1k..15m (suffixes k, m: 3m))");
   }
 
   @Test

@@ -1,8 +1,10 @@
 package io.roster.server.registry;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.roster.server.model.Instance;
+import io.roster.server.model.RegistryException;
 import io.roster.server.model.ServiceKey;
 import io.roster.server.model.ServiceSnapshot;
 import java.util.ArrayList;
@@ -123,5 +125,95 @@ class RegistryTest {
     assertThat(registry.listServices("public", "", 1, 10).total()).isEqualTo(5);
     assertThat(registry.listServices("dev", "", 1, 10).services()).extracting(ServiceKey::name).containsExactly("x");
     assertThat(registry.listServices("nope", "", 1, 10).total()).isZero();
+  }
+
+  /** An instance with about {@code bytes} of metadata (in values of 1,000 characters). */
+  private static Instance withMetadata(String ip, int bytes) {
+    return new Instance(ip, 80, 1, true, true, true, "", blob(bytes), "");
+  }
+
+  private static Map<String, String> blob(int bytes) {
+    Map<String, String> m = new java.util.HashMap<>();
+    for (int i = 0; bytes > 0; i++, bytes -= 1000) {
+      m.put("k" + i, "x".repeat(Math.min(1000, bytes)));
+    }
+    return m;
+  }
+
+  @Test
+  void aRegistrationOverTheInstanceLimitIsRefusedAndChangesNothing() {
+    registry = new Registry(micros::get, new ServiceLimits(2, 1 << 20));
+    registry.setChangeListener(changes::add);
+    registry.register("c1", orders, inst("10.0.0.1", 80));
+    registry.register("c2", orders, inst("10.0.0.2", 80));
+    long revision = registry.snapshot(orders).revision();
+    assertThatThrownBy(() -> registry.register("c3", orders, inst("10.0.0.3", 80)))
+        .isInstanceOfSatisfying(RegistryException.class, e -> {
+          assertThat(e.kind()).isEqualTo(RegistryException.Kind.RESOURCE_EXHAUSTED);
+          assertThat(e.field()).isEqualTo("instance");
+        })
+        .hasMessage("service public/DEFAULT_GROUP@@orders would have 3 instances (limit: 2, see --max-instances-per-service)");
+    // Replacing one that is there is no new instance.
+    registry.register("c2", orders, inst("10.0.0.2", 80).withWeight(2));
+    assertThat(registry.snapshot(orders).instances()).hasSize(2);
+    assertThat(registry.snapshot(orders).revision()).isGreaterThan(revision);
+  }
+
+  @Test
+  void aRegistrationOverTheByteLimitIsRefusedNamingServiceValueLimitAndFlag() {
+    registry = new Registry(micros::get, new ServiceLimits(100, 10_000));
+    registry.setChangeListener(changes::add);
+    registry.register("c1", orders, withMetadata("10.0.0.1", 4000));
+    registry.register("c1", orders, withMetadata("10.0.0.2", 4000));
+    ServiceSnapshot before = registry.snapshot(orders);
+    long bytes = registry.stats(orders).bytes();
+    changes.clear();
+    assertThatThrownBy(() -> registry.register("c2", orders, withMetadata("10.0.0.3", 4000)))
+        .isInstanceOfSatisfying(RegistryException.class,
+            e -> assertThat(e.kind()).isEqualTo(RegistryException.Kind.RESOURCE_EXHAUSTED))
+        .hasMessageStartingWith("service public/DEFAULT_GROUP@@orders would hold ")
+        .hasMessageContaining("bytes of instances (limit: 10000, see --max-service-bytes");
+    assertThat(registry.snapshot(orders)).isSameAs(before);
+    assertThat(registry.stats(orders).bytes()).isEqualTo(bytes);
+    assertThat(changes).isEmpty();
+    // Growing an instance in place counts only the growth; shrinking is always allowed.
+    assertThatThrownBy(() -> registry.update(orders, inst("10.0.0.1", 80).key(),
+        i -> i.withMetadata(blob(9000)))).isInstanceOf(RegistryException.class);
+    registry.update(orders, inst("10.0.0.1", 80).key(), i -> i.withMetadata(Map.of()));
+    assertThat(registry.stats(orders).bytes()).isLessThan(bytes - 3900);
+    registry.register("c2", orders, withMetadata("10.0.0.3", 4000));
+    assertThat(registry.snapshot(orders).instances()).hasSize(3);
+  }
+
+  @Test
+  void aBatchIsCheckedAsAWholeAndARefusedOneChangesNothing() {
+    registry = new Registry(micros::get, new ServiceLimits(3, 10_000));
+    registry.setChangeListener(changes::add);
+    registry.replaceOwned("c1", orders, List.of(inst("10.0.0.1", 80), inst("10.0.0.2", 80)));
+    ServiceSnapshot before = registry.snapshot(orders);
+    assertThatThrownBy(() -> registry.replaceOwned("c2", orders,
+        List.of(inst("10.0.0.3", 80), inst("10.0.0.4", 80))))
+        .hasMessage("service public/DEFAULT_GROUP@@orders would have 4 instances (limit: 3, see --max-instances-per-service)")
+        .isInstanceOfSatisfying(RegistryException.class, e -> assertThat(e.field()).isEqualTo("instances"));
+    assertThat(registry.snapshot(orders)).isSameAs(before);
+    // A batch that swaps instances of the same owner counts what is left, not what passes by.
+    registry.replaceOwned("c1", orders, List.of(inst("10.0.0.5", 80), inst("10.0.0.6", 80), inst("10.0.0.7", 80)));
+    assertThat(registry.snapshot(orders).instances()).extracting(Instance::ip)
+        .containsExactly("10.0.0.5", "10.0.0.6", "10.0.0.7");
+    // The bytes of a swap: a shrinking and a growing instance together fit.
+    registry.replaceOwned("c1", orders, List.of(withMetadata("10.0.0.5", 9000)));
+    registry.replaceOwned("c1", orders, List.of(inst("10.0.0.5", 80), withMetadata("10.0.0.6", 9000)));
+    assertThat(registry.snapshot(orders).instances()).hasSize(2);
+  }
+
+  @Test
+  void aRefusalOnAServiceThatDidNotExistLeavesNoServiceBehind() {
+    registry = new Registry(micros::get, new ServiceLimits(1, 1000));
+    assertThatThrownBy(() -> registry.register("c1", orders, withMetadata("10.0.0.1", 2000)))
+        .isInstanceOf(RegistryException.class);
+    assertThat(registry.serviceCount()).isZero();
+    assertThat(registry.listServices("public", "", 1, 10).total()).isZero();
+    registry.register("c1", orders, inst("10.0.0.1", 80));
+    assertThat(registry.snapshot(orders).instances()).hasSize(1);
   }
 }
