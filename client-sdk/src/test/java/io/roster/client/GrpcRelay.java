@@ -21,6 +21,7 @@ import java.net.InetSocketAddress;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import io.roster.server.testing.TestTime;
 
 /**
  * A gRPC-level relay in front of a real server, on its own loopback port, with scripted faults:
@@ -180,7 +181,7 @@ final class GrpcRelay implements AutoCloseable {
         return;
       }
       try {
-        out.onNext(RegistryGrpc.newBlockingStub(upstream).withDeadlineAfter(10, TimeUnit.SECONDS)
+        out.onNext(RegistryGrpc.newBlockingStub(upstream).withDeadlineAfter(TestTime.seconds(10).toMillis(), TimeUnit.MILLISECONDS)
             .queryInstances(req));
         out.onCompleted();
       } catch (StatusRuntimeException e) {

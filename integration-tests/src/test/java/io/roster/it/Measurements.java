@@ -101,7 +101,7 @@ class Measurements {
         LockSupport.parkNanos(Duration.ofMillis(100).toNanos());
         long start = System.nanoTime();
         provider.registerInstance("m-notify", Instance.of("10.9.0.1", port));
-        Awaitility.await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(1))
+        Awaitility.await().atMost(Timing.seconds(10)).pollInterval(Duration.ofMillis(1))
             .until(() -> t.seenAt.containsKey(port));
         if (i >= 5) { // the first few warm up the JIT
           nanos.add(t.seenAt.get(port) - start);
@@ -122,10 +122,10 @@ class Measurements {
         int port = 21000 + i;
         try (ProviderProcess p = new ProviderProcess(server.address(), "m-kill", "10.9.0.2", port)) {
           p.awaitRegistered();
-          Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> t.seenAt.containsKey(port));
+          Awaitility.await().atMost(Timing.seconds(10)).until(() -> t.seenAt.containsKey(port));
           long start = System.nanoTime();
           p.kill9();
-          Awaitility.await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(1))
+          Awaitility.await().atMost(Timing.seconds(20)).pollInterval(Duration.ofMillis(1))
               .until(() -> t.goneAt.containsKey(port));
           nanos.add(t.goneAt.get(port) - start);
         }
@@ -149,10 +149,10 @@ class Measurements {
         providers.add(c);
         c.registerInstance("m-frozen", Instance.of("10.9.0.3", 22000 + i));
       }
-      Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> t.seenAt.size() == TRIALS);
+      Awaitility.await().atMost(Timing.seconds(20)).until(() -> t.seenAt.size() == TRIALS);
       long start = System.nanoTime();
       proxies.forEach(TcpProxy::freeze);
-      Awaitility.await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(5))
+      Awaitility.await().atMost(Timing.seconds(60)).pollInterval(Duration.ofMillis(5))
           .until(() -> t.goneAt.size() == TRIALS);
       List<Long> nanos = new ArrayList<>();
       t.goneAt.values().forEach(g -> nanos.add(g - start));
@@ -384,7 +384,7 @@ class Measurements {
     Listener probe = first::complete;
     client.subscribe(service, probe);
     try {
-      return first.get(5, TimeUnit.SECONDS);
+      return first.get(Timing.seconds(5).toMillis(), TimeUnit.MILLISECONDS);
     } finally {
       client.unsubscribe(service, probe);
     }

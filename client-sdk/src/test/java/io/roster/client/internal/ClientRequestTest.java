@@ -34,6 +34,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import io.roster.server.testing.TestTime;
 
 /**
  * Requests, results, pushes and close against a fake server. The client's timers (request
@@ -305,7 +306,7 @@ class ClientRequestTest {
     assertThat(s.hello.getHello().getFeaturesList()).as("announced").contains("delta");
     CompletableFuture<Void> call = async(() -> client.subscribe("demo", events::add));
     s.ok(s.next(FrameCase.SUBSCRIBE));
-    call.get(5, TimeUnit.SECONDS);
+    call.get(TestTime.seconds(5).toMillis(), TimeUnit.MILLISECONDS);
     Instance a = Instance.of("10.0.0.1", 80);
     Instance b = Instance.of("10.0.0.2", 80);
     Instance c = Instance.of("10.0.0.3", 80);

@@ -17,6 +17,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import io.roster.server.testing.TestTime;
 
 /**
  * The connection state machine on a fake clock: rotation, back-off bounds, reset, connect
@@ -189,11 +190,11 @@ class ConnectionManagerTest {
     }, callers);
     first.ok(first.next(FrameCase.REGISTER));
     first.ok(first.next(FrameCase.REGISTER));
-    reg.get(5, TimeUnit.SECONDS);
+    reg.get(TestTime.seconds(5).toMillis(), TimeUnit.MILLISECONDS);
     CompletableFuture<Void> sub =
         CompletableFuture.runAsync(() -> client.subscribe("other", e -> { }), callers);
     first.ok(first.next(FrameCase.SUBSCRIBE));
-    sub.get(5, TimeUnit.SECONDS);
+    sub.get(TestTime.seconds(5).toMillis(), TimeUnit.MILLISECONDS);
 
     first.fail();
     clock.forward(Duration.ofMillis(100));

@@ -22,6 +22,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import io.roster.server.testing.TestTime;
 
 /**
  * The warm-up hold (decision 20), on a fake clock against a fake server: a server that says in
@@ -61,7 +62,7 @@ class WarmUpHoldTest {
     s.welcome();
     CompletableFuture<Void> call = CompletableFuture.runAsync(() -> client.subscribe("demo", events::add), callers);
     s.ok(s.next(FrameCase.SUBSCRIBE));
-    call.get(5, TimeUnit.SECONDS);
+    call.get(TestTime.seconds(5).toMillis(), TimeUnit.MILLISECONDS);
     s.push("a", info(DEMO, 10, "c10", proto("10.0.0.1", 80), proto("10.0.0.2", 80), proto("10.0.0.3", 80)));
     assertThat(s.next(FrameCase.PUSH_ACK).getPushAck().getPushId()).isEqualTo("a");
     clock.runDue();

@@ -20,6 +20,7 @@ import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import io.roster.server.testing.TestTime;
 
 /**
  * Delta pushes over real loopback sockets, seen by raw Connect streams: a client that lists
@@ -139,7 +140,7 @@ class DeltaPushTest {
         .setPushId(delta.getPush().getPushId()).setResync(true)).build());
     ServerFrame full = nextPush(subscriber);
     // At once, not at the ack timeout's re-send (3 s).
-    assertThat(Duration.ofNanos(System.nanoTime() - asked)).isLessThan(Duration.ofMillis(2500));
+    assertThat(Duration.ofNanos(System.nanoTime() - asked)).isLessThan(TestTime.millis(2500));
     assertThat(full.getPush().hasServiceInfo()).isTrue();
     assertThat(full.getPush().getPushId()).isEqualTo(delta.getPush().getPushId());
     assertThat(full.getPush().getServiceInfo().getInstancesCount()).isEqualTo(SIZE + 1);
