@@ -486,6 +486,15 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
             cached == null ? null : cached.revision(), push.getDelta());
         if (outcome instanceof DeltaApplier.Applied applied) {
           held = !offer(sub, applied.snapshot(), ShrinkHold.Source.push(session), session, push.getPushId());
+        } else if (outcome instanceof DeltaApplier.Stale) {
+          // Not newer than the cache; when the cache shows a held state of that revision, the
+          // push is acked once the true state is applied, as a full state's would be.
+          lock.lock();
+          try {
+            held = sub.isActive() && hold.holdsAck(sub, push.getDelta().getRevision(), session, push.getPushId());
+          } finally {
+            lock.unlock();
+          }
         } else if (outcome instanceof DeltaApplier.Resync r) {
           resync = true;
           log.debug("Cannot apply the delta push {} of {} ({}); asking for the full state", push.getPushId(), key,

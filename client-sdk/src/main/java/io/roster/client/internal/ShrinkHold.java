@@ -178,6 +178,24 @@ final class ShrinkHold {
   }
 
   /**
+   * A push at {@code revision} that is not newer than the cache (a re-sent delta, which cannot
+   * be offered as a state): whether its ack must wait because the state it names is held back,
+   * as {@link #offer} decides for a full state. Its ack then goes out once the true state at
+   * that revision is applied.
+   */
+  boolean holdsAck(Subscription sub, long revision, Session pushSession, String pushId) {
+    Held h = held.get(sub);
+    if (h == null || Long.compareUnsigned(revision, h.truth.revision()) > 0) {
+      return false;
+    }
+    if (revision == h.truth.revision()) {
+      h.ackSession = pushSession;
+      h.ackPushId = pushId;
+    }
+    return true;
+  }
+
+  /**
    * The hold of {@code sub} may be over: returns the true state to apply now, or null when there
    * is none or it is still held (then it looks again later).
    */

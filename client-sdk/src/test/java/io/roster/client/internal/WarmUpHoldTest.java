@@ -271,4 +271,63 @@ class WarmUpHoldTest {
     assertThat(ips(events.get(1).removed())).containsExactlyInAnyOrder("10.0.0.2", "10.0.0.3");
     assertThat(acks(s)).containsExactly("c");
   }
+
+  /** The server's checksum of a list, by the server's code. */
+  private static String serverChecksum(Instance... instances) {
+    List<io.roster.server.model.Instance> list = new ArrayList<>();
+    for (Instance i : instances) {
+      list.add(new io.roster.server.model.Instance(i.ip(), i.port(), i.weight(), i.healthy(), i.enabled(),
+          i.ephemeral(), i.cluster(), i.metadata(), i.instanceId()));
+    }
+    return io.roster.server.model.ServiceSnapshot.of(
+        io.roster.server.model.ServiceKey.of(DEMO.namespace(), DEMO.group(), DEMO.name()), list, 1).checksum();
+  }
+
+  private static io.roster.proto.v1.ServiceInfo infoOf(long revision, Instance... instances) {
+    io.roster.proto.v1.ServiceInfo.Builder b = io.roster.proto.v1.ServiceInfo.newBuilder()
+        .setService(ProtoMapper.toProto(DEMO)).setRevision(revision).setChecksum(serverChecksum(instances));
+    for (Instance i : instances) {
+      b.addInstances(ProtoMapper.toProto(i));
+    }
+    return b.build();
+  }
+
+  /**
+   * Regression: a held state re-sent as a delta was acked at once. On a warming server the
+   * session acks a state (revision 15, five instances), then is pushed one that lacks an
+   * instance (revision 20): held, the cache shows the merged list at revision 20, no ack. After
+   * its ack timeout the server re-sends revision 20, now as a delta against 15, the state this
+   * session acked. The client found the delta "not newer than the cache" (the merged list is
+   * at 20) and acked it as stale, so a drain waiting for this consumer was told it had dropped
+   * an instance it still routes to (decision 20: acks follow what the cache shows).
+   */
+  @Test
+  void aHeldStateResentAsADeltaIsNotAckedUntilItIsApplied() throws Exception {
+    start(false);
+    FakeStream s = reconnectedToAWarmingServer(subscribedWithThree());
+    Instance a = Instance.of("10.0.0.1", 80);
+    Instance b = Instance.of("10.0.0.2", 80);
+    Instance c = Instance.of("10.0.0.3", 80);
+    Instance d = Instance.of("10.0.0.4", 80);
+    Instance e = Instance.of("10.0.0.5", 80);
+    s.push("f", infoOf(15, a, b, c, d, e)); // drops nothing: applied and acked
+    s.push("14", infoOf(20, a, b, c, d));   // lacks e: held
+    clock.runDue();
+    assertThat(acks(s)).containsExactly("f");
+    assertThat(ips(client.cached(DEMO))).containsExactly("10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.0.4", "10.0.0.5");
+
+    // The server's ack timeout: revision 20 again, as a delta against 15.
+    s.push("14", io.roster.proto.v1.ServiceDelta.newBuilder().setService(ProtoMapper.toProto(DEMO))
+        .setBaseRevision(15).setRevision(20).setChecksum(serverChecksum(a, b, c, d))
+        .addRemoved(io.roster.proto.v1.InstanceIdentity.newBuilder().setIp("10.0.0.5").setPort(80)
+            .setCluster("DEFAULT"))
+        .build());
+    clock.runDue();
+    assertThat(acks(s)).as("still held: no ack").containsExactly("f");
+
+    clock.forward(Duration.ofMillis(WARM_UP_MS));
+    clock.runDue();
+    assertThat(ips(client.cached(DEMO))).containsExactly("10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.0.4");
+    assertThat(acks(s)).as("acked once applied").containsExactly("f", "14");
+  }
 }
