@@ -260,6 +260,11 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
       return;
     }
     engine.subscribe(key, w);
+    if (!watchers.contains(w)) {
+      // Cancelled, or ended by stop(), between the add and the subscribe: forget() found
+      // nothing to unsubscribe then, so it is undone here.
+      engine.unsubscribe(key, w);
+    }
   }
 
   /**
