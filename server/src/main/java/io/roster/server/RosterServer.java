@@ -73,6 +73,8 @@ public final class RosterServer implements AutoCloseable {
       server.scheduler.close();
       throw new UncheckedIOException("cannot listen on " + config.host() + ":" + config.port(), e);
     }
+    // The delta cache's classes load off the event loops, after SERVING (decision 22).
+    server.scheduler.execute(server.engine.deltas()::prepare);
     return server;
   }
 

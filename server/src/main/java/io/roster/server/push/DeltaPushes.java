@@ -51,6 +51,14 @@ public final class DeltaPushes {
    */
   private volatile Cache<Key, Optional<PushPayload>> deltas;
 
+  /**
+   * Builds the cache now, off the event loops (the server calls it on its scheduler once it
+   * serves): the first delta push then does not pay the class loading on a transport thread.
+   */
+  public void prepare() {
+    cache();
+  }
+
   private Cache<Key, Optional<PushPayload>> cache() {
     Cache<Key, Optional<PushPayload>> c = deltas;
     if (c == null) {
