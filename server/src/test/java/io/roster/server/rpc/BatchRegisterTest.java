@@ -2,15 +2,11 @@ package io.roster.server.rpc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.grpc.ManagedChannel;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.roster.proto.v1.BatchRegisterInstances;
 import io.roster.proto.v1.ClientFrame;
 import io.roster.proto.v1.ErrorCode;
 import io.roster.proto.v1.Instance;
 import io.roster.proto.v1.Result;
-import io.roster.server.RosterServer;
-import io.roster.server.config.ServerConfig;
 import io.roster.server.model.ServiceKey;
 import io.roster.server.push.Outbound;
 import io.roster.server.push.PushEngine;
@@ -20,39 +16,31 @@ import io.roster.server.session.Session;
 import io.roster.server.session.SessionInfo;
 import io.roster.server.session.SessionLimits;
 import io.roster.server.session.SessionManager;
-import io.roster.server.testing.TestTime;
+import io.roster.server.testing.LoopbackServer;
+import io.roster.server.testing.TestSession;
 import io.roster.server.time.FakeScheduler;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** {@code batchRegister} as docs/protocol.md §3 describes it. */
 class BatchRegisterTest {
 
   private static final ServiceKey ORDERS = ServiceKey.of("", "", "orders");
 
-  private RosterServer server;
-  private ManagedChannel channel;
+  @RegisterExtension
+  final LoopbackServer loopback = LoopbackServer.with(b -> b.maxInstancesPerConnection(3));
+
   private TestSession provider;
 
   @BeforeEach
-  void start() {
-    server = RosterServer.start(ServerConfig.builder().host("127.0.0.1").port(0)
-        .shutdownGrace(TestTime.seconds(1)).maxInstancesPerConnection(3).build());
-    channel = NettyChannelBuilder.forAddress("127.0.0.1", server.port()).usePlaintext().build();
-    provider = new TestSession(channel).hello("provider");
-  }
-
-  @AfterEach
-  void stop() {
-    provider.close();
-    channel.shutdownNow();
-    server.close();
+  void hello() {
+    provider = loopback.session("provider");
   }
 
   private static Instance.Builder instance(String ip, int port) {
@@ -68,7 +56,7 @@ class BatchRegisterTest {
   }
 
   private List<String> stored() {
-    return server.registry().snapshot(ORDERS).instances().stream().map(i -> i.ip() + ":" + i.port()).toList();
+    return loopback.server().registry().snapshot(ORDERS).instances().stream().map(i -> i.ip() + ":" + i.port()).toList();
   }
 
   @Test
@@ -102,7 +90,7 @@ class BatchRegisterTest {
 
   @Test
   void anEmptyListRemovesThemAll() {
-    TestSession consumer = new TestSession(channel).hello("consumer");
+    TestSession consumer = loopback.session("consumer");
     consumer.subscribe("orders");
     assertThat(batch(instance("10.0.0.1", 1), instance("10.0.0.2", 1)).getOk()).isTrue();
     consumer.awaitPush("orders", i -> i.getInstancesCount() == 2);
@@ -111,9 +99,8 @@ class BatchRegisterTest {
 
     consumer.awaitPush("orders", i -> i.getInstancesCount() == 0);
     assertThat(stored()).isEmpty();
-    assertThat(server.sessions().all()).filteredOn(s -> s.info().clientId().equals("provider"))
+    assertThat(loopback.server().sessions().all()).filteredOn(s -> s.info().clientId().equals("provider"))
         .singleElement().satisfies(s -> assertThat(s.instanceCount()).isZero());
-    consumer.close();
   }
 
   @Test

@@ -14,13 +14,14 @@ import io.roster.proto.v1.ServerFrame;
 import io.roster.proto.v1.ServiceDelta;
 import io.roster.server.RosterServer;
 import io.roster.server.config.ServerConfig;
+import io.roster.server.testing.TestSession;
+import io.roster.server.testing.TestTime;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import io.roster.server.testing.TestTime;
 
 /**
  * Delta pushes over real loopback sockets, seen by raw Connect streams: a client that lists
@@ -130,7 +131,7 @@ class DeltaPushTest {
     subscriber.subscribe("big");
     nextPush(subscriber);
     subscriber.ping();
-    subscriber.autoAck = false;
+    subscriber.autoAck(false);
     provider.register("big", "10.9.9.9", 9090);
     ServerFrame delta = nextPush(subscriber);
     assertThat(delta.getPush().hasDelta()).isTrue();

@@ -3,9 +3,6 @@ package io.roster.server.rpc;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.grpc.ManagedChannel;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
-import io.grpc.stub.StreamObserver;
 import io.roster.proto.v1.AdminGrpc;
 import io.roster.proto.v1.BatchRegisterInstances;
 import io.roster.proto.v1.ClientFrame;
@@ -17,48 +14,27 @@ import io.roster.proto.v1.RegistryGrpc;
 import io.roster.proto.v1.Result;
 import io.roster.proto.v1.ServiceInfo;
 import io.roster.proto.v1.WatchRequest;
-import io.roster.server.RosterServer;
-import io.roster.server.config.ServerConfig;
 import io.roster.server.model.RegistryException;
 import io.roster.server.model.ServiceKey;
+import io.roster.server.testing.LoopbackServer;
+import io.roster.server.testing.StreamRecorder;
+import io.roster.server.testing.TestSession;
 import io.roster.server.testing.TestTime;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.assertj.core.api.Assertions;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The drain rules of docs/protocol.md §7 and docs/operations.md that DrainTest leaves out. */
 class DrainRulesTest {
 
-  private RosterServer server;
-  private ManagedChannel channel;
-  private final List<TestSession> sessions = new ArrayList<>();
-
-  @BeforeEach
-  void start() {
-    server = RosterServer.start(ServerConfig.builder().host("127.0.0.1").port(0)
-        .shutdownGrace(TestTime.seconds(1)).build());
-    channel = NettyChannelBuilder.forAddress("127.0.0.1", server.port()).usePlaintext().build();
-  }
-
-  @AfterEach
-  void stop() {
-    sessions.forEach(TestSession::close);
-    channel.shutdownNow();
-    server.close();
-  }
+  @RegisterExtension
+  final LoopbackServer loopback = LoopbackServer.withDefaults();
 
   private TestSession session(String clientId) {
-    TestSession s = new TestSession(channel).hello(clientId);
-    sessions.add(s);
-    return s;
+    return loopback.session(clientId);
   }
 
   private CompletableFuture<Result> drainAsync(TestSession provider, long timeoutMs) {
@@ -80,7 +56,7 @@ class DrainRulesTest {
     TestSession provider = session("provider");
     provider.register("pay", "10.0.0.1", 80);
     TestSession silent = session("silent");
-    silent.autoAck = false;
+    silent.autoAck(false);
     silent.subscribe("pay");
     silent.awaitPush("pay", i -> i.getInstancesCount() == 1);
 
@@ -102,27 +78,16 @@ class DrainRulesTest {
     both.subscribe("pay");
     both.subscribe("ship");
     both.awaitPush("ship", i -> i.getInstancesCount() == 1);
-    BlockingQueue<ServiceInfo> watched = new LinkedBlockingQueue<>();
-    RegistryGrpc.newStub(channel).watch(WatchRequest.newBuilder().setService(TestSession.key("pay")).build(),
-        new StreamObserver<>() {
-          @Override
-          public void onNext(ServiceInfo v) {
-            watched.add(v);
-          }
-
-          @Override
-          public void onError(Throwable t) {}
-
-          @Override
-          public void onCompleted() {}
-        });
-    assertThat(watched.poll(TestTime.seconds(10).toMillis(), TimeUnit.MILLISECONDS).getInstancesCount()).isEqualTo(1);
+    StreamRecorder<ServiceInfo> watched = new StreamRecorder<>();
+    RegistryGrpc.newStub(loopback.channel()).watch(WatchRequest.newBuilder().setService(TestSession.key("pay")).build(),
+        watched);
+    assertThat(watched.next().getInstancesCount()).isEqualTo(1);
 
     Result r = drainAsync(provider, 10_000).get(TestTime.seconds(20).toMillis(), TimeUnit.MILLISECONDS);
 
     assertThat(r.getDrain()).as("one session, two subscriptions; the watch is not counted")
         .isEqualTo(DrainSummary.newBuilder().setNotified(2).setAcked(2).build());
-    assertThat(watched.poll(TestTime.seconds(10).toMillis(), TimeUnit.MILLISECONDS).getInstancesCount()).as("but it is told").isZero();
+    assertThat(watched.next().getInstancesCount()).as("but it is told").isZero();
   }
 
   /** operations.md: an operator's disable lasts until the owner registers the instance again. */
@@ -134,7 +99,7 @@ class DrainRulesTest {
     consumer.subscribe("pay");
     consumer.awaitPush("pay", i -> i.getInstancesCount() == 1);
 
-    var drained = AdminGrpc.newBlockingStub(channel).drainInstance(DrainInstanceRequest.newBuilder()
+    var drained = AdminGrpc.newBlockingStub(loopback.channel()).drainInstance(DrainInstanceRequest.newBuilder()
         .setService(TestSession.key("pay")).setIp("10.0.0.1").setPort(80).setTimeoutMs(10_000).build());
     assertThat(drained.getDrain()).isEqualTo(DrainSummary.newBuilder().setNotified(1).setAcked(1).build());
     consumer.awaitPush("pay", i -> i.getInstancesCount() == 0);
@@ -145,6 +110,6 @@ class DrainRulesTest {
     assertThat(redo.getOk()).isTrue();
 
     consumer.awaitPush("pay", i -> i.getInstancesCount() == 1 && i.getInstances(0).getEnabled());
-    assertThat(server.registry().snapshot(ServiceKey.of("", "", "pay")).instances()).hasSize(1);
+    assertThat(loopback.server().registry().snapshot(ServiceKey.of("", "", "pay")).instances()).hasSize(1);
   }
 }

@@ -3,10 +3,8 @@ package io.roster.server.rpc;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.roster.proto.v1.AdminGrpc;
 import io.roster.proto.v1.ClientFrame;
 import io.roster.proto.v1.Drain;
@@ -15,18 +13,16 @@ import io.roster.proto.v1.DrainInstanceResponse;
 import io.roster.proto.v1.DrainSummary;
 import io.roster.proto.v1.ErrorCode;
 import io.roster.proto.v1.Result;
-import io.roster.server.RosterServer;
-import io.roster.server.config.ServerConfig;
 import io.roster.server.model.ServiceKey;
+import io.roster.server.testing.LoopbackServer;
+import io.roster.server.testing.TestSession;
 import io.roster.server.testing.TestTime;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Drain with confirmation, over real loopback sockets: the session frame and Admin/DrainInstance. */
 class DrainTest {
@@ -34,33 +30,16 @@ class DrainTest {
   /** How long a drain that should end early may take at most, scaled by the time factor. */
   private static final Duration WAIT = TestTime.seconds(20);
 
-  private RosterServer server;
-  private ManagedChannel channel;
-  private final List<TestSession> sessions = new ArrayList<>();
-
-  @BeforeEach
-  void start() {
-    server = RosterServer.start(ServerConfig.builder().host("127.0.0.1").port(0)
-        .shutdownGrace(TestTime.seconds(1)).build());
-    channel = NettyChannelBuilder.forAddress("127.0.0.1", server.port()).usePlaintext().build();
-  }
-
-  @AfterEach
-  void stop() {
-    sessions.forEach(TestSession::close);
-    channel.shutdownNow();
-    server.close();
-  }
+  @RegisterExtension
+  final LoopbackServer loopback = LoopbackServer.withDefaults();
 
   private TestSession session(String clientId) {
-    TestSession s = new TestSession(channel).hello(clientId);
-    sessions.add(s);
-    return s;
+    return loopback.session(clientId);
   }
 
   private TestSession subscriber(String clientId, boolean acks) {
     TestSession s = session(clientId);
-    s.autoAck = acks;
+    s.autoAck(acks);
     assertThat(s.subscribe("pay").getOk()).isTrue();
     s.awaitPush("pay", i -> i.getInstancesCount() == 1);
     return s;
@@ -72,7 +51,7 @@ class DrainTest {
   }
 
   private int instances(String service) {
-    return server.registry().snapshot(ServiceKey.of("", "", service)).instances().size();
+    return loopback.server().registry().snapshot(ServiceKey.of("", "", service)).instances().size();
   }
 
   @Test
@@ -121,7 +100,7 @@ class DrainTest {
   void aDrainWithNoSubscribersAnswersAtOnceAndItsOwnSubscriptionDoesNotCount() throws Exception {
     TestSession provider = session("provider");
     provider.register("pay", "10.0.0.1", 80);
-    provider.autoAck = false;
+    provider.autoAck(false);
     provider.subscribe("pay");
 
     Result r = drainAsync(provider, 60_000).get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
@@ -152,19 +131,19 @@ class DrainTest {
     a.subscribe("pay");
     a.awaitPush("pay", i -> i.getInstancesCount() == 2);
 
-    DrainInstanceResponse r = AdminGrpc.newBlockingStub(channel).drainInstance(DrainInstanceRequest.newBuilder()
+    DrainInstanceResponse r = AdminGrpc.newBlockingStub(loopback.channel()).drainInstance(DrainInstanceRequest.newBuilder()
         .setService(TestSession.key("pay")).setIp("10.0.0.1").setPort(80).setTimeoutMs(TestTime.seconds(10).toMillis()).build());
 
     assertThat(r.getDrain()).isEqualTo(DrainSummary.newBuilder().setNotified(1).setAcked(1).build());
     a.awaitPush("pay", i -> i.getInstancesCount() == 1 && i.getInstances(0).getIp().equals("10.0.0.2"));
-    assertThat(server.registry().snapshot(ServiceKey.of("", "", "pay")).instances())
+    assertThat(loopback.server().registry().snapshot(ServiceKey.of("", "", "pay")).instances())
         .as("still registered, but out of traffic").hasSize(1);
-    assertThat(server.sessions().all().get(0).instanceCount()).isEqualTo(2);
+    assertThat(loopback.server().sessions().all().get(0).instanceCount()).isEqualTo(2);
   }
 
   @Test
   void adminDrainOfAnUnknownInstanceIsNotFoundAndABadTimeoutNamesTheField() {
-    var admin = AdminGrpc.newBlockingStub(channel);
+    var admin = AdminGrpc.newBlockingStub(loopback.channel());
     assertThatThrownBy(() -> admin.drainInstance(DrainInstanceRequest.newBuilder()
         .setService(TestSession.key("pay")).setIp("10.9.9.9").setPort(1).build()))
         .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {

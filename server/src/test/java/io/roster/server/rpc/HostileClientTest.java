@@ -3,7 +3,6 @@ package io.roster.server.rpc;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import com.google.protobuf.ByteString;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -26,6 +25,7 @@ import io.roster.proto.v1.ServiceInfo;
 import io.roster.proto.v1.WatchRequest;
 import io.roster.server.RosterServer;
 import io.roster.server.config.ServerConfig;
+import io.roster.server.testing.TestSession;
 import io.roster.server.testing.TestTime;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -326,7 +326,7 @@ class HostileClientTest {
     for (int i = 0; i < 6; i++) {
       others.add(open(channel()).hello("other-" + i));
     }
-    flooder.autoAck = false;
+    flooder.autoAck(false);
     int floods = 20_000;
     for (int i = 0; i < floods; i++) {
       flooder.send(ClientFrame.newBuilder().setRequestId("f" + i).setRegister(RegisterInstance.newBuilder()

@@ -26,6 +26,7 @@ import io.roster.server.RosterServer;
 import io.roster.server.config.ServerConfig;
 import io.roster.server.model.ServiceKey;
 import io.roster.server.testing.TcpProxy;
+import io.roster.server.testing.TestSession;
 import io.roster.server.testing.TestTime;
 import java.io.DataInputStream;
 import java.io.EOFException;

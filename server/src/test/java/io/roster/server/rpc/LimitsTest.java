@@ -2,9 +2,6 @@ package io.roster.server.rpc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.grpc.ManagedChannel;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
-import io.grpc.stub.StreamObserver;
 import io.roster.proto.v1.ClientFrame;
 import io.roster.proto.v1.ErrorCode;
 import io.roster.proto.v1.Hello;
@@ -18,45 +15,26 @@ import io.roster.proto.v1.ServerFrame;
 import io.roster.proto.v1.ServiceInfo;
 import io.roster.proto.v1.Subscribe;
 import io.roster.proto.v1.WatchRequest;
-import io.roster.server.RosterServer;
-import io.roster.server.config.ServerConfig;
+import io.roster.server.testing.LoopbackServer;
+import io.roster.server.testing.StreamRecorder;
+import io.roster.server.testing.TestSession;
 import io.roster.server.testing.TestTime;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The limits table of docs/protocol.md, over loopback: each limit is an error naming the field. */
 class LimitsTest {
 
-  private RosterServer server;
-  private ManagedChannel channel;
-  private final List<TestSession> sessions = new ArrayList<>();
-
-  @BeforeEach
-  void start() {
-    server = RosterServer.start(ServerConfig.builder().host("127.0.0.1").port(0)
-        .shutdownGrace(TestTime.seconds(1)).maxSubscriptionsPerConnection(2).build());
-    channel = NettyChannelBuilder.forAddress("127.0.0.1", server.port()).usePlaintext().build();
-  }
-
-  @AfterEach
-  void stop() {
-    sessions.forEach(TestSession::close);
-    channel.shutdownNow();
-    server.close();
-  }
+  @RegisterExtension
+  final LoopbackServer loopback = LoopbackServer.with(b -> b.maxSubscriptionsPerConnection(2));
 
   private TestSession raw() {
-    TestSession s = new TestSession(channel);
-    sessions.add(s);
-    return s;
+    return loopback.open();
   }
 
   private TestSession session(String clientId) {
@@ -91,7 +69,7 @@ class LimitsTest {
     assertThat(missing.getResult().getMessage()).isEqualTo("request_id: \"\" (expected: 1..64 characters)");
 
     assertInvalid(sendWithId(s, "x".repeat(65), register("limits", "10.0.0.1")), "request_id");
-    assertThat(server.registry().serviceCount()).as("nothing was registered").isZero();
+    assertThat(loopback.server().registry().serviceCount()).as("nothing was registered").isZero();
 
     Result longest = sendWithId(s, "y".repeat(64), register("limits", "10.0.0.1"));
     assertThat(longest.getOk()).as("64 characters are allowed").isTrue();
@@ -125,7 +103,7 @@ class LimitsTest {
     assertThat(tooManyLabels.getMessage()).contains("at most 64 entries");
     assertInvalid(s.request(ClientFrame.newBuilder().setHello(Hello.newBuilder().setClientId("c")
         .putLabels("k", "v".repeat(1025)))), "hello.labels[k]");
-    assertThat(server.sessions().count()).as("no session yet").isZero();
+    assertThat(loopback.server().sessions().count()).as("no session yet").isZero();
 
     ServerFrame welcome = s.helloFrame(Hello.newBuilder().setClientId("c".repeat(128))
         .setClientName("n".repeat(128)).setClientVersion("v".repeat(64)).putLabels("k", "v".repeat(1024)));
@@ -138,7 +116,7 @@ class LimitsTest {
     Result r = s.request(ClientFrame.newBuilder().setSubscribe(Subscribe.newBuilder()
         .setService(TestSession.key("limits")).addClusters("a").addClusters("")));
     assertInvalid(r, "clusters[1]");
-    assertThat(server.sessions().all().get(0).subscriptionCount()).isZero();
+    assertThat(loopback.server().sessions().all().get(0).subscriptionCount()).isZero();
   }
 
   @Test
@@ -148,7 +126,7 @@ class LimitsTest {
     assertThat(s.register("limits", longest, 80).getOk()).isTrue();
     Result r = s.register("limits", "a".repeat(129), 80);
     assertInvalid(r, "instance.ip");
-    assertThat(server.registry().snapshot(io.roster.server.model.ServiceKey.of("", "", "limits")).instances())
+    assertThat(loopback.server().registry().snapshot(io.roster.server.model.ServiceKey.of("", "", "limits")).instances())
         .extracting(io.roster.server.model.Instance::ip).containsExactly(longest);
   }
 
@@ -158,7 +136,7 @@ class LimitsTest {
     for (int i = 0; i < 101; i++) {
       assertThat(s.register(String.format("svc-%03d", i), "10.0.0.1", 80).getOk()).isTrue();
     }
-    ListServicesResponse page = RegistryGrpc.newBlockingStub(channel).withDeadlineAfter(TestTime.seconds(10).toMillis(), TimeUnit.MILLISECONDS)
+    ListServicesResponse page = RegistryGrpc.newBlockingStub(loopback.channel()).withDeadlineAfter(TestTime.seconds(10).toMillis(), TimeUnit.MILLISECONDS)
         .listServices(ListServicesRequest.newBuilder().setPageSize(0).build());
     assertThat(page.getTotal()).isEqualTo(101);
     assertThat(page.getServicesCount()).isEqualTo(100);
@@ -169,26 +147,15 @@ class LimitsTest {
   void theSubscriptionLimitIsPerConnectionAndWatchesDoNotCount() throws Exception {
     TestSession s = session("subscriber");
     // Watches on the same channel first: they must not use up the session's subscriptions.
-    List<BlockingQueue<ServiceInfo>> watches = new ArrayList<>();
+    List<StreamRecorder<ServiceInfo>> watches = new ArrayList<>();
     for (int i = 0; i < 3; i++) {
-      BlockingQueue<ServiceInfo> q = new LinkedBlockingQueue<>();
+      StreamRecorder<ServiceInfo> q = new StreamRecorder<>();
       watches.add(q);
-      RegistryGrpc.newStub(channel).watch(WatchRequest.newBuilder().setService(TestSession.key("w" + i)).build(),
-          new StreamObserver<>() {
-            @Override
-            public void onNext(ServiceInfo v) {
-              q.add(v);
-            }
-
-            @Override
-            public void onError(Throwable t) {}
-
-            @Override
-            public void onCompleted() {}
-          });
+      RegistryGrpc.newStub(loopback.channel())
+          .watch(WatchRequest.newBuilder().setService(TestSession.key("w" + i)).build(), q);
     }
-    for (BlockingQueue<ServiceInfo> q : watches) {
-      assertThat(q.poll(TestTime.seconds(10).toMillis(), TimeUnit.MILLISECONDS)).isNotNull();
+    for (StreamRecorder<ServiceInfo> q : watches) {
+      assertThat(q.next()).isNotNull();
     }
 
     assertThat(s.subscribe("a").getOk()).isTrue();
@@ -201,13 +168,7 @@ class LimitsTest {
     TestSession sameConnection = session("same-connection");
     assertThat(sameConnection.subscribe("c").getCode()).as("counted over every session of the connection")
         .isEqualTo(ErrorCode.ERROR_CODE_RESOURCE_EXHAUSTED);
-    ManagedChannel another = NettyChannelBuilder.forAddress("127.0.0.1", server.port()).usePlaintext().build();
-    try {
-      TestSession elsewhere = new TestSession(another).hello("elsewhere");
-      assertThat(elsewhere.subscribe("c").getOk()).as("another connection has its own").isTrue();
-      elsewhere.close();
-    } finally {
-      another.shutdownNow();
-    }
+    TestSession elsewhere = loopback.open(loopback.newChannel()).hello("elsewhere");
+    assertThat(elsewhere.subscribe("c").getOk()).as("another connection has its own").isTrue();
   }
 }

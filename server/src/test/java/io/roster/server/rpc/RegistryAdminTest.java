@@ -2,8 +2,6 @@ package io.roster.server.rpc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.grpc.ManagedChannel;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.roster.proto.v1.AdminGrpc;
 import io.roster.proto.v1.ClientFrame;
 import io.roster.proto.v1.ConnectionInfo;
@@ -18,44 +16,31 @@ import io.roster.proto.v1.RegisterInstance;
 import io.roster.proto.v1.RegistryGrpc;
 import io.roster.proto.v1.UpdateInstanceRequest;
 import io.roster.proto.v1.UpdateServiceRequest;
-import io.roster.server.RosterServer;
-import io.roster.server.config.ServerConfig;
+import io.roster.server.testing.LoopbackServer;
+import io.roster.server.testing.TestSession;
 import io.roster.server.testing.TestTime;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Registry updates and Admin listings as docs/protocol.md describes them, over loopback. */
 class RegistryAdminTest {
 
-  private RosterServer server;
-  private ManagedChannel channel;
+  @RegisterExtension
+  final LoopbackServer loopback = LoopbackServer.withDefaults();
+
   private RegistryGrpc.RegistryBlockingStub registry;
-  private final List<TestSession> sessions = new ArrayList<>();
 
   @BeforeEach
-  void start() {
-    server = RosterServer.start(ServerConfig.builder().host("127.0.0.1").port(0)
-        .shutdownGrace(TestTime.seconds(1)).build());
-    channel = NettyChannelBuilder.forAddress("127.0.0.1", server.port()).usePlaintext().build();
-    registry = RegistryGrpc.newBlockingStub(channel).withDeadlineAfter(TestTime.seconds(10).toMillis(), TimeUnit.MILLISECONDS);
-  }
-
-  @AfterEach
-  void stop() {
-    sessions.forEach(TestSession::close);
-    channel.shutdownNow();
-    server.close();
+  void stub() {
+    registry = RegistryGrpc.newBlockingStub(loopback.channel()).withDeadlineAfter(TestTime.seconds(10).toMillis(), TimeUnit.MILLISECONDS);
   }
 
   private TestSession session(String clientId) {
-    TestSession s = new TestSession(channel).hello(clientId);
-    sessions.add(s);
-    return s;
+    return loopback.session(clientId);
   }
 
   private static void register(TestSession s, String service, String ip, Map<String, String> metadata) {
@@ -128,16 +113,14 @@ class RegistryAdminTest {
 
   @Test
   void listConnectionsIsOldestFirstAndFiltersByClientId() {
-    TestSession first = new TestSession(channel);
-    sessions.add(first);
+    TestSession first = loopback.open();
     first.helloFrame(Hello.newBuilder().setClientId("a").setClientName("app").setClientVersion("1.2")
         .putLabels("zone", "eu"));
     register(first, "listed", "10.0.0.1", Map.of());
     session("b").subscribe("listed");
     session("a");
-    TestSession noHello = new TestSession(channel);
-    sessions.add(noHello);
-    var admin = AdminGrpc.newBlockingStub(channel).withDeadlineAfter(TestTime.seconds(10).toMillis(), TimeUnit.MILLISECONDS);
+    loopback.open(); // no hello
+    var admin = AdminGrpc.newBlockingStub(loopback.channel()).withDeadlineAfter(TestTime.seconds(10).toMillis(), TimeUnit.MILLISECONDS);
 
     List<ConnectionInfo> all = admin.listConnections(ListConnectionsRequest.getDefaultInstance()).getConnectionsList();
 

@@ -17,6 +17,7 @@ import io.roster.proto.v1.Result;
 import io.roster.proto.v1.ServerFrame;
 import io.roster.server.RosterServer;
 import io.roster.server.config.ServerConfig;
+import io.roster.server.testing.TestSession;
 import io.roster.server.testing.TestTime;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;

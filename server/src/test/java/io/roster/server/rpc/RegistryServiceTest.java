@@ -1,16 +1,14 @@
 package io.roster.server.rpc;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
-import io.grpc.ManagedChannel;
+import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse;
 import io.grpc.health.v1.HealthGrpc;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
-import io.grpc.stub.StreamObserver;
 import io.roster.proto.v1.AdminGrpc;
 import io.roster.proto.v1.ClientFrame;
 import io.roster.proto.v1.GetServiceRequest;
@@ -22,21 +20,19 @@ import io.roster.proto.v1.QueryInstancesResponse;
 import io.roster.proto.v1.RegisterInstance;
 import io.roster.proto.v1.RegistryGrpc;
 import io.roster.proto.v1.ServiceInfo;
-import io.roster.proto.v1.WatchRequest;
 import io.roster.proto.v1.UpdateInstanceRequest;
 import io.roster.proto.v1.UpdateServiceRequest;
-import java.util.concurrent.CompletableFuture;
-import io.grpc.Status;
+import io.roster.proto.v1.WatchRequest;
 import io.roster.server.RosterServer;
-import io.roster.server.config.ServerConfig;
+import io.roster.server.testing.LoopbackServer;
+import io.roster.server.testing.StreamRecorder;
+import io.roster.server.testing.TestSession;
 import io.roster.server.testing.TestTime;
 import java.time.Duration;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Registry, Admin and health over real loopback sockets. */
 class RegistryServiceTest {
@@ -44,25 +40,16 @@ class RegistryServiceTest {
   /** A bound for what normally takes milliseconds, scaled by the test time factor. */
   private static final Duration WAIT = TestTime.seconds(10);
 
-  private RosterServer server;
-  private ManagedChannel channel;
+  @RegisterExtension
+  final LoopbackServer loopback = LoopbackServer.withDefaults();
+
   private TestSession provider;
   private RegistryGrpc.RegistryBlockingStub registry;
 
   @BeforeEach
-  void start() {
-    server = RosterServer.start(ServerConfig.builder().host("127.0.0.1").port(0)
-        .shutdownGrace(TestTime.seconds(1)).build());
-    channel = NettyChannelBuilder.forAddress("127.0.0.1", server.port()).usePlaintext().build();
-    provider = new TestSession(channel).hello("provider");
-    registry = RegistryGrpc.newBlockingStub(channel).withDeadlineAfter(WAIT.toMillis(), TimeUnit.MILLISECONDS);
-  }
-
-  @AfterEach
-  void stop() {
-    provider.close();
-    channel.shutdownNow();
-    server.close();
+  void connect() {
+    provider = loopback.session("provider");
+    registry = RegistryGrpc.newBlockingStub(loopback.channel()).withDeadlineAfter(WAIT.toMillis(), TimeUnit.MILLISECONDS);
   }
 
   private void register(String service, String ip, String cluster) {
@@ -129,24 +116,13 @@ class RegistryServiceTest {
   @Test
   void watchStreamsCurrentStateThenChanges() throws Exception {
     register("orders", "10.0.0.1", "");
-    BlockingQueue<ServiceInfo> seen = new LinkedBlockingQueue<>();
+    StreamRecorder<ServiceInfo> seen = new StreamRecorder<>();
     var ctx = io.grpc.Context.current().withCancellation();
-    ctx.run(() -> RegistryGrpc.newStub(channel).watch(
-        WatchRequest.newBuilder().setService(TestSession.key("orders")).build(), new StreamObserver<>() {
-          @Override
-          public void onNext(ServiceInfo v) {
-            seen.add(v);
-          }
-
-          @Override
-          public void onError(Throwable t) {}
-
-          @Override
-          public void onCompleted() {}
-        }));
-    assertThat(seen.poll(WAIT.toMillis(), TimeUnit.MILLISECONDS).getInstancesCount()).isEqualTo(1);
+    ctx.run(() -> RegistryGrpc.newStub(loopback.channel()).watch(
+        WatchRequest.newBuilder().setService(TestSession.key("orders")).build(), seen));
+    assertThat(seen.next().getInstancesCount()).isEqualTo(1);
     register("orders", "10.0.0.2", "");
-    assertThat(seen.poll(WAIT.toMillis(), TimeUnit.MILLISECONDS).getInstancesCount()).isEqualTo(2);
+    assertThat(seen.next().getInstancesCount()).isEqualTo(2);
     assertThat(registry.getService(GetServiceRequest.newBuilder().setService(TestSession.key("orders")).build())
         .getSubscriberCount()).isEqualTo(1);
     ctx.cancel(null);
@@ -161,32 +137,14 @@ class RegistryServiceTest {
    */
   @Test
   void shutdownEndsWatchesInsteadOfWaitingOutTheGrace() throws Exception {
-    RosterServer other = RosterServer.start(ServerConfig.builder().host("127.0.0.1").port(0)
-        .shutdownGrace(Duration.ofMinutes(5)).build());
-    ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", other.port()).usePlaintext().build();
-    try {
-      TestSession owner = new TestSession(ch).hello("owner");
+    try (LoopbackServer fixture = LoopbackServer.with(b -> b.shutdownGrace(Duration.ofMinutes(5)))) {
+      RosterServer other = fixture.start();
+      TestSession owner = fixture.session("owner");
       assertThat(owner.register("orders", "10.0.0.9", 80).getOk()).isTrue();
-      CompletableFuture<Status> ended = new CompletableFuture<>();
-      BlockingQueue<ServiceInfo> seen = new LinkedBlockingQueue<>();
-      RegistryGrpc.newStub(ch).watch(WatchRequest.newBuilder().setService(TestSession.key("orders")).build(),
-          new StreamObserver<>() {
-            @Override
-            public void onNext(ServiceInfo v) {
-              seen.add(v);
-            }
-
-            @Override
-            public void onError(Throwable t) {
-              ended.complete(Status.fromThrowable(t));
-            }
-
-            @Override
-            public void onCompleted() {
-              ended.complete(Status.OK);
-            }
-          });
-      ServiceInfo first = seen.poll(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+      StreamRecorder<ServiceInfo> seen = new StreamRecorder<>();
+      RegistryGrpc.newStub(fixture.channel()).watch(WatchRequest.newBuilder().setService(TestSession.key("orders")).build(),
+          seen);
+      ServiceInfo first = seen.next();
       assertThat(first).as("the watch's first message within %s", WAIT).isNotNull();
       assertThat(first.getService().getName()).isEqualTo("orders");
       assertThat(first.getService().getNamespace()).isEqualTo("public");
@@ -196,12 +154,9 @@ class RegistryServiceTest {
 
       // With a 5-minute grace, close() returns only because the watch was ended.
       assertTimeoutPreemptively(TestTime.seconds(30), other::close);
-      Status status = ended.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+      Status status = seen.awaitEnd();
       assertThat(status.getCode()).isEqualTo(Status.Code.UNAVAILABLE);
       assertThat(status.getDescription()).contains("server shutting down");
-    } finally {
-      ch.shutdownNow();
-      other.close();
     }
   }
 
@@ -209,7 +164,7 @@ class RegistryServiceTest {
   void updateInstanceTakesItOutOfTrafficAndBackWithoutLosingAnything() {
     register("orders", "10.0.0.1", "");
     register("orders", "10.0.0.2", "");
-    TestSession watcher = new TestSession(channel).hello("watcher");
+    TestSession watcher = loopback.session("watcher");
     watcher.subscribe("orders");
     watcher.awaitPush("orders", i -> i.getInstancesCount() == 2);
     UpdateInstanceRequest.Builder base = UpdateInstanceRequest.newBuilder()
@@ -226,7 +181,6 @@ class RegistryServiceTest {
     assertThat(on.getInstance().getWeight()).isEqualTo(3);
     assertThat(on.getInstance().getMetadataMap()).as("merged, not replaced").containsEntry("state", "draining");
     watcher.awaitPush("orders", i -> i.getInstancesCount() == 2);
-    watcher.close();
   }
 
   @Test
@@ -295,7 +249,7 @@ class RegistryServiceTest {
     register("guarded2", "10.0.2.1", "");
     registry.updateInstance(UpdateInstanceRequest.newBuilder().setService(TestSession.key("guarded2"))
         .setIp("10.0.2.1").setPort(80).setHealthy(false).build());
-    TestSession watcher = new TestSession(channel).hello("watcher");
+    TestSession watcher = loopback.session("watcher");
     watcher.subscribe("guarded2");
     watcher.awaitPush("guarded2", i -> i.getInstancesCount() == 1 && !i.getProtectThresholdReached());
 
@@ -313,19 +267,18 @@ class RegistryServiceTest {
         });
     assertThat(registry.getService(GetServiceRequest.newBuilder().setService(TestSession.key("guarded2")).build())
         .getProtectThreshold()).as("unchanged by the bad request").isEqualTo(0.8);
-    watcher.close();
   }
 
   @Test
   void adminListsConnectionsAndHealthIsServing() {
     register("orders", "10.0.0.1", "");
-    var list = AdminGrpc.newBlockingStub(channel).listConnections(ListConnectionsRequest.getDefaultInstance());
+    var list = AdminGrpc.newBlockingStub(loopback.channel()).listConnections(ListConnectionsRequest.getDefaultInstance());
     assertThat(list.getConnectionsList()).singleElement().satisfies(c -> {
       assertThat(c.getClientId()).isEqualTo("provider");
       assertThat(c.getInstanceCount()).isEqualTo(1);
       assertThat(c.getRemoteAddress()).startsWith("127.0.0.1:");
     });
-    HealthCheckResponse health = HealthGrpc.newBlockingStub(channel).check(HealthCheckRequest.getDefaultInstance());
+    HealthCheckResponse health = HealthGrpc.newBlockingStub(loopback.channel()).check(HealthCheckRequest.getDefaultInstance());
     assertThat(health.getStatus()).isEqualTo(HealthCheckResponse.ServingStatus.SERVING);
   }
 }

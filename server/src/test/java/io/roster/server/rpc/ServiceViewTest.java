@@ -3,11 +3,8 @@ package io.roster.server.rpc;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.grpc.ManagedChannel;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.ClientCallStreamObserver;
 import io.grpc.stub.ClientResponseObserver;
-import io.grpc.stub.StreamObserver;
 import io.roster.proto.v1.BatchRegisterInstances;
 import io.roster.proto.v1.ClientFrame;
 import io.roster.proto.v1.Instance;
@@ -19,19 +16,18 @@ import io.roster.proto.v1.Subscribe;
 import io.roster.proto.v1.UpdateInstanceRequest;
 import io.roster.proto.v1.UpdateServiceRequest;
 import io.roster.proto.v1.WatchRequest;
-import io.roster.server.RosterServer;
-import io.roster.server.config.ServerConfig;
+import io.roster.server.testing.LoopbackServer;
+import io.roster.server.testing.StreamRecorder;
+import io.roster.server.testing.TestSession;
 import io.roster.server.testing.TestTime;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * What consumers see of a service (docs/protocol.md "Revisions and checksums", UpdateService,
@@ -40,29 +36,16 @@ import org.junit.jupiter.api.Test;
  */
 class ServiceViewTest {
 
-  private RosterServer server;
-  private ManagedChannel channel;
+  @RegisterExtension
+  final LoopbackServer loopback = LoopbackServer.withDefaults();
+
   private RegistryGrpc.RegistryBlockingStub registry;
   private TestSession provider;
 
   @BeforeEach
-  void start() {
-    server = startServer();
-    channel = NettyChannelBuilder.forAddress("127.0.0.1", server.port()).usePlaintext().build();
-    registry = RegistryGrpc.newBlockingStub(channel).withDeadlineAfter(TestTime.seconds(10).toMillis(), TimeUnit.MILLISECONDS);
-    provider = new TestSession(channel).hello("provider");
-  }
-
-  @AfterEach
-  void stop() {
-    provider.close();
-    channel.shutdownNow();
-    server.close();
-  }
-
-  private static RosterServer startServer() {
-    return RosterServer.start(ServerConfig.builder().host("127.0.0.1").port(0)
-        .shutdownGrace(TestTime.seconds(1)).build());
+  void connect() {
+    registry = RegistryGrpc.newBlockingStub(loopback.channel()).withDeadlineAfter(TestTime.seconds(10).toMillis(), TimeUnit.MILLISECONDS);
+    provider = loopback.session("provider");
   }
 
   private void register(String service, String ip, String cluster) {
@@ -135,7 +118,7 @@ class ServiceViewTest {
     register("views", "10.0.6.2", "b");
     register("views", "10.0.6.3", "b");
     update("views", "10.0.6.2", UpdateInstanceRequest.newBuilder().setCluster("b").setHealthy(false));
-    TestSession consumer = new TestSession(channel).hello("consumer");
+    TestSession consumer = loopback.session("consumer");
     consumer.request(ClientFrame.newBuilder().setSubscribe(Subscribe.newBuilder()
         .setService(TestSession.key("views")).addClusters("a")));
 
@@ -152,35 +135,23 @@ class ServiceViewTest {
         .addClusters("a").setKnownChecksum(onlyA).build());
     assertThat(poll.getNotModified()).isTrue();
     assertThat(query("views", false).getChecksum()).isNotEqualTo(all);
-    consumer.close();
   }
 
   @Test
   void watchStartsWithAnEmptyStateAtTheAbsentRevisionForAnUnknownService() throws Exception {
-    BlockingQueue<ServiceInfo> seen = new LinkedBlockingQueue<>();
+    StreamRecorder<ServiceInfo> seen = new StreamRecorder<>();
     var ctx = io.grpc.Context.current().withCancellation();
-    ctx.run(() -> RegistryGrpc.newStub(channel).watch(
-        WatchRequest.newBuilder().setService(TestSession.key("nope")).build(), new StreamObserver<>() {
-          @Override
-          public void onNext(ServiceInfo v) {
-            seen.add(v);
-          }
-
-          @Override
-          public void onError(Throwable t) {}
-
-          @Override
-          public void onCompleted() {}
-        }));
+    ctx.run(() -> RegistryGrpc.newStub(loopback.channel()).watch(
+        WatchRequest.newBuilder().setService(TestSession.key("nope")).build(), seen));
     try {
-      ServiceInfo first = seen.poll(TestTime.seconds(10).toMillis(), TimeUnit.MILLISECONDS);
+      ServiceInfo first = seen.next();
       assertThat(first).isNotNull();
       assertThat(first.getInstancesCount()).isZero();
-      assertThat(first.getRevision()).isEqualTo(server.registry().absentRevision()).isPositive();
+      assertThat(first.getRevision()).isEqualTo(loopback.server().registry().absentRevision()).isPositive();
       assertThat(first.getService().getNamespace()).isEqualTo("public");
       assertThat(first.getService().getGroup()).isEqualTo("DEFAULT_GROUP");
       register("nope", "10.0.7.1", "");
-      assertThat(seen.poll(TestTime.seconds(10).toMillis(), TimeUnit.MILLISECONDS).getInstancesCount()).isEqualTo(1);
+      assertThat(seen.next().getInstancesCount()).isEqualTo(1);
     } finally {
       ctx.cancel(null);
     }
@@ -205,7 +176,7 @@ class ServiceViewTest {
     assertThat(provider.request(ClientFrame.newBuilder().setBatchRegister(big)).getOk()).isTrue();
     List<ServiceInfo> received = new CopyOnWriteArrayList<>();
     CompletableFuture<ClientCallStreamObserver<WatchRequest>> call = new CompletableFuture<>();
-    RegistryGrpc.newStub(channel).watch(WatchRequest.newBuilder().setService(TestSession.key("big")).build(),
+    RegistryGrpc.newStub(loopback.channel()).watch(WatchRequest.newBuilder().setService(TestSession.key("big")).build(),
         new ClientResponseObserver<WatchRequest, ServiceInfo>() {
           @Override
           public void beforeStart(ClientCallStreamObserver<WatchRequest> stream) {
@@ -246,14 +217,9 @@ class ServiceViewTest {
   void revisionsAfterARestartAreHigherThanBefore() {
     register("restarted", "10.0.8.1", "");
     long before = query("restarted", false).getRevision();
-    provider.close();
-    channel.shutdownNow();
-    server.close();
 
-    server = startServer();
-    channel = NettyChannelBuilder.forAddress("127.0.0.1", server.port()).usePlaintext().build();
-    registry = RegistryGrpc.newBlockingStub(channel).withDeadlineAfter(TestTime.seconds(10).toMillis(), TimeUnit.MILLISECONDS);
-    provider = new TestSession(channel).hello("provider");
+    loopback.restart();
+    connect();
     assertThat(query("restarted", false).getRevision()).as("even the absent revision").isGreaterThan(before);
     register("restarted", "10.0.8.1", "");
     assertThat(query("restarted", false).getRevision()).isGreaterThan(before);

@@ -3,9 +3,7 @@ package io.roster.server.rpc;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.grpc.ManagedChannel;
 import io.grpc.Status;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.roster.proto.v1.ClientFrame;
 import io.roster.proto.v1.ErrorCode;
 import io.roster.proto.v1.Hello;
@@ -19,43 +17,24 @@ import io.roster.proto.v1.ServiceInfo;
 import io.roster.proto.v1.Subscribe;
 import io.roster.proto.v1.Unsubscribe;
 import io.roster.proto.v1.Welcome;
-import io.roster.server.RosterServer;
-import io.roster.server.config.ServerConfig;
+import io.roster.server.testing.LoopbackServer;
+import io.roster.server.testing.TestSession;
 import io.roster.server.testing.TestTime;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Session frames as docs/protocol.md §1–6 describe them, over loopback. */
 class SessionProtocolTest {
 
   private static final Duration ACK_TIMEOUT = TestTime.millis(300);
 
-  private RosterServer server;
-  private ManagedChannel channel;
-  private final List<TestSession> sessions = new ArrayList<>();
-
-  @BeforeEach
-  void start() {
-    server = RosterServer.start(ServerConfig.builder().host("127.0.0.1").port(0)
-        .pushAckTimeout(ACK_TIMEOUT).shutdownGrace(TestTime.seconds(1)).build());
-    channel = NettyChannelBuilder.forAddress("127.0.0.1", server.port()).usePlaintext().build();
-  }
-
-  @AfterEach
-  void stop() {
-    sessions.forEach(TestSession::close);
-    channel.shutdownNow();
-    server.close();
-  }
+  @RegisterExtension
+  final LoopbackServer loopback = LoopbackServer.with(b -> b.pushAckTimeout(ACK_TIMEOUT));
 
   private TestSession raw() {
-    TestSession s = new TestSession(channel);
-    sessions.add(s);
-    return s;
+    return loopback.open();
   }
 
   private TestSession session(String clientId) {
@@ -101,9 +80,9 @@ class SessionProtocolTest {
     Welcome second = raw().helloFrame(Hello.newBuilder().setClientId("a")).getWelcome();
 
     assertThat(first.getConnectionId()).isNotEmpty().isNotEqualTo(second.getConnectionId());
-    assertThat(first.getNodeId()).matches("127\\.0\\.0\\.1:" + server.port() + "@[0-9a-z]+")
+    assertThat(first.getNodeId()).matches("127\\.0\\.0\\.1:" + loopback.server().port() + "@[0-9a-z]+")
         .isEqualTo(second.getNodeId());
-    assertThat(first.getKeepaliveTimeMs()).isEqualTo(server.config().keepaliveTime().toMillis()).isEqualTo(4000);
+    assertThat(first.getKeepaliveTimeMs()).isEqualTo(loopback.server().config().keepaliveTime().toMillis()).isEqualTo(4000);
     assertThat(first.getKeepaliveTimeoutMs()).isEqualTo(5000);
     assertThat(first.getPushAckTimeoutMs()).isEqualTo(ACK_TIMEOUT.toMillis());
     assertThat(first.getServerVersion()).isEqualTo("0.1.0");
@@ -131,7 +110,7 @@ class SessionProtocolTest {
     assertThat(ips(onlyB)).as("the current state through the new filter").containsExactly("10.0.0.1");
     assertThat(onlyB.getRevision()).as("same state, other content").isEqualTo(onlyA.getRevision());
     assertThat(onlyB.getChecksum()).isNotEqualTo(onlyA.getChecksum());
-    assertThat(server.sessions().all()).filteredOn(s -> s.info().clientId().equals("consumer"))
+    assertThat(loopback.server().sessions().all()).filteredOn(s -> s.info().clientId().equals("consumer"))
         .singleElement().satisfies(s -> assertThat(s.subscriptionCount()).isEqualTo(1));
   }
 
@@ -148,7 +127,7 @@ class SessionProtocolTest {
   @Test
   void anUnackedPushIsSentAgainUntilItIsAcked() {
     TestSession consumer = session("consumer");
-    consumer.autoAck = false;
+    consumer.autoAck(false);
     subscribe(consumer);
     ServerFrame first = consumer.await(ServerFrame::hasPush);
     long sentAt = System.nanoTime();
@@ -166,7 +145,7 @@ class SessionProtocolTest {
     consumer.drainFrames();
     await().during(ACK_TIMEOUT.multipliedBy(3)).atMost(ACK_TIMEOUT.multipliedBy(5))
         .until(() -> consumer.drainFrames().stream().noneMatch(ServerFrame::hasPush));
-    assertThat(server.sessions().all()).filteredOn(s -> s.info().clientId().equals("consumer"))
+    assertThat(loopback.server().sessions().all()).filteredOn(s -> s.info().clientId().equals("consumer"))
         .singleElement().satisfies(s -> assertThat(s.unackedPushes()).isZero());
   }
 
@@ -174,7 +153,7 @@ class SessionProtocolTest {
   @Test
   void unsubscribeDropsThePushStillWaitingForTheSession() {
     TestSession consumer = session("consumer");
-    consumer.autoAck = false;
+    consumer.autoAck(false);
     subscribe(consumer);
     consumer.await(ServerFrame::hasPush);
 
@@ -185,7 +164,7 @@ class SessionProtocolTest {
     consumer.drainFrames();
     await().during(ACK_TIMEOUT.multipliedBy(3)).atMost(ACK_TIMEOUT.multipliedBy(5))
         .until(() -> consumer.drainFrames().stream().noneMatch(ServerFrame::hasPush));
-    assertThat(server.sessions().all()).filteredOn(s -> s.info().clientId().equals("consumer"))
+    assertThat(loopback.server().sessions().all()).filteredOn(s -> s.info().clientId().equals("consumer"))
         .singleElement().satisfies(s -> {
           assertThat(s.unackedPushes()).isZero();
           assertThat(s.pendingPushes()).isZero();
@@ -200,7 +179,7 @@ class SessionProtocolTest {
   @Test
   void pushesOfTwoAbsentServicesShareAnIdAndAreBothAcked() {
     TestSession consumer = session("consumer");
-    consumer.autoAck = false;
+    consumer.autoAck(false);
     assertThat(consumer.subscribe("absent-1").getOk()).isTrue();
     String first = consumer.await(f -> f.hasPush()).getPush().getPushId();
     assertThat(consumer.subscribe("absent-2").getOk()).isTrue();
@@ -212,7 +191,7 @@ class SessionProtocolTest {
       consumer.send(ClientFrame.newBuilder().setPushAck(PushAck.newBuilder().setPushId(id)).build());
     }
 
-    await().atMost(TestTime.seconds(10)).untilAsserted(() -> assertThat(server.sessions().all())
+    await().atMost(TestTime.seconds(10)).untilAsserted(() -> assertThat(loopback.server().sessions().all())
         .filteredOn(s -> s.info().clientId().equals("consumer"))
         .singleElement().satisfies(s -> assertThat(s.unackedPushes()).isZero()));
   }

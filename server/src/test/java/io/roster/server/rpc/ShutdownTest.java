@@ -8,8 +8,8 @@ import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.health.v1.HealthCheckRequest;
-import io.grpc.health.v1.HealthCheckResponse;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
+import io.grpc.health.v1.HealthCheckResponse;
 import io.grpc.health.v1.HealthGrpc;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.StreamObserver;
@@ -25,6 +25,7 @@ import io.roster.proto.v1.WatchRequest;
 import io.roster.server.RosterServer;
 import io.roster.server.config.ServerConfig;
 import io.roster.server.model.ServiceKey;
+import io.roster.server.testing.TestSession;
 import io.roster.server.testing.TestTime;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -119,7 +120,7 @@ class ShutdownTest {
         .queryInstances(QueryInstancesRequest.newBuilder().setService(TestSession.key("orders")).build()))
         .as("a new connection").isInstanceOfSatisfying(StatusRuntimeException.class,
             e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE));
-    assertThat(holder.closed).as("the old session is still open").isNotDone();
+    assertThat(holder.closed()).as("the old session is still open").isNotDone();
     assertThat(server.sessions().all()).extracting(s -> s.info().clientId()).containsExactly("holder");
     holder.halfClose();
   }
@@ -174,7 +175,7 @@ class ShutdownTest {
     assertThat(status.getCode()).isEqualTo(Status.Code.UNAVAILABLE);
     assertThat(status.getDescription())
         .isEqualTo("server shutting down; watch again, on another server if there is one");
-    assertThat(holder.closed).as("the grace is still running").isNotDone();
+    assertThat(holder.closed()).as("the grace is still running").isNotDone();
     holder.halfClose();
   }
 

@@ -2,18 +2,15 @@ package io.roster.server.rpc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.grpc.ManagedChannel;
 import io.grpc.Status;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
-import io.roster.server.RosterServer;
-import io.roster.server.config.ServerConfig;
 import io.roster.server.model.ServiceKey;
+import io.roster.server.testing.LoopbackServer;
+import io.roster.server.testing.TestSession;
 import io.roster.server.testing.TestTime;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The session-level liveness rule over a real socket: a stream that sends nothing for
@@ -27,21 +24,8 @@ class SilentPeerTest {
   private static final Duration TIMEOUT = TestTime.millis(300);
   private static final Duration LIMIT = TIME.plus(TIMEOUT);
 
-  private RosterServer server;
-  private ManagedChannel channel;
-
-  @BeforeEach
-  void start() {
-    server = RosterServer.start(ServerConfig.builder().host("127.0.0.1").port(0)
-        .keepaliveTime(TIME).keepaliveTimeout(TIMEOUT).shutdownGrace(TestTime.seconds(1)).build());
-    channel = NettyChannelBuilder.forAddress("127.0.0.1", server.port()).usePlaintext().build();
-  }
-
-  @AfterEach
-  void stop() {
-    channel.shutdownNow();
-    server.close();
-  }
+  @RegisterExtension
+  final LoopbackServer loopback = LoopbackServer.with(b -> b.keepaliveTime(TIME).keepaliveTimeout(TIMEOUT));
 
   /**
    * A session registers and then says nothing: it is ended with UNAVAILABLE naming the rule,
@@ -51,32 +35,32 @@ class SilentPeerTest {
    */
   @Test
   void aSessionThatSendsNothingIsEndedAndItsInstancesRemoved() throws Exception {
-    TestSession silent = new TestSession(channel).hello("silent");
+    TestSession silent = loopback.session("silent");
     long lastFrameSentAt = System.nanoTime();
     assertThat(silent.register("quiet", "10.0.0.1", 80).getOk()).isTrue();
 
-    Status status = silent.closed.get(TestSession.WAIT.plus(LIMIT).toMillis(), TimeUnit.MILLISECONDS);
+    Status status = silent.closed().get(TestSession.WAIT.plus(LIMIT).toMillis(), TimeUnit.MILLISECONDS);
 
     Duration silentFor = Duration.ofNanos(System.nanoTime() - lastFrameSentAt);
     assertThat(status.getCode()).isEqualTo(Status.Code.UNAVAILABLE);
     assertThat(status.getDescription()).contains("no frame from the client for " + LIMIT.toMillis() + " ms")
         .contains("ping");
     assertThat(silentFor).as("ended no earlier than the limit").isGreaterThanOrEqualTo(LIMIT);
-    assertThat(server.registry().snapshot(ServiceKey.of("public", "DEFAULT_GROUP", "quiet")).instances()).isEmpty();
-    assertThat(server.sessions().count()).isZero();
+    assertThat(loopback.server().registry().snapshot(ServiceKey.of("public", "DEFAULT_GROUP", "quiet")).instances()).isEmpty();
+    assertThat(loopback.server().sessions().count()).isZero();
   }
 
   @Test
   void aStreamThatNeverSaysHelloIsEndedToo() throws Exception {
-    TestSession mute = new TestSession(channel);
+    TestSession mute = loopback.open();
 
-    assertThat(mute.closed.get(TestSession.WAIT.plus(LIMIT).toMillis(), TimeUnit.MILLISECONDS).getCode())
+    assertThat(mute.closed().get(TestSession.WAIT.plus(LIMIT).toMillis(), TimeUnit.MILLISECONDS).getCode())
         .isEqualTo(Status.Code.UNAVAILABLE);
   }
 
   @Test
   void pingsKeepAnOtherwiseIdleSessionAlive() {
-    TestSession pinger = new TestSession(channel).hello("pinger");
+    TestSession pinger = loopback.session("pinger");
     assertThat(pinger.register("kept", "10.0.0.2", 80).getOk()).isTrue();
     long until = System.nanoTime() + LIMIT.multipliedBy(4).toNanos();
     int pings = 0;
@@ -85,9 +69,8 @@ class SilentPeerTest {
       pings++;
     }
 
-    assertThat(pinger.closed).isNotDone();
+    assertThat(pinger.closed()).isNotDone();
     assertThat(pings).isGreaterThan(10);
-    assertThat(server.registry().snapshot(ServiceKey.of("public", "DEFAULT_GROUP", "kept")).instances()).hasSize(1);
-    pinger.close();
+    assertThat(loopback.server().registry().snapshot(ServiceKey.of("public", "DEFAULT_GROUP", "kept")).instances()).hasSize(1);
   }
 }

@@ -11,6 +11,7 @@ import io.roster.proto.v1.RegistryGrpc;
 import io.roster.proto.v1.ServerFrame;
 import io.roster.server.RosterServer;
 import io.roster.server.config.ServerConfig;
+import io.roster.server.testing.TestSession;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,4 +1,4 @@
-package io.roster.server.rpc;
+package io.roster.server.testing;
 
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
@@ -18,25 +18,29 @@ import io.roster.proto.v1.Subscribe;
 import java.time.Duration;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Predicate;
 
-/** A raw Connect stream for tests: send frames, wait for results and pushes. */
-final class TestSession implements AutoCloseable {
+/**
+ * A raw Connect stream for tests: send frames, wait for results and pushes. Pushes are acked
+ * as they arrive unless {@link #autoAck(boolean)} turns that off. {@link LoopbackServer} opens
+ * and closes them; {@code send} may be called from any thread, the waits from one.
+ */
+public final class TestSession implements AutoCloseable {
 
   /** How long a wait for a frame or the end of the stream may take, scaled by the test time factor. */
-  static final Duration WAIT = io.roster.server.testing.TestTime.seconds(10);
+  public static final Duration WAIT = TestTime.seconds(10);
 
-  private final BlockingQueue<ServerFrame> frames = new LinkedBlockingQueue<>();
-  final CompletableFuture<Status> closed = new CompletableFuture<>();
+  private final StreamRecorder<ServerFrame> received = new StreamRecorder<>();
+  private final BlockingQueue<ServerFrame> frames = received.values();
+  private final CompletableFuture<Status> closed = received.end();
   private final ClientCallStreamObserver<ClientFrame> requests;
   private final AtomicInteger ids = new AtomicInteger();
-  volatile boolean autoAck = true;
+  private volatile boolean autoAck = true;
 
   /** @param initialRequests how many server frames to accept before reading stops; -1 = all */
-  TestSession(ManagedChannel channel, int initialRequests) {
+  public TestSession(ManagedChannel channel, int initialRequests) {
     CompletableFuture<ClientCallStreamObserver<ClientFrame>> started = new CompletableFuture<>();
     SessionGrpc.newStub(channel).connect(new ClientResponseObserver<ClientFrame, ServerFrame>() {
       @Override
@@ -49,7 +53,7 @@ final class TestSession implements AutoCloseable {
 
       @Override
       public void onNext(ServerFrame f) {
-        frames.add(f);
+        received.onNext(f);
         if (autoAck && f.hasPush()) {
           send(ClientFrame.newBuilder().setPushAck(PushAck.newBuilder().setPushId(f.getPush().getPushId())).build());
         }
@@ -57,36 +61,51 @@ final class TestSession implements AutoCloseable {
 
       @Override
       public void onError(Throwable t) {
-        closed.complete(Status.fromThrowable(t));
+        received.onError(t);
       }
 
       @Override
       public void onCompleted() {
-        closed.complete(Status.OK);
+        received.onCompleted();
       }
     });
     requests = started.join();
   }
 
-  TestSession(ManagedChannel channel) {
+  public TestSession(ManagedChannel channel) {
     this(channel, -1);
   }
 
-  synchronized void send(ClientFrame frame) {
+  /** Whether pushes are acked as they arrive (the default); off, the test acks them itself. */
+  public void autoAck(boolean on) {
+    autoAck = on;
+  }
+
+  /** Completes with the stream's end: {@code OK} when the server completed it, else its status. */
+  public CompletableFuture<Status> closed() {
+    return closed;
+  }
+
+  /** Lets the server send {@code n} more frames (with {@code initialRequests} set). */
+  public void request(int n) {
+    requests.request(n);
+  }
+
+  public synchronized void send(ClientFrame frame) {
     requests.onNext(frame);
   }
 
-  String nextId() {
+  public String nextId() {
     return "r" + ids.incrementAndGet();
   }
 
-  TestSession hello(String clientId) {
+  public TestSession hello(String clientId) {
     helloFrame(Hello.newBuilder().setClientId(clientId));
     return this;
   }
 
   /** Says hello and returns the welcome frame. */
-  ServerFrame helloFrame(Hello.Builder hello) {
+  public ServerFrame helloFrame(Hello.Builder hello) {
     String id = nextId();
     send(ClientFrame.newBuilder().setRequestId(id).setHello(hello).build());
     ServerFrame f = await(x -> x.getRequestId().equals(id));
@@ -96,41 +115,41 @@ final class TestSession implements AutoCloseable {
     return f;
   }
 
-  Result request(ClientFrame.Builder frame) {
+  public Result request(ClientFrame.Builder frame) {
     String id = nextId();
     send(frame.setRequestId(id).build());
     return await(x -> x.getRequestId().equals(id) && x.hasResult()).getResult();
   }
 
   /** Takes every frame received and not yet consumed. */
-  java.util.List<ServerFrame> drainFrames() {
+  public java.util.List<ServerFrame> drainFrames() {
     java.util.List<ServerFrame> out = new java.util.ArrayList<>();
     frames.drainTo(out);
     return out;
   }
 
   /** Sends a ping and waits for its pong. */
-  void ping() {
+  public void ping() {
     String id = nextId();
     send(ClientFrame.newBuilder().setRequestId(id).setPing(io.roster.proto.v1.Ping.getDefaultInstance()).build());
     await(x -> x.getRequestId().equals(id) && x.hasPong());
   }
 
-  Result register(String service, String ip, int port) {
+  public Result register(String service, String ip, int port) {
     return request(ClientFrame.newBuilder().setRegister(RegisterInstance.newBuilder()
         .setService(key(service)).setInstance(Instance.newBuilder().setIp(ip).setPort(port))));
   }
 
-  Result subscribe(String service) {
+  public Result subscribe(String service) {
     return request(ClientFrame.newBuilder().setSubscribe(Subscribe.newBuilder().setService(key(service))));
   }
 
-  static ServiceKey key(String service) {
+  public static ServiceKey key(String service) {
     return ServiceKey.newBuilder().setName(service).build();
   }
 
   /** Waits for the next frame matching {@code p}, dropping the ones before it. */
-  ServerFrame await(Predicate<ServerFrame> p) {
+  public ServerFrame await(Predicate<ServerFrame> p) {
     long deadline = System.nanoTime() + WAIT.toNanos();
     while (true) {
       long left = deadline - System.nanoTime();
@@ -151,22 +170,22 @@ final class TestSession implements AutoCloseable {
   }
 
   /** Waits for a push of {@code service} whose state matches {@code p}. */
-  ServiceInfo awaitPush(String service, Predicate<ServiceInfo> p) {
+  public ServiceInfo awaitPush(String service, Predicate<ServiceInfo> p) {
     return await(f -> f.hasPush() && f.getPush().getServiceInfo().getService().getName().equals(service)
         && p.test(f.getPush().getServiceInfo())).getPush().getServiceInfo();
   }
 
-  void halfClose() {
+  public void halfClose() {
     synchronized (this) {
       requests.onCompleted();
     }
   }
 
-  void cancel() {
+  public void cancel() {
     requests.cancel("test cancels", null);
   }
 
-  Status awaitClosed() throws Exception {
+  public Status awaitClosed() throws Exception {
     return closed.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
   }
 
