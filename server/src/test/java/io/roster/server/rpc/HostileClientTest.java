@@ -6,10 +6,8 @@ import static org.awaitility.Awaitility.await;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.netty.channel.nio.NioEventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioSocketChannel;
-import io.grpc.stub.StreamObserver;
 import io.roster.proto.v1.AdminGrpc;
 import io.roster.proto.v1.ClientFrame;
 import io.roster.proto.v1.ErrorCode;
@@ -24,7 +22,8 @@ import io.roster.proto.v1.ServerFrame;
 import io.roster.proto.v1.ServiceInfo;
 import io.roster.proto.v1.WatchRequest;
 import io.roster.server.RosterServer;
-import io.roster.server.config.ServerConfig;
+import io.roster.server.testing.LoopbackServer;
+import io.roster.server.testing.StreamRecorder;
 import io.roster.server.testing.TestSession;
 import io.roster.server.testing.TestTime;
 import java.time.Duration;
@@ -32,8 +31,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Regression tests for issue 9, the hostile test of a standalone server: each scenario is one a
@@ -42,34 +41,17 @@ import org.junit.jupiter.api.Test;
  */
 class HostileClientTest {
 
-  private RosterServer server;
-  private final List<ManagedChannel> channels = new ArrayList<>();
-  private final List<TestSession> sessions = new ArrayList<>();
-
-  @AfterEach
-  void stop() {
-    sessions.forEach(TestSession::close);
-    channels.forEach(ManagedChannel::shutdownNow);
-    if (server != null) {
-      server.close();
-    }
-  }
-
-  private void start(ServerConfig.Builder config) {
-    server = RosterServer.start(config.host("127.0.0.1").port(0).shutdownGrace(Duration.ofSeconds(1)).build());
-  }
+  /** Each test starts the server with the settings it is about. */
+  @RegisterExtension
+  final LoopbackServer loopback = LoopbackServer.with(b -> b.shutdownGrace(Duration.ofSeconds(1))).startedByTest()
+      .channelSettings(b -> b.maxInboundMessageSize(16 * 1024 * 1024));
 
   private ManagedChannel channel() {
-    ManagedChannel c = NettyChannelBuilder.forAddress("127.0.0.1", server.port()).usePlaintext()
-        .maxInboundMessageSize(16 * 1024 * 1024).build();
-    channels.add(c);
-    return c;
+    return loopback.newChannel();
   }
 
   private TestSession open(ManagedChannel channel) {
-    TestSession s = new TestSession(channel);
-    sessions.add(s);
-    return s;
+    return loopback.open(channel);
   }
 
   /**
@@ -79,7 +61,7 @@ class HostileClientTest {
    */
   @Test
   void limitsHoldPerConnectionNotPerStream() {
-    start(ServerConfig.builder().maxSessionsPerConnection(3).maxInstancesPerConnection(4));
+    RosterServer server = loopback.start(b -> b.maxSessionsPerConnection(3).maxInstancesPerConnection(4));
     ManagedChannel shared = channel();
     TestSession a = open(shared).hello("a");
     TestSession b = open(shared).hello("b");
@@ -112,7 +94,7 @@ class HostileClientTest {
   /** Issue 9.6: the sessions and instances of every connection from one address add up. */
   @Test
   void limitsHoldPerRemoteAddress() {
-    start(ServerConfig.builder().maxSessionsPerAddress(2).maxInstancesPerAddress(3));
+    RosterServer server = loopback.start(b -> b.maxSessionsPerAddress(2).maxInstancesPerAddress(3));
     TestSession a = open(channel()).hello("a");
     TestSession b = open(channel()).hello("b");
 
@@ -143,40 +125,22 @@ class HostileClientTest {
   /** Issue 9.6: 10,000 Watch calls on one connection were all accepted. */
   @Test
   void watchCallsArePerConnectionLimited() throws Exception {
-    start(ServerConfig.builder().maxWatchesPerConnection(2));
+    loopback.start(b -> b.maxWatchesPerConnection(2));
     ManagedChannel shared = channel();
     RegistryGrpc.RegistryStub stub = RegistryGrpc.newStub(shared);
-    List<CompletableFuture<Status>> ends = new ArrayList<>();
-    List<CompletableFuture<ServiceInfo>> firsts = new ArrayList<>();
+    List<StreamRecorder<ServiceInfo>> watches = new ArrayList<>();
     for (int i = 0; i < 3; i++) {
-      CompletableFuture<Status> end = new CompletableFuture<>();
-      CompletableFuture<ServiceInfo> first = new CompletableFuture<>();
-      stub.watch(WatchRequest.newBuilder().setService(TestSession.key("orders")).build(), new StreamObserver<>() {
-        @Override
-        public void onNext(ServiceInfo value) {
-          first.complete(value);
-        }
-
-        @Override
-        public void onError(Throwable t) {
-          end.complete(Status.fromThrowable(t));
-        }
-
-        @Override
-        public void onCompleted() {
-          end.complete(Status.OK);
-        }
-      });
-      ends.add(end);
-      firsts.add(first);
+      StreamRecorder<ServiceInfo> watch = new StreamRecorder<>();
+      stub.watch(WatchRequest.newBuilder().setService(TestSession.key("orders")).build(), watch);
+      watches.add(watch);
       if (i < 2) {
-        first.get(TestTime.seconds(10).toMillis(), TimeUnit.MILLISECONDS);
+        assertThat(watch.next()).isNotNull();
       }
     }
-    Status third = ends.get(2).get(TestTime.seconds(10).toMillis(), TimeUnit.MILLISECONDS);
+    Status third = watches.get(2).awaitEnd();
     assertThat(third.getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
     assertThat(third.getDescription()).contains("2 Watch calls").contains("--max-watches-per-connection");
-    assertThat(ends.get(0)).isNotDone();
+    assertThat(watches.get(0).end()).isNotDone();
   }
 
   /**
@@ -185,7 +149,7 @@ class HostileClientTest {
    */
   @Test
   void anOversizedFrameEndsTheStreamWithTheLimit() throws Exception {
-    start(ServerConfig.builder());
+    loopback.start();
     TestSession s = open(channel()).hello("big");
     s.send(ClientFrame.newBuilder().setRequestId("r").setRegister(RegisterInstance.newBuilder()
         .setService(TestSession.key("orders"))
@@ -199,7 +163,7 @@ class HostileClientTest {
   /** Issue 9.9: a 3 MiB request id was echoed into the status; now it is cut short. */
   @Test
   void aHugeRequestIdIsNotEchoed() throws Exception {
-    start(ServerConfig.builder());
+    loopback.start();
     TestSession beforeHello = open(channel());
     String huge = "x".repeat(3 * 1024 * 1024);
     beforeHello.send(ClientFrame.newBuilder().setRequestId(huge).setPing(io.roster.proto.v1.Ping.getDefaultInstance()).build());
@@ -224,8 +188,7 @@ class HostileClientTest {
    */
   @Test
   void aStoppingServerRefusesNewSessionsAndStopsOnceTheLastOneLeft() throws Exception {
-    server = RosterServer.start(ServerConfig.builder().host("127.0.0.1").port(0)
-        .shutdownGrace(Duration.ofSeconds(60)).build());
+    RosterServer server = loopback.start(b -> b.shutdownGrace(Duration.ofSeconds(60)));
     TestSession staying = open(channel()).hello("staying");
     ManagedChannel early = channel();
     TestSession openedBefore = open(early);
@@ -248,7 +211,6 @@ class HostileClientTest {
     staying.halfClose();
     long took = stoppedAfterMs.get(TestTime.seconds(20).toMillis(), TimeUnit.MILLISECONDS);
     assertThat(took).as("ms to stop with a 60 s grace").isLessThan(TestTime.seconds(10).toMillis());
-    server = null;
   }
 
   /**
@@ -257,7 +219,7 @@ class HostileClientTest {
    */
   @Test
   void listConnectionsIsPagedAndEveryPageFits() {
-    start(ServerConfig.builder().maxSessionsPerConnection(400));
+    loopback.start(b -> b.maxSessionsPerConnection(400));
     ManagedChannel shared = channel();
     Hello.Builder hello = Hello.newBuilder();
     for (int i = 0; i < 15; i++) {
@@ -286,7 +248,7 @@ class HostileClientTest {
   /** Issue 9.7: a client id with a newline forged a log line. Control characters are refused. */
   @Test
   void controlCharactersInHelloAreRefused() {
-    start(ServerConfig.builder());
+    loopback.start();
     TestSession s = open(channel());
     s.send(ClientFrame.newBuilder().setRequestId("h").setHello(Hello.newBuilder()
         .setClientId("evil\n03:00:00.000 INFO  RosterServer - Stopped")).build());
@@ -306,13 +268,12 @@ class HostileClientTest {
    */
   @Test
   void aFloodOfRefusalsDoesNotStallOtherConnections() throws Exception {
-    start(ServerConfig.builder().maxInstancesPerConnection(5000));
+    RosterServer server = loopback.start(b -> b.maxInstancesPerConnection(5000));
     // The flooding client gets an event loop of its own, so that what is measured is the
     // server's fairness, not the test JVM's client threads.
     NioEventLoopGroup flooderLoop = new NioEventLoopGroup(1);
-    ManagedChannel flooderChannel = NettyChannelBuilder.forAddress("127.0.0.1", server.port()).usePlaintext()
-        .eventLoopGroup(flooderLoop).channelType(NioSocketChannel.class).build();
-    channels.add(flooderChannel);
+    ManagedChannel flooderChannel = loopback.newChannel(b -> b.eventLoopGroup(flooderLoop)
+        .channelType(NioSocketChannel.class));
     TestSession flooder = open(flooderChannel).hello("flooder");
     List<Instance> fill = new ArrayList<>();
     for (int i = 0; i < 5000; i++) {

@@ -7,10 +7,6 @@ import static org.awaitility.Awaitility.await;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
-import io.grpc.stub.ClientCallStreamObserver;
-import io.grpc.stub.ClientResponseObserver;
-import io.grpc.stub.StreamObserver;
 import io.roster.proto.v1.BatchRegisterInstances;
 import io.roster.proto.v1.ClientFrame;
 import io.roster.proto.v1.GetServiceRequest;
@@ -19,12 +15,12 @@ import io.roster.proto.v1.Instance;
 import io.roster.proto.v1.RegistryGrpc;
 import io.roster.proto.v1.ServerFrame;
 import io.roster.proto.v1.ServiceInfo;
-import io.roster.proto.v1.SessionGrpc;
 import io.roster.proto.v1.Subscribe;
 import io.roster.proto.v1.WatchRequest;
 import io.roster.server.RosterServer;
-import io.roster.server.config.ServerConfig;
 import io.roster.server.model.ServiceKey;
+import io.roster.server.testing.LoopbackServer;
+import io.roster.server.testing.StreamRecorder;
 import io.roster.server.testing.TcpProxy;
 import io.roster.server.testing.TestSession;
 import io.roster.server.testing.TestTime;
@@ -35,34 +31,24 @@ import java.net.InetAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** docs/protocol.md "Keepalive", the parts SilentPeerTest leaves out, over loopback. */
 class KeepaliveTest {
 
-  private RosterServer server;
-  private ManagedChannel channel;
+  /** Each test starts the server with the keepalive settings it is about. */
+  @RegisterExtension
+  final LoopbackServer loopback = LoopbackServer.withDefaults().startedByTest();
 
-  @AfterEach
-  void stop() {
-    if (channel != null) {
-      channel.shutdownNow();
-    }
-    server.close();
-  }
+  private RosterServer server;
 
   private void start(Duration keepaliveTime, Duration keepaliveTimeout) {
-    server = RosterServer.start(ServerConfig.builder().host("127.0.0.1").port(0)
-        .keepaliveTime(keepaliveTime).keepaliveTimeout(keepaliveTimeout)
-        .shutdownGrace(TestTime.seconds(1)).build());
+    server = loopback.start(b -> b.keepaliveTime(keepaliveTime).keepaliveTimeout(keepaliveTimeout));
   }
 
   /**
@@ -75,49 +61,28 @@ class KeepaliveTest {
     Duration time = TestTime.millis(300);
     Duration timeout = TestTime.millis(300);
     start(time, timeout);
-    channel = NettyChannelBuilder.forAddress("127.0.0.1", server.port()).usePlaintext().build();
-    BlockingQueue<ServerFrame> frames = new LinkedBlockingQueue<>();
-    CompletableFuture<Status> closed = new CompletableFuture<>();
-    CompletableFuture<ClientCallStreamObserver<ClientFrame>> call = new CompletableFuture<>();
-    SessionGrpc.newStub(channel).connect(new ClientResponseObserver<ClientFrame, ServerFrame>() {
-      @Override
-      public void beforeStart(ClientCallStreamObserver<ClientFrame> stream) {
-        stream.disableAutoRequestWithInitial(3); // welcome and two results, then no more
-        call.complete(stream);
-      }
-
-      @Override
-      public void onNext(ServerFrame f) {
-        frames.add(f);
-      }
-
-      @Override
-      public void onError(Throwable t) {
-        closed.complete(Status.fromThrowable(t));
-      }
-
-      @Override
-      public void onCompleted() {
-        closed.complete(Status.OK);
-      }
-    });
-    ClientCallStreamObserver<ClientFrame> out = call.get();
-    out.onNext(ClientFrame.newBuilder().setRequestId("1").setHello(Hello.newBuilder().setClientId("stuck")).build());
-    out.onNext(ClientFrame.newBuilder().setRequestId("2").setBatchRegister(bigState("held")).build());
-    out.onNext(ClientFrame.newBuilder().setRequestId("3").setSubscribe(Subscribe.newBuilder()
+    TestSession out = loopback.open(loopback.channel(), 3); // welcome and two results, then no more
+    out.autoAck(false);
+    out.send(ClientFrame.newBuilder().setRequestId("1").setHello(Hello.newBuilder().setClientId("stuck")).build());
+    out.send(ClientFrame.newBuilder().setRequestId("2").setBatchRegister(bigState("held")).build());
+    out.send(ClientFrame.newBuilder().setRequestId("3").setSubscribe(Subscribe.newBuilder()
         .setService(TestSession.key("held"))).build());
-    await().atMost(TestTime.seconds(10)).until(() -> frames.size() == 3);
+    List<ServerFrame> frames = new ArrayList<>();
+    await().atMost(TestTime.seconds(10)).until(() -> {
+      frames.addAll(out.drainFrames());
+      return frames.size() == 3;
+    });
     assertThat(frames).allMatch(f -> f.hasWelcome() || f.getResult().getOk());
 
     Duration limit = time.plus(timeout);
-    await().during(limit.multipliedBy(3)).atMost(limit.multipliedBy(5)).until(() -> !closed.isDone());
+    await().during(limit.multipliedBy(3)).atMost(limit.multipliedBy(5)).until(() -> !out.closed().isDone());
     assertThat(server.registry().snapshot(ServiceKey.of("", "", "held")).instances()).hasSize(80);
 
     out.request(100); // reads the push: the server reads again, and the silence counts again
-    Status status = closed.get(TestTime.seconds(10).toMillis(), TimeUnit.MILLISECONDS);
+    Status status = out.awaitClosed();
     assertThat(status.getCode()).isEqualTo(Status.Code.UNAVAILABLE);
     assertThat(status.getDescription()).startsWith("no frame from the client for");
-    assertThat(frames).anyMatch(ServerFrame::hasPush);
+    assertThat(out.drainFrames()).anyMatch(ServerFrame::hasPush);
   }
 
   private static BatchRegisterInstances bigState(String service) {
@@ -219,24 +184,13 @@ class KeepaliveTest {
   @Test
   void http2KeepaliveClosesASilentTransportAndEndsItsWatch() throws Exception {
     start(Duration.ofSeconds(4), TestTime.seconds(1));
-    ManagedChannel direct = NettyChannelBuilder.forAddress("127.0.0.1", server.port()).usePlaintext().build();
+    ManagedChannel direct = loopback.channel();
     try (TcpProxy proxy = new TcpProxy(server.port(), false)) {
-      channel = NettyChannelBuilder.forTarget(proxy.address()).usePlaintext().build();
-      List<ServiceInfo> watched = new CopyOnWriteArrayList<>();
+      ManagedChannel channel = loopback.channelTo(proxy.address());
+      StreamRecorder<ServiceInfo> watched = new StreamRecorder<>();
       RegistryGrpc.newStub(channel).watch(WatchRequest.newBuilder().setService(TestSession.key("watched")).build(),
-          new StreamObserver<>() {
-            @Override
-            public void onNext(ServiceInfo v) {
-              watched.add(v);
-            }
-
-            @Override
-            public void onError(Throwable t) {}
-
-            @Override
-            public void onCompleted() {}
-          });
-      await().atMost(TestTime.seconds(10)).until(() -> watched.size() == 1);
+          watched);
+      await().atMost(TestTime.seconds(10)).until(() -> watched.values().size() == 1);
       GetServiceRequest get = GetServiceRequest.newBuilder().setService(TestSession.key("watched")).build();
       var registry = RegistryGrpc.newBlockingStub(direct);
       assertThat(registry.withDeadlineAfter(TestTime.seconds(5).toMillis(), TimeUnit.MILLISECONDS).getService(get).getSubscriberCount()).isEqualTo(1);
@@ -251,8 +205,6 @@ class KeepaliveTest {
                   e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND)));
       assertThat(Duration.ofNanos(System.nanoTime() - frozenAt)).as("a ping after an idle time, not at once")
           .isGreaterThan(Duration.ofSeconds(5));
-    } finally {
-      direct.shutdownNow();
     }
   }
 }

@@ -6,7 +6,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.roster.proto.v1.ClientFrame;
 import io.roster.proto.v1.ErrorCode;
 import io.roster.proto.v1.GetServiceRequest;
@@ -15,14 +14,14 @@ import io.roster.proto.v1.QueryInstancesRequest;
 import io.roster.proto.v1.RegistryGrpc;
 import io.roster.proto.v1.Result;
 import io.roster.proto.v1.ServerFrame;
-import io.roster.server.RosterServer;
-import io.roster.server.config.ServerConfig;
+import io.roster.server.testing.LoopbackServer;
 import io.roster.server.testing.TestSession;
 import io.roster.server.testing.TestTime;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * A stopping server serves no state: sessions leaving during the shutdown are tearing it down.
@@ -30,34 +29,30 @@ import org.junit.jupiter.api.Test;
  */
 class RegistryServiceStoppingTest {
 
-  private RosterServer server;
+  @RegisterExtension
+  final LoopbackServer loopback = LoopbackServer.with(b -> b.shutdownGrace(TestTime.seconds(30)));
+
   private ManagedChannel channel;
   private TestSession holder;
-  private Thread closer;
 
   @BeforeEach
   void startThenStop() {
-    server = RosterServer.start(ServerConfig.builder().host("127.0.0.1").port(0)
-        .shutdownGrace(TestTime.seconds(30)).build());
-    channel = NettyChannelBuilder.forAddress("127.0.0.1", server.port()).usePlaintext().build();
-    holder = new TestSession(channel).hello("holder");
+    channel = loopback.channel();
+    holder = loopback.session("holder");
     assertThat(holder.register("orders", "10.0.0.1", 80).getOk()).isTrue();
     QueryInstancesRequest query = QueryInstancesRequest.newBuilder().setService(TestSession.key("orders")).build();
     assertThat(RegistryGrpc.newBlockingStub(channel).queryInstances(query).getServiceInfo().getInstancesCount())
         .as("served while running").isEqualTo(1);
 
-    closer = new Thread(server::close, "closer");
-    closer.start();
+    loopback.closeInBackground();
     holder.await(ServerFrame::hasReconnect); // the server is stopping from here on
   }
 
+  /** The holder leaves cleanly; the fixture then closes the rest. */
   @AfterEach
-  void stop() throws Exception {
+  void leave() throws Exception {
     holder.halfClose();
     holder.awaitClosed();
-    channel.shutdownNow();
-    closer.join(TestTime.seconds(10).toMillis());
-    server.close();
   }
 
   @Test

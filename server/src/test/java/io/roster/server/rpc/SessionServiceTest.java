@@ -3,9 +3,7 @@ package io.roster.server.rpc;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.grpc.ManagedChannel;
 import io.grpc.Status;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.roster.proto.v1.ClientFrame;
 import io.roster.proto.v1.DeregisterInstance;
 import io.roster.proto.v1.ErrorCode;
@@ -15,47 +13,26 @@ import io.roster.proto.v1.QueryInstancesRequest;
 import io.roster.proto.v1.RegisterInstance;
 import io.roster.proto.v1.Result;
 import io.roster.proto.v1.ServerFrame;
-import io.roster.server.RosterServer;
-import io.roster.server.config.ServerConfig;
 import io.roster.server.session.Session;
+import io.roster.server.testing.LoopbackServer;
 import io.roster.server.testing.TestSession;
 import io.roster.server.testing.TestTime;
-import java.util.ArrayList;
-import java.util.List;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The Session service over real loopback sockets. */
 class SessionServiceTest {
 
-  private RosterServer server;
-  private final List<ManagedChannel> channels = new ArrayList<>();
-  private final List<TestSession> sessions = new ArrayList<>();
+  @RegisterExtension
+  final LoopbackServer loopback = LoopbackServer.with(b -> b.maxInstancesPerConnection(3));
 
-  @BeforeEach
-  void start() {
-    server = RosterServer.start(ServerConfig.builder().host("127.0.0.1").port(0)
-        .shutdownGrace(TestTime.seconds(1)).maxInstancesPerConnection(3).build());
-  }
-
-  @AfterEach
-  void stop() {
-    sessions.forEach(TestSession::close);
-    channels.forEach(ManagedChannel::shutdownNow);
-    server.close();
-  }
-
-  private ManagedChannel channel() {
-    ManagedChannel c = NettyChannelBuilder.forAddress("127.0.0.1", server.port()).usePlaintext().build();
-    channels.add(c);
-    return c;
+  /** A stream on a connection of its own: the instance limit is per connection. */
+  private TestSession raw() {
+    return loopback.open(loopback.newChannel());
   }
 
   private TestSession session(String clientId) {
-    TestSession s = new TestSession(channel()).hello(clientId);
-    sessions.add(s);
-    return s;
+    return raw().hello(clientId);
   }
 
   @Test
@@ -75,15 +52,14 @@ class SessionServiceTest {
     assertThat(info.getInstances(0).getInstanceId()).isEqualTo("10.0.0.7#8080#DEFAULT#DEFAULT_GROUP@@orders");
     assertThat(info.getChecksum()).hasSize(32);
     await().atMost(TestTime.seconds(5)).untilAsserted(() ->
-        assertThat(server.sessions().all()).allSatisfy(s -> assertThat(s.unackedPushes()).isZero()));
+        assertThat(loopback.server().sessions().all()).allSatisfy(s -> assertThat(s.unackedPushes()).isZero()));
   }
 
   @Test
   void queryOnTheStreamAnswersLikeTheRegistryInTheSessionsNamespace() {
     TestSession provider = session("provider");
     provider.register("orders", "10.0.0.7", 8080);
-    TestSession consumer = new TestSession(channel());
-    sessions.add(consumer);
+    TestSession consumer = raw();
     ServerFrame welcome = consumer.helloFrame(Hello.newBuilder().setClientId("consumer"));
     assertThat(welcome.getWelcome().getFeaturesList()).contains("query");
 
@@ -97,8 +73,7 @@ class SessionServiceTest {
         .setKnownChecksum(r.getQuery().getServiceInfo().getChecksum())));
     assertThat(same.getQuery().getNotModified()).isTrue();
 
-    TestSession elsewhere = new TestSession(channel());
-    sessions.add(elsewhere);
+    TestSession elsewhere = raw();
     elsewhere.helloFrame(Hello.newBuilder().setClientId("elsewhere").setNamespace("staging"));
     Result empty = elsewhere.request(ClientFrame.newBuilder().setQuery(QueryInstancesRequest.newBuilder()
         .setService(io.roster.proto.v1.ServiceKey.newBuilder().setName("orders"))));
@@ -144,7 +119,7 @@ class SessionServiceTest {
     provider.halfClose();
     assertThat(provider.awaitClosed().isOk()).isTrue();
     consumer.awaitPush("orders", i -> i.getInstancesCount() == 0);
-    assertThat(server.sessions().count()).isEqualTo(1);
+    assertThat(loopback.server().sessions().count()).isEqualTo(1);
   }
 
   @Test
@@ -157,7 +132,7 @@ class SessionServiceTest {
 
     provider.cancel();
     consumer.awaitPush("orders", i -> i.getInstancesCount() == 0);
-    await().atMost(TestTime.seconds(5)).until(() -> server.sessions().count() == 1);
+    await().atMost(TestTime.seconds(5)).until(() -> loopback.server().sessions().count() == 1);
   }
 
   @Test
@@ -183,7 +158,7 @@ class SessionServiceTest {
 
     // Still usable, and what was registered before is intact.
     assertThat(provider.register("orders", "10.0.0.7", 8081).getOk()).isTrue();
-    assertThat(server.registry().snapshot(io.roster.server.model.ServiceKey.of("", "", "orders")).instances())
+    assertThat(loopback.server().registry().snapshot(io.roster.server.model.ServiceKey.of("", "", "orders")).instances())
         .hasSize(2);
   }
 
@@ -200,7 +175,7 @@ class SessionServiceTest {
         .setService(TestSession.key("orders")).setInstance(Instance.newBuilder().setIp("10.0.0.7").setPort(1))));
     assertThat(gone.getCode()).isEqualTo(ErrorCode.ERROR_CODE_NOT_FOUND);
     assertThat(gone.getMessage()).contains("now registered by another connection");
-    assertThat(server.registry().snapshot(io.roster.server.model.ServiceKey.of("", "", "orders")).instances())
+    assertThat(loopback.server().registry().snapshot(io.roster.server.model.ServiceKey.of("", "", "orders")).instances())
         .as("the new owner's registration stands").hasSize(3);
 
     fresh.register("orders", "10.0.0.7", 2);
@@ -225,14 +200,13 @@ class SessionServiceTest {
 
   @Test
   void aFrameBeforeHelloEndsTheStreamWithAStatus() throws Exception {
-    TestSession raw = new TestSession(channel());
-    sessions.add(raw);
+    TestSession raw = raw();
     raw.send(ClientFrame.newBuilder().setRequestId("1").setRegister(RegisterInstance.newBuilder()
         .setService(TestSession.key("orders")).setInstance(Instance.newBuilder().setIp("h").setPort(1))).build());
     Status status = raw.awaitClosed();
     assertThat(status.getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
     assertThat(status.getDescription()).isEqualTo("the first frame must be hello, got register (request_id \"1\")");
-    assertThat(server.registry().serviceCount()).isZero();
+    assertThat(loopback.server().registry().serviceCount()).isZero();
   }
 
   @Test
@@ -244,7 +218,7 @@ class SessionServiceTest {
     assertThat(status.getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
     assertThat(status.getDescription()).startsWith("empty frame");
     // The violating session's instances went with it.
-    await().atMost(TestTime.seconds(5)).until(() -> server.registry().serviceCount() == 0);
+    await().atMost(TestTime.seconds(5)).until(() -> loopback.server().registry().serviceCount() == 0);
   }
 
   @Test
@@ -256,8 +230,7 @@ class SessionServiceTest {
 
   @Test
   void aBadHelloIsAnErrorResultAndAGoodOneCanFollow() {
-    TestSession raw = new TestSession(channel());
-    sessions.add(raw);
+    TestSession raw = raw();
     Result r = raw.request(ClientFrame.newBuilder().setHello(Hello.newBuilder()));
     assertThat(r.getField()).isEqualTo("hello.client_id");
     raw.hello("fixed");
@@ -267,8 +240,7 @@ class SessionServiceTest {
   @Test
   void aSubscriberThatNeverReadsIsBoundedAndDoesNotDelayOthers() {
     // Reads the welcome and the subscribe result, then never reads again.
-    TestSession stuck = new TestSession(channel(), 2).hello("stuck");
-    sessions.add(stuck);
+    TestSession stuck = loopback.open(loopback.newChannel(), 2).hello("stuck");
     stuck.send(ClientFrame.newBuilder().setRequestId("s").setSubscribe(
         io.roster.proto.v1.Subscribe.newBuilder().setService(TestSession.key("orders"))).build());
     TestSession healthy = session("healthy");
@@ -285,7 +257,7 @@ class SessionServiceTest {
     // The healthy subscriber sees the final state.
     healthy.awaitPush("orders", info -> info.getInstancesCount() == 1
         && info.getInstances(0).getMetadataMap().get("v").startsWith((changes - 1) + "x"));
-    Session stuckSession = server.sessions().all().stream()
+    Session stuckSession = loopback.server().sessions().all().stream()
         .filter(s -> s.info().clientId().equals("stuck")).findFirst().orElseThrow();
     // Per service at most one state waits for the stuck reader, and it was not sent every change.
     assertThat(stuckSession.unackedPushes() + pendingOf(stuckSession)).isLessThanOrEqualTo(2);
@@ -295,8 +267,7 @@ class SessionServiceTest {
   void shutdownAsksEverySessionToReconnectAndFinishesWhenTheyLeave() throws Exception {
     TestSession s = session("c");
     s.register("orders", "10.0.0.7", 8080);
-    Thread closer = new Thread(server::close, "closer");
-    closer.start();
+    Thread closer = loopback.closeInBackground();
     ServerFrame reconnect = s.await(ServerFrame::hasReconnect);
     assertThat(reconnect.getReconnect().getReason()).isEqualTo("server shutting down");
     s.halfClose();
@@ -312,13 +283,12 @@ class SessionServiceTest {
     TestSession consumer = session("consumer");
     consumer.subscribe("orders");
     consumer.awaitPush("orders", i -> i.getInstancesCount() == 1);
-    Thread closer = new Thread(server::close, "closer");
-    closer.start();
+    Thread closer = loopback.closeInBackground();
 
     provider.await(ServerFrame::hasReconnect);
     provider.halfClose();
     assertThat(provider.awaitClosed().isOk()).isTrue();
-    await().atMost(TestTime.seconds(5)).until(() -> server.sessions().count() == 1);
+    await().atMost(TestTime.seconds(5)).until(() -> loopback.server().sessions().count() == 1);
     consumer.await(ServerFrame::hasReconnect);
     consumer.halfClose();
     assertThat(consumer.awaitClosed().isOk()).isTrue();

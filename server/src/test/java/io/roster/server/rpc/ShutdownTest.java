@@ -11,8 +11,6 @@ import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.health.v1.HealthCheckResponse;
 import io.grpc.health.v1.HealthGrpc;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
-import io.grpc.stub.StreamObserver;
 import io.roster.proto.v1.ClientFrame;
 import io.roster.proto.v1.Drain;
 import io.roster.proto.v1.DrainSummary;
@@ -23,95 +21,72 @@ import io.roster.proto.v1.ServerFrame;
 import io.roster.proto.v1.ServiceInfo;
 import io.roster.proto.v1.WatchRequest;
 import io.roster.server.RosterServer;
-import io.roster.server.config.ServerConfig;
 import io.roster.server.model.ServiceKey;
+import io.roster.server.testing.LoopbackServer;
+import io.roster.server.testing.StreamRecorder;
 import io.roster.server.testing.TestSession;
 import io.roster.server.testing.TestTime;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The server's shutdown (docs/protocol.md §8, docs/operations.md "Server restarts"), over loopback. */
 class ShutdownTest {
 
-  private RosterServer server;
-  private final List<ManagedChannel> channels = new ArrayList<>();
-  private Thread closer;
+  /** Each test starts the server with the grace it is about. */
+  @RegisterExtension
+  final LoopbackServer loopback = LoopbackServer.withDefaults().startedByTest();
 
-  @AfterEach
-  void stop() throws Exception {
-    channels.forEach(ManagedChannel::shutdownNow);
-    if (closer != null) {
-      closer.join(TestTime.seconds(10).toMillis());
-    }
-    server.close();
-  }
+  private RosterServer server;
 
   private void start(Duration grace) {
-    server = RosterServer.start(ServerConfig.builder().host("127.0.0.1").port(0).shutdownGrace(grace).build());
+    server = loopback.start(b -> b.shutdownGrace(grace));
   }
 
   private ManagedChannel channel() {
-    ManagedChannel c = NettyChannelBuilder.forAddress("127.0.0.1", server.port()).usePlaintext().build();
-    channels.add(c);
-    return c;
+    return loopback.newChannel();
   }
 
   private void closeInBackground() {
-    closer = new Thread(server::close, "closer");
-    closer.start();
+    loopback.closeInBackground();
   }
 
   @Test
   void healthTurnsNotServingForTheServerAndEachServiceName() {
     start(TestTime.seconds(1));
     ManagedChannel channel = channel();
-    Map<String, BlockingQueue<ServingStatus>> seen = new ConcurrentHashMap<>();
+    Map<String, StreamRecorder<HealthCheckResponse>> seen = new ConcurrentHashMap<>();
     List<String> names = List.of("", "roster.v1.Session", "roster.v1.Registry", "roster.v1.Admin");
     for (String name : names) {
-      BlockingQueue<ServingStatus> q = new LinkedBlockingQueue<>();
+      StreamRecorder<HealthCheckResponse> q = new StreamRecorder<>();
       seen.put(name, q);
-      HealthGrpc.newStub(channel).watch(HealthCheckRequest.newBuilder().setService(name).build(),
-          new StreamObserver<>() {
-            @Override
-            public void onNext(HealthCheckResponse r) {
-              q.add(r.getStatus());
-            }
-
-            @Override
-            public void onError(Throwable t) {}
-
-            @Override
-            public void onCompleted() {}
-          });
+      HealthGrpc.newStub(channel).watch(HealthCheckRequest.newBuilder().setService(name).build(), q);
     }
-    await().atMost(TestTime.seconds(10)).until(() -> names.stream().allMatch(n -> seen.get(n).size() == 1));
-    assertThat(names).allSatisfy(n -> assertThat(seen.get(n).peek()).isEqualTo(ServingStatus.SERVING));
+    await().atMost(TestTime.seconds(10)).until(() -> names.stream().allMatch(n -> seen.get(n).values().size() == 1));
+    assertThat(names).allSatisfy(n -> assertThat(seen.get(n).values().peek().getStatus())
+        .isEqualTo(ServingStatus.SERVING));
 
     closeInBackground();
 
     await().atMost(TestTime.seconds(10)).untilAsserted(() -> assertThat(names).allSatisfy(n ->
-        assertThat(seen.get(n)).as(n).containsExactly(ServingStatus.SERVING, ServingStatus.NOT_SERVING)));
+        assertThat(seen.get(n).values()).as(n).extracting(HealthCheckResponse::getStatus)
+            .containsExactly(ServingStatus.SERVING, ServingStatus.NOT_SERVING)));
   }
 
   @Test
   void newCallsAndConnectionsAreRefusedWhileSessionsStillHoldTheShutdown() {
     start(TestTime.seconds(30));
     ManagedChannel channel = channel();
-    TestSession holder = new TestSession(channel).hello("holder");
+    TestSession holder = loopback.open(channel).hello("holder");
     closeInBackground();
     holder.await(ServerFrame::hasReconnect);
 
     await().atMost(TestTime.seconds(10)).untilAsserted(() -> {
-      TestSession late = new TestSession(channel);
+      TestSession late = loopback.open(channel);
       late.send(ClientFrame.newBuilder().setRequestId("1")
           .setHello(io.roster.proto.v1.Hello.newBuilder().setClientId("late")).build());
       assertThat(late.awaitClosed().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
@@ -129,7 +104,7 @@ class ShutdownTest {
   void sessionsThatStayAreCutAtTheEndOfTheGraceAndCleanedUp() throws Exception {
     Duration grace = TestTime.millis(600);
     start(grace);
-    TestSession stays = new TestSession(channel()).hello("stays");
+    TestSession stays = loopback.open(channel()).hello("stays");
     assertThat(stays.register("orders", "10.0.0.1", 80).getOk()).isTrue();
     long start = System.nanoTime();
 
@@ -147,31 +122,15 @@ class ShutdownTest {
   void aWatchEndsAtOnceNotAtTheEndOfTheGrace() throws Exception {
     start(TestTime.seconds(30));
     ManagedChannel channel = channel();
-    TestSession holder = new TestSession(channel).hello("holder");
-    CompletableFuture<Status> ended = new CompletableFuture<>();
-    BlockingQueue<ServiceInfo> states = new LinkedBlockingQueue<>();
+    TestSession holder = loopback.open(channel).hello("holder");
+    StreamRecorder<ServiceInfo> watch = new StreamRecorder<>();
     RegistryGrpc.newStub(channel).watch(WatchRequest.newBuilder().setService(TestSession.key("orders")).build(),
-        new StreamObserver<>() {
-          @Override
-          public void onNext(ServiceInfo v) {
-            states.add(v);
-          }
-
-          @Override
-          public void onError(Throwable t) {
-            ended.complete(Status.fromThrowable(t));
-          }
-
-          @Override
-          public void onCompleted() {
-            ended.complete(Status.OK);
-          }
-        });
-    assertThat(states.poll(TestTime.seconds(10).toMillis(), TimeUnit.MILLISECONDS)).isNotNull();
+        watch);
+    assertThat(watch.next()).isNotNull();
 
     closeInBackground();
 
-    Status status = ended.get(TestTime.seconds(10).toMillis(), TimeUnit.MILLISECONDS);
+    Status status = watch.awaitEnd();
     assertThat(status.getCode()).isEqualTo(Status.Code.UNAVAILABLE);
     assertThat(status.getDescription())
         .isEqualTo("server shutting down; watch again, on another server if there is one");
@@ -184,9 +143,9 @@ class ShutdownTest {
   void aDrainDuringShutdownRemovesTheInstancesAndAnswersWithZeroCounts() {
     start(TestTime.seconds(30));
     ManagedChannel channel = channel();
-    TestSession provider = new TestSession(channel).hello("provider");
+    TestSession provider = loopback.open(channel).hello("provider");
     assertThat(provider.register("orders", "10.0.0.1", 80).getOk()).isTrue();
-    TestSession consumer = new TestSession(channel).hello("consumer"); // acks every push
+    TestSession consumer = loopback.open(channel).hello("consumer"); // acks every push
     consumer.subscribe("orders");
     consumer.awaitPush("orders", i -> i.getInstancesCount() == 1);
     closeInBackground();
