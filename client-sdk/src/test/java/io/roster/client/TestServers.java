@@ -11,19 +11,17 @@ import io.roster.proto.v1.RegistryGrpc;
 import io.roster.proto.v1.ServiceKey;
 import io.roster.server.RosterServer;
 import io.roster.server.config.ServerConfig;
+import io.roster.server.testing.TestTime;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
  * Starts in-JVM Roster servers on real loopback ports for the end-to-end tests, and scales
- * real-time bounds by the one test time factor (public: the unit tests of the internal package
- * use {@link #scaled} and {@link #patience} too).
+ * real-time bounds by the one test time factor, {@link TestTime} of the server's test jar
+ * (public: the unit tests of the internal package use {@link #scaled} and {@link #patience} too).
  */
 public final class TestServers {
-
-  /** One factor scales every timeout on a slow machine (-Droster.test.timeFactor=2, or 1.5). */
-  public static final double TIME_FACTOR = Double.parseDouble(System.getProperty("roster.test.timeFactor", "1"));
 
   private TestServers() {}
 
@@ -41,7 +39,7 @@ public final class TestServers {
 
   /** A bound for waiting on something that normally takes milliseconds. */
   public static Duration patience() {
-    return scaled(Duration.ofSeconds(10));
+    return TestTime.seconds(10);
   }
 
   /** A client builder for the given server with test-friendly defaults. */
@@ -73,8 +71,8 @@ public final class TestServers {
     }
   }
 
-  /** {@code d} times the time factor. */
+  /** {@code d} times the time factor ({@link TestTime#scaled}). */
   public static Duration scaled(Duration d) {
-    return Duration.ofMillis(Math.round(d.toMillis() * TIME_FACTOR));
+    return TestTime.scaled(d);
   }
 }

@@ -1,23 +1,25 @@
 package io.roster.it;
 
+import io.roster.server.testing.TestTime;
 import java.time.Duration;
 
-/** One factor scales every timeout of the integration tests: -Droster.test.timeFactor=2 on a slow machine. */
+/**
+ * One factor scales every timeout of the integration tests: -Droster.test.timeFactor=2 on a slow
+ * machine. It is {@link TestTime}'s, from the server's test jar; this class only shortens the calls.
+ */
 final class Timing {
 
-  static final double FACTOR = Double.parseDouble(System.getProperty("roster.test.timeFactor", "1"));
-
   /** The factor as a JVM flag, for the child JVMs of the tests (providers). */
-  static final String PROPERTY = "-Droster.test.timeFactor=" + FACTOR;
+  static final String PROPERTY = TestTime.jvmFlag();
 
   private Timing() {}
 
   static Duration scaled(Duration d) {
-    return Duration.ofMillis(Math.round(d.toMillis() * FACTOR));
+    return TestTime.scaled(d);
   }
 
   static Duration seconds(long s) {
-    return scaled(Duration.ofSeconds(s));
+    return TestTime.seconds(s);
   }
 
   /** The shorter of the two: a scaled bound kept within a limit the code enforces. */

@@ -3,14 +3,18 @@ package io.roster.server.testing;
 import java.time.Duration;
 
 /**
- * One factor scales every real-time bound of the server tests: {@code
- * -Droster.test.timeFactor=2} (or 1.5) on a slow or busy machine. Fake-clock tests need no
- * scaling; anything that waits on real sockets, threads or timers goes through here.
+ * One factor scales every real-time bound of the tests: {@code -Droster.test.timeFactor=2} (or
+ * 1.5) on a slow or busy machine. Fake-clock tests need no scaling; anything that waits on real
+ * sockets, threads or timers goes through here. The one place the factor is read: the SDK's
+ * and the integration tests' helpers (through the server's test jar) delegate here.
  */
 public final class TestTime {
 
+  /** The system property that sets the factor. */
+  public static final String PROPERTY = "roster.test.timeFactor";
+
   /** The factor, from {@code roster.test.timeFactor} (default 1; fractions allowed). */
-  public static final double FACTOR = Double.parseDouble(System.getProperty("roster.test.timeFactor", "1"));
+  public static final double FACTOR = Double.parseDouble(System.getProperty(PROPERTY, "1"));
 
   private TestTime() {}
 
@@ -27,5 +31,10 @@ public final class TestTime {
   /** {@code s} seconds times the factor. */
   public static Duration seconds(long s) {
     return scaled(Duration.ofSeconds(s));
+  }
+
+  /** The factor as a JVM flag, for child JVMs started by a test: {@code -Droster.test.timeFactor=..}. */
+  public static String jvmFlag() {
+    return "-D" + PROPERTY + "=" + FACTOR;
   }
 }
