@@ -51,10 +51,6 @@ class ShutdownTest {
     return loopback.newChannel();
   }
 
-  private void closeInBackground() {
-    loopback.closeInBackground();
-  }
-
   @Test
   void healthTurnsNotServingForTheServerAndEachServiceName() {
     start(TestTime.seconds(1));
@@ -70,7 +66,7 @@ class ShutdownTest {
     assertThat(names).allSatisfy(n -> assertThat(seen.get(n).values().peek().getStatus())
         .isEqualTo(ServingStatus.SERVING));
 
-    closeInBackground();
+    loopback.closeInBackground();
 
     await().atMost(TestTime.seconds(10)).untilAsserted(() -> assertThat(names).allSatisfy(n ->
         assertThat(seen.get(n).values()).as(n).extracting(HealthCheckResponse::getStatus)
@@ -82,7 +78,7 @@ class ShutdownTest {
     start(TestTime.seconds(30));
     ManagedChannel channel = channel();
     TestSession holder = loopback.open(channel).hello("holder");
-    closeInBackground();
+    loopback.closeInBackground();
     holder.await(ServerFrame::hasReconnect);
 
     await().atMost(TestTime.seconds(10)).untilAsserted(() -> {
@@ -128,7 +124,7 @@ class ShutdownTest {
         watch);
     assertThat(watch.next()).isNotNull();
 
-    closeInBackground();
+    loopback.closeInBackground();
 
     Status status = watch.awaitEnd();
     assertThat(status.getCode()).isEqualTo(Status.Code.UNAVAILABLE);
@@ -148,7 +144,7 @@ class ShutdownTest {
     TestSession consumer = loopback.open(channel).hello("consumer"); // acks every push
     consumer.subscribe("orders");
     consumer.awaitPush("orders", i -> i.getInstancesCount() == 1);
-    closeInBackground();
+    loopback.closeInBackground();
     provider.await(ServerFrame::hasReconnect);
 
     Result r = provider.request(ClientFrame.newBuilder().setDrain(Drain.newBuilder().setTimeoutMs(60_000)));
