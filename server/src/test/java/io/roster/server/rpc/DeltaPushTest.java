@@ -2,8 +2,6 @@ package io.roster.server.rpc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.grpc.ManagedChannel;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.roster.proto.v1.BatchRegisterInstances;
 import io.roster.proto.v1.ClientFrame;
 import io.roster.proto.v1.Hello;
@@ -12,16 +10,12 @@ import io.roster.proto.v1.InstanceIdentity;
 import io.roster.proto.v1.PushAck;
 import io.roster.proto.v1.ServerFrame;
 import io.roster.proto.v1.ServiceDelta;
-import io.roster.server.RosterServer;
-import io.roster.server.config.ServerConfig;
+import io.roster.server.testing.LoopbackServer;
 import io.roster.server.testing.TestSession;
 import io.roster.server.testing.TestTime;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Delta pushes over real loopback sockets, seen by raw Connect streams: a client that lists
@@ -33,34 +27,18 @@ class DeltaPushTest {
 
   private static final int SIZE = 2000;
 
-  private RosterServer server;
-  private final List<ManagedChannel> channels = new ArrayList<>();
-  private final List<TestSession> sessions = new ArrayList<>();
+  @RegisterExtension
+  final LoopbackServer loopback = LoopbackServer.with(b -> b.shutdownGrace(Duration.ofSeconds(1)));
 
-  @BeforeEach
-  void start() {
-    server = RosterServer.start(ServerConfig.builder().host("127.0.0.1").port(0)
-        .shutdownGrace(Duration.ofSeconds(1)).build());
-  }
-
-  @AfterEach
-  void stop() {
-    sessions.forEach(TestSession::close);
-    channels.forEach(ManagedChannel::shutdownNow);
-    server.close();
-  }
-
+  /** A session on a connection of its own. */
   private TestSession session(String clientId, boolean deltas) {
-    ManagedChannel c = NettyChannelBuilder.forAddress("127.0.0.1", server.port()).usePlaintext().build();
-    channels.add(c);
-    TestSession s = new TestSession(c);
+    TestSession s = loopback.open(loopback.newChannel());
     Hello.Builder hello = Hello.newBuilder().setClientId(clientId);
     if (deltas) {
       hello.addFeatures("delta");
     }
     ServerFrame welcome = s.helloFrame(hello);
     assertThat(welcome.getWelcome().getFeaturesList()).contains("query", "delta");
-    sessions.add(s);
     return s;
   }
 
@@ -146,6 +124,6 @@ class DeltaPushTest {
     assertThat(full.getPush().getPushId()).isEqualTo(delta.getPush().getPushId());
     assertThat(full.getPush().getServiceInfo().getInstancesCount()).isEqualTo(SIZE + 1);
     assertThat(full.getPush().getServiceInfo().getChecksum()).isEqualTo(delta.getPush().getDelta().getChecksum());
-    assertThat(server.sessions().all()).anySatisfy(s -> assertThat(s.deltaResyncs()).isEqualTo(1));
+    assertThat(loopback.server().sessions().all()).anySatisfy(s -> assertThat(s.deltaResyncs()).isEqualTo(1));
   }
 }

@@ -3,20 +3,17 @@ package io.roster.server.rpc;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.grpc.ManagedChannel;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.roster.proto.v1.ClientFrame;
 import io.roster.proto.v1.Hello;
 import io.roster.proto.v1.QueryInstancesRequest;
 import io.roster.proto.v1.RegistryGrpc;
 import io.roster.proto.v1.ServerFrame;
 import io.roster.server.RosterServer;
-import io.roster.server.config.ServerConfig;
+import io.roster.server.testing.LoopbackServer;
 import io.roster.server.testing.TestSession;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * A fresh server says it is warming up: in {@code welcome}, in query answers, and with one
@@ -24,27 +21,16 @@ import org.junit.jupiter.api.Test;
  */
 class WarmUpWelcomeTest {
 
-  private RosterServer server;
-  private final List<ManagedChannel> channels = new ArrayList<>();
-  private final List<TestSession> sessions = new ArrayList<>();
-
-  @AfterEach
-  void stop() {
-    sessions.forEach(TestSession::close);
-    channels.forEach(ManagedChannel::shutdownNow);
-    server.close();
-  }
+  /** Each test starts the server with the warm-up it is about. */
+  @RegisterExtension
+  final LoopbackServer loopback = LoopbackServer.withDefaults().startedByTest();
 
   private ManagedChannel channel() {
-    ManagedChannel c = NettyChannelBuilder.forAddress("127.0.0.1", server.port()).usePlaintext().build();
-    channels.add(c);
-    return c;
+    return loopback.newChannel();
   }
 
   private TestSession session() {
-    TestSession s = new TestSession(channel());
-    sessions.add(s);
-    return s;
+    return loopback.open(channel());
   }
 
   private static QueryInstancesRequest query() {
@@ -53,8 +39,7 @@ class WarmUpWelcomeTest {
 
   @Test
   void aWarmingServerSaysSoUntilItIsWarm() {
-    server = RosterServer.start(ServerConfig.builder().host("127.0.0.1").port(0)
-        .warmUp(Duration.ofMinutes(1)).build());
+    RosterServer server = loopback.start(b -> b.warmUp(Duration.ofMinutes(1)));
     TestSession early = session();
     ServerFrame welcome = early.helloFrame(Hello.newBuilder().setClientId("early"));
     assertThat(welcome.getWelcome().getWarmUpRemainingMs()).isBetween(1L, 60_000L);
@@ -77,8 +62,7 @@ class WarmUpWelcomeTest {
 
   @Test
   void warmUpZeroIsWarmFromTheStart() {
-    server = RosterServer.start(ServerConfig.builder().host("127.0.0.1").port(0)
-        .warmUp(Duration.ZERO).build());
+    loopback.start(b -> b.warmUp(Duration.ZERO));
     assertThat(session().helloFrame(Hello.newBuilder().setClientId("c")).getWelcome().getWarmUpRemainingMs())
         .isZero();
   }
