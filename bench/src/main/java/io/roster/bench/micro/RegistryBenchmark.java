@@ -1,6 +1,7 @@
 package io.roster.bench.micro;
 
 import io.roster.server.model.Instance;
+import io.roster.server.model.Owner;
 import io.roster.server.model.InstanceKey;
 import io.roster.server.model.ServiceKey;
 import io.roster.server.registry.Registry;
@@ -36,6 +37,8 @@ public class RegistryBenchmark {
   public int instances;
 
   private static final int SERVICES = 1000;
+  private static final Owner BENCH = owner("bench");
+  private static final Owner OWNER_0 = owner("owner-0");
 
   private Registry registry;
   private ServiceKey[] keys;
@@ -51,7 +54,7 @@ public class RegistryBenchmark {
     for (int s = 0; s < SERVICES; s++) {
       keys[s] = ServiceKey.of("public", "DEFAULT_GROUP", "svc-" + s);
       for (int i = 0; i < instances; i++) {
-        registry.register("owner-" + i, keys[s], instance("10.0." + (i / 250) + "." + (i % 250 + 1), 8080));
+        registry.register(owner("owner-" + i), keys[s], instance("10.0." + (i / 250) + "." + (i % 250 + 1), 8080));
       }
     }
     fresh = instance("10.9.9.9", 9090);
@@ -73,23 +76,28 @@ public class RegistryBenchmark {
   @Benchmark
   public boolean registerThenDeregister() {
     ServiceKey k = nextKey();
-    registry.register("bench", k, fresh);
-    return registry.deregister("bench", k, freshKey);
+    registry.register(BENCH, k, fresh);
+    return registry.deregister(BENCH, k, freshKey);
   }
 
   /** Registering an instance that is already there, unchanged: no revision, no report. */
   @Benchmark
   public Instance registerUnchanged() {
-    return registry.register("owner-0", nextKey(), existing);
+    return registry.register(OWNER_0, nextKey(), existing);
   }
 
   /** The snapshot of a service right after a change (built on first read, then cached). */
   @Benchmark
   public Object registerThenSnapshot() {
     ServiceKey k = nextKey();
-    registry.register("bench", k, fresh);
+    registry.register(BENCH, k, fresh);
     Object s = registry.snapshot(k);
-    registry.deregister("bench", k, freshKey);
+    registry.deregister(BENCH, k, freshKey);
     return s;
+  }
+
+  /** A session owner on a node with no id (a lone registry). */
+  private static Owner owner(String connectionId) {
+    return Owner.session("", connectionId);
   }
 }

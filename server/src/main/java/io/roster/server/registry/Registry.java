@@ -2,6 +2,7 @@ package io.roster.server.registry;
 
 import io.roster.server.model.Instance;
 import io.roster.server.model.InstanceKey;
+import io.roster.server.model.Owner;
 import io.roster.server.model.RegistryException;
 import io.roster.server.model.ServiceKey;
 import io.roster.server.model.ServiceSnapshot;
@@ -23,7 +24,7 @@ import java.util.function.UnaryOperator;
 /**
  * The in-memory truth: which instances each service has and who owns each of them.
  *
- * <p>Every instance has one owner (a session's connection id). A change that alters what a
+ * <p>Every instance has one {@link Owner} (for a session: its node, its connection id). A change that alters what a
  * consumer would see bumps the service's revision and is reported to the {@link
  * ChangeListener} once, after the change, outside any lock. A change that alters nothing (the
  * same instance registered again) bumps nothing and reports nothing.
@@ -54,7 +55,7 @@ public final class Registry {
   private final NavigableSet<ServiceKey> index = new ConcurrentSkipListSet<>();
   private final Map<ServiceKey, ServiceSettings> settings = new ConcurrentHashMap<>();
   /** Per owner, how many instances it has: kept exact under the service locks. */
-  private final Map<String, Tally> owners = new ConcurrentHashMap<>();
+  private final Map<Owner, Tally> owners = new ConcurrentHashMap<>();
   private final LongSupplier clockMicros;
   private final long maxSettingsBytes;
   private final AtomicLong settingsBytes = new AtomicLong();
@@ -105,18 +106,18 @@ public final class Registry {
    * Counts {@code owner}'s instances in {@code tally} (and so in its wider tallies) from now
    * on. Call before the owner registers anything; {@link #removeOwner} forgets it.
    */
-  public void attachOwner(String owner, Tally tally) {
+  public void attachOwner(Owner owner, Tally tally) {
     owners.put(owner, Objects.requireNonNull(tally));
   }
 
   /** How many instances {@code owner} has, over every service: one read. */
-  public int ownedCount(String owner) {
+  public int ownedCount(Owner owner) {
     Tally t = owners.get(owner);
     return t == null ? 0 : t.count();
   }
 
   /** How many instances {@code owner} has in {@code service}: one read under the service's lock. */
-  public int ownedCount(String owner, ServiceKey service) {
+  public int ownedCount(Owner owner, ServiceKey service) {
     Entry e = services.get(service);
     if (e == null) {
       return 0;
@@ -131,7 +132,7 @@ public final class Registry {
    * Registers or replaces {@code instance} (by ip, port, cluster) and makes {@code owner} its
    * owner. Returns the instance as stored (with its id).
    */
-  public Instance register(String owner, ServiceKey service, Instance instance) {
+  public Instance register(Owner owner, ServiceKey service, Instance instance) {
     Instance stored = instance.withId(service);
     boolean changed = mutate(service, e -> e.put(owner, stored, "instance"));
     if (changed) {
@@ -144,7 +145,7 @@ public final class Registry {
    * Removes the instance with this identity if {@code owner} owns it. Returns false (and
    * changes nothing) when there is no such instance or someone else owns it.
    */
-  public boolean deregister(String owner, ServiceKey service, InstanceKey key) {
+  public boolean deregister(Owner owner, ServiceKey service, InstanceKey key) {
     if (!services.containsKey(service)) {
       return false;
     }
@@ -227,7 +228,7 @@ public final class Registry {
   }
 
   /** Whether {@code owner} still owns the instance with this identity. */
-  public boolean owns(String owner, ServiceKey service, InstanceKey key) {
+  public boolean owns(Owner owner, ServiceKey service, InstanceKey key) {
     Entry e = services.get(service);
     if (e == null) {
       return false;
@@ -239,7 +240,7 @@ public final class Registry {
   }
 
   /** Who owns the instance with this identity, or null when there is none. */
-  public String ownerOf(ServiceKey service, InstanceKey key) {
+  public Owner ownerOf(ServiceKey service, InstanceKey key) {
     Entry e = services.get(service);
     if (e == null) {
       return null;
@@ -254,7 +255,7 @@ public final class Registry {
    * Makes {@code instances} the complete set that {@code owner} has in {@code service}: adds,
    * replaces and removes in one change (one revision, one push).
    */
-  public List<Instance> replaceOwned(String owner, ServiceKey service, Collection<Instance> instances) {
+  public List<Instance> replaceOwned(Owner owner, ServiceKey service, Collection<Instance> instances) {
     List<Instance> stored = new ArrayList<>(instances.size());
     for (Instance i : instances) {
       stored.add(i.withId(service));
@@ -272,7 +273,7 @@ public final class Registry {
    * one when there was nothing to remove. Any state pushed afterwards has at least this
    * revision (an absent service is pushed at the absent revision, which is never older).
    */
-  public long removeOwned(String owner, ServiceKey service) {
+  public long removeOwned(Owner owner, ServiceKey service) {
     long revision = services.containsKey(service) ? mutateAt(service, e -> e.replaceOwned(owner, List.of())) : -1;
     if (revision >= 0) {
       listener.onChange(service);
@@ -285,7 +286,7 @@ public final class Registry {
    * Removes everything {@code owner} owns in the given services (its session ended) and
    * forgets its tally. Each affected service gets one revision and one change report.
    */
-  public void removeOwner(String owner, Collection<ServiceKey> touched) {
+  public void removeOwner(Owner owner, Collection<ServiceKey> touched) {
     for (ServiceKey service : touched) {
       if (services.containsKey(service) && mutate(service, e -> e.replaceOwned(owner, List.of()))) {
         listener.onChange(service);
@@ -437,7 +438,7 @@ public final class Registry {
   }
 
   /** @param size the instance's wire bytes in a list ({@link WireSize#ofInstanceInList}) */
-  private record Registration(String owner, Instance instance, int size) {}
+  private record Registration(Owner owner, Instance instance, int size) {}
 
   /** Counters of one service; {@code bytes} is the wire size of its instances (see {@link ServiceLimits}). */
   public record ServiceStats(int instanceCount, int healthyCount, long revision, long bytes) {}
@@ -446,7 +447,7 @@ public final class Registry {
   public record ServicePage(int total, List<ServiceKey> services) {}
 
   /** Adds {@code delta} to {@code owner}'s tally (one not attached gets a standalone one). */
-  private void count(String owner, int delta) {
+  private void count(Owner owner, int delta) {
     // An owner already forgotten (its session ended) has nothing left to take away.
     Tally t = delta > 0 ? owners.computeIfAbsent(owner, k -> Tally.standalone()) : owners.get(owner);
     if (t != null) {
@@ -459,7 +460,7 @@ public final class Registry {
     final ServiceKey service;
     final Map<InstanceKey, Registration> registrations = new HashMap<>();
     /** Instances per owner in this service (an int[1] each, to count in place). */
-    final Map<String, int[]> byOwner = new HashMap<>(4);
+    final Map<Owner, int[]> byOwner = new HashMap<>(4);
     /** Sum of the registrations' sizes. */
     long bytes;
     long revision;
@@ -479,7 +480,7 @@ public final class Registry {
     }
 
     /** Stores {@code instance}; {@code field} names it in a refusal. */
-    boolean put(String owner, Instance instance, String field) {
+    boolean put(Owner owner, Instance instance, String field) {
       Registration old = registrations.get(instance.key());
       int size = WireSize.ofInstanceInList(instance);
       checkLimits(old == null ? 1 : 0, size - (old == null ? 0 : old.size), field);
@@ -487,7 +488,7 @@ public final class Registry {
     }
 
     /** Stores without checking limits; returns whether the visible instance changed. */
-    private boolean store(String owner, Instance instance, int size) {
+    private boolean store(Owner owner, Instance instance, int size) {
       Registration old = registrations.put(instance.key(), new Registration(owner, instance, size));
       bytes += size - (old == null ? 0 : old.size);
       if (old == null) {
@@ -517,7 +518,7 @@ public final class Registry {
       }
     }
 
-    boolean removeIfOwned(String owner, InstanceKey key) {
+    boolean removeIfOwned(Owner owner, InstanceKey key) {
       Registration r = registrations.get(key);
       if (r == null || !r.owner.equals(owner)) {
         return false;
@@ -529,7 +530,7 @@ public final class Registry {
     }
 
     /** Keeps the per-owner counts of this entry and the owner's tally in step. */
-    private void counted(String owner, int delta) {
+    private void counted(Owner owner, int delta) {
       int[] n = byOwner.computeIfAbsent(owner, k -> new int[1]);
       n[0] += delta;
       if (n[0] == 0) {
@@ -538,7 +539,7 @@ public final class Registry {
       count(owner, delta);
     }
 
-    boolean replaceOwned(String owner, List<Instance> instances) {
+    boolean replaceOwned(Owner owner, List<Instance> instances) {
       Map<InstanceKey, Instance> wanted = new HashMap<>();
       for (Instance i : instances) {
         wanted.put(i.key(), i);

@@ -39,6 +39,7 @@ public final class GrpcEndpoint {
   private final SessionService sessionService;
   private final RegistryService registryService;
   private final IntFunction<String> nodeId;
+  private final SessionManager sessions;
   private final HealthStatusManager health = new HealthStatusManager();
 
   /**
@@ -48,6 +49,7 @@ public final class GrpcEndpoint {
   public GrpcEndpoint(ServerConfig config, Registry registry, PushEngine engine, SessionManager sessions,
       Scheduler scheduler, IntFunction<String> nodeId, String version, WarmUp warmUp) {
     this.nodeId = nodeId;
+    this.sessions = sessions;
     this.registryService = new RegistryService(registry, engine, scheduler, sessions.limits(), warmUp);
     this.sessionService = new SessionService(sessions, registryService::answer, config.keepaliveTime(),
         config.keepaliveTimeout(), config.pushAckTimeout(), scheduler, version, config.maxMessageSize(), warmUp);
@@ -78,7 +80,9 @@ public final class GrpcEndpoint {
   /** Binds the port and reports SERVING. */
   public void start() throws IOException {
     server.start();
-    sessionService.nodeId(nodeId.apply(server.getPort()));
+    String id = nodeId.apply(server.getPort());
+    sessions.nodeId(id);
+    sessionService.nodeId(id);
     setHealth(ServingStatus.SERVING);
   }
 

@@ -2,6 +2,7 @@ package io.roster.server.session;
 
 import io.roster.server.model.Instance;
 import io.roster.server.model.InstanceKey;
+import io.roster.server.model.Owner;
 import io.roster.server.model.RegistryException;
 import io.roster.server.model.ServiceKey;
 import io.roster.server.push.PushEngine;
@@ -29,6 +30,7 @@ import java.util.concurrent.CompletableFuture;
 public final class Session {
 
   private final SessionInfo info;
+  private final Owner owner;
   private final Registry registry;
   private final PushEngine engine;
   private final PushQueue queue;
@@ -45,19 +47,26 @@ public final class Session {
   private final Map<ServiceKey, Subscription> subscriptions = new HashMap<>(4);
   private boolean closed;
 
-  Session(SessionInfo info, Registry registry, PushEngine engine, PushQueue queue, Scope scope, SessionLimits limits) {
+  Session(SessionInfo info, Owner owner, Registry registry, PushEngine engine, PushQueue queue, Scope scope,
+      SessionLimits limits) {
     this.info = info;
+    this.owner = owner;
     this.registry = registry;
     this.engine = engine;
     this.queue = queue;
     this.scope = scope;
     this.limits = limits;
     this.tally = new Tally(scope.instances());
-    registry.attachOwner(info.connectionId(), tally);
+    registry.attachOwner(owner, tally);
   }
 
   public SessionInfo info() {
     return info;
+  }
+
+  /** Who owns what this session registers: (this node, SESSION, its connection id). */
+  public Owner owner() {
+    return owner;
   }
 
   /** The client connection this session runs on. */
@@ -72,10 +81,10 @@ public final class Session {
    */
   public synchronized Instance register(ServiceKey service, Instance instance) {
     checkOpen();
-    if (!registry.owns(info.connectionId(), service, instance.key())) {
+    if (!registry.owns(owner, service, instance.key())) {
       scope.checkInstances(limits, 1, "instance");
     }
-    Instance stored = registry.register(info.connectionId(), service, instance);
+    Instance stored = registry.register(owner, service, instance);
     touch(service);
     return stored;
   }
@@ -83,14 +92,14 @@ public final class Session {
   /** Removes an instance this session registered; NOT_FOUND when it has none such. */
   public synchronized void deregister(ServiceKey service, InstanceKey key) {
     checkOpen();
-    if (!registry.deregister(info.connectionId(), service, key)) {
+    if (!registry.deregister(owner, service, key)) {
       String why = registry.ownerOf(service, key) != null
           ? " is now registered by another connection, which owns it"
           : " is not registered by this connection";
       throw new RegistryException(RegistryException.Kind.NOT_FOUND, "instance",
           "instance " + key + " of " + service + why);
     }
-    if (registry.ownedCount(info.connectionId(), service) == 0) {
+    if (registry.ownedCount(owner, service) == 0) {
       touched.remove(service);
     }
   }
@@ -106,11 +115,11 @@ public final class Session {
             "an (ip, port, cluster) not already given at instances[" + first + "]");
       }
     }
-    long adding = (long) seen.size() - registry.ownedCount(info.connectionId(), service);
+    long adding = (long) seen.size() - registry.ownedCount(owner, service);
     if (adding > 0) {
       scope.checkInstances(limits, adding, "instances");
     }
-    List<Instance> stored = registry.replaceOwned(info.connectionId(), service, instances);
+    List<Instance> stored = registry.replaceOwned(owner, service, instances);
     if (seen.isEmpty()) {
       touched.remove(service);
     } else {
@@ -129,7 +138,7 @@ public final class Session {
     checkOpen();
     List<CompletableFuture<Boolean>> acks = new ArrayList<>();
     for (ServiceKey service : touched) {
-      long revision = registry.removeOwned(info.connectionId(), service);
+      long revision = registry.removeOwned(owner, service);
       Subscription own = subscriptions.get(service);
       acks.addAll(engine.whenAcked(service, revision, t -> t == own));
     }
@@ -140,7 +149,7 @@ public final class Session {
   private void touch(ServiceKey service) {
     if (touched.add(service) && touched.size() > limits.instancesPerConnection()) {
       // Only services where instances moved away can push it past what the session may own.
-      touched.removeIf(k -> registry.ownedCount(info.connectionId(), k) == 0);
+      touched.removeIf(k -> registry.ownedCount(owner, k) == 0);
     }
   }
 
@@ -245,7 +254,7 @@ public final class Session {
     }
     scope.release(Scope.Counted.SUBSCRIPTIONS, subscriptions.size());
     subscriptions.clear();
-    registry.removeOwner(info.connectionId(), new ArrayList<>(touched));
+    registry.removeOwner(owner, new ArrayList<>(touched));
     touched.clear();
     return summary;
   }

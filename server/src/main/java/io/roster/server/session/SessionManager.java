@@ -2,6 +2,7 @@ package io.roster.server.session;
 
 import io.roster.server.push.Outbound;
 import io.roster.server.model.InstanceKey;
+import io.roster.server.model.Owner;
 import io.roster.server.model.ServiceKey;
 import io.roster.server.push.AckCollector;
 import io.roster.server.push.PushEngine;
@@ -27,6 +28,8 @@ public final class SessionManager {
   private final SessionLimits limits;
   private final String idPrefix;
   private final AtomicLong ids = new AtomicLong();
+  /** This node's id, told once the endpoint knows its port; sessions own as (node, SESSION, connection). */
+  private volatile String nodeId = "";
   private final Map<String, Session> sessions = new ConcurrentHashMap<>();
   /** Address scopes with at least one open connection. */
   private final Map<String, Scope> addresses = new ConcurrentHashMap<>();
@@ -39,6 +42,19 @@ public final class SessionManager {
     this.ackTimeout = ackTimeout;
     this.limits = limits;
     this.idPrefix = Long.toString(scheduler.currentTimeMillis(), 36) + "-";
+  }
+
+  /**
+   * Sets this node's id (the one told to clients in {@code welcome}); sessions opened from now
+   * on own their registrations as {@code Owner.session(nodeId, connectionId)}.
+   */
+  public void nodeId(String nodeId) {
+    this.nodeId = java.util.Objects.requireNonNull(nodeId);
+  }
+
+  /** This node's id; empty until {@link #nodeId(String)} is called. */
+  public String nodeId() {
+    return nodeId;
   }
 
   /** A fresh connection id, unique on this node across restarts. */
@@ -90,7 +106,7 @@ public final class SessionManager {
   public Session open(SessionInfo info, Outbound outbound, Scope scope, boolean deltas) {
     scope.acquire(Scope.Counted.SESSIONS, limits);
     PushQueue queue = new PushQueue(outbound, scheduler, ackTimeout, deltas ? engine.deltas() : null);
-    Session s = new Session(info, registry, engine, queue, scope, limits);
+    Session s = new Session(info, Owner.session(nodeId, info.connectionId()), registry, engine, queue, scope, limits);
     sessions.put(info.connectionId(), s);
     return s;
   }

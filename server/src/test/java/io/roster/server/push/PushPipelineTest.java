@@ -3,6 +3,7 @@ package io.roster.server.push;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.roster.server.model.Instance;
+import io.roster.server.model.Owner;
 import io.roster.server.model.ServiceKey;
 import io.roster.server.registry.Registry;
 import io.roster.server.time.FakeScheduler;
@@ -82,7 +83,7 @@ class PushPipelineTest {
 
   @Test
   void subscribeGetsTheCurrentStateAtOnce() {
-    registry.register("p", orders, inst(1));
+    registry.register(owner("p"), orders, inst(1));
     RecordingOutbound out = subscribe();
     assertThat(out.sizes()).containsExactly(1);
   }
@@ -90,7 +91,7 @@ class PushPipelineTest {
   @Test
   void anIsolatedChangeIsPushedWithoutWaitingForTheWindow() {
     RecordingOutbound out = subscribe();
-    registry.register("p", orders, inst(1));
+    registry.register(owner("p"), orders, inst(1));
     clock.runDue();
     assertThat(out.sizes()).containsExactly(0, 1);
   }
@@ -98,10 +99,10 @@ class PushPipelineTest {
   @Test
   void aBurstWithinTheWindowCoalescesIntoOneMorePush() {
     RecordingOutbound out = subscribe();
-    registry.register("p", orders, inst(1));
+    registry.register(owner("p"), orders, inst(1));
     clock.runDue();
     for (int port = 2; port <= 100; port++) {
-      registry.register("p", orders, inst(port));
+      registry.register(owner("p"), orders, inst(port));
     }
     clock.runDue();
     assertThat(out.sizes()).containsExactly(0, 1);
@@ -114,10 +115,10 @@ class PushPipelineTest {
   @Test
   void aChangeAfterAQuietWindowIsAgainImmediate() {
     RecordingOutbound out = subscribe();
-    registry.register("p", orders, inst(1));
+    registry.register(owner("p"), orders, inst(1));
     clock.runDue();
     clock.advance(WINDOW);
-    registry.register("p", orders, inst(2));
+    registry.register(owner("p"), orders, inst(2));
     clock.runDue();
     assertThat(out.sizes()).containsExactly(0, 1, 2);
   }
@@ -126,7 +127,7 @@ class PushPipelineTest {
   void oneEncodingPerRevisionSharedBySubscribers() {
     RecordingOutbound a = subscribe();
     RecordingOutbound b = subscribe();
-    registry.register("p", orders, inst(1));
+    registry.register(owner("p"), orders, inst(1));
     clock.runDue();
     assertThat(a.sent.get(1)).isSameAs(b.sent.get(1));
     List<Object> encodings = new ArrayList<>();
@@ -142,7 +143,7 @@ class PushPipelineTest {
     RecordingOutbound fast = subscribe();
     slow.ready = false;
     for (int port = 1; port <= 50; port++) {
-      registry.register("p", orders, inst(port));
+      registry.register(owner("p"), orders, inst(port));
       clock.advance(WINDOW);
     }
     assertThat(fast.sent).hasSize(51);
@@ -161,7 +162,7 @@ class PushPipelineTest {
     PushQueue q = new PushQueue(out, clock, ACK);
     engine.subscribe(orders, new Target(orders, q));
     q.ack(out.sent.get(0).pushId());
-    registry.register("p", orders, inst(1));
+    registry.register(owner("p"), orders, inst(1));
     clock.runDue();
     assertThat(q.unacked()).isEqualTo(1);
     clock.advance(ACK.minusMillis(1));
@@ -188,7 +189,7 @@ class PushPipelineTest {
     engine.subscribe(orders, new Target(orders, q));
     PushPayload first = out.sent.get(0);
     assertThat(q.ack(first.pushId())).as("the first push's ack is known").isTrue();
-    registry.register("p", orders, inst(1));
+    registry.register(owner("p"), orders, inst(1));
     clock.runDue();
     assertThat(out.sent).hasSize(2);
     assertThat(q.ack(out.sent.get(1).pushId())).as("the second push's ack is known").isTrue();
@@ -223,5 +224,10 @@ class PushPipelineTest {
 
   private PushQueue queueOf(RecordingOutbound out) {
     return queues.get(out);
+  }
+
+  /** A session owner on a node with no id (a lone registry). */
+  private static Owner owner(String connectionId) {
+    return Owner.session("", connectionId);
   }
 }

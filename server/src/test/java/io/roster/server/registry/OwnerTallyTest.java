@@ -3,6 +3,7 @@ package io.roster.server.registry;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.roster.server.model.Instance;
+import io.roster.server.model.Owner;
 import io.roster.server.model.ServiceKey;
 import java.util.List;
 import java.util.Map;
@@ -24,33 +25,38 @@ class OwnerTallyTest {
     Tally address = Tally.standalone();
     Tally a = new Tally(address);
     Tally b = new Tally(address);
-    registry.attachOwner("a", a);
-    registry.attachOwner("b", b);
+    registry.attachOwner(owner("a"), a);
+    registry.attachOwner(owner("b"), b);
 
-    registry.register("a", orders, at("10.0.0.1", 1));
-    registry.register("a", orders, at("10.0.0.1", 1)); // same identity: not a second one
-    registry.register("a", users, at("10.0.0.1", 2));
+    registry.register(owner("a"), orders, at("10.0.0.1", 1));
+    registry.register(owner("a"), orders, at("10.0.0.1", 1)); // same identity: not a second one
+    registry.register(owner("a"), users, at("10.0.0.1", 2));
     assertThat(a.count()).isEqualTo(2);
-    assertThat(registry.ownedCount("a", orders)).isEqualTo(1);
+    assertThat(registry.ownedCount(owner("a"), orders)).isEqualTo(1);
 
     // b takes over a's instance (a redo on a new session): the count moves with it.
-    registry.register("b", orders, at("10.0.0.1", 1));
+    registry.register(owner("b"), orders, at("10.0.0.1", 1));
     assertThat(a.count()).isEqualTo(1);
     assertThat(b.count()).isEqualTo(1);
-    assertThat(registry.ownedCount("a", orders)).isZero();
-    assertThat(registry.ownerOf(orders, at("10.0.0.1", 1).key())).isEqualTo("b");
+    assertThat(registry.ownedCount(owner("a"), orders)).isZero();
+    assertThat(registry.ownerOf(orders, at("10.0.0.1", 1).key())).isEqualTo(owner("b"));
     assertThat(address.count()).isEqualTo(2);
 
-    registry.replaceOwned("b", orders, List.of(at("10.0.0.2", 1), at("10.0.0.2", 2)));
+    registry.replaceOwned(owner("b"), orders, List.of(at("10.0.0.2", 1), at("10.0.0.2", 2)));
     assertThat(b.count()).isEqualTo(2);
-    assertThat(registry.deregister("b", orders, at("10.0.0.2", 1).key())).isTrue();
+    assertThat(registry.deregister(owner("b"), orders, at("10.0.0.2", 1).key())).isTrue();
     assertThat(b.count()).isEqualTo(1);
 
-    registry.removeOwner("a", List.of(orders, users));
-    registry.removeOwner("b", List.of(orders));
+    registry.removeOwner(owner("a"), List.of(orders, users));
+    registry.removeOwner(owner("b"), List.of(orders));
     assertThat(a.count()).isZero();
     assertThat(b.count()).isZero();
     assertThat(address.count()).isZero();
-    assertThat(registry.ownedCount("a")).isZero();
+    assertThat(registry.ownedCount(owner("a"))).isZero();
+  }
+
+  /** A session owner on a node with no id (a lone registry). */
+  private static Owner owner(String connectionId) {
+    return Owner.session("", connectionId);
   }
 }

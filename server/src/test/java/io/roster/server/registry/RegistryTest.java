@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.roster.server.model.Instance;
+import io.roster.server.model.Owner;
 import io.roster.server.model.RegistryException;
 import io.roster.server.model.ServiceKey;
 import io.roster.server.model.ServiceSnapshot;
@@ -35,7 +36,7 @@ class RegistryTest {
   @Test
   void registerIsVisibleAndBumpsRevision() {
     long before = registry.snapshot(orders).revision();
-    registry.register("c1", orders, inst("10.0.0.1", 80));
+    registry.register(owner("c1"), orders, inst("10.0.0.1", 80));
     ServiceSnapshot s = registry.snapshot(orders);
     assertThat(s.instances()).extracting(Instance::ip).containsExactly("10.0.0.1");
     assertThat(s.instances().get(0).instanceId()).isEqualTo("10.0.0.1#80#DEFAULT#DEFAULT_GROUP@@orders");
@@ -45,40 +46,40 @@ class RegistryTest {
 
   @Test
   void sameRegistrationTwiceIsANoOp() {
-    registry.register("c1", orders, inst("10.0.0.1", 80));
+    registry.register(owner("c1"), orders, inst("10.0.0.1", 80));
     long rev = registry.snapshot(orders).revision();
-    registry.register("c1", orders, inst("10.0.0.1", 80));
+    registry.register(owner("c1"), orders, inst("10.0.0.1", 80));
     assertThat(registry.snapshot(orders).revision()).isEqualTo(rev);
     assertThat(changes).hasSize(1);
   }
 
   @Test
   void revisionsGrowEvenWhenTheClockStandsStillOrGoesBack() {
-    registry.register("c1", orders, inst("10.0.0.1", 80));
+    registry.register(owner("c1"), orders, inst("10.0.0.1", 80));
     long r1 = registry.snapshot(orders).revision();
     micros.set(5);
-    registry.register("c1", orders, inst("10.0.0.2", 80));
+    registry.register(owner("c1"), orders, inst("10.0.0.2", 80));
     assertThat(registry.snapshot(orders).revision()).isEqualTo(r1 + 1);
   }
 
   @Test
   void deregisterOnlyByOwner() {
-    registry.register("c1", orders, inst("10.0.0.1", 80));
-    assertThat(registry.deregister("c2", orders, inst("10.0.0.1", 80).key())).isFalse();
+    registry.register(owner("c1"), orders, inst("10.0.0.1", 80));
+    assertThat(registry.deregister(owner("c2"), orders, inst("10.0.0.1", 80).key())).isFalse();
     assertThat(registry.snapshot(orders).instances()).hasSize(1);
-    assertThat(registry.deregister("c1", orders, inst("10.0.0.1", 80).key())).isTrue();
+    assertThat(registry.deregister(owner("c1"), orders, inst("10.0.0.1", 80).key())).isTrue();
     assertThat(registry.snapshot(orders).instances()).isEmpty();
     assertThat(registry.serviceCount()).isZero();
   }
 
   @Test
   void removeOwnerRemovesOnlyItsInstancesOneChangePerService() {
-    registry.register("c1", orders, inst("10.0.0.1", 80));
-    registry.register("c1", orders, inst("10.0.0.1", 81));
-    registry.register("c2", orders, inst("10.0.0.2", 80));
-    registry.register("c1", users, inst("10.0.0.1", 90));
+    registry.register(owner("c1"), orders, inst("10.0.0.1", 80));
+    registry.register(owner("c1"), orders, inst("10.0.0.1", 81));
+    registry.register(owner("c2"), orders, inst("10.0.0.2", 80));
+    registry.register(owner("c1"), users, inst("10.0.0.1", 90));
     changes.clear();
-    registry.removeOwner("c1", List.of(orders, users));
+    registry.removeOwner(owner("c1"), List.of(orders, users));
     assertThat(registry.snapshot(orders).instances()).extracting(Instance::ip).containsExactly("10.0.0.2");
     assertThat(registry.snapshot(users).instances()).isEmpty();
     assertThat(changes).containsExactlyInAnyOrder(orders, users);
@@ -86,25 +87,25 @@ class RegistryTest {
 
   @Test
   void takeoverByAnotherOwnerSurvivesTheFirstOwnersEnd() {
-    registry.register("old", orders, inst("10.0.0.1", 80));
-    registry.register("new", orders, inst("10.0.0.1", 80));
-    registry.removeOwner("old", List.of(orders));
+    registry.register(owner("old"), orders, inst("10.0.0.1", 80));
+    registry.register(owner("new"), orders, inst("10.0.0.1", 80));
+    registry.removeOwner(owner("old"), List.of(orders));
     assertThat(registry.snapshot(orders).instances()).hasSize(1);
   }
 
   @Test
   void replaceOwnedIsOneChange() {
-    registry.register("c1", orders, inst("10.0.0.1", 80));
+    registry.register(owner("c1"), orders, inst("10.0.0.1", 80));
     changes.clear();
-    registry.replaceOwned("c1", orders, List.of(inst("10.0.0.2", 80), inst("10.0.0.3", 80)));
+    registry.replaceOwned(owner("c1"), orders, List.of(inst("10.0.0.2", 80), inst("10.0.0.3", 80)));
     assertThat(registry.snapshot(orders).instances()).extracting(Instance::ip).containsExactly("10.0.0.2", "10.0.0.3");
     assertThat(changes).containsExactly(orders);
   }
 
   @Test
   void absentServiceNeverReportsAnOlderRevisionThanItsLastState() {
-    registry.register("c1", orders, inst("10.0.0.1", 80));
-    registry.removeOwner("c1", List.of(orders));
+    registry.register(owner("c1"), orders, inst("10.0.0.1", 80));
+    registry.removeOwner(owner("c1"), List.of(orders));
     long last = registry.absentRevision();
     assertThat(registry.snapshot(orders).revision()).isEqualTo(last);
     assertThat(last).isGreaterThan(registry.bootRevision());
@@ -113,10 +114,10 @@ class RegistryTest {
   @Test
   void listServicesPagesSortedWithinNamespaceAndGroup() {
     for (String n : List.of("c", "a", "b", "d")) {
-      registry.register("c1", ServiceKey.of("", "", n), inst("10.0.0.1", 80));
+      registry.register(owner("c1"), ServiceKey.of("", "", n), inst("10.0.0.1", 80));
     }
-    registry.register("c1", ServiceKey.of("", "other", "z"), inst("10.0.0.1", 80));
-    registry.register("c1", ServiceKey.of("dev", "", "x"), inst("10.0.0.1", 80));
+    registry.register(owner("c1"), ServiceKey.of("", "other", "z"), inst("10.0.0.1", 80));
+    registry.register(owner("c1"), ServiceKey.of("dev", "", "x"), inst("10.0.0.1", 80));
     Registry.ServicePage p1 = registry.listServices("public", "DEFAULT_GROUP", 1, 3);
     assertThat(p1.total()).isEqualTo(4);
     assertThat(p1.services()).extracting(ServiceKey::name).containsExactly("a", "b", "c");
@@ -144,17 +145,17 @@ class RegistryTest {
   void aRegistrationOverTheInstanceLimitIsRefusedAndChangesNothing() {
     registry = new Registry(micros::get, new ServiceLimits(2, 1 << 20));
     registry.setChangeListener(changes::add);
-    registry.register("c1", orders, inst("10.0.0.1", 80));
-    registry.register("c2", orders, inst("10.0.0.2", 80));
+    registry.register(owner("c1"), orders, inst("10.0.0.1", 80));
+    registry.register(owner("c2"), orders, inst("10.0.0.2", 80));
     long revision = registry.snapshot(orders).revision();
-    assertThatThrownBy(() -> registry.register("c3", orders, inst("10.0.0.3", 80)))
+    assertThatThrownBy(() -> registry.register(owner("c3"), orders, inst("10.0.0.3", 80)))
         .isInstanceOfSatisfying(RegistryException.class, e -> {
           assertThat(e.kind()).isEqualTo(RegistryException.Kind.RESOURCE_EXHAUSTED);
           assertThat(e.field()).isEqualTo("instance");
         })
         .hasMessage("service public/DEFAULT_GROUP@@orders would have 3 instances (limit: 2, see --max-instances-per-service)");
     // Replacing one that is there is no new instance.
-    registry.register("c2", orders, inst("10.0.0.2", 80).withWeight(2));
+    registry.register(owner("c2"), orders, inst("10.0.0.2", 80).withWeight(2));
     assertThat(registry.snapshot(orders).instances()).hasSize(2);
     assertThat(registry.snapshot(orders).revision()).isGreaterThan(revision);
   }
@@ -163,12 +164,12 @@ class RegistryTest {
   void aRegistrationOverTheByteLimitIsRefusedNamingServiceValueLimitAndFlag() {
     registry = new Registry(micros::get, new ServiceLimits(100, 10_000));
     registry.setChangeListener(changes::add);
-    registry.register("c1", orders, withMetadata("10.0.0.1", 4000));
-    registry.register("c1", orders, withMetadata("10.0.0.2", 4000));
+    registry.register(owner("c1"), orders, withMetadata("10.0.0.1", 4000));
+    registry.register(owner("c1"), orders, withMetadata("10.0.0.2", 4000));
     ServiceSnapshot before = registry.snapshot(orders);
     long bytes = registry.stats(orders).bytes();
     changes.clear();
-    assertThatThrownBy(() -> registry.register("c2", orders, withMetadata("10.0.0.3", 4000)))
+    assertThatThrownBy(() -> registry.register(owner("c2"), orders, withMetadata("10.0.0.3", 4000)))
         .isInstanceOfSatisfying(RegistryException.class,
             e -> assertThat(e.kind()).isEqualTo(RegistryException.Kind.RESOURCE_EXHAUSTED))
         .hasMessageStartingWith("service public/DEFAULT_GROUP@@orders would hold ")
@@ -181,7 +182,7 @@ class RegistryTest {
         i -> i.withMetadata(blob(9000)))).isInstanceOf(RegistryException.class);
     registry.update(orders, inst("10.0.0.1", 80).key(), i -> i.withMetadata(Map.of()));
     assertThat(registry.stats(orders).bytes()).isLessThan(bytes - 3900);
-    registry.register("c2", orders, withMetadata("10.0.0.3", 4000));
+    registry.register(owner("c2"), orders, withMetadata("10.0.0.3", 4000));
     assertThat(registry.snapshot(orders).instances()).hasSize(3);
   }
 
@@ -189,31 +190,36 @@ class RegistryTest {
   void aBatchIsCheckedAsAWholeAndARefusedOneChangesNothing() {
     registry = new Registry(micros::get, new ServiceLimits(3, 10_000));
     registry.setChangeListener(changes::add);
-    registry.replaceOwned("c1", orders, List.of(inst("10.0.0.1", 80), inst("10.0.0.2", 80)));
+    registry.replaceOwned(owner("c1"), orders, List.of(inst("10.0.0.1", 80), inst("10.0.0.2", 80)));
     ServiceSnapshot before = registry.snapshot(orders);
-    assertThatThrownBy(() -> registry.replaceOwned("c2", orders,
+    assertThatThrownBy(() -> registry.replaceOwned(owner("c2"), orders,
         List.of(inst("10.0.0.3", 80), inst("10.0.0.4", 80))))
         .hasMessage("service public/DEFAULT_GROUP@@orders would have 4 instances (limit: 3, see --max-instances-per-service)")
         .isInstanceOfSatisfying(RegistryException.class, e -> assertThat(e.field()).isEqualTo("instances"));
     assertThat(registry.snapshot(orders)).isSameAs(before);
     // A batch that swaps instances of the same owner counts what is left, not what passes by.
-    registry.replaceOwned("c1", orders, List.of(inst("10.0.0.5", 80), inst("10.0.0.6", 80), inst("10.0.0.7", 80)));
+    registry.replaceOwned(owner("c1"), orders, List.of(inst("10.0.0.5", 80), inst("10.0.0.6", 80), inst("10.0.0.7", 80)));
     assertThat(registry.snapshot(orders).instances()).extracting(Instance::ip)
         .containsExactly("10.0.0.5", "10.0.0.6", "10.0.0.7");
     // The bytes of a swap: a shrinking and a growing instance together fit.
-    registry.replaceOwned("c1", orders, List.of(withMetadata("10.0.0.5", 9000)));
-    registry.replaceOwned("c1", orders, List.of(inst("10.0.0.5", 80), withMetadata("10.0.0.6", 9000)));
+    registry.replaceOwned(owner("c1"), orders, List.of(withMetadata("10.0.0.5", 9000)));
+    registry.replaceOwned(owner("c1"), orders, List.of(inst("10.0.0.5", 80), withMetadata("10.0.0.6", 9000)));
     assertThat(registry.snapshot(orders).instances()).hasSize(2);
   }
 
   @Test
   void aRefusalOnAServiceThatDidNotExistLeavesNoServiceBehind() {
     registry = new Registry(micros::get, new ServiceLimits(1, 1000));
-    assertThatThrownBy(() -> registry.register("c1", orders, withMetadata("10.0.0.1", 2000)))
+    assertThatThrownBy(() -> registry.register(owner("c1"), orders, withMetadata("10.0.0.1", 2000)))
         .isInstanceOf(RegistryException.class);
     assertThat(registry.serviceCount()).isZero();
     assertThat(registry.listServices("public", "", 1, 10).total()).isZero();
-    registry.register("c1", orders, inst("10.0.0.1", 80));
+    registry.register(owner("c1"), orders, inst("10.0.0.1", 80));
     assertThat(registry.snapshot(orders).instances()).hasSize(1);
+  }
+
+  /** A session owner on a node with no id (a lone registry). */
+  private static Owner owner(String connectionId) {
+    return Owner.session("", connectionId);
   }
 }

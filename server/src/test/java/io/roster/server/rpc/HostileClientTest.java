@@ -317,7 +317,7 @@ class HostileClientTest {
         .as("slowest ping round trip of %d on other connections during the flood (median %.2f ms)",
             rtts.size(), rtts.get(rtts.size() / 2) / 1e6)
         .isLessThan(TestTime.millis(1000));
-    assertThat(server.registry().ownedCount(server.sessions().all().get(0).info().connectionId())).isEqualTo(5000);
+    assertThat(server.registry().ownedCount(server.sessions().all().get(0).owner())).isEqualTo(5000);
     flooderChannel.shutdownNow();
     flooderLoop.shutdownGracefully(0, 0, TimeUnit.SECONDS);
   }
