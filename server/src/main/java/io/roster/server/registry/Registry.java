@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.NavigableSet;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListSet;
 import java.util.concurrent.atomic.AtomicLong;
@@ -54,8 +55,11 @@ public final class Registry {
   private final Map<ServiceKey, Entry> services = new ConcurrentHashMap<>();
   private final NavigableSet<ServiceKey> index = new ConcurrentSkipListSet<>();
   private final Map<ServiceKey, ServiceSettings> settings = new ConcurrentHashMap<>();
-  /** Per owner, how many instances it has: kept exact under the service locks. */
-  private final Map<Owner, Tally> owners = new ConcurrentHashMap<>();
+  /**
+   * Per owner, how many instances it has and in which services: the per-owner index, kept
+   * exact under the service locks.
+   */
+  private final Map<Owner, Holdings> owners = new ConcurrentHashMap<>();
   private final LongSupplier clockMicros;
   private final long maxSettingsBytes;
   private final AtomicLong settingsBytes = new AtomicLong();
@@ -107,13 +111,22 @@ public final class Registry {
    * on. Call before the owner registers anything; {@link #removeOwner} forgets it.
    */
   public void attachOwner(Owner owner, Tally tally) {
-    owners.put(owner, Objects.requireNonNull(tally));
+    owners.put(owner, new Holdings(Objects.requireNonNull(tally)));
+  }
+
+  /**
+   * The services in which {@code owner} has at least one instance now (a copy; instances that
+   * moved to another owner no longer count). Costs O(services of that owner).
+   */
+  public Set<ServiceKey> servicesOf(Owner owner) {
+    Holdings h = owners.get(owner);
+    return h == null ? Set.of() : Set.copyOf(h.services);
   }
 
   /** How many instances {@code owner} has, over every service: one read. */
   public int ownedCount(Owner owner) {
-    Tally t = owners.get(owner);
-    return t == null ? 0 : t.count();
+    Holdings h = owners.get(owner);
+    return h == null ? 0 : h.tally.count();
   }
 
   /** How many instances {@code owner} has in {@code service}: one read under the service's lock. */
@@ -283,11 +296,13 @@ public final class Registry {
   }
 
   /**
-   * Removes everything {@code owner} owns in the given services (its session ended) and
-   * forgets its tally. Each affected service gets one revision and one change report.
+   * Removes everything {@code owner} owns (its session ended), found through the per-owner
+   * index, and forgets the owner and its tally. Each affected service gets one revision and one
+   * change report. Costs O(services of that owner). The owner must not register concurrently
+   * (a session calls this once it is closed).
    */
-  public void removeOwner(Owner owner, Collection<ServiceKey> touched) {
-    for (ServiceKey service : touched) {
+  public void removeOwner(Owner owner) {
+    for (ServiceKey service : servicesOf(owner)) {
       if (services.containsKey(service) && mutate(service, e -> e.replaceOwned(owner, List.of()))) {
         listener.onChange(service);
       }
@@ -446,12 +461,32 @@ public final class Registry {
   /** One page of service keys and how many there are in total. */
   public record ServicePage(int total, List<ServiceKey> services) {}
 
-  /** Adds {@code delta} to {@code owner}'s tally (one not attached gets a standalone one). */
-  private void count(Owner owner, int delta) {
+  /**
+   * Adds {@code delta} to {@code owner}'s tally (one not attached gets a standalone one) and
+   * keeps its index of services: {@code left} is what it now has in {@code service}.
+   */
+  private void count(Owner owner, ServiceKey service, int delta, int left) {
     // An owner already forgotten (its session ended) has nothing left to take away.
-    Tally t = delta > 0 ? owners.computeIfAbsent(owner, k -> Tally.standalone()) : owners.get(owner);
-    if (t != null) {
-      t.add(delta);
+    Holdings h = delta > 0 ? owners.computeIfAbsent(owner, k -> new Holdings(Tally.standalone())) : owners.get(owner);
+    if (h == null) {
+      return;
+    }
+    h.tally.add(delta);
+    if (left == 0) {
+      h.services.remove(service);
+    } else if (left == delta) {
+      h.services.add(service);
+    }
+  }
+
+  /** What one owner holds: its tally and the services it has instances in. */
+  private static final class Holdings {
+    final Tally tally;
+    /** Changed under the lock of the service added or removed; read without locks. */
+    final Set<ServiceKey> services = ConcurrentHashMap.newKeySet();
+
+    Holdings(Tally tally) {
+      this.tally = tally;
     }
   }
 
@@ -536,7 +571,7 @@ public final class Registry {
       if (n[0] == 0) {
         byOwner.remove(owner);
       }
-      count(owner, delta);
+      count(owner, service, delta, n[0]);
     }
 
     boolean replaceOwned(Owner owner, List<Instance> instances) {

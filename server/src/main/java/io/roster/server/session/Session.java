@@ -13,7 +13,6 @@ import io.roster.server.registry.Registry;
 import io.roster.server.registry.Tally;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -38,12 +37,6 @@ public final class Session {
   private final SessionLimits limits;
   private final Tally tally;
 
-  /**
-   * Services this session registered in (some instances may since have moved to another
-   * owner, decision 7): what close and drain clean up. Pruned when it outgrows what the
-   * session could own.
-   */
-  private final Set<ServiceKey> touched = new HashSet<>(4);
   private final Map<ServiceKey, Subscription> subscriptions = new HashMap<>(4);
   private boolean closed;
 
@@ -84,9 +77,7 @@ public final class Session {
     if (!registry.owns(owner, service, instance.key())) {
       scope.checkInstances(limits, 1, "instance");
     }
-    Instance stored = registry.register(owner, service, instance);
-    touch(service);
-    return stored;
+    return registry.register(owner, service, instance);
   }
 
   /** Removes an instance this session registered; NOT_FOUND when it has none such. */
@@ -98,9 +89,6 @@ public final class Session {
           : " is not registered by this connection";
       throw new RegistryException(RegistryException.Kind.NOT_FOUND, "instance",
           "instance " + key + " of " + service + why);
-    }
-    if (registry.ownedCount(owner, service) == 0) {
-      touched.remove(service);
     }
   }
 
@@ -119,13 +107,7 @@ public final class Session {
     if (adding > 0) {
       scope.checkInstances(limits, adding, "instances");
     }
-    List<Instance> stored = registry.replaceOwned(owner, service, instances);
-    if (seen.isEmpty()) {
-      touched.remove(service);
-    } else {
-      touch(service);
-    }
-    return stored;
+    return registry.replaceOwned(owner, service, instances);
   }
 
   /**
@@ -137,20 +119,13 @@ public final class Session {
   public synchronized List<CompletableFuture<Boolean>> drain() {
     checkOpen();
     List<CompletableFuture<Boolean>> acks = new ArrayList<>();
-    for (ServiceKey service : touched) {
+    // The registry's per-owner index: services where this session still has instances.
+    for (ServiceKey service : registry.servicesOf(owner)) {
       long revision = registry.removeOwned(owner, service);
       Subscription own = subscriptions.get(service);
       acks.addAll(engine.whenAcked(service, revision, t -> t == own));
     }
-    touched.clear();
     return acks;
-  }
-
-  private void touch(ServiceKey service) {
-    if (touched.add(service) && touched.size() > limits.instancesPerConnection()) {
-      // Only services where instances moved away can push it past what the session may own.
-      touched.removeIf(k -> registry.ownedCount(owner, k) == 0);
-    }
   }
 
   /**
@@ -254,8 +229,7 @@ public final class Session {
     }
     scope.release(Scope.Counted.SUBSCRIPTIONS, subscriptions.size());
     subscriptions.clear();
-    registry.removeOwner(owner, new ArrayList<>(touched));
-    touched.clear();
+    registry.removeOwner(owner);
     return summary;
   }
 

@@ -47,12 +47,29 @@ class OwnerTallyTest {
     assertThat(registry.deregister(owner("b"), orders, at("10.0.0.2", 1).key())).isTrue();
     assertThat(b.count()).isEqualTo(1);
 
-    registry.removeOwner(owner("a"), List.of(orders, users));
-    registry.removeOwner(owner("b"), List.of(orders));
+    registry.removeOwner(owner("a"));
+    registry.removeOwner(owner("b"));
     assertThat(a.count()).isZero();
     assertThat(b.count()).isZero();
     assertThat(address.count()).isZero();
     assertThat(registry.ownedCount(owner("a"))).isZero();
+  }
+
+  /** The per-owner index answers "services of owner X", following moves, without the caller's help. */
+  @Test
+  void servicesOfFollowRegistrationsAndMoves() {
+    registry.register(owner("a"), orders, at("10.0.0.1", 1));
+    registry.register(owner("a"), users, at("10.0.0.1", 2));
+    assertThat(registry.servicesOf(owner("a"))).containsExactlyInAnyOrder(orders, users);
+
+    registry.register(owner("b"), orders, at("10.0.0.1", 1)); // moves a's only instance of orders
+    assertThat(registry.servicesOf(owner("a"))).containsExactly(users);
+    assertThat(registry.servicesOf(owner("b"))).containsExactly(orders);
+
+    registry.removeOwner(owner("a"));
+    assertThat(registry.servicesOf(owner("a"))).isEmpty();
+    assertThat(registry.snapshot(users).instances()).isEmpty();
+    assertThat(registry.snapshot(orders).instances()).hasSize(1);
   }
 
   /** A session owner on a node with no id (a lone registry). */

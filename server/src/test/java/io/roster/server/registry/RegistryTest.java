@@ -79,7 +79,7 @@ class RegistryTest {
     registry.register(owner("c2"), orders, inst("10.0.0.2", 80));
     registry.register(owner("c1"), users, inst("10.0.0.1", 90));
     changes.clear();
-    registry.removeOwner(owner("c1"), List.of(orders, users));
+    registry.removeOwner(owner("c1"));
     assertThat(registry.snapshot(orders).instances()).extracting(Instance::ip).containsExactly("10.0.0.2");
     assertThat(registry.snapshot(users).instances()).isEmpty();
     assertThat(changes).containsExactlyInAnyOrder(orders, users);
@@ -89,7 +89,7 @@ class RegistryTest {
   void takeoverByAnotherOwnerSurvivesTheFirstOwnersEnd() {
     registry.register(owner("old"), orders, inst("10.0.0.1", 80));
     registry.register(owner("new"), orders, inst("10.0.0.1", 80));
-    registry.removeOwner(owner("old"), List.of(orders));
+    registry.removeOwner(owner("old"));
     assertThat(registry.snapshot(orders).instances()).hasSize(1);
   }
 
@@ -105,7 +105,7 @@ class RegistryTest {
   @Test
   void absentServiceNeverReportsAnOlderRevisionThanItsLastState() {
     registry.register(owner("c1"), orders, inst("10.0.0.1", 80));
-    registry.removeOwner(owner("c1"), List.of(orders));
+    registry.removeOwner(owner("c1"));
     long last = registry.absentRevision();
     assertThat(registry.snapshot(orders).revision()).isEqualTo(last);
     assertThat(last).isGreaterThan(registry.bootRevision());
