@@ -52,7 +52,7 @@ public final class RosterServer implements AutoCloseable {
         config.maxServiceSettingsBytes(),
         new ServiceLimits(config.maxInstancesPerService(), config.maxServiceBytes()));
     this.engine = new PushEngine(registry, scheduler, config.pushWindow());
-    registry.setChangeListener(engine);
+    registry.addListener(engine);
     this.sessions = new SessionManager(registry, engine, scheduler, config.pushAckTimeout(),
         new SessionLimits(config.maxInstancesPerConnection(), config.maxSubscriptionsPerConnection(),
             config.maxSessionsPerConnection(), config.maxWatchesPerConnection(), config.maxSessionsPerAddress(),

@@ -75,7 +75,7 @@ class MicroBenchmarksTest {
       Field field = RegistryBenchmark.class.getDeclaredField("registry");
       field.setAccessible(true);
       AtomicInteger changes = new AtomicInteger();
-      ((Registry) field.get(b)).setChangeListener(service -> changes.incrementAndGet());
+      ((Registry) field.get(b)).addListener(change -> changes.incrementAndGet());
       Object result = m.invoke(b);
       expectations.get(m.getName()).accept(result, changes.get());
       run.add(m.getName());

@@ -2,6 +2,7 @@ package io.roster.server.push;
 
 import io.roster.server.model.ServiceKey;
 import io.roster.server.model.ServiceSnapshot;
+import io.roster.server.registry.Change;
 import io.roster.server.registry.Registry;
 import io.roster.server.time.Scheduler;
 import java.time.Duration;
@@ -59,7 +60,13 @@ public final class PushEngine implements Registry.ChangeListener {
     stopped = true;
   }
 
+  /** Schedules a push of the change's service; returns at once (see {@link Registry.ChangeListener}). */
   @Override
+  public void onChange(Change change) {
+    onChange(change.service());
+  }
+
+  /** Schedules a push of {@code service} to its subscribers, if it has any; never blocks. */
   public void onChange(ServiceKey service) {
     if (stopped || !subscribers.containsKey(service)) {
       return;

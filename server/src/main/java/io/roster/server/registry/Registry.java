@@ -17,18 +17,23 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListSet;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
 import java.util.function.UnaryOperator;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The in-memory truth: which instances each service has and who owns each of them.
  *
- * <p>Every instance has one {@link Owner} (for a session: its node, its connection id). A change that alters what a
- * consumer would see bumps the service's revision and is reported to the {@link
- * ChangeListener} once, after the change, outside any lock. A change that alters nothing (the
- * same instance registered again) bumps nothing and reports nothing.
+ * <p>Every instance has one {@link Owner} (for a session: its node, its connection id). The
+ * registry keeps a per-owner index (its count and its services), so ending an owner is one
+ * call ({@link #removeOwner}). A change that alters what a consumer would see bumps the
+ * service's revision and is reported as one {@link Change} to every {@link ChangeListener},
+ * after the change, outside any lock, on the thread that made it. A change that alters nothing
+ * (the same instance registered again) bumps nothing and reports nothing.
  *
  * <p>Revisions come from one hybrid clock for the whole registry: {@code max(last + 1,
  * now in µs)}. They therefore only grow, per service and globally, also when a service is
@@ -45,10 +50,22 @@ import java.util.function.UnaryOperator;
  */
 public final class Registry {
 
-  /** Told about every visible change, after it happened and outside locks. */
+  private static final Logger log = LoggerFactory.getLogger(Registry.class);
+
+  /**
+   * Told about every visible change, after it happened and outside the registry's locks.
+   *
+   * <p>Called on the thread that made the change: a session's transport thread (decision 13)
+   * or an admin call. It must not block and should return in microseconds (hand the work to an
+   * executor, as the push engine does); the caller waits for every listener. Listeners are
+   * called in the order they were added; one that throws is logged and harms no other.
+   * Changes of one service reach a listener in revision order only as far as their callers
+   * are ordered: a listener that needs the state reads {@link #snapshot} (docs/decisions.md,
+   * record 23).
+   */
   @FunctionalInterface
   public interface ChangeListener {
-    void onChange(ServiceKey service);
+    void onChange(Change change);
   }
 
   /** Lookups go to a hash map; the sorted index serves only {@link #listServices}. */
@@ -67,7 +84,7 @@ public final class Registry {
   private final AtomicLong lastRevision = new AtomicLong();
   private final long bootRevision;
   private volatile long absentRevision;
-  private volatile ChangeListener listener = service -> {};
+  private final List<ChangeListener> listeners = new CopyOnWriteArrayList<>();
 
   /** A registry with the default {@link ServiceLimits}. */
   public Registry(LongSupplier clockMicros) {
@@ -102,8 +119,26 @@ public final class Registry {
     this.absentRevision = bootRevision;
   }
 
-  public void setChangeListener(ChangeListener listener) {
-    this.listener = Objects.requireNonNull(listener);
+  /** Adds a listener of every change from now on (see {@link ChangeListener} for its contract). */
+  public void addListener(ChangeListener listener) {
+    listeners.add(Objects.requireNonNull(listener));
+  }
+
+  /** Removes a listener added before; a no-op for one that was not. */
+  public void removeListener(ChangeListener listener) {
+    listeners.remove(listener);
+  }
+
+  /** Reports one change to every listener; called after the change, outside locks. */
+  private void publish(ServiceKey service, Owner owner, Change.Kind kind, long revision) {
+    Change change = new Change(service, owner, kind, revision);
+    for (ChangeListener l : listeners) {
+      try {
+        l.onChange(change);
+      } catch (RuntimeException e) {
+        log.warn("A change listener failed on {}", change, e);
+      }
+    }
   }
 
   /**
@@ -147,9 +182,9 @@ public final class Registry {
    */
   public Instance register(Owner owner, ServiceKey service, Instance instance) {
     Instance stored = instance.withId(service);
-    boolean changed = mutate(service, e -> e.put(owner, stored, "instance"));
-    if (changed) {
-      listener.onChange(service);
+    long revision = mutateAt(service, e -> e.put(owner, stored, "instance"));
+    if (revision >= 0) {
+      publish(service, owner, Change.Kind.REGISTERED, revision);
     }
     return stored;
   }
@@ -162,11 +197,11 @@ public final class Registry {
     if (!services.containsKey(service)) {
       return false;
     }
-    boolean changed = mutate(service, e -> e.removeIfOwned(owner, key));
-    if (changed) {
-      listener.onChange(service);
+    long revision = mutateAt(service, e -> e.removeIfOwned(owner, key));
+    if (revision >= 0) {
+      publish(service, owner, Change.Kind.REMOVED, revision);
     }
-    return changed;
+    return revision >= 0;
   }
 
   /**
@@ -187,7 +222,8 @@ public final class Registry {
       return null;
     }
     Instance[] stored = new Instance[1];
-    boolean changed = mutate(service, e -> {
+    Owner[] owner = new Owner[1];
+    long revision = mutateAt(service, e -> {
       Registration r = e.registrations.get(key);
       if (r == null) {
         return false;
@@ -197,10 +233,11 @@ public final class Registry {
         throw new IllegalArgumentException("an update may not change the identity " + key);
       }
       stored[0] = updated;
+      owner[0] = r.owner;
       return e.put(r.owner, updated, "metadata");
     });
-    if (changed) {
-      listener.onChange(service);
+    if (revision >= 0) {
+      publish(service, owner[0], Change.Kind.UPDATED, revision);
     }
     return stored[0];
   }
@@ -234,8 +271,11 @@ public final class Registry {
       result[0] = after;
       return stored;
     });
-    if (thresholdChanged[0] && services.containsKey(service) && mutate(service, e -> true)) {
-      listener.onChange(service);
+    if (thresholdChanged[0] && services.containsKey(service)) {
+      long revision = mutateAt(service, e -> true);
+      if (revision >= 0) {
+        publish(service, null, Change.Kind.SETTINGS, revision);
+      }
     }
     return result[0];
   }
@@ -273,9 +313,9 @@ public final class Registry {
     for (Instance i : instances) {
       stored.add(i.withId(service));
     }
-    boolean changed = mutate(service, e -> e.replaceOwned(owner, stored));
-    if (changed) {
-      listener.onChange(service);
+    long revision = mutateAt(service, e -> e.replaceOwned(owner, stored));
+    if (revision >= 0) {
+      publish(service, owner, stored.isEmpty() ? Change.Kind.REMOVED : Change.Kind.REGISTERED, revision);
     }
     return stored;
   }
@@ -289,7 +329,7 @@ public final class Registry {
   public long removeOwned(Owner owner, ServiceKey service) {
     long revision = services.containsKey(service) ? mutateAt(service, e -> e.replaceOwned(owner, List.of())) : -1;
     if (revision >= 0) {
-      listener.onChange(service);
+      publish(service, owner, Change.Kind.REMOVED, revision);
       return revision;
     }
     return snapshot(service).revision();
@@ -303,8 +343,9 @@ public final class Registry {
    */
   public void removeOwner(Owner owner) {
     for (ServiceKey service : servicesOf(owner)) {
-      if (services.containsKey(service) && mutate(service, e -> e.replaceOwned(owner, List.of()))) {
-        listener.onChange(service);
+      long revision = services.containsKey(service) ? mutateAt(service, e -> e.replaceOwned(owner, List.of())) : -1;
+      if (revision >= 0) {
+        publish(service, owner, Change.Kind.REMOVED, revision);
       }
     }
     owners.remove(owner);
@@ -400,14 +441,10 @@ public final class Registry {
 
   /**
    * Runs {@code op} on the service's entry under its lock, creating the entry if needed and
-   * removing it when it ends up empty. {@code op} returns whether anything visible changed,
-   * in which case the revision is bumped here.
+   * removing it when it ends up empty. {@code op} returns whether anything visible changed, in
+   * which case the revision is bumped here. Returns the revision of the change, or -1 when
+   * nothing changed.
    */
-  private boolean mutate(ServiceKey service, Function<Entry, Boolean> op) {
-    return mutateAt(service, op) >= 0;
-  }
-
-  /** Same as {@link #mutate}; returns the revision of the change, or -1 when nothing changed. */
   private long mutateAt(ServiceKey service, Function<Entry, Boolean> op) {
     while (true) {
       Entry e = services.computeIfAbsent(service, k -> {

@@ -32,7 +32,7 @@ class PushPipelineTest {
   void setUp() {
     registry = new Registry(micros::incrementAndGet);
     engine = new PushEngine(registry, clock, WINDOW);
-    registry.setChangeListener(engine);
+    registry.addListener(engine);
   }
 
   private static Instance inst(int port) {

@@ -26,7 +26,7 @@ class RegistryTest {
   @BeforeEach
   void setUp() {
     registry = new Registry(micros::get);
-    registry.setChangeListener(changes::add);
+    registry.addListener(c -> changes.add(c.service()));
   }
 
   private static Instance inst(String ip, int port) {
@@ -144,7 +144,7 @@ class RegistryTest {
   @Test
   void aRegistrationOverTheInstanceLimitIsRefusedAndChangesNothing() {
     registry = new Registry(micros::get, new ServiceLimits(2, 1 << 20));
-    registry.setChangeListener(changes::add);
+    registry.addListener(c -> changes.add(c.service()));
     registry.register(owner("c1"), orders, inst("10.0.0.1", 80));
     registry.register(owner("c2"), orders, inst("10.0.0.2", 80));
     long revision = registry.snapshot(orders).revision();
@@ -163,7 +163,7 @@ class RegistryTest {
   @Test
   void aRegistrationOverTheByteLimitIsRefusedNamingServiceValueLimitAndFlag() {
     registry = new Registry(micros::get, new ServiceLimits(100, 10_000));
-    registry.setChangeListener(changes::add);
+    registry.addListener(c -> changes.add(c.service()));
     registry.register(owner("c1"), orders, withMetadata("10.0.0.1", 4000));
     registry.register(owner("c1"), orders, withMetadata("10.0.0.2", 4000));
     ServiceSnapshot before = registry.snapshot(orders);
@@ -189,7 +189,7 @@ class RegistryTest {
   @Test
   void aBatchIsCheckedAsAWholeAndARefusedOneChangesNothing() {
     registry = new Registry(micros::get, new ServiceLimits(3, 10_000));
-    registry.setChangeListener(changes::add);
+    registry.addListener(c -> changes.add(c.service()));
     registry.replaceOwned(owner("c1"), orders, List.of(inst("10.0.0.1", 80), inst("10.0.0.2", 80)));
     ServiceSnapshot before = registry.snapshot(orders);
     assertThatThrownBy(() -> registry.replaceOwned(owner("c2"), orders,
@@ -216,6 +216,28 @@ class RegistryTest {
     assertThat(registry.listServices("public", "", 1, 10).total()).isZero();
     registry.register(owner("c1"), orders, inst("10.0.0.1", 80));
     assertThat(registry.snapshot(orders).instances()).hasSize(1);
+  }
+
+  /** Every listener gets each change as a value (service, owner, what, revision); a throwing one harms no other. */
+  @Test
+  void changesAreValuesForEveryListener() {
+    List<Change> seen = new ArrayList<>();
+    registry.addListener(c -> {
+      throw new IllegalStateException("a broken listener");
+    });
+    registry.addListener(seen::add);
+
+    registry.register(owner("c1"), orders, inst("10.0.0.1", 80));
+    long registered = registry.snapshot(orders).revision();
+    registry.updateSettings(orders, s -> s.withProtectThreshold(0.5));
+    long settings = registry.snapshot(orders).revision();
+    registry.removeOwner(owner("c1"));
+
+    assertThat(seen).containsExactly(
+        new Change(orders, owner("c1"), Change.Kind.REGISTERED, registered),
+        new Change(orders, null, Change.Kind.SETTINGS, settings),
+        new Change(orders, owner("c1"), Change.Kind.REMOVED, registry.absentRevision()));
+    assertThat(changes).containsExactly(orders, orders, orders);
   }
 
   /** A session owner on a node with no id (a lone registry). */

@@ -129,9 +129,9 @@ class BatchRegisterTest {
     Registry registry = new Registry(() -> 0L);
     PushEngine engine = new PushEngine(registry, scheduler, Duration.ZERO);
     List<ServiceKey> changes = new ArrayList<>();
-    registry.setChangeListener(s -> {
-      changes.add(s);
-      engine.onChange(s);
+    registry.addListener(c -> {
+      changes.add(c.service());
+      engine.onChange(c);
     });
     SessionManager manager = new SessionManager(registry, engine, scheduler, Duration.ofSeconds(3),
         SessionLimits.of(10, 10));

@@ -33,7 +33,7 @@ class RefusalCostTest {
     FakeScheduler scheduler = new FakeScheduler();
     Registry registry = new Registry(() -> 1);
     PushEngine engine = new PushEngine(registry, scheduler, Duration.ofMillis(20));
-    registry.setChangeListener(engine);
+    registry.addListener(engine);
     SessionManager sessions = new SessionManager(registry, engine, scheduler, Duration.ofSeconds(3),
         SessionLimits.of(5000, 5000));
     Session session = sessions.open(new SessionInfo("c1", "client", "public", "", "", Map.of(), "127.0.0.1:1", 0),
