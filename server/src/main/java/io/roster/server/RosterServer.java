@@ -8,12 +8,15 @@ import io.roster.server.registry.ServiceLimits;
 import io.roster.server.rpc.GrpcEndpoint;
 import io.roster.server.session.SessionLimits;
 import io.roster.server.session.SessionManager;
+import io.roster.server.time.Scheduler;
 import io.roster.server.time.SystemScheduler;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
+import java.util.Objects;
 import java.util.concurrent.CountDownLatch;
+import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -27,6 +30,11 @@ import org.slf4j.LoggerFactory;
  * }
  * }</pre>
  *
+ * <p>The scheduler (push fan-out, ack timers, warm-up, keepalive rules) and the wall clock the
+ * registry's revisions come from may be given from outside ({@link #start(ServerConfig,
+ * Scheduler, LongSupplier)}), so that tests can run one or several servers on one fake clock;
+ * {@link #start(ServerConfig)} uses a system scheduler of its own and the system clock.
+ *
  * <p>{@link #close()} is graceful and idempotent: NOT_SERVING, {@code reconnect} to every
  * session, then stop within the configured grace period.
  */
@@ -36,7 +44,9 @@ public final class RosterServer implements AutoCloseable {
   static final String VERSION = "0.1.0";
 
   private final ServerConfig config;
-  private final SystemScheduler scheduler;
+  private final Scheduler scheduler;
+  /** The scheduler when this server created it (and so closes it), else null. */
+  private final SystemScheduler ownScheduler;
   private final Registry registry;
   private final SessionManager sessions;
   private final GrpcEndpoint endpoint;
@@ -45,11 +55,12 @@ public final class RosterServer implements AutoCloseable {
   private final CountDownLatch terminated = new CountDownLatch(1);
   private boolean closed;
 
-  private RosterServer(ServerConfig config) {
+  private RosterServer(ServerConfig config, Scheduler scheduler, SystemScheduler ownScheduler,
+      LongSupplier wallClockMicros) {
     this.config = config;
-    this.scheduler = new SystemScheduler("roster-push", 1);
-    this.registry = new Registry(() -> ChronoUnit.MICROS.between(Instant.EPOCH, Instant.now()),
-        config.maxServiceSettingsBytes(),
+    this.scheduler = scheduler;
+    this.ownScheduler = ownScheduler;
+    this.registry = new Registry(wallClockMicros, config.maxServiceSettingsBytes(),
         new ServiceLimits(config.maxInstancesPerService(), config.maxServiceBytes()));
     this.engine = new PushEngine(registry, scheduler, config.pushWindow());
     registry.addListener(engine);
@@ -64,18 +75,46 @@ public final class RosterServer implements AutoCloseable {
         port -> nodeHost(config.host()) + ":" + port + "@" + boot, VERSION, warmUp);
   }
 
-  /** Builds and starts a server; returns once the port is bound and health is SERVING. */
+  /**
+   * Builds and starts a server with a scheduler of its own (closed with the server) and the
+   * system clock; returns once the port is bound and health is SERVING.
+   */
   public static RosterServer start(ServerConfig config) {
-    RosterServer server = new RosterServer(config);
+    SystemScheduler own = new SystemScheduler("roster-push", 1);
+    try {
+      return start(config, own, own, RosterServer::systemMicros);
+    } catch (RuntimeException e) {
+      own.close();
+      throw e;
+    }
+  }
+
+  /**
+   * Builds and starts a server on {@code scheduler} and {@code wallClockMicros} (microseconds
+   * since the epoch, the source of the registry's revisions, decision 2); returns once the port
+   * is bound and health is SERVING. The caller owns the scheduler: closing the server does not
+   * close it.
+   */
+  public static RosterServer start(ServerConfig config, Scheduler scheduler, LongSupplier wallClockMicros) {
+    return start(config, scheduler, null, wallClockMicros);
+  }
+
+  private static RosterServer start(ServerConfig config, Scheduler scheduler, SystemScheduler own,
+      LongSupplier wallClockMicros) {
+    RosterServer server = new RosterServer(Objects.requireNonNull(config), Objects.requireNonNull(scheduler), own,
+        Objects.requireNonNull(wallClockMicros));
     try {
       server.endpoint.start();
     } catch (IOException e) {
-      server.scheduler.close();
       throw new UncheckedIOException("cannot listen on " + config.host() + ":" + config.port(), e);
     }
     // The delta cache's classes load off the event loops, after SERVING (decision 22).
     server.scheduler.execute(server.engine.deltas()::prepare);
     return server;
+  }
+
+  private static long systemMicros() {
+    return ChronoUnit.MICROS.between(Instant.EPOCH, Instant.now());
   }
 
   /**
@@ -142,7 +181,9 @@ public final class RosterServer implements AutoCloseable {
       endpoint.shutdownNow();
       Thread.currentThread().interrupt();
     } finally {
-      scheduler.close();
+      if (ownScheduler != null) {
+        ownScheduler.close();
+      }
       terminated.countDown();
     }
     log.info("Stopped");

@@ -1,5 +1,6 @@
 /**
- * The Roster server. {@link io.roster.server.RosterServer} wires and runs it; {@link
+ * The Roster server. {@link io.roster.server.RosterServer} wires and runs it, on its own
+ * scheduler and the system clock or on ones given from outside (tests on a fake clock); {@link
  * io.roster.server.Main} is the command line. Packages: model (values), registry (truth),
  * push (pipeline), session (connected clients), rpc (gRPC adapters), config, time.
  */
