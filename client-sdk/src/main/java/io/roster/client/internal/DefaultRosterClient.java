@@ -9,11 +9,7 @@ import io.roster.client.RosterException;
 import io.roster.client.RosterException.Code;
 import io.roster.client.ServicePage;
 import io.roster.client.internal.InstancesDiff.Identity;
-import io.roster.proto.v1.BatchRegisterInstances;
 import io.roster.proto.v1.ClientFrame;
-import io.roster.proto.v1.DeregisterInstance;
-import io.roster.proto.v1.Drain;
-import io.roster.proto.v1.DrainSummary;
 import io.roster.proto.v1.ErrorCode;
 import io.roster.proto.v1.Hello;
 import io.roster.proto.v1.ListServicesRequest;
@@ -22,10 +18,7 @@ import io.roster.proto.v1.Push;
 import io.roster.proto.v1.PushAck;
 import io.roster.proto.v1.QueryInstancesRequest;
 import io.roster.proto.v1.QueryInstancesResponse;
-import io.roster.proto.v1.RegisterInstance;
 import io.roster.proto.v1.Result;
-import io.roster.proto.v1.Subscribe;
-import io.roster.proto.v1.Unsubscribe;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -46,8 +39,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BiFunction;
-import java.util.function.BooleanSupplier;
-import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -72,8 +63,6 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
 
   /** The longest {@link #create} waits for the first connection. */
   private static final Duration BUILD_WAIT = Duration.ofSeconds(1);
-  /** What a server waits for drain acks when told 0. */
-  private static final Duration DEFAULT_SERVER_DRAIN = Duration.ofSeconds(5);
 
   private final ClientOptions options;
   private final String namespace;
@@ -95,8 +84,9 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
   private final AtomicBoolean closed = new AtomicBoolean();
   private final AtomicLong requestIds = new AtomicLong();
 
-  // Guarded by lock. Per-service maps are copied on write, never mutated in place.
-  private final Map<ServiceKey, Map<Identity, Instance>> registrations = new LinkedHashMap<>();
+  private final DesiredState desired;
+
+  // Guarded by lock.
   private final Map<ServiceKey, Subscription> subscriptions = new LinkedHashMap<>();
 
   /**
@@ -189,6 +179,8 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
                 ShrinkHold.Source.answer(response.getWarmUpRemainingMs(), ticker.nanoTime()), null, null);
           }
         });
+    this.desired = new DesiredState(lock, connection, requestTimeout, this::ensureOpen,
+        subscriptions::keySet);
     this.hold = new ShrinkHold(scheduler, ticker, options.reconnectEmptyHold(), connection::activeSession,
         this::releaseHeld);
   }
@@ -220,27 +212,7 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
     ensureOpen();
     ServiceKey key = key(serviceName, group);
     checkRegistrable(instance, "instance");
-    Identity id = Identity.of(instance);
-    Map<Identity, Instance> before;
-    Map<Identity, Instance> after;
-    lock.lock();
-    try {
-      ensureOpen();
-      before = registrations.getOrDefault(key, Map.of());
-      after = new LinkedHashMap<>(before);
-      after.put(id, instance);
-      registrations.put(key, after);
-    } finally {
-      lock.unlock();
-    }
-    reconcile("register " + describe(instance) + " in " + key,
-        () -> instance.equals(registrations.getOrDefault(key, Map.of()).get(id)),
-        () -> ClientFrame.newBuilder().setRegister(RegisterInstance.newBuilder()
-            .setService(ProtoMapper.toProto(key))
-            .setInstance(ProtoMapper.toProto(instance))),
-        () -> restore(key, after, before),
-        true,
-        null);
+    desired.register(key, instance);
   }
 
   @Override
@@ -258,30 +230,7 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
     ensureOpen();
     ServiceKey key = key(serviceName, group);
     Objects.requireNonNull(instance, "instance");
-    Identity id = Identity.of(instance);
-    Map<Identity, Instance> before;
-    Map<Identity, Instance> after;
-    lock.lock();
-    try {
-      ensureOpen();
-      before = registrations.getOrDefault(key, Map.of());
-      after = new LinkedHashMap<>(before);
-      after.remove(id);
-      registrations.put(key, after);
-    } finally {
-      lock.unlock();
-    }
-    reconcile("deregister " + describe(instance) + " from " + key,
-        () -> registrations.get(key) == after,
-        () -> ClientFrame.newBuilder().setDeregister(DeregisterInstance.newBuilder()
-            .setService(ProtoMapper.toProto(key))
-            .setInstance(io.roster.proto.v1.Instance.newBuilder()
-                .setIp(instance.ip())
-                .setPort(instance.port())
-                .setCluster(instance.cluster()))),
-        () -> restore(key, after, before),
-        false,
-        ErrorCode.ERROR_CODE_NOT_FOUND);
+    desired.deregister(key, instance);
   }
 
   @Override
@@ -300,43 +249,7 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
       checkRegistrable(instance, "instances[" + i + "]");
       after.put(Identity.of(instance), instance);
     }
-    Map<Identity, Instance> before;
-    lock.lock();
-    try {
-      ensureOpen();
-      before = registrations.getOrDefault(key, Map.of());
-      registrations.put(key, after);
-    } finally {
-      lock.unlock();
-    }
-    reconcile("register " + after.size() + " instance(s) in " + key,
-        () -> registrations.get(key) == after,
-        () -> ClientFrame.newBuilder().setBatchRegister(batch(key, after)),
-        () -> restore(key, after, before),
-        true,
-        null);
-  }
-
-  /** Under lock: puts {@code before} back if {@code after} is still the desired set. */
-  private void restore(ServiceKey key, Map<Identity, Instance> after,
-      Map<Identity, Instance> before) {
-    if (registrations.get(key) == after) {
-      if (before.isEmpty()) {
-        registrations.remove(key);
-      } else {
-        registrations.put(key, before);
-      }
-    }
-  }
-
-  private static BatchRegisterInstances.Builder batch(ServiceKey key,
-      Map<Identity, Instance> set) {
-    BatchRegisterInstances.Builder b = BatchRegisterInstances.newBuilder()
-        .setService(ProtoMapper.toProto(key));
-    for (Instance i : set.values()) {
-      b.addInstances(ProtoMapper.toProto(i));
-    }
-    return b;
+    desired.batchRegister(key, after);
   }
 
   // ---- subscriptions ----
@@ -385,10 +298,9 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
       return;
     }
     Subscription subscription = sub;
-    reconcile("subscribe to " + key,
+    desired.reconcile("subscribe to " + key,
         () -> subscriptions.get(key) == subscription,
-        () -> ClientFrame.newBuilder().setSubscribe(Subscribe.newBuilder()
-            .setService(ProtoMapper.toProto(key))),
+        () -> ProtoMapper.subscribeFrame(key),
         () -> {
           subscriptions.remove(key);
           subscription.deactivate();
@@ -428,9 +340,8 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
       hold.forget(sub);
       Session session = connection.activeSession();
       if (session != null) {
-        session.request(ClientFrame.newBuilder().setUnsubscribe(Unsubscribe.newBuilder()
-                    .setService(ProtoMapper.toProto(key))), requestTimeout)
-            .whenComplete((r, e) -> logBackground("unsubscribe from " + key, r, e));
+        session.request(ProtoMapper.unsubscribeFrame(key), requestTimeout)
+            .whenComplete((r, e) -> Requests.logBackground("unsubscribe from " + key, r, e));
       }
     } finally {
       lock.unlock();
@@ -443,27 +354,7 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
   @Override
   public void onWelcome(Session session) {
     hold.onWelcome();
-    int services = 0;
-    for (Map.Entry<ServiceKey, Map<Identity, Instance>> e : registrations.entrySet()) {
-      if (e.getValue().isEmpty()) {
-        continue;
-      }
-      ServiceKey key = e.getKey();
-      services++;
-      session.request(ClientFrame.newBuilder().setBatchRegister(batch(key, e.getValue())),
-              requestTimeout)
-          .whenComplete((r, t) -> logBackground("redo of the registrations in " + key, r, t));
-    }
-    for (Subscription sub : subscriptions.values()) {
-      ServiceKey key = sub.key();
-      session.request(ClientFrame.newBuilder().setSubscribe(Subscribe.newBuilder()
-                  .setService(ProtoMapper.toProto(key))), requestTimeout)
-          .whenComplete((r, t) -> logBackground("redo of the subscription to " + key, r, t));
-    }
-    if (services > 0 || !subscriptions.isEmpty()) {
-      log.debug("Redo on {}: {} service(s) with registrations, {} subscription(s)",
-          session.address, services, subscriptions.size());
-    }
+    desired.redo(session);
   }
 
   @Override
@@ -612,15 +503,6 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
     return outcome != Subscription.Outcome.KEPT;
   }
 
-  private static void logBackground(String what, Result result, Throwable error) {
-    if (error != null) {
-      log.debug("{} got no answer: {}", what, ProtoMapper.unwrap(error).toString());
-    } else if (!result.getOk()) {
-      log.warn("{} was rejected by the server: {} {}", what, result.getCode(),
-          result.getMessage());
-    }
-  }
-
   // ---- queries ----
 
   @Override
@@ -685,8 +567,8 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
     if (session == null || !session.supports(Session.FEATURE_QUERY)) {
       return null;
     }
-    Duration wait = remaining(deadline);
-    Result result = awaitResult(session.request(ClientFrame.newBuilder().setQuery(request), wait), wait, what,
+    Duration wait = Requests.remaining(deadline);
+    Result result = Requests.awaitResult(session.request(ClientFrame.newBuilder().setQuery(request), wait), wait, what,
         () -> new RosterException(Code.TIMEOUT, "cannot " + what + ": no answer from " + session.address
             + " within " + requestTimeout.toMillis() + " ms"));
     if (result == null || result.getCode() == ErrorCode.ERROR_CODE_UNAVAILABLE) {
@@ -769,63 +651,12 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
   public DrainResult drain(Duration timeout) {
     ensureOpen();
     ClientOptions.checkDrainTimeout("timeout", timeout);
-    Map<ServiceKey, Map<Identity, Instance>> forgotten;
-    lock.lock();
-    try {
-      ensureOpen();
-      // Forget them first: a reconnect during or after the drain must not register them again.
-      forgotten = new LinkedHashMap<>(registrations);
-      registrations.clear();
-    } finally {
-      lock.unlock();
-    }
-    String what = "drain";
-    long deadline = System.nanoTime() + requestTimeout.toNanos();
-    Session session = connection.awaitActive(requestTimeout);
-    if (session == null) {
-      throw new RosterException(Code.UNAVAILABLE, "cannot drain: not connected to any Roster server of "
-          + connection.addresses() + " within " + requestTimeout.toMillis() + " ms; the server removes"
-          + " the instances when it notices the connection is gone");
-    }
-    // The server answers within the timeout it was given; allow the request timeout on top.
-    Duration wait = remaining(deadline).plus(timeout.isZero() ? DEFAULT_SERVER_DRAIN : timeout);
-    CompletableFuture<Result> future = session.request(ClientFrame.newBuilder()
-        .setDrain(Drain.newBuilder().setTimeoutMs(timeout.toMillis())), wait);
-    Result result = awaitResult(future, wait, what, () -> timeout(what, session));
-    if (result == null) {
-      throw new RosterException(Code.UNAVAILABLE, "cannot drain: the connection to " + session.address
-          + " ended before the server answered; it removes the instances of a connection that is gone");
-    }
-    if (!result.getOk()) {
-      // The server refused: it still has them, so this client keeps them too (and redoes them).
-      lock.lock();
-      try {
-        forgotten.forEach(registrations::putIfAbsent);
-      } finally {
-        lock.unlock();
-      }
-      throw ProtoMapper.toException(result);
-    }
-    DrainSummary d = result.getDrain();
-    DrainResult drained = new DrainResult(d.getNotified(), d.getAcked(), d.getTimedOut(), d.getDisconnected());
-    if (drained.complete()) {
-      log.debug("Drained: {}", drained);
-    } else {
-      log.warn("Drain timed out: {} of {} subscribers did not confirm within {} ms", drained.timedOut(),
-          drained.notified(), timeout.toMillis());
-    }
-    return drained;
+    return desired.drain(timeout);
   }
 
   @Override
   public void close() {
-    boolean registered;
-    lock.lock();
-    try {
-      registered = registrations.values().stream().anyMatch(m -> !m.isEmpty());
-    } finally {
-      lock.unlock();
-    }
+    boolean registered = desired.hasRegistrations();
     // Only when connected: with no server the drain could only wait out the request timeout.
     if (registered && !drainTimeout.isZero() && !closed.get() && connection.activeSession() != null) {
       try {
@@ -842,7 +673,7 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
     try {
       subs = new ArrayList<>(subscriptions.values());
       subscriptions.clear();
-      registrations.clear();
+      desired.clear();
       subs.forEach(Subscription::deactivate);
     } finally {
       lock.unlock();
@@ -875,106 +706,6 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
 
   // ---- helpers ----
 
-  /**
-   * Applies one change of desired state on the server: sends its frame on the active session
-   * (or the next one) and waits for the result, within the request timeout overall.
-   *
-   * @param what for messages
-   * @param stillWanted under lock: whether the change is still the desired state (else a later
-   *     change superseded it and this call is done)
-   * @param frame under lock: the request frame
-   * @param rollback under lock, on an error result: undo the desired-state change
-   * @param waitForConnection true to wait for a session and fail UNAVAILABLE (state kept);
-   *     false to return at once when there is none
-   * @param alsoOk an error code that counts as success, or null
-   */
-  private void reconcile(String what, BooleanSupplier stillWanted,
-      Supplier<ClientFrame.Builder> frame, Runnable rollback, boolean waitForConnection,
-      ErrorCode alsoOk) {
-    long deadline = System.nanoTime() + requestTimeout.toNanos();
-    Session tried = null;
-    while (true) {
-      CompletableFuture<Result> future = null;
-      Session session;
-      lock.lock();
-      try {
-        ensureOpen();
-        if (!stillWanted.getAsBoolean()) {
-          return;
-        }
-        session = connection.activeSession();
-        if (session != null && session != tried) {
-          tried = session;
-          future = session.request(frame.get(), remaining(deadline));
-        }
-      } finally {
-        lock.unlock();
-      }
-      if (future == null) {
-        if (session == null && !waitForConnection) {
-          return;
-        }
-        if (connection.awaitActive(remaining(deadline)) == null) {
-          throw new RosterException(Code.UNAVAILABLE, "cannot " + what + ": not connected to any"
-              + " Roster server of " + connection.addresses() + " within "
-              + requestTimeout.toMillis() + " ms; the change is kept and applied when the"
-              + " connection is restored");
-        }
-        continue;
-      }
-      Session asked = tried;
-      Result result = awaitResult(future, remaining(deadline), what, () -> timeout(what, asked));
-      if (result == null) {
-        continue; // the session ended: the next one gets it by redo or by this loop
-      }
-      if (result.getOk() || (alsoOk != null && result.getCode() == alsoOk)) {
-        return;
-      }
-      lock.lock();
-      try {
-        if (stillWanted.getAsBoolean()) {
-          rollback.run();
-        }
-      } finally {
-        lock.unlock();
-      }
-      throw ProtoMapper.toException(result);
-    }
-  }
-
-  /**
-   * Waits for the result of a session request. Returns null when the session ended first (the
-   * caller retries on the next one or falls back); throws {@code onTimeout}'s exception when no
-   * result came within {@code wait}.
-   */
-  private static Result awaitResult(CompletableFuture<Result> future, Duration wait, String what,
-      Supplier<RosterException> onTimeout) {
-    try {
-      return future.get(wait.toNanos(), TimeUnit.NANOSECONDS);
-    } catch (ExecutionException e) {
-      Throwable cause = e.getCause();
-      if (cause instanceof Session.SessionLostException) {
-        return null;
-      }
-      if (cause instanceof TimeoutException) {
-        throw onTimeout.get();
-      }
-      throw ProtoMapper.toException(cause, what);
-    } catch (TimeoutException e) {
-      throw onTimeout.get();
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new RosterException(Code.UNAVAILABLE, "interrupted while waiting to " + what);
-    }
-  }
-
-  private RosterException timeout(String what, Session session) {
-    ensureOpen();
-    return new RosterException(Code.TIMEOUT, "cannot " + what + ": no answer from "
-        + session.address + " within " + requestTimeout.toMillis() + " ms; the change is kept"
-        + " and applied again on reconnect");
-  }
-
   /** A one-off Registry call, trying the servers in order within the request timeout. */
   private <T> T unary(String what,
       BiFunction<ServerAddress, Duration, CompletableFuture<T>> call) {
@@ -986,7 +717,7 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
       BiFunction<ServerAddress, Duration, CompletableFuture<T>> call) {
     RosterException last = null;
     for (ServerAddress address : connection.addressesInPreferredOrder()) {
-      Duration left = remaining(deadline);
+      Duration left = Requests.remaining(deadline);
       if (left.isZero()) {
         break;
       }
@@ -1017,10 +748,6 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
         + requestTimeout.toMillis() + " ms");
   }
 
-  private static Duration remaining(long deadline) {
-    return Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
-  }
-
   private ServiceKey key(String serviceName, String group) {
     Objects.requireNonNull(serviceName, "serviceName");
     if (serviceName.isBlank()) {
@@ -1041,11 +768,6 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
   private static RosterException invalid(String field, String value, String expected) {
     return new RosterException(Code.INVALID_ARGUMENT,
         field + ": " + value + " (expected: " + expected + ")", field, null);
-  }
-
-  private static String describe(Instance i) {
-    return i.ip() + ":" + i.port() + (Instance.DEFAULT_CLUSTER.equals(i.cluster())
-        ? "" : " (cluster " + i.cluster() + ")");
   }
 
   private void ensureOpen() {
@@ -1081,11 +803,6 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
 
   /** The desired registrations of a service. For tests. */
   List<Instance> desired(ServiceKey key) {
-    lock.lock();
-    try {
-      return List.copyOf(registrations.getOrDefault(key, Map.of()).values());
-    } finally {
-      lock.unlock();
-    }
+    return desired.desired(key);
   }
 }
