@@ -15,7 +15,6 @@ import io.roster.proto.v1.Hello;
 import io.roster.proto.v1.ListServicesRequest;
 import io.roster.proto.v1.ListServicesResponse;
 import io.roster.proto.v1.Push;
-import io.roster.proto.v1.PushAck;
 import io.roster.proto.v1.QueryInstancesRequest;
 import io.roster.proto.v1.QueryInstancesResponse;
 import io.roster.proto.v1.Result;
@@ -80,14 +79,11 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
   private final ReentrantLock lock = new ReentrantLock();
   private final ConnectionManager connection;
   private final Poller poller;
-  private final ShrinkHold hold;
+  private final SubscriptionCache cache;
   private final AtomicBoolean closed = new AtomicBoolean();
   private final AtomicLong requestIds = new AtomicLong();
 
   private final DesiredState desired;
-
-  // Guarded by lock.
-  private final Map<ServiceKey, Subscription> subscriptions = new LinkedHashMap<>();
 
   /**
    * Builds a client with real threads and gRPC, starts connecting and waits briefly (at most
@@ -175,14 +171,14 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
 
           @Override
           public void apply(Subscription subscription, QueryInstancesResponse response) {
-            offer(subscription, ProtoMapper.fromProto(response.getServiceInfo()),
-                ShrinkHold.Source.answer(response.getWarmUpRemainingMs(), ticker.nanoTime()), null, null);
+            cache.offerAnswer(subscription, ProtoMapper.fromProto(response.getServiceInfo()),
+                response.getWarmUpRemainingMs());
           }
         });
-    this.desired = new DesiredState(lock, connection, requestTimeout, this::ensureOpen,
-        subscriptions::keySet);
-    this.hold = new ShrinkHold(scheduler, ticker, options.reconnectEmptyHold(), connection::activeSession,
-        this::releaseHeld);
+    this.cache = new SubscriptionCache(lock, scheduler, ticker, listenerExecutor,
+        ownedListenerExecutor != null, options.pushEmptyProtection(), options.reconnectEmptyHold(),
+        failover, connection::activeSession, options.pollEnabled() ? poller : null);
+    this.desired = new DesiredState(lock, connection, requestTimeout, this::ensureOpen, cache::keys);
   }
 
   void start() {
@@ -264,58 +260,17 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
     ensureOpen();
     ServiceKey key = key(serviceName, group);
     Objects.requireNonNull(listener, "listener");
-    Subscription sub;
-    boolean created = false;
-    boolean fromFailover = false;
-    // Read before taking the lock (disk I/O); used only if this call creates the subscription.
-    ServiceSnapshot saved = failover != null && connection.activeSession() == null
-        && !isSubscribed(key) ? failover.load(key) : null;
-    lock.lock();
-    try {
-      ensureOpen();
-      sub = subscriptions.get(key);
-      if (sub == null) {
-        sub = new Subscription(key, listenerExecutor, options.pushEmptyProtection());
-        subscriptions.put(key, sub);
-        created = true;
-        if (options.pollEnabled()) {
-          poller.start(sub);
-        }
-        if (saved != null) {
-          // No server now: serve the last known list until one answers (its state is newer).
-          sub.offer(saved);
-          fromFailover = true;
-          log.info("No Roster server reachable: serving {} from the failover snapshot (revision {}, {} instances)",
-              key, saved.revision(), saved.instances().size());
-        }
-      }
-      sub.addListener(listener);
-    } finally {
-      lock.unlock();
-    }
-    sub.drainEvents();
-    if (!created) {
+    SubscriptionCache.Added added = cache.subscribe(key, listener, this::ensureOpen);
+    if (!added.created()) {
       return;
     }
-    Subscription subscription = sub;
+    Subscription subscription = added.subscription();
     desired.reconcile("subscribe to " + key,
-        () -> subscriptions.get(key) == subscription,
+        () -> cache.isCurrent(key, subscription),
         () -> ProtoMapper.subscribeFrame(key),
-        () -> {
-          subscriptions.remove(key);
-          subscription.deactivate();
-        },
-        !fromFailover, // served from the snapshot: subscribe on the server when connected
+        () -> cache.drop(key, subscription),
+        !added.fromFailover(), // served from the snapshot: subscribe on the server when connected
         null);
-  }
-
-  private boolean isSubscribed(ServiceKey key) {
-    lock.lock();
-    try {
-      return subscriptions.containsKey(key);
-    } finally {
-      lock.unlock();
-    }
   }
 
   @Override
@@ -328,20 +283,13 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
     ensureOpen();
     ServiceKey key = key(serviceName, group);
     Objects.requireNonNull(listener, "listener");
+    // One hold of the lock across both parts: the unsubscribe frame cannot overtake the
+    // subscribe frame of a subscription created right after this one is gone.
     lock.lock();
     try {
       ensureOpen();
-      Subscription sub = subscriptions.get(key);
-      if (sub == null || !sub.removeListener(listener) || sub.hasListeners()) {
-        return;
-      }
-      subscriptions.remove(key);
-      sub.deactivate();
-      hold.forget(sub);
-      Session session = connection.activeSession();
-      if (session != null) {
-        session.request(ProtoMapper.unsubscribeFrame(key), requestTimeout)
-            .whenComplete((r, e) -> Requests.logBackground("unsubscribe from " + key, r, e));
+      if (cache.unsubscribe(key, listener)) {
+        desired.unsubscribe(key);
       }
     } finally {
       lock.unlock();
@@ -353,154 +301,19 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
   /** Redo: the full desired state onto a new session. Called under the lock. */
   @Override
   public void onWelcome(Session session) {
-    hold.onWelcome();
+    cache.onWelcome();
     desired.redo(session);
   }
 
   @Override
   public void onPush(Session session, Push push) {
-    boolean held = false;
-    boolean resync = false;
-    try {
-      ServiceKey key = ProtoMapper.fromProto(push.hasDelta()
-          ? push.getDelta().getService() : push.getServiceInfo().getService());
-      Subscription sub;
-      lock.lock();
-      try {
-        sub = subscriptions.get(key);
-      } finally {
-        lock.unlock();
-      }
-      if (sub != null && push.hasDelta()) {
-        ServiceSnapshot cached = sub.snapshot();
-        DeltaApplier.Outcome outcome = DeltaApplier.apply(sub.base(push.getDelta().getBaseRevision()),
-            cached == null ? null : cached.revision(), push.getDelta());
-        if (outcome instanceof DeltaApplier.Applied applied) {
-          held = !offer(sub, applied.snapshot(), ShrinkHold.Source.push(session), session, push.getPushId());
-        } else if (outcome instanceof DeltaApplier.Stale) {
-          // Not newer than the cache; when the cache shows a held state of that revision, the
-          // push is acked once the true state is applied, as a full state's would be.
-          lock.lock();
-          try {
-            held = sub.isActive() && hold.holdsAck(sub, push.getDelta().getRevision(), session, push.getPushId());
-          } finally {
-            lock.unlock();
-          }
-        } else if (outcome instanceof DeltaApplier.Resync r) {
-          resync = true;
-          log.debug("Cannot apply the delta push {} of {} ({}); asking for the full state", push.getPushId(), key,
-              r.why());
-        }
-      } else if (sub != null) {
-        held = !offer(sub, ProtoMapper.fromProto(push.getServiceInfo()), ShrinkHold.Source.push(session), session,
-            push.getPushId());
-      }
-    } finally {
-      // Acked once applied, also when ignored as stale or no longer subscribed; not while
-      // held back, so that a drain waiting for this client is not told it has caught up.
-      // The server sends it again after its ack timeout. A delta that could not be applied
-      // is answered with resync: the server sends the full state at once.
-      if (!held) {
-        session.send(ClientFrame.newBuilder()
-            .setPushAck(PushAck.newBuilder().setPushId(push.getPushId()).setResync(resync))
-            .build());
-      }
-    }
-  }
-
-  /**
-   * Applies a state to the cache (forward only) and runs any resulting event. Returns false
-   * when the cache does not show the state, so that it must not be acknowledged: its removals
-   * are held back ({@link ShrinkHold}: the server is warming up, or the state would empty a
-   * service shortly after a reconnect), or push-empty protection kept the old list.
-   *
-   * @param pushSession with {@code pushId}, the push that carried the state; null for a poll
-   */
-  private boolean offer(Subscription sub, ServiceSnapshot snapshot, ShrinkHold.Source source,
-      Session pushSession, String pushId) {
-    boolean ack;
-    lock.lock();
-    try {
-      if (!sub.isActive()) {
-        return true;
-      }
-      // The server's own state is what its next delta is based on, whatever the cache shows.
-      sub.rememberServerState(snapshot);
-      ShrinkHold.Verdict verdict = hold.offer(sub, snapshot, source, pushSession, pushId);
-      ack = verdict.ackNow();
-      if (verdict.show() != null && !apply(sub, verdict.show())) {
-        ack = false;
-      }
-    } finally {
-      lock.unlock();
-    }
-    deliverSoon(sub);
-    return ack;
-  }
-
-  /** A hold may be over: apply the true state held back, and ack its push once applied. */
-  private void releaseHeld(Subscription sub) {
-    lock.lock();
-    try {
-      ShrinkHold.Settled settled = hold.settle(sub);
-      if (settled == null) {
-        return;
-      }
-      Subscription.Outcome outcome = sub.settle(settled.truth());
-      if (outcome != Subscription.Outcome.STALE && failover != null) {
-        failover.save(sub.snapshot());
-      }
-      if (outcome != Subscription.Outcome.KEPT && settled.pushId() != null) {
-        settled.session().send(ClientFrame.newBuilder()
-            .setPushAck(PushAck.newBuilder().setPushId(settled.pushId()))
-            .build());
-      }
-    } finally {
-      lock.unlock();
-    }
-    deliverSoon(sub); // from the scheduler, or from a transport thread on warm_up_done
+    cache.onPush(session, push);
   }
 
   /** The server said it is warm: its held states are applied now. */
   @Override
   public void onWarmUpDone(Session session) {
-    List<Subscription> due;
-    lock.lock();
-    try {
-      due = hold.warmUpDone(session);
-    } finally {
-      lock.unlock();
-    }
-    log.debug("Roster server {} is warm; applying {} held state(s)", session.address, due.size());
-    for (Subscription sub : due) {
-      releaseHeld(sub);
-    }
-  }
-
-  /**
-   * Runs the subscription's pending listener work off the calling thread when that is a
-   * transport thread: a listener executor that runs tasks inline would otherwise run user code
-   * on the event loop, where a blocking SDK call waits for an answer that loop must read.
-   */
-  private void deliverSoon(Subscription sub) {
-    if (ownedListenerExecutor != null) {
-      sub.drainEvents(); // our own pool: handing the run over never runs listeners inline
-      return;
-    }
-    try {
-      scheduler.execute(sub::drainEvents);
-    } catch (java.util.concurrent.RejectedExecutionException e) {
-      // Closing: events are dropped anyway.
-    }
-  }
-
-  /** Offers to the cache; false when push-empty protection kept the old list instead. */
-  private boolean apply(Subscription sub, ServiceSnapshot snapshot) {
-    Subscription.Outcome outcome = sub.offer(snapshot);
-    if (outcome != Subscription.Outcome.STALE && failover != null) {
-      failover.save(sub.snapshot());
-    }
-    return outcome != Subscription.Outcome.KEPT;
+    cache.onWarmUpDone(session);
   }
 
   // ---- queries ----
@@ -522,14 +335,9 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
   private ServiceSnapshot current(String serviceName, String group) {
     ensureOpen();
     ServiceKey key = key(serviceName, group);
-    lock.lock();
-    try {
-      Subscription sub = subscriptions.get(key);
-      if (sub != null && sub.snapshot() != null) {
-        return sub.snapshot();
-      }
-    } finally {
-      lock.unlock();
+    ServiceSnapshot cached = cache.snapshot(key);
+    if (cached != null) {
+      return cached;
     }
     QueryInstancesRequest request = QueryInstancesRequest.newBuilder()
         .setService(ProtoMapper.toProto(key))
@@ -668,16 +476,8 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
     if (!closed.compareAndSet(false, true)) {
       return;
     }
-    List<Subscription> subs;
-    lock.lock();
-    try {
-      subs = new ArrayList<>(subscriptions.values());
-      subscriptions.clear();
-      desired.clear();
-      subs.forEach(Subscription::deactivate);
-    } finally {
-      lock.unlock();
-    }
+    cache.close();
+    desired.clear();
     List<Throwable> errors = new ArrayList<>();
     run(errors, () -> connection.close(requestTimeout));
     run(errors, () -> connector.shutdown(requestTimeout));
@@ -792,13 +592,7 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
 
   /** The current cached list of a subscribed service, or null. For tests. */
   List<Instance> cached(ServiceKey key) {
-    lock.lock();
-    try {
-      Subscription sub = subscriptions.get(key);
-      return sub == null || sub.snapshot() == null ? null : sub.snapshot().instances();
-    } finally {
-      lock.unlock();
-    }
+    return cache.cached(key);
   }
 
   /** The desired registrations of a service. For tests. */

@@ -182,6 +182,18 @@ final class DesiredState {
     }
   }
 
+  /**
+   * Under lock: the last listener of {@code key} is gone; unsubscribes on the active session,
+   * if any, without waiting (a later session is simply not told about it by the redo).
+   */
+  void unsubscribe(ServiceKey key) {
+    Session session = connection.activeSession();
+    if (session != null) {
+      session.request(ProtoMapper.unsubscribeFrame(key), requestTimeout)
+          .whenComplete((r, e) -> Requests.logBackground("unsubscribe from " + key, r, e));
+    }
+  }
+
   // ---- redo ----
 
   /**
