@@ -10,14 +10,9 @@ import io.roster.client.RosterException.Code;
 import io.roster.client.ServicePage;
 import io.roster.client.internal.InstancesDiff.Identity;
 import io.roster.proto.v1.ClientFrame;
-import io.roster.proto.v1.ErrorCode;
 import io.roster.proto.v1.Hello;
-import io.roster.proto.v1.ListServicesRequest;
-import io.roster.proto.v1.ListServicesResponse;
 import io.roster.proto.v1.Push;
-import io.roster.proto.v1.QueryInstancesRequest;
 import io.roster.proto.v1.QueryInstancesResponse;
-import io.roster.proto.v1.Result;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -26,30 +21,40 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
-import java.util.function.BiFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The client: desired state (registrations and subscriptions) reconciled onto whatever session
- * the {@link ConnectionManager} holds, a cache of subscribed services fed by pushes and the
- * {@link Poller}, and one-off {@code Registry} calls with fail-over.
+ * The client: checks the arguments of the API and delegates to its parts, which it creates,
+ * wires and closes:
+ * <ul>
+ *   <li>{@link DesiredState}: what this client registered, reconciled onto whatever session the
+ *       {@link ConnectionManager} holds, redone on every welcome, forgotten by a drain;
+ *   <li>{@link SubscriptionCache}: the subscribed services, fed by pushes and the
+ *       {@link Poller}, with the hold, push-empty protection, failover and ack rules;
+ *   <li>{@link Queries}: one-off reads from the cache, the session or {@code Registry} calls
+ *       with fail-over.
+ * </ul>
  *
- * <p>Locking: one lock guards the desired state, the subscriptions and the connection state.
- * Every change of desired state and the frame that applies it are done under it, so frames
- * reach the server in the order of the changes, and a redo (also under it) never interleaves
- * with a change. Blocking waits and listener calls happen outside it.
+ * <p>Locking: one lock, the client lock created here, guards the connection state
+ * ({@link ConnectionManager}), the desired registrations ({@link DesiredState}), the
+ * subscriptions ({@link SubscriptionCache}) and the poll schedule ({@link Poller}); no part takes
+ * another lock, so there is no lock order to get wrong. It is shared because these need
+ * atomicity across parts: every change of desired state and the frame that applies it are done
+ * under it, so frames reach the server in the order of the changes; the redo
+ * ({@link #onWelcome}: the hold's reconnect mark, then every registration and subscription) runs
+ * under it from the connection manager, so it never interleaves with a change; and
+ * {@link #unsubscribe(String, String, Listener)} holds it across the cache and the unsubscribe
+ * frame. Blocking waits and listener calls happen outside it. The callbacks of
+ * {@link ConnectionManager.Handler} run on transport threads and never block.
  *
  * <p>Not part of the API: public only so the builder in {@code io.roster.client} can create it.
  */
@@ -67,23 +72,19 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
   private final String namespace;
   private final Duration requestTimeout;
   private final Duration drainTimeout;
-  private final FailoverStore failover;
   private final ExecutorService failoverWriter;
-  private final Ticker ticker;
   private final Connector connector;
   private final ScheduledExecutorService scheduler;
   private final boolean ownsScheduler;
-  private final Executor listenerExecutor;
   private final ExecutorService ownedListenerExecutor;
-  private final Random random;
   private final ReentrantLock lock = new ReentrantLock();
   private final ConnectionManager connection;
-  private final Poller poller;
-  private final SubscriptionCache cache;
   private final AtomicBoolean closed = new AtomicBoolean();
   private final AtomicLong requestIds = new AtomicLong();
-
+  // The parts; each documents its own state and threading.
+  private final SubscriptionCache cache;
   private final DesiredState desired;
+  private final Queries queries;
 
   /**
    * Builds a client with real threads and gRPC, starts connecting and waits briefly (at most
@@ -125,23 +126,22 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
     this.namespace = options.namespace();
     this.requestTimeout = options.requestTimeout();
     this.drainTimeout = options.drainTimeout();
-    this.ticker = ticker;
     // Disk writes get their own thread: the scheduler runs keepalive pings and must not wait on
     // a slow disk. One thread also keeps the writes of one service in order.
     this.failoverWriter = options.failoverDir() == null ? null
         : Executors.newSingleThreadExecutor(new NamedThreadFactory("roster-failover-writer"));
-    this.failover = failoverWriter == null ? null : new FailoverStore(options.failoverDir(), failoverWriter);
+    FailoverStore failover = failoverWriter == null ? null : new FailoverStore(options.failoverDir(), failoverWriter);
     this.connector = connector;
     this.scheduler = scheduler;
     this.ownsScheduler = ownsScheduler;
-    this.random = random;
+    Executor listenerExecutor;
     if (options.listenerExecutor() != null) {
-      this.listenerExecutor = options.listenerExecutor();
+      listenerExecutor = options.listenerExecutor();
       this.ownedListenerExecutor = null;
     } else {
       this.ownedListenerExecutor =
           Executors.newCachedThreadPool(new NamedThreadFactory("roster-listener"));
-      this.listenerExecutor = ownedListenerExecutor;
+      listenerExecutor = ownedListenerExecutor;
     }
     this.connection = new ConnectionManager(
         addresses,
@@ -156,17 +156,12 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
         requestTimeout,
         options.keepAliveTime(),
         options.keepAliveTimeout());
-    this.poller = new Poller(scheduler, options.pollInterval(), options.pollMaxBackoff(), lock,
+    Poller poller = new Poller(scheduler, options.pollInterval(), options.pollMaxBackoff(), lock,
         new Poller.Target() {
           @Override
           public CompletableFuture<QueryInstancesResponse> query(ServiceKey key,
               String knownChecksum) {
-            return connector.queryInstances(connection.addressesInPreferredOrder().get(0),
-                QueryInstancesRequest.newBuilder()
-                    .setService(ProtoMapper.toProto(key))
-                    .setKnownChecksum(knownChecksum)
-                    .build(),
-                requestTimeout);
+            return queries.poll(key, knownChecksum);
           }
 
           @Override
@@ -179,6 +174,8 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
         ownedListenerExecutor != null, options.pushEmptyProtection(), options.reconnectEmptyHold(),
         failover, connection::activeSession, options.pollEnabled() ? poller : null);
     this.desired = new DesiredState(lock, connection, requestTimeout, this::ensureOpen, cache::keys);
+    this.queries = new Queries(connection, connector, cache, failover, namespace, requestTimeout, random,
+        this::ensureOpen);
   }
 
   void start() {
@@ -325,67 +322,8 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
 
   @Override
   public List<Instance> getAllInstances(String serviceName, String group) {
-    return current(serviceName, group).instances();
-  }
-
-  /**
-   * The state consumers work from: the cache when subscribed, else a query, else (no server
-   * answered) the failover snapshot. An unknown service is an empty state.
-   */
-  private ServiceSnapshot current(String serviceName, String group) {
     ensureOpen();
-    ServiceKey key = key(serviceName, group);
-    ServiceSnapshot cached = cache.snapshot(key);
-    if (cached != null) {
-      return cached;
-    }
-    QueryInstancesRequest request = QueryInstancesRequest.newBuilder()
-        .setService(ProtoMapper.toProto(key))
-        .build();
-    String what = "query the instances of " + key;
-    long deadline = System.nanoTime() + requestTimeout.toNanos();
-    try {
-      QueryInstancesResponse response = queryOnSession(request, what, deadline);
-      if (response == null) {
-        response = unary(what, deadline, (address, timeout) -> connector.queryInstances(address, request, timeout));
-      }
-      return ProtoMapper.fromProto(response.getServiceInfo());
-    } catch (RosterException e) {
-      if (e.code() == Code.NOT_FOUND) {
-        return new ServiceSnapshot(key, List.of(), 0, "");
-      }
-      ServiceSnapshot saved = failover == null || (e.code() != Code.UNAVAILABLE && e.code() != Code.TIMEOUT)
-          ? null : failover.load(key);
-      if (saved != null) {
-        log.debug("No Roster server answered; {} from the failover snapshot", key);
-        return saved;
-      }
-      throw e;
-    }
-  }
-
-  /**
-   * The query as a frame on the active session, which costs the server and this client far less
-   * than a call of its own (no new HTTP/2 stream, headers or deadline timer). Returns null to use
-   * {@code Registry/QueryInstances} instead: no active session, a server that does not answer
-   * queries on the stream, a stopping server, or a session that ended before answering.
-   */
-  private QueryInstancesResponse queryOnSession(QueryInstancesRequest request, String what, long deadline) {
-    Session session = connection.activeSession();
-    if (session == null || !session.supports(Session.FEATURE_QUERY)) {
-      return null;
-    }
-    Duration wait = Requests.remaining(deadline);
-    Result result = Requests.awaitResult(session.request(ClientFrame.newBuilder().setQuery(request), wait), wait, what,
-        () -> new RosterException(Code.TIMEOUT, "cannot " + what + ": no answer from " + session.address
-            + " within " + requestTimeout.toMillis() + " ms"));
-    if (result == null || result.getCode() == ErrorCode.ERROR_CODE_UNAVAILABLE) {
-      return null;
-    }
-    if (!result.getOk()) {
-      throw ProtoMapper.toException(result);
-    }
-    return result.getQuery();
+    return queries.allInstances(key(serviceName, group));
   }
 
   @Override
@@ -411,19 +349,14 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
   @Override
   public List<Instance> selectInstances(String serviceName, String group, List<String> clusters,
       boolean healthy) {
-    ServiceSnapshot s = current(serviceName, group);
-    return Balancer.select(Balancer.inClusters(s.instances(), clusters), healthy, s.protectThresholdReached());
+    ensureOpen();
+    return queries.select(key(serviceName, group), clusters, healthy);
   }
 
   @Override
   public Instance selectOneHealthyInstance(String serviceName, String group, List<String> clusters) {
-    ServiceSnapshot s = current(serviceName, group);
-    List<Instance> all = Balancer.inClusters(s.instances(), clusters);
-    String where = clusters == null || clusters.isEmpty() ? "" : " clusters " + clusters + " of";
-    return Balancer.pickWeighted(all, random, s.protectThresholdReached()).orElseThrow(() -> new RosterException(
-        Code.NO_INSTANCE_AVAILABLE,
-        "no healthy, enabled instance with weight > 0 in" + where + " " + key(serviceName, group)
-            + " (" + all.size() + " instance(s) in total)"));
+    ensureOpen();
+    return queries.selectOneHealthy(key(serviceName, group), clusters);
   }
 
   @Override
@@ -440,17 +373,7 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
     if (pageSize < 1 || pageSize > 1000) {
       throw invalid("pageSize", String.valueOf(pageSize), "1..1000");
     }
-    ListServicesRequest request = ListServicesRequest.newBuilder()
-        .setNamespace(namespace)
-        .setGroup(group == null || group.isEmpty() ? DEFAULT_GROUP : group)
-        .setPageNo(pageNo)
-        .setPageSize(pageSize)
-        .build();
-    ListServicesResponse response = unary("list the services of " + namespace,
-        (address, timeout) -> connector.listServices(address, request, timeout));
-    List<String> names = new ArrayList<>(response.getServicesCount());
-    response.getServicesList().forEach(s -> names.add(s.getName()));
-    return new ServicePage(response.getTotal(), names);
+    return queries.servicesOfServer(pageNo, pageSize, group);
   }
 
   // ---- close ----
@@ -505,48 +428,6 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
   }
 
   // ---- helpers ----
-
-  /** A one-off Registry call, trying the servers in order within the request timeout. */
-  private <T> T unary(String what,
-      BiFunction<ServerAddress, Duration, CompletableFuture<T>> call) {
-    return unary(what, System.nanoTime() + requestTimeout.toNanos(), call);
-  }
-
-  /** Same, until {@code deadline} ({@link System#nanoTime}). */
-  private <T> T unary(String what, long deadline,
-      BiFunction<ServerAddress, Duration, CompletableFuture<T>> call) {
-    RosterException last = null;
-    for (ServerAddress address : connection.addressesInPreferredOrder()) {
-      Duration left = Requests.remaining(deadline);
-      if (left.isZero()) {
-        break;
-      }
-      ensureOpen();
-      try {
-        return call.apply(address, left).get(left.toNanos(), TimeUnit.NANOSECONDS);
-      } catch (ExecutionException e) {
-        ensureOpen();
-        RosterException re = ProtoMapper.toException(e.getCause(), what);
-        if (re.code() != Code.UNAVAILABLE) {
-          throw re;
-        }
-        last = re;
-        log.debug("Cannot {} on {}: {}", what, address, re.getMessage());
-      } catch (TimeoutException e) {
-        break;
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new RosterException(Code.UNAVAILABLE, "interrupted while waiting to " + what);
-      }
-    }
-    ensureOpen();
-    if (last != null) {
-      throw new RosterException(Code.UNAVAILABLE, "cannot " + what + ": no Roster server of "
-          + connection.addresses() + " answered (" + last.getMessage() + ")", "", last);
-    }
-    throw new RosterException(Code.TIMEOUT, "cannot " + what + ": no answer within "
-        + requestTimeout.toMillis() + " ms");
-  }
 
   private ServiceKey key(String serviceName, String group) {
     Objects.requireNonNull(serviceName, "serviceName");
