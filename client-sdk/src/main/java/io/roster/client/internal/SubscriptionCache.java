@@ -33,8 +33,9 @@ import org.slf4j.LoggerFactory;
  * <p>Threading: thread-safe. All state here (the subscriptions map, the hold, each
  * subscription's state) is guarded by the client lock, the one {@link ReentrantLock} shared with
  * the {@link ConnectionManager}, the {@link Poller} and {@link DesiredState}; the redo reads
- * {@link #keys()} under it. This class takes no other lock, and never calls out under the lock
- * other than to {@link Session#send}, which does not block. {@link #onPush} and
+ * {@link #keys()} under it. This class takes no other lock; under it, it only sends acks
+ * ({@link Session#send}, which does not block), queues failover writes for the writer thread,
+ * schedules polls and queues listener events. {@link #onPush} and
  * {@link #onWarmUpDone} run on a transport thread and never block (decision 13): disk reads are
  * done only in {@link #subscribe} on the caller's thread, disk writes go to the failover writer
  * thread, and listeners run on the listener executor, handed over through the scheduler when
