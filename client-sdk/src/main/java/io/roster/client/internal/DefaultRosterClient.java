@@ -9,23 +9,10 @@ import io.roster.client.RosterException;
 import io.roster.client.RosterException.Code;
 import io.roster.client.ServicePage;
 import io.roster.client.internal.InstancesDiff.Identity;
-import io.roster.proto.v1.BatchRegisterInstances;
 import io.roster.proto.v1.ClientFrame;
-import io.roster.proto.v1.DeregisterInstance;
-import io.roster.proto.v1.Drain;
-import io.roster.proto.v1.DrainSummary;
-import io.roster.proto.v1.ErrorCode;
 import io.roster.proto.v1.Hello;
-import io.roster.proto.v1.ListServicesRequest;
-import io.roster.proto.v1.ListServicesResponse;
 import io.roster.proto.v1.Push;
-import io.roster.proto.v1.PushAck;
-import io.roster.proto.v1.QueryInstancesRequest;
 import io.roster.proto.v1.QueryInstancesResponse;
-import io.roster.proto.v1.RegisterInstance;
-import io.roster.proto.v1.Result;
-import io.roster.proto.v1.Subscribe;
-import io.roster.proto.v1.Unsubscribe;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -34,32 +21,40 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
-import java.util.function.BiFunction;
-import java.util.function.BooleanSupplier;
-import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The client: desired state (registrations and subscriptions) reconciled onto whatever session
- * the {@link ConnectionManager} holds, a cache of subscribed services fed by pushes and the
- * {@link Poller}, and one-off {@code Registry} calls with fail-over.
+ * The client: checks the arguments of the API and delegates to its parts, which it creates,
+ * wires and closes:
+ * <ul>
+ *   <li>{@link DesiredState}: what this client registered, reconciled onto whatever session the
+ *       {@link ConnectionManager} holds, redone on every welcome, forgotten by a drain;
+ *   <li>{@link SubscriptionCache}: the subscribed services, fed by pushes and the
+ *       {@link Poller}, with the hold, push-empty protection, failover and ack rules;
+ *   <li>{@link Queries}: one-off reads from the cache, the session or {@code Registry} calls
+ *       with fail-over.
+ * </ul>
  *
- * <p>Locking: one lock guards the desired state, the subscriptions and the connection state.
- * Every change of desired state and the frame that applies it are done under it, so frames
- * reach the server in the order of the changes, and a redo (also under it) never interleaves
- * with a change. Blocking waits and listener calls happen outside it.
+ * <p>Locking: one lock, the client lock created here, guards the connection state
+ * ({@link ConnectionManager}), the desired registrations ({@link DesiredState}), the
+ * subscriptions ({@link SubscriptionCache}) and the poll schedule ({@link Poller}); no part takes
+ * another lock, so there is no lock order to get wrong. It is shared because these need
+ * atomicity across parts: every change of desired state and the frame that applies it are done
+ * under it, so frames reach the server in the order of the changes; the redo
+ * ({@link #onWelcome}: the hold's reconnect mark, then every registration and subscription) runs
+ * under it from the connection manager, so it never interleaves with a change; and
+ * {@link #unsubscribe(String, String, Listener)} holds it across the cache and the unsubscribe
+ * frame. Blocking waits and listener calls happen outside it. The callbacks of
+ * {@link ConnectionManager.Handler} run on transport threads and never block.
  *
  * <p>Not part of the API: public only so the builder in {@code io.roster.client} can create it.
  */
@@ -72,32 +67,24 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
 
   /** The longest {@link #create} waits for the first connection. */
   private static final Duration BUILD_WAIT = Duration.ofSeconds(1);
-  /** What a server waits for drain acks when told 0. */
-  private static final Duration DEFAULT_SERVER_DRAIN = Duration.ofSeconds(5);
 
   private final ClientOptions options;
   private final String namespace;
   private final Duration requestTimeout;
   private final Duration drainTimeout;
-  private final FailoverStore failover;
   private final ExecutorService failoverWriter;
-  private final Ticker ticker;
   private final Connector connector;
   private final ScheduledExecutorService scheduler;
   private final boolean ownsScheduler;
-  private final Executor listenerExecutor;
   private final ExecutorService ownedListenerExecutor;
-  private final Random random;
   private final ReentrantLock lock = new ReentrantLock();
   private final ConnectionManager connection;
-  private final Poller poller;
-  private final ShrinkHold hold;
   private final AtomicBoolean closed = new AtomicBoolean();
   private final AtomicLong requestIds = new AtomicLong();
-
-  // Guarded by lock. Per-service maps are copied on write, never mutated in place.
-  private final Map<ServiceKey, Map<Identity, Instance>> registrations = new LinkedHashMap<>();
-  private final Map<ServiceKey, Subscription> subscriptions = new LinkedHashMap<>();
+  // The parts; each documents its own state and threading.
+  private final SubscriptionCache cache;
+  private final DesiredState desired;
+  private final Queries queries;
 
   /**
    * Builds a client with real threads and gRPC, starts connecting and waits briefly (at most
@@ -139,23 +126,22 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
     this.namespace = options.namespace();
     this.requestTimeout = options.requestTimeout();
     this.drainTimeout = options.drainTimeout();
-    this.ticker = ticker;
     // Disk writes get their own thread: the scheduler runs keepalive pings and must not wait on
     // a slow disk. One thread also keeps the writes of one service in order.
     this.failoverWriter = options.failoverDir() == null ? null
         : Executors.newSingleThreadExecutor(new NamedThreadFactory("roster-failover-writer"));
-    this.failover = failoverWriter == null ? null : new FailoverStore(options.failoverDir(), failoverWriter);
+    FailoverStore failover = failoverWriter == null ? null : new FailoverStore(options.failoverDir(), failoverWriter);
     this.connector = connector;
     this.scheduler = scheduler;
     this.ownsScheduler = ownsScheduler;
-    this.random = random;
+    Executor listenerExecutor;
     if (options.listenerExecutor() != null) {
-      this.listenerExecutor = options.listenerExecutor();
+      listenerExecutor = options.listenerExecutor();
       this.ownedListenerExecutor = null;
     } else {
       this.ownedListenerExecutor =
           Executors.newCachedThreadPool(new NamedThreadFactory("roster-listener"));
-      this.listenerExecutor = ownedListenerExecutor;
+      listenerExecutor = ownedListenerExecutor;
     }
     this.connection = new ConnectionManager(
         addresses,
@@ -170,27 +156,26 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
         requestTimeout,
         options.keepAliveTime(),
         options.keepAliveTimeout());
-    this.poller = new Poller(scheduler, options.pollInterval(), options.pollMaxBackoff(), lock,
+    Poller poller = new Poller(scheduler, options.pollInterval(), options.pollMaxBackoff(), lock,
         new Poller.Target() {
           @Override
           public CompletableFuture<QueryInstancesResponse> query(ServiceKey key,
               String knownChecksum) {
-            return connector.queryInstances(connection.addressesInPreferredOrder().get(0),
-                QueryInstancesRequest.newBuilder()
-                    .setService(ProtoMapper.toProto(key))
-                    .setKnownChecksum(knownChecksum)
-                    .build(),
-                requestTimeout);
+            return queries.poll(key, knownChecksum);
           }
 
           @Override
           public void apply(Subscription subscription, QueryInstancesResponse response) {
-            offer(subscription, ProtoMapper.fromProto(response.getServiceInfo()),
-                ShrinkHold.Source.answer(response.getWarmUpRemainingMs(), ticker.nanoTime()), null, null);
+            cache.offerAnswer(subscription, ProtoMapper.fromProto(response.getServiceInfo()),
+                response.getWarmUpRemainingMs());
           }
         });
-    this.hold = new ShrinkHold(scheduler, ticker, options.reconnectEmptyHold(), connection::activeSession,
-        this::releaseHeld);
+    this.cache = new SubscriptionCache(lock, scheduler, ticker, listenerExecutor,
+        ownedListenerExecutor != null, options.pushEmptyProtection(), options.reconnectEmptyHold(),
+        failover, connection::activeSession, options.pollEnabled() ? poller : null);
+    this.desired = new DesiredState(lock, connection, requestTimeout, this::ensureOpen, cache::keys);
+    this.queries = new Queries(connection, connector, cache, failover, namespace, requestTimeout, random,
+        this::ensureOpen);
   }
 
   void start() {
@@ -220,27 +205,7 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
     ensureOpen();
     ServiceKey key = key(serviceName, group);
     checkRegistrable(instance, "instance");
-    Identity id = Identity.of(instance);
-    Map<Identity, Instance> before;
-    Map<Identity, Instance> after;
-    lock.lock();
-    try {
-      ensureOpen();
-      before = registrations.getOrDefault(key, Map.of());
-      after = new LinkedHashMap<>(before);
-      after.put(id, instance);
-      registrations.put(key, after);
-    } finally {
-      lock.unlock();
-    }
-    reconcile("register " + describe(instance) + " in " + key,
-        () -> instance.equals(registrations.getOrDefault(key, Map.of()).get(id)),
-        () -> ClientFrame.newBuilder().setRegister(RegisterInstance.newBuilder()
-            .setService(ProtoMapper.toProto(key))
-            .setInstance(ProtoMapper.toProto(instance))),
-        () -> restore(key, after, before),
-        true,
-        null);
+    desired.register(key, instance);
   }
 
   @Override
@@ -258,30 +223,7 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
     ensureOpen();
     ServiceKey key = key(serviceName, group);
     Objects.requireNonNull(instance, "instance");
-    Identity id = Identity.of(instance);
-    Map<Identity, Instance> before;
-    Map<Identity, Instance> after;
-    lock.lock();
-    try {
-      ensureOpen();
-      before = registrations.getOrDefault(key, Map.of());
-      after = new LinkedHashMap<>(before);
-      after.remove(id);
-      registrations.put(key, after);
-    } finally {
-      lock.unlock();
-    }
-    reconcile("deregister " + describe(instance) + " from " + key,
-        () -> registrations.get(key) == after,
-        () -> ClientFrame.newBuilder().setDeregister(DeregisterInstance.newBuilder()
-            .setService(ProtoMapper.toProto(key))
-            .setInstance(io.roster.proto.v1.Instance.newBuilder()
-                .setIp(instance.ip())
-                .setPort(instance.port())
-                .setCluster(instance.cluster()))),
-        () -> restore(key, after, before),
-        false,
-        ErrorCode.ERROR_CODE_NOT_FOUND);
+    desired.deregister(key, instance);
   }
 
   @Override
@@ -300,43 +242,7 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
       checkRegistrable(instance, "instances[" + i + "]");
       after.put(Identity.of(instance), instance);
     }
-    Map<Identity, Instance> before;
-    lock.lock();
-    try {
-      ensureOpen();
-      before = registrations.getOrDefault(key, Map.of());
-      registrations.put(key, after);
-    } finally {
-      lock.unlock();
-    }
-    reconcile("register " + after.size() + " instance(s) in " + key,
-        () -> registrations.get(key) == after,
-        () -> ClientFrame.newBuilder().setBatchRegister(batch(key, after)),
-        () -> restore(key, after, before),
-        true,
-        null);
-  }
-
-  /** Under lock: puts {@code before} back if {@code after} is still the desired set. */
-  private void restore(ServiceKey key, Map<Identity, Instance> after,
-      Map<Identity, Instance> before) {
-    if (registrations.get(key) == after) {
-      if (before.isEmpty()) {
-        registrations.remove(key);
-      } else {
-        registrations.put(key, before);
-      }
-    }
-  }
-
-  private static BatchRegisterInstances.Builder batch(ServiceKey key,
-      Map<Identity, Instance> set) {
-    BatchRegisterInstances.Builder b = BatchRegisterInstances.newBuilder()
-        .setService(ProtoMapper.toProto(key));
-    for (Instance i : set.values()) {
-      b.addInstances(ProtoMapper.toProto(i));
-    }
-    return b;
+    desired.batchRegister(key, after);
   }
 
   // ---- subscriptions ----
@@ -351,59 +257,17 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
     ensureOpen();
     ServiceKey key = key(serviceName, group);
     Objects.requireNonNull(listener, "listener");
-    Subscription sub;
-    boolean created = false;
-    boolean fromFailover = false;
-    // Read before taking the lock (disk I/O); used only if this call creates the subscription.
-    ServiceSnapshot saved = failover != null && connection.activeSession() == null
-        && !isSubscribed(key) ? failover.load(key) : null;
-    lock.lock();
-    try {
-      ensureOpen();
-      sub = subscriptions.get(key);
-      if (sub == null) {
-        sub = new Subscription(key, listenerExecutor, options.pushEmptyProtection());
-        subscriptions.put(key, sub);
-        created = true;
-        if (options.pollEnabled()) {
-          poller.start(sub);
-        }
-        if (saved != null) {
-          // No server now: serve the last known list until one answers (its state is newer).
-          sub.offer(saved);
-          fromFailover = true;
-          log.info("No Roster server reachable: serving {} from the failover snapshot (revision {}, {} instances)",
-              key, saved.revision(), saved.instances().size());
-        }
-      }
-      sub.addListener(listener);
-    } finally {
-      lock.unlock();
-    }
-    sub.drainEvents();
-    if (!created) {
+    SubscriptionCache.Added added = cache.subscribe(key, listener, this::ensureOpen);
+    if (!added.created()) {
       return;
     }
-    Subscription subscription = sub;
-    reconcile("subscribe to " + key,
-        () -> subscriptions.get(key) == subscription,
-        () -> ClientFrame.newBuilder().setSubscribe(Subscribe.newBuilder()
-            .setService(ProtoMapper.toProto(key))),
-        () -> {
-          subscriptions.remove(key);
-          subscription.deactivate();
-        },
-        !fromFailover, // served from the snapshot: subscribe on the server when connected
+    Subscription subscription = added.subscription();
+    desired.reconcile("subscribe to " + key,
+        () -> cache.isCurrent(key, subscription),
+        () -> ProtoMapper.subscribeFrame(key),
+        () -> cache.drop(key, subscription),
+        !added.fromFailover(), // served from the snapshot: subscribe on the server when connected
         null);
-  }
-
-  private boolean isSubscribed(ServiceKey key) {
-    lock.lock();
-    try {
-      return subscriptions.containsKey(key);
-    } finally {
-      lock.unlock();
-    }
   }
 
   @Override
@@ -416,21 +280,13 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
     ensureOpen();
     ServiceKey key = key(serviceName, group);
     Objects.requireNonNull(listener, "listener");
+    // One hold of the lock across both parts: the unsubscribe frame cannot overtake the
+    // subscribe frame of a subscription created right after this one is gone.
     lock.lock();
     try {
       ensureOpen();
-      Subscription sub = subscriptions.get(key);
-      if (sub == null || !sub.removeListener(listener) || sub.hasListeners()) {
-        return;
-      }
-      subscriptions.remove(key);
-      sub.deactivate();
-      hold.forget(sub);
-      Session session = connection.activeSession();
-      if (session != null) {
-        session.request(ClientFrame.newBuilder().setUnsubscribe(Unsubscribe.newBuilder()
-                    .setService(ProtoMapper.toProto(key))), requestTimeout)
-            .whenComplete((r, e) -> logBackground("unsubscribe from " + key, r, e));
+      if (cache.unsubscribe(key, listener)) {
+        desired.unsubscribe(key);
       }
     } finally {
       lock.unlock();
@@ -442,183 +298,19 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
   /** Redo: the full desired state onto a new session. Called under the lock. */
   @Override
   public void onWelcome(Session session) {
-    hold.onWelcome();
-    int services = 0;
-    for (Map.Entry<ServiceKey, Map<Identity, Instance>> e : registrations.entrySet()) {
-      if (e.getValue().isEmpty()) {
-        continue;
-      }
-      ServiceKey key = e.getKey();
-      services++;
-      session.request(ClientFrame.newBuilder().setBatchRegister(batch(key, e.getValue())),
-              requestTimeout)
-          .whenComplete((r, t) -> logBackground("redo of the registrations in " + key, r, t));
-    }
-    for (Subscription sub : subscriptions.values()) {
-      ServiceKey key = sub.key();
-      session.request(ClientFrame.newBuilder().setSubscribe(Subscribe.newBuilder()
-                  .setService(ProtoMapper.toProto(key))), requestTimeout)
-          .whenComplete((r, t) -> logBackground("redo of the subscription to " + key, r, t));
-    }
-    if (services > 0 || !subscriptions.isEmpty()) {
-      log.debug("Redo on {}: {} service(s) with registrations, {} subscription(s)",
-          session.address, services, subscriptions.size());
-    }
+    cache.onWelcome();
+    desired.redo(session);
   }
 
   @Override
   public void onPush(Session session, Push push) {
-    boolean held = false;
-    boolean resync = false;
-    try {
-      ServiceKey key = ProtoMapper.fromProto(push.hasDelta()
-          ? push.getDelta().getService() : push.getServiceInfo().getService());
-      Subscription sub;
-      lock.lock();
-      try {
-        sub = subscriptions.get(key);
-      } finally {
-        lock.unlock();
-      }
-      if (sub != null && push.hasDelta()) {
-        ServiceSnapshot cached = sub.snapshot();
-        DeltaApplier.Outcome outcome = DeltaApplier.apply(sub.base(push.getDelta().getBaseRevision()),
-            cached == null ? null : cached.revision(), push.getDelta());
-        if (outcome instanceof DeltaApplier.Applied applied) {
-          held = !offer(sub, applied.snapshot(), ShrinkHold.Source.push(session), session, push.getPushId());
-        } else if (outcome instanceof DeltaApplier.Stale) {
-          // Not newer than the cache; when the cache shows a held state of that revision, the
-          // push is acked once the true state is applied, as a full state's would be.
-          lock.lock();
-          try {
-            held = sub.isActive() && hold.holdsAck(sub, push.getDelta().getRevision(), session, push.getPushId());
-          } finally {
-            lock.unlock();
-          }
-        } else if (outcome instanceof DeltaApplier.Resync r) {
-          resync = true;
-          log.debug("Cannot apply the delta push {} of {} ({}); asking for the full state", push.getPushId(), key,
-              r.why());
-        }
-      } else if (sub != null) {
-        held = !offer(sub, ProtoMapper.fromProto(push.getServiceInfo()), ShrinkHold.Source.push(session), session,
-            push.getPushId());
-      }
-    } finally {
-      // Acked once applied, also when ignored as stale or no longer subscribed; not while
-      // held back, so that a drain waiting for this client is not told it has caught up.
-      // The server sends it again after its ack timeout. A delta that could not be applied
-      // is answered with resync: the server sends the full state at once.
-      if (!held) {
-        session.send(ClientFrame.newBuilder()
-            .setPushAck(PushAck.newBuilder().setPushId(push.getPushId()).setResync(resync))
-            .build());
-      }
-    }
-  }
-
-  /**
-   * Applies a state to the cache (forward only) and runs any resulting event. Returns false
-   * when the cache does not show the state, so that it must not be acknowledged: its removals
-   * are held back ({@link ShrinkHold}: the server is warming up, or the state would empty a
-   * service shortly after a reconnect), or push-empty protection kept the old list.
-   *
-   * @param pushSession with {@code pushId}, the push that carried the state; null for a poll
-   */
-  private boolean offer(Subscription sub, ServiceSnapshot snapshot, ShrinkHold.Source source,
-      Session pushSession, String pushId) {
-    boolean ack;
-    lock.lock();
-    try {
-      if (!sub.isActive()) {
-        return true;
-      }
-      // The server's own state is what its next delta is based on, whatever the cache shows.
-      sub.rememberServerState(snapshot);
-      ShrinkHold.Verdict verdict = hold.offer(sub, snapshot, source, pushSession, pushId);
-      ack = verdict.ackNow();
-      if (verdict.show() != null && !apply(sub, verdict.show())) {
-        ack = false;
-      }
-    } finally {
-      lock.unlock();
-    }
-    deliverSoon(sub);
-    return ack;
-  }
-
-  /** A hold may be over: apply the true state held back, and ack its push once applied. */
-  private void releaseHeld(Subscription sub) {
-    lock.lock();
-    try {
-      ShrinkHold.Settled settled = hold.settle(sub);
-      if (settled == null) {
-        return;
-      }
-      Subscription.Outcome outcome = sub.settle(settled.truth());
-      if (outcome != Subscription.Outcome.STALE && failover != null) {
-        failover.save(sub.snapshot());
-      }
-      if (outcome != Subscription.Outcome.KEPT && settled.pushId() != null) {
-        settled.session().send(ClientFrame.newBuilder()
-            .setPushAck(PushAck.newBuilder().setPushId(settled.pushId()))
-            .build());
-      }
-    } finally {
-      lock.unlock();
-    }
-    deliverSoon(sub); // from the scheduler, or from a transport thread on warm_up_done
+    cache.onPush(session, push);
   }
 
   /** The server said it is warm: its held states are applied now. */
   @Override
   public void onWarmUpDone(Session session) {
-    List<Subscription> due;
-    lock.lock();
-    try {
-      due = hold.warmUpDone(session);
-    } finally {
-      lock.unlock();
-    }
-    log.debug("Roster server {} is warm; applying {} held state(s)", session.address, due.size());
-    for (Subscription sub : due) {
-      releaseHeld(sub);
-    }
-  }
-
-  /**
-   * Runs the subscription's pending listener work off the calling thread when that is a
-   * transport thread: a listener executor that runs tasks inline would otherwise run user code
-   * on the event loop, where a blocking SDK call waits for an answer that loop must read.
-   */
-  private void deliverSoon(Subscription sub) {
-    if (ownedListenerExecutor != null) {
-      sub.drainEvents(); // our own pool: handing the run over never runs listeners inline
-      return;
-    }
-    try {
-      scheduler.execute(sub::drainEvents);
-    } catch (java.util.concurrent.RejectedExecutionException e) {
-      // Closing: events are dropped anyway.
-    }
-  }
-
-  /** Offers to the cache; false when push-empty protection kept the old list instead. */
-  private boolean apply(Subscription sub, ServiceSnapshot snapshot) {
-    Subscription.Outcome outcome = sub.offer(snapshot);
-    if (outcome != Subscription.Outcome.STALE && failover != null) {
-      failover.save(sub.snapshot());
-    }
-    return outcome != Subscription.Outcome.KEPT;
-  }
-
-  private static void logBackground(String what, Result result, Throwable error) {
-    if (error != null) {
-      log.debug("{} got no answer: {}", what, ProtoMapper.unwrap(error).toString());
-    } else if (!result.getOk()) {
-      log.warn("{} was rejected by the server: {} {}", what, result.getCode(),
-          result.getMessage());
-    }
+    cache.onWarmUpDone(session);
   }
 
   // ---- queries ----
@@ -630,72 +322,8 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
 
   @Override
   public List<Instance> getAllInstances(String serviceName, String group) {
-    return current(serviceName, group).instances();
-  }
-
-  /**
-   * The state consumers work from: the cache when subscribed, else a query, else (no server
-   * answered) the failover snapshot. An unknown service is an empty state.
-   */
-  private ServiceSnapshot current(String serviceName, String group) {
     ensureOpen();
-    ServiceKey key = key(serviceName, group);
-    lock.lock();
-    try {
-      Subscription sub = subscriptions.get(key);
-      if (sub != null && sub.snapshot() != null) {
-        return sub.snapshot();
-      }
-    } finally {
-      lock.unlock();
-    }
-    QueryInstancesRequest request = QueryInstancesRequest.newBuilder()
-        .setService(ProtoMapper.toProto(key))
-        .build();
-    String what = "query the instances of " + key;
-    long deadline = System.nanoTime() + requestTimeout.toNanos();
-    try {
-      QueryInstancesResponse response = queryOnSession(request, what, deadline);
-      if (response == null) {
-        response = unary(what, deadline, (address, timeout) -> connector.queryInstances(address, request, timeout));
-      }
-      return ProtoMapper.fromProto(response.getServiceInfo());
-    } catch (RosterException e) {
-      if (e.code() == Code.NOT_FOUND) {
-        return new ServiceSnapshot(key, List.of(), 0, "");
-      }
-      ServiceSnapshot saved = failover == null || (e.code() != Code.UNAVAILABLE && e.code() != Code.TIMEOUT)
-          ? null : failover.load(key);
-      if (saved != null) {
-        log.debug("No Roster server answered; {} from the failover snapshot", key);
-        return saved;
-      }
-      throw e;
-    }
-  }
-
-  /**
-   * The query as a frame on the active session, which costs the server and this client far less
-   * than a call of its own (no new HTTP/2 stream, headers or deadline timer). Returns null to use
-   * {@code Registry/QueryInstances} instead: no active session, a server that does not answer
-   * queries on the stream, a stopping server, or a session that ended before answering.
-   */
-  private QueryInstancesResponse queryOnSession(QueryInstancesRequest request, String what, long deadline) {
-    Session session = connection.activeSession();
-    if (session == null || !session.supports(Session.FEATURE_QUERY)) {
-      return null;
-    }
-    Duration wait = remaining(deadline);
-    Result result = awaitResult(session.request(ClientFrame.newBuilder().setQuery(request), wait), wait, what,
-        () -> new RosterException(Code.TIMEOUT, "cannot " + what + ": no answer from " + session.address
-            + " within " + requestTimeout.toMillis() + " ms"));
-    if (result == null || result.getCode() == ErrorCode.ERROR_CODE_UNAVAILABLE) {
-      return null;
-    }
-    if (!result.getOk()) {
-      throw ProtoMapper.toException(result);
-    }
-    return result.getQuery();
+    return queries.allInstances(key(serviceName, group));
   }
 
   @Override
@@ -721,19 +349,14 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
   @Override
   public List<Instance> selectInstances(String serviceName, String group, List<String> clusters,
       boolean healthy) {
-    ServiceSnapshot s = current(serviceName, group);
-    return Balancer.select(Balancer.inClusters(s.instances(), clusters), healthy, s.protectThresholdReached());
+    ensureOpen();
+    return queries.select(key(serviceName, group), clusters, healthy);
   }
 
   @Override
   public Instance selectOneHealthyInstance(String serviceName, String group, List<String> clusters) {
-    ServiceSnapshot s = current(serviceName, group);
-    List<Instance> all = Balancer.inClusters(s.instances(), clusters);
-    String where = clusters == null || clusters.isEmpty() ? "" : " clusters " + clusters + " of";
-    return Balancer.pickWeighted(all, random, s.protectThresholdReached()).orElseThrow(() -> new RosterException(
-        Code.NO_INSTANCE_AVAILABLE,
-        "no healthy, enabled instance with weight > 0 in" + where + " " + key(serviceName, group)
-            + " (" + all.size() + " instance(s) in total)"));
+    ensureOpen();
+    return queries.selectOneHealthy(key(serviceName, group), clusters);
   }
 
   @Override
@@ -750,17 +373,7 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
     if (pageSize < 1 || pageSize > 1000) {
       throw invalid("pageSize", String.valueOf(pageSize), "1..1000");
     }
-    ListServicesRequest request = ListServicesRequest.newBuilder()
-        .setNamespace(namespace)
-        .setGroup(group == null || group.isEmpty() ? DEFAULT_GROUP : group)
-        .setPageNo(pageNo)
-        .setPageSize(pageSize)
-        .build();
-    ListServicesResponse response = unary("list the services of " + namespace,
-        (address, timeout) -> connector.listServices(address, request, timeout));
-    List<String> names = new ArrayList<>(response.getServicesCount());
-    response.getServicesList().forEach(s -> names.add(s.getName()));
-    return new ServicePage(response.getTotal(), names);
+    return queries.servicesOfServer(pageNo, pageSize, group);
   }
 
   // ---- close ----
@@ -769,63 +382,12 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
   public DrainResult drain(Duration timeout) {
     ensureOpen();
     ClientOptions.checkDrainTimeout("timeout", timeout);
-    Map<ServiceKey, Map<Identity, Instance>> forgotten;
-    lock.lock();
-    try {
-      ensureOpen();
-      // Forget them first: a reconnect during or after the drain must not register them again.
-      forgotten = new LinkedHashMap<>(registrations);
-      registrations.clear();
-    } finally {
-      lock.unlock();
-    }
-    String what = "drain";
-    long deadline = System.nanoTime() + requestTimeout.toNanos();
-    Session session = connection.awaitActive(requestTimeout);
-    if (session == null) {
-      throw new RosterException(Code.UNAVAILABLE, "cannot drain: not connected to any Roster server of "
-          + connection.addresses() + " within " + requestTimeout.toMillis() + " ms; the server removes"
-          + " the instances when it notices the connection is gone");
-    }
-    // The server answers within the timeout it was given; allow the request timeout on top.
-    Duration wait = remaining(deadline).plus(timeout.isZero() ? DEFAULT_SERVER_DRAIN : timeout);
-    CompletableFuture<Result> future = session.request(ClientFrame.newBuilder()
-        .setDrain(Drain.newBuilder().setTimeoutMs(timeout.toMillis())), wait);
-    Result result = awaitResult(future, wait, what, () -> timeout(what, session));
-    if (result == null) {
-      throw new RosterException(Code.UNAVAILABLE, "cannot drain: the connection to " + session.address
-          + " ended before the server answered; it removes the instances of a connection that is gone");
-    }
-    if (!result.getOk()) {
-      // The server refused: it still has them, so this client keeps them too (and redoes them).
-      lock.lock();
-      try {
-        forgotten.forEach(registrations::putIfAbsent);
-      } finally {
-        lock.unlock();
-      }
-      throw ProtoMapper.toException(result);
-    }
-    DrainSummary d = result.getDrain();
-    DrainResult drained = new DrainResult(d.getNotified(), d.getAcked(), d.getTimedOut(), d.getDisconnected());
-    if (drained.complete()) {
-      log.debug("Drained: {}", drained);
-    } else {
-      log.warn("Drain timed out: {} of {} subscribers did not confirm within {} ms", drained.timedOut(),
-          drained.notified(), timeout.toMillis());
-    }
-    return drained;
+    return desired.drain(timeout);
   }
 
   @Override
   public void close() {
-    boolean registered;
-    lock.lock();
-    try {
-      registered = registrations.values().stream().anyMatch(m -> !m.isEmpty());
-    } finally {
-      lock.unlock();
-    }
+    boolean registered = desired.hasRegistrations();
     // Only when connected: with no server the drain could only wait out the request timeout.
     if (registered && !drainTimeout.isZero() && !closed.get() && connection.activeSession() != null) {
       try {
@@ -837,16 +399,8 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
     if (!closed.compareAndSet(false, true)) {
       return;
     }
-    List<Subscription> subs;
-    lock.lock();
-    try {
-      subs = new ArrayList<>(subscriptions.values());
-      subscriptions.clear();
-      registrations.clear();
-      subs.forEach(Subscription::deactivate);
-    } finally {
-      lock.unlock();
-    }
+    cache.close();
+    desired.clear();
     List<Throwable> errors = new ArrayList<>();
     run(errors, () -> connection.close(requestTimeout));
     run(errors, () -> connector.shutdown(requestTimeout));
@@ -875,152 +429,6 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
 
   // ---- helpers ----
 
-  /**
-   * Applies one change of desired state on the server: sends its frame on the active session
-   * (or the next one) and waits for the result, within the request timeout overall.
-   *
-   * @param what for messages
-   * @param stillWanted under lock: whether the change is still the desired state (else a later
-   *     change superseded it and this call is done)
-   * @param frame under lock: the request frame
-   * @param rollback under lock, on an error result: undo the desired-state change
-   * @param waitForConnection true to wait for a session and fail UNAVAILABLE (state kept);
-   *     false to return at once when there is none
-   * @param alsoOk an error code that counts as success, or null
-   */
-  private void reconcile(String what, BooleanSupplier stillWanted,
-      Supplier<ClientFrame.Builder> frame, Runnable rollback, boolean waitForConnection,
-      ErrorCode alsoOk) {
-    long deadline = System.nanoTime() + requestTimeout.toNanos();
-    Session tried = null;
-    while (true) {
-      CompletableFuture<Result> future = null;
-      Session session;
-      lock.lock();
-      try {
-        ensureOpen();
-        if (!stillWanted.getAsBoolean()) {
-          return;
-        }
-        session = connection.activeSession();
-        if (session != null && session != tried) {
-          tried = session;
-          future = session.request(frame.get(), remaining(deadline));
-        }
-      } finally {
-        lock.unlock();
-      }
-      if (future == null) {
-        if (session == null && !waitForConnection) {
-          return;
-        }
-        if (connection.awaitActive(remaining(deadline)) == null) {
-          throw new RosterException(Code.UNAVAILABLE, "cannot " + what + ": not connected to any"
-              + " Roster server of " + connection.addresses() + " within "
-              + requestTimeout.toMillis() + " ms; the change is kept and applied when the"
-              + " connection is restored");
-        }
-        continue;
-      }
-      Session asked = tried;
-      Result result = awaitResult(future, remaining(deadline), what, () -> timeout(what, asked));
-      if (result == null) {
-        continue; // the session ended: the next one gets it by redo or by this loop
-      }
-      if (result.getOk() || (alsoOk != null && result.getCode() == alsoOk)) {
-        return;
-      }
-      lock.lock();
-      try {
-        if (stillWanted.getAsBoolean()) {
-          rollback.run();
-        }
-      } finally {
-        lock.unlock();
-      }
-      throw ProtoMapper.toException(result);
-    }
-  }
-
-  /**
-   * Waits for the result of a session request. Returns null when the session ended first (the
-   * caller retries on the next one or falls back); throws {@code onTimeout}'s exception when no
-   * result came within {@code wait}.
-   */
-  private static Result awaitResult(CompletableFuture<Result> future, Duration wait, String what,
-      Supplier<RosterException> onTimeout) {
-    try {
-      return future.get(wait.toNanos(), TimeUnit.NANOSECONDS);
-    } catch (ExecutionException e) {
-      Throwable cause = e.getCause();
-      if (cause instanceof Session.SessionLostException) {
-        return null;
-      }
-      if (cause instanceof TimeoutException) {
-        throw onTimeout.get();
-      }
-      throw ProtoMapper.toException(cause, what);
-    } catch (TimeoutException e) {
-      throw onTimeout.get();
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new RosterException(Code.UNAVAILABLE, "interrupted while waiting to " + what);
-    }
-  }
-
-  private RosterException timeout(String what, Session session) {
-    ensureOpen();
-    return new RosterException(Code.TIMEOUT, "cannot " + what + ": no answer from "
-        + session.address + " within " + requestTimeout.toMillis() + " ms; the change is kept"
-        + " and applied again on reconnect");
-  }
-
-  /** A one-off Registry call, trying the servers in order within the request timeout. */
-  private <T> T unary(String what,
-      BiFunction<ServerAddress, Duration, CompletableFuture<T>> call) {
-    return unary(what, System.nanoTime() + requestTimeout.toNanos(), call);
-  }
-
-  /** Same, until {@code deadline} ({@link System#nanoTime}). */
-  private <T> T unary(String what, long deadline,
-      BiFunction<ServerAddress, Duration, CompletableFuture<T>> call) {
-    RosterException last = null;
-    for (ServerAddress address : connection.addressesInPreferredOrder()) {
-      Duration left = remaining(deadline);
-      if (left.isZero()) {
-        break;
-      }
-      ensureOpen();
-      try {
-        return call.apply(address, left).get(left.toNanos(), TimeUnit.NANOSECONDS);
-      } catch (ExecutionException e) {
-        ensureOpen();
-        RosterException re = ProtoMapper.toException(e.getCause(), what);
-        if (re.code() != Code.UNAVAILABLE) {
-          throw re;
-        }
-        last = re;
-        log.debug("Cannot {} on {}: {}", what, address, re.getMessage());
-      } catch (TimeoutException e) {
-        break;
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new RosterException(Code.UNAVAILABLE, "interrupted while waiting to " + what);
-      }
-    }
-    ensureOpen();
-    if (last != null) {
-      throw new RosterException(Code.UNAVAILABLE, "cannot " + what + ": no Roster server of "
-          + connection.addresses() + " answered (" + last.getMessage() + ")", "", last);
-    }
-    throw new RosterException(Code.TIMEOUT, "cannot " + what + ": no answer within "
-        + requestTimeout.toMillis() + " ms");
-  }
-
-  private static Duration remaining(long deadline) {
-    return Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
-  }
-
   private ServiceKey key(String serviceName, String group) {
     Objects.requireNonNull(serviceName, "serviceName");
     if (serviceName.isBlank()) {
@@ -1041,11 +449,6 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
   private static RosterException invalid(String field, String value, String expected) {
     return new RosterException(Code.INVALID_ARGUMENT,
         field + ": " + value + " (expected: " + expected + ")", field, null);
-  }
-
-  private static String describe(Instance i) {
-    return i.ip() + ":" + i.port() + (Instance.DEFAULT_CLUSTER.equals(i.cluster())
-        ? "" : " (cluster " + i.cluster() + ")");
   }
 
   private void ensureOpen() {
@@ -1070,22 +473,11 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
 
   /** The current cached list of a subscribed service, or null. For tests. */
   List<Instance> cached(ServiceKey key) {
-    lock.lock();
-    try {
-      Subscription sub = subscriptions.get(key);
-      return sub == null || sub.snapshot() == null ? null : sub.snapshot().instances();
-    } finally {
-      lock.unlock();
-    }
+    return cache.cached(key);
   }
 
   /** The desired registrations of a service. For tests. */
   List<Instance> desired(ServiceKey key) {
-    lock.lock();
-    try {
-      return List.copyOf(registrations.getOrDefault(key, Map.of()).values());
-    } finally {
-      lock.unlock();
-    }
+    return desired.desired(key);
   }
 }

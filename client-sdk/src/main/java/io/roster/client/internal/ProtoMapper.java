@@ -6,10 +6,18 @@ import io.roster.client.Instance;
 import io.roster.client.RosterClient;
 import io.roster.client.RosterException;
 import io.roster.client.RosterException.Code;
+import io.roster.proto.v1.BatchRegisterInstances;
+import io.roster.proto.v1.ClientFrame;
+import io.roster.proto.v1.DeregisterInstance;
 import io.roster.proto.v1.ErrorCode;
+import io.roster.proto.v1.PushAck;
+import io.roster.proto.v1.RegisterInstance;
+import io.roster.proto.v1.Subscribe;
+import io.roster.proto.v1.Unsubscribe;
 import io.roster.proto.v1.Result;
 import io.roster.proto.v1.ServiceInfo;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletionException;
@@ -180,5 +188,47 @@ final class ProtoMapper {
       return new TimeoutException("cancelled");
     }
     return cur;
+  }
+
+  // ---- request frames: the desired-state and cache parts build their frames here ----
+
+  static ClientFrame.Builder registerFrame(ServiceKey key, Instance instance) {
+    return ClientFrame.newBuilder().setRegister(RegisterInstance.newBuilder()
+        .setService(toProto(key))
+        .setInstance(toProto(instance)));
+  }
+
+  /** Deregisters by identity (ip, port, cluster): the other fields are not sent. */
+  static ClientFrame.Builder deregisterFrame(ServiceKey key, Instance instance) {
+    return ClientFrame.newBuilder().setDeregister(DeregisterInstance.newBuilder()
+        .setService(toProto(key))
+        .setInstance(io.roster.proto.v1.Instance.newBuilder()
+            .setIp(instance.ip())
+            .setPort(instance.port())
+            .setCluster(instance.cluster())));
+  }
+
+  /** The whole desired set of a service: replaces what the session registered there. */
+  static ClientFrame.Builder batchRegisterFrame(ServiceKey key, Collection<Instance> set) {
+    BatchRegisterInstances.Builder b = BatchRegisterInstances.newBuilder().setService(toProto(key));
+    for (Instance i : set) {
+      b.addInstances(toProto(i));
+    }
+    return ClientFrame.newBuilder().setBatchRegister(b);
+  }
+
+  static ClientFrame.Builder subscribeFrame(ServiceKey key) {
+    return ClientFrame.newBuilder().setSubscribe(Subscribe.newBuilder().setService(toProto(key)));
+  }
+
+  static ClientFrame.Builder unsubscribeFrame(ServiceKey key) {
+    return ClientFrame.newBuilder().setUnsubscribe(Unsubscribe.newBuilder().setService(toProto(key)));
+  }
+
+  /** The ack of an applied push; {@code resync} asks the server for the full state at once. */
+  static ClientFrame pushAck(String pushId, boolean resync) {
+    return ClientFrame.newBuilder()
+        .setPushAck(PushAck.newBuilder().setPushId(pushId).setResync(resync))
+        .build();
   }
 }

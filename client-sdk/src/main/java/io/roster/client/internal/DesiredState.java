@@ -1,0 +1,362 @@
+package io.roster.client.internal;
+
+import io.roster.client.DrainResult;
+import io.roster.client.Instance;
+import io.roster.client.RosterException;
+import io.roster.client.RosterException.Code;
+import io.roster.client.internal.InstancesDiff.Identity;
+import io.roster.proto.v1.ClientFrame;
+import io.roster.proto.v1.Drain;
+import io.roster.proto.v1.DrainSummary;
+import io.roster.proto.v1.ErrorCode;
+import io.roster.proto.v1.Result;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What the client wants the server to hold for it, and how it gets there: the registrations
+ * per service, each change sent and awaited ({@link #reconcile}), the full desired state sent
+ * again on every welcomed session ({@link #redo}), and the drain, which forgets the
+ * registrations first so that no reconnect registers them again.
+ *
+ * <p>The subscriptions are part of the desired state too, but they live in the
+ * {@link SubscriptionCache} (one {@link Subscription} per service is both "subscribed to" and
+ * the cached list); the redo reads their keys from it.
+ *
+ * <p>Threading: thread-safe. The registrations are guarded by the client lock, the one
+ * {@link ReentrantLock} shared with the {@link ConnectionManager} and the
+ * {@link SubscriptionCache}: every change of desired state and the frame that applies it are
+ * done under it, so frames reach the server in the order of the changes, and the redo (run
+ * under it by {@link ConnectionManager.Handler#onWelcome}) never interleaves with a change.
+ * This class takes no other lock. The blocking methods ({@code register..}, {@link #reconcile},
+ * {@link #drain}) wait outside the lock, on the caller's thread, and must not be called from a
+ * transport thread; {@link #redo} never blocks.
+ */
+final class DesiredState {
+
+  private static final Logger log = LoggerFactory.getLogger(DefaultRosterClient.class);
+
+  /** What a server waits for drain acks when told 0. */
+  private static final Duration DEFAULT_SERVER_DRAIN = Duration.ofSeconds(5);
+
+  private final ReentrantLock lock;
+  private final ConnectionManager connection;
+  private final Duration requestTimeout;
+  private final Runnable ensureOpen;
+  private final Supplier<Collection<ServiceKey>> subscribed;
+
+  // Guarded by lock. Per-service maps are copied on write, never mutated in place.
+  private final Map<ServiceKey, Map<Identity, Instance>> registrations = new LinkedHashMap<>();
+
+  /**
+   * @param lock the client lock
+   * @param connection where the frames go
+   * @param requestTimeout the bound of every blocking call
+   * @param ensureOpen throws {@link io.roster.client.ClientClosedException} once the client is closed
+   * @param subscribed under the lock: the keys of the subscribed services, for the redo
+   */
+  DesiredState(ReentrantLock lock, ConnectionManager connection, Duration requestTimeout,
+      Runnable ensureOpen, Supplier<Collection<ServiceKey>> subscribed) {
+    this.lock = lock;
+    this.connection = connection;
+    this.requestTimeout = requestTimeout;
+    this.ensureOpen = ensureOpen;
+    this.subscribed = subscribed;
+  }
+
+  // ---- registrations ----
+
+  /** Adds or replaces one instance (by identity) and applies it on the server. */
+  void register(ServiceKey key, Instance instance) {
+    Identity id = Identity.of(instance);
+    Map<Identity, Instance> before;
+    Map<Identity, Instance> after;
+    lock.lock();
+    try {
+      ensureOpen.run();
+      before = registrations.getOrDefault(key, Map.of());
+      after = new LinkedHashMap<>(before);
+      after.put(id, instance);
+      registrations.put(key, after);
+    } finally {
+      lock.unlock();
+    }
+    reconcile("register " + describe(instance) + " in " + key,
+        () -> instance.equals(registrations.getOrDefault(key, Map.of()).get(id)),
+        () -> ProtoMapper.registerFrame(key, instance),
+        () -> restore(key, after, before),
+        true,
+        null);
+  }
+
+  /** Removes one instance (by identity); returns at once when there is no session. */
+  void deregister(ServiceKey key, Instance instance) {
+    Identity id = Identity.of(instance);
+    Map<Identity, Instance> before;
+    Map<Identity, Instance> after;
+    lock.lock();
+    try {
+      ensureOpen.run();
+      before = registrations.getOrDefault(key, Map.of());
+      after = new LinkedHashMap<>(before);
+      after.remove(id);
+      registrations.put(key, after);
+    } finally {
+      lock.unlock();
+    }
+    reconcile("deregister " + describe(instance) + " from " + key,
+        () -> registrations.get(key) == after,
+        () -> ProtoMapper.deregisterFrame(key, instance),
+        () -> restore(key, after, before),
+        false,
+        ErrorCode.ERROR_CODE_NOT_FOUND);
+  }
+
+  /** Replaces the whole set of a service, keyed by identity (validated by the caller). */
+  void batchRegister(ServiceKey key, Map<Identity, Instance> after) {
+    Map<Identity, Instance> before;
+    lock.lock();
+    try {
+      ensureOpen.run();
+      before = registrations.getOrDefault(key, Map.of());
+      registrations.put(key, after);
+    } finally {
+      lock.unlock();
+    }
+    reconcile("register " + after.size() + " instance(s) in " + key,
+        () -> registrations.get(key) == after,
+        () -> ProtoMapper.batchRegisterFrame(key, after.values()),
+        () -> restore(key, after, before),
+        true,
+        null);
+  }
+
+  /** Under lock: puts {@code before} back if {@code after} is still the desired set. */
+  private void restore(ServiceKey key, Map<Identity, Instance> after,
+      Map<Identity, Instance> before) {
+    if (registrations.get(key) == after) {
+      if (before.isEmpty()) {
+        registrations.remove(key);
+      } else {
+        registrations.put(key, before);
+      }
+    }
+  }
+
+  /** Whether any service has a registered instance. */
+  boolean hasRegistrations() {
+    lock.lock();
+    try {
+      return registrations.values().stream().anyMatch(m -> !m.isEmpty());
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Forgets everything (close). */
+  void clear() {
+    lock.lock();
+    try {
+      registrations.clear();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** The desired registrations of a service. For tests. */
+  List<Instance> desired(ServiceKey key) {
+    lock.lock();
+    try {
+      return List.copyOf(registrations.getOrDefault(key, Map.of()).values());
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * Under lock: the last listener of {@code key} is gone; unsubscribes on the active session,
+   * if any, without waiting (a later session is simply not told about it by the redo).
+   */
+  void unsubscribe(ServiceKey key) {
+    Session session = connection.activeSession();
+    if (session != null) {
+      session.request(ProtoMapper.unsubscribeFrame(key), requestTimeout)
+          .whenComplete((r, e) -> Requests.logBackground("unsubscribe from " + key, r, e));
+    }
+  }
+
+  // ---- redo ----
+
+  /**
+   * The full desired state onto a new session: a batch per service with registrations, a
+   * subscribe per subscribed service. Called under the lock (from
+   * {@link ConnectionManager.Handler#onWelcome}), before any other request can use the session.
+   * Sends and does not wait.
+   */
+  void redo(Session session) {
+    int services = 0;
+    for (Map.Entry<ServiceKey, Map<Identity, Instance>> e : registrations.entrySet()) {
+      if (e.getValue().isEmpty()) {
+        continue;
+      }
+      ServiceKey key = e.getKey();
+      services++;
+      session.request(ProtoMapper.batchRegisterFrame(key, e.getValue().values()), requestTimeout)
+          .whenComplete((r, t) -> Requests.logBackground("redo of the registrations in " + key, r, t));
+    }
+    Collection<ServiceKey> keys = subscribed.get();
+    for (ServiceKey key : keys) {
+      session.request(ProtoMapper.subscribeFrame(key), requestTimeout)
+          .whenComplete((r, t) -> Requests.logBackground("redo of the subscription to " + key, r, t));
+    }
+    if (services > 0 || !keys.isEmpty()) {
+      log.debug("Redo on {}: {} service(s) with registrations, {} subscription(s)",
+          session.address, services, keys.size());
+    }
+  }
+
+  // ---- drain ----
+
+  /**
+   * Forgets the registrations (a reconnect during or after the drain must not register them
+   * again), then asks the server to drain and waits for its summary. Should the server refuse,
+   * it still has them, so they are desired again (and redone).
+   */
+  DrainResult drain(Duration timeout) {
+    Map<ServiceKey, Map<Identity, Instance>> forgotten;
+    lock.lock();
+    try {
+      ensureOpen.run();
+      forgotten = new LinkedHashMap<>(registrations);
+      registrations.clear();
+    } finally {
+      lock.unlock();
+    }
+    String what = "drain";
+    long deadline = System.nanoTime() + requestTimeout.toNanos();
+    Session session = connection.awaitActive(requestTimeout);
+    if (session == null) {
+      throw new RosterException(Code.UNAVAILABLE, "cannot drain: not connected to any Roster server of "
+          + connection.addresses() + " within " + requestTimeout.toMillis() + " ms; the server removes"
+          + " the instances when it notices the connection is gone");
+    }
+    // The server answers within the timeout it was given; allow the request timeout on top.
+    Duration wait = Requests.remaining(deadline).plus(timeout.isZero() ? DEFAULT_SERVER_DRAIN : timeout);
+    CompletableFuture<Result> future = session.request(ClientFrame.newBuilder()
+        .setDrain(Drain.newBuilder().setTimeoutMs(timeout.toMillis())), wait);
+    Result result = Requests.awaitResult(future, wait, what, () -> timeout(what, session));
+    if (result == null) {
+      throw new RosterException(Code.UNAVAILABLE, "cannot drain: the connection to " + session.address
+          + " ended before the server answered; it removes the instances of a connection that is gone");
+    }
+    if (!result.getOk()) {
+      lock.lock();
+      try {
+        forgotten.forEach(registrations::putIfAbsent);
+      } finally {
+        lock.unlock();
+      }
+      throw ProtoMapper.toException(result);
+    }
+    DrainSummary d = result.getDrain();
+    DrainResult drained = new DrainResult(d.getNotified(), d.getAcked(), d.getTimedOut(), d.getDisconnected());
+    if (drained.complete()) {
+      log.debug("Drained: {}", drained);
+    } else {
+      log.warn("Drain timed out: {} of {} subscribers did not confirm within {} ms", drained.timedOut(),
+          drained.notified(), timeout.toMillis());
+    }
+    return drained;
+  }
+
+  // ---- reconcile ----
+
+  /**
+   * Applies one change of desired state on the server: sends its frame on the active session
+   * (or the next one) and waits for the result, within the request timeout overall. Used for
+   * the subscribe of a new {@link Subscription} too.
+   *
+   * @param what for messages
+   * @param stillWanted under lock: whether the change is still the desired state (else a later
+   *     change superseded it and this call is done)
+   * @param frame under lock: the request frame
+   * @param rollback under lock, on an error result: undo the desired-state change
+   * @param waitForConnection true to wait for a session and fail UNAVAILABLE (state kept);
+   *     false to return at once when there is none
+   * @param alsoOk an error code that counts as success, or null
+   */
+  void reconcile(String what, BooleanSupplier stillWanted,
+      Supplier<ClientFrame.Builder> frame, Runnable rollback, boolean waitForConnection,
+      ErrorCode alsoOk) {
+    long deadline = System.nanoTime() + requestTimeout.toNanos();
+    Session tried = null;
+    while (true) {
+      CompletableFuture<Result> future = null;
+      Session session;
+      lock.lock();
+      try {
+        ensureOpen.run();
+        if (!stillWanted.getAsBoolean()) {
+          return;
+        }
+        session = connection.activeSession();
+        if (session != null && session != tried) {
+          tried = session;
+          future = session.request(frame.get(), Requests.remaining(deadline));
+        }
+      } finally {
+        lock.unlock();
+      }
+      if (future == null) {
+        if (session == null && !waitForConnection) {
+          return;
+        }
+        if (connection.awaitActive(Requests.remaining(deadline)) == null) {
+          throw new RosterException(Code.UNAVAILABLE, "cannot " + what + ": not connected to any"
+              + " Roster server of " + connection.addresses() + " within "
+              + requestTimeout.toMillis() + " ms; the change is kept and applied when the"
+              + " connection is restored");
+        }
+        continue;
+      }
+      Session asked = tried;
+      Result result = Requests.awaitResult(future, Requests.remaining(deadline), what, () -> timeout(what, asked));
+      if (result == null) {
+        continue; // the session ended: the next one gets it by redo or by this loop
+      }
+      if (result.getOk() || (alsoOk != null && result.getCode() == alsoOk)) {
+        return;
+      }
+      lock.lock();
+      try {
+        if (stillWanted.getAsBoolean()) {
+          rollback.run();
+        }
+      } finally {
+        lock.unlock();
+      }
+      throw ProtoMapper.toException(result);
+    }
+  }
+
+  private RosterException timeout(String what, Session session) {
+    ensureOpen.run();
+    return new RosterException(Code.TIMEOUT, "cannot " + what + ": no answer from "
+        + session.address + " within " + requestTimeout.toMillis() + " ms; the change is kept"
+        + " and applied again on reconnect");
+  }
+
+  private static String describe(Instance i) {
+    return i.ip() + ":" + i.port() + (Instance.DEFAULT_CLUSTER.equals(i.cluster())
+        ? "" : " (cluster " + i.cluster() + ")");
+  }
+}

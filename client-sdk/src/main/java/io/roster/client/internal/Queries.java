@@ -1,0 +1,209 @@
+package io.roster.client.internal;
+
+import io.roster.client.Instance;
+import io.roster.client.RosterClient;
+import io.roster.client.RosterException;
+import io.roster.client.RosterException.Code;
+import io.roster.client.ServicePage;
+import io.roster.proto.v1.ClientFrame;
+import io.roster.proto.v1.ErrorCode;
+import io.roster.proto.v1.ListServicesRequest;
+import io.roster.proto.v1.ListServicesResponse;
+import io.roster.proto.v1.QueryInstancesRequest;
+import io.roster.proto.v1.QueryInstancesResponse;
+import io.roster.proto.v1.Result;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.BiFunction;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One-off reads: the instances of a service (from the {@link SubscriptionCache} when
+ * subscribed, else a query frame on the active session, else {@code Registry/QueryInstances}
+ * on the servers in turn, else the failover snapshot), the selections made from them, the
+ * services of the namespace, and the queries of the {@link Poller}.
+ *
+ * <p>Threading: thread-safe and stateless apart from its collaborators; it takes no lock of its
+ * own (reading the cache takes the client lock briefly inside {@link SubscriptionCache}). The
+ * query methods block the caller for up to the request timeout and must not be called from a
+ * transport thread; {@link #poll} does not block.
+ */
+final class Queries {
+
+  private static final Logger log = LoggerFactory.getLogger(DefaultRosterClient.class);
+
+  private final ConnectionManager connection;
+  private final Connector connector;
+  private final SubscriptionCache cache;
+  private final FailoverStore failover;
+  private final String namespace;
+  private final Duration requestTimeout;
+  private final Random random;
+  private final Runnable ensureOpen;
+
+  /**
+   * @param failover the failover store, or null when disabled
+   * @param ensureOpen throws {@link io.roster.client.ClientClosedException} once the client is closed
+   */
+  Queries(ConnectionManager connection, Connector connector, SubscriptionCache cache,
+      FailoverStore failover, String namespace, Duration requestTimeout, Random random,
+      Runnable ensureOpen) {
+    this.connection = connection;
+    this.connector = connector;
+    this.cache = cache;
+    this.failover = failover;
+    this.namespace = namespace;
+    this.requestTimeout = requestTimeout;
+    this.random = random;
+    this.ensureOpen = ensureOpen;
+  }
+
+  List<Instance> allInstances(ServiceKey key) {
+    return current(key).instances();
+  }
+
+  List<Instance> select(ServiceKey key, List<String> clusters, boolean healthy) {
+    ServiceSnapshot s = current(key);
+    return Balancer.select(Balancer.inClusters(s.instances(), clusters), healthy, s.protectThresholdReached());
+  }
+
+  Instance selectOneHealthy(ServiceKey key, List<String> clusters) {
+    ServiceSnapshot s = current(key);
+    List<Instance> all = Balancer.inClusters(s.instances(), clusters);
+    String where = clusters == null || clusters.isEmpty() ? "" : " clusters " + clusters + " of";
+    return Balancer.pickWeighted(all, random, s.protectThresholdReached()).orElseThrow(() -> new RosterException(
+        Code.NO_INSTANCE_AVAILABLE,
+        "no healthy, enabled instance with weight > 0 in" + where + " " + key
+            + " (" + all.size() + " instance(s) in total)"));
+  }
+
+  /** One page of the services of the namespace in {@code group} (arguments checked by the caller). */
+  ServicePage servicesOfServer(int pageNo, int pageSize, String group) {
+    ListServicesRequest request = ListServicesRequest.newBuilder()
+        .setNamespace(namespace)
+        .setGroup(group == null || group.isEmpty() ? RosterClient.DEFAULT_GROUP : group)
+        .setPageNo(pageNo)
+        .setPageSize(pageSize)
+        .build();
+    ListServicesResponse response = unary("list the services of " + namespace,
+        System.nanoTime() + requestTimeout.toNanos(),
+        (address, timeout) -> connector.listServices(address, request, timeout));
+    List<String> names = new ArrayList<>(response.getServicesCount());
+    response.getServicesList().forEach(s -> names.add(s.getName()));
+    return new ServicePage(response.getTotal(), names);
+  }
+
+  /**
+   * A poll of the {@link Poller}: {@code Registry/QueryInstances} on the preferred server with
+   * the known checksum. Does not block.
+   */
+  CompletableFuture<QueryInstancesResponse> poll(ServiceKey key, String knownChecksum) {
+    return connector.queryInstances(connection.addressesInPreferredOrder().get(0),
+        QueryInstancesRequest.newBuilder()
+            .setService(ProtoMapper.toProto(key))
+            .setKnownChecksum(knownChecksum)
+            .build(),
+        requestTimeout);
+  }
+
+  /**
+   * The state consumers work from: the cache when subscribed, else a query, else (no server
+   * answered) the failover snapshot. An unknown service is an empty state.
+   */
+  private ServiceSnapshot current(ServiceKey key) {
+    ServiceSnapshot cached = cache.snapshot(key);
+    if (cached != null) {
+      return cached;
+    }
+    QueryInstancesRequest request = QueryInstancesRequest.newBuilder()
+        .setService(ProtoMapper.toProto(key))
+        .build();
+    String what = "query the instances of " + key;
+    long deadline = System.nanoTime() + requestTimeout.toNanos();
+    try {
+      QueryInstancesResponse response = queryOnSession(request, what, deadline);
+      if (response == null) {
+        response = unary(what, deadline, (address, timeout) -> connector.queryInstances(address, request, timeout));
+      }
+      return ProtoMapper.fromProto(response.getServiceInfo());
+    } catch (RosterException e) {
+      if (e.code() == Code.NOT_FOUND) {
+        return new ServiceSnapshot(key, List.of(), 0, "");
+      }
+      ServiceSnapshot saved = failover == null || (e.code() != Code.UNAVAILABLE && e.code() != Code.TIMEOUT)
+          ? null : failover.load(key);
+      if (saved != null) {
+        log.debug("No Roster server answered; {} from the failover snapshot", key);
+        return saved;
+      }
+      throw e;
+    }
+  }
+
+  /**
+   * The query as a frame on the active session, which costs the server and this client far less
+   * than a call of its own (no new HTTP/2 stream, headers or deadline timer). Returns null to use
+   * {@code Registry/QueryInstances} instead: no active session, a server that does not answer
+   * queries on the stream, a stopping server, or a session that ended before answering.
+   */
+  private QueryInstancesResponse queryOnSession(QueryInstancesRequest request, String what, long deadline) {
+    Session session = connection.activeSession();
+    if (session == null || !session.supports(Session.FEATURE_QUERY)) {
+      return null;
+    }
+    Duration wait = Requests.remaining(deadline);
+    Result result = Requests.awaitResult(session.request(ClientFrame.newBuilder().setQuery(request), wait), wait, what,
+        () -> new RosterException(Code.TIMEOUT, "cannot " + what + ": no answer from " + session.address
+            + " within " + requestTimeout.toMillis() + " ms"));
+    if (result == null || result.getCode() == ErrorCode.ERROR_CODE_UNAVAILABLE) {
+      return null;
+    }
+    if (!result.getOk()) {
+      throw ProtoMapper.toException(result);
+    }
+    return result.getQuery();
+  }
+
+  /** A one-off Registry call, trying the servers in order until {@code deadline} ({@link System#nanoTime}). */
+  private <T> T unary(String what, long deadline,
+      BiFunction<ServerAddress, Duration, CompletableFuture<T>> call) {
+    RosterException last = null;
+    for (ServerAddress address : connection.addressesInPreferredOrder()) {
+      Duration left = Requests.remaining(deadline);
+      if (left.isZero()) {
+        break;
+      }
+      ensureOpen.run();
+      try {
+        return call.apply(address, left).get(left.toNanos(), TimeUnit.NANOSECONDS);
+      } catch (ExecutionException e) {
+        ensureOpen.run();
+        RosterException re = ProtoMapper.toException(e.getCause(), what);
+        if (re.code() != Code.UNAVAILABLE) {
+          throw re;
+        }
+        last = re;
+        log.debug("Cannot {} on {}: {}", what, address, re.getMessage());
+      } catch (TimeoutException e) {
+        break;
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new RosterException(Code.UNAVAILABLE, "interrupted while waiting to " + what);
+      }
+    }
+    ensureOpen.run();
+    if (last != null) {
+      throw new RosterException(Code.UNAVAILABLE, "cannot " + what + ": no Roster server of "
+          + connection.addresses() + " answered (" + last.getMessage() + ")", "", last);
+    }
+    throw new RosterException(Code.TIMEOUT, "cannot " + what + ": no answer within "
+        + requestTimeout.toMillis() + " ms");
+  }
+}

@@ -1,0 +1,364 @@
+package io.roster.client.internal;
+
+import io.roster.client.Instance;
+import io.roster.client.Listener;
+import io.roster.proto.v1.Push;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The cache of subscribed services and its policies: one {@link Subscription} per service (its
+ * listeners and latest state), the {@link ShrinkHold} (warm-up and reconnect empty hold),
+ * push-empty protection (in {@link Subscription}), the failover snapshots on disk, delta pushes
+ * ({@link DeltaApplier}) and the acks of applied pushes. States arrive from pushes
+ * ({@link #onPush}) and polls or query answers ({@link #offerAnswer}); nothing moves a
+ * subscription backwards.
+ *
+ * <p>Ack rule: a push is acked once its state is applied, or when it is ignored (stale, not
+ * subscribed); a held state, or one push-empty protection kept out, is acked only when the true
+ * state is applied ({@link #releaseHeld}), so a drain waiting for this client is not told it has
+ * caught up too early.
+ *
+ * <p>Threading: thread-safe. All state here (the subscriptions map, the hold, each
+ * subscription's state) is guarded by the client lock, the one {@link ReentrantLock} shared with
+ * the {@link ConnectionManager}, the {@link Poller} and {@link DesiredState}; the redo reads
+ * {@link #keys()} under it. This class takes no other lock; under it, it only sends acks
+ * ({@link Session#send}, which does not block), queues failover writes for the writer thread,
+ * schedules polls and queues listener events. {@link #onPush} and
+ * {@link #onWarmUpDone} run on a transport thread and never block (decision 13): disk reads are
+ * done only in {@link #subscribe} on the caller's thread, disk writes go to the failover writer
+ * thread, and listeners run on the listener executor, handed over through the scheduler when
+ * that executor is the caller's ({@link #deliverSoon}); listener calls never run under the lock.
+ */
+final class SubscriptionCache {
+
+  private static final Logger log = LoggerFactory.getLogger(DefaultRosterClient.class);
+
+  /** What {@link #subscribe} did. */
+  record Added(Subscription subscription, boolean created, boolean fromFailover) {}
+
+  private final ReentrantLock lock;
+  private final ScheduledExecutorService scheduler;
+  private final Ticker ticker;
+  private final Executor listenerExecutor;
+  private final boolean listenerExecutorOwned;
+  private final boolean pushEmptyProtection;
+  private final FailoverStore failover;
+  private final Supplier<Session> activeSession;
+  private final Poller poller;
+  private final ShrinkHold hold;
+
+  // Guarded by lock.
+  private final Map<ServiceKey, Subscription> subscriptions = new LinkedHashMap<>();
+
+  /**
+   * @param lock the client lock
+   * @param listenerExecutor where listeners run
+   * @param listenerExecutorOwned true when it is the client's own pool (never runs tasks inline)
+   * @param failover the failover store, or null when disabled
+   * @param activeSession the active session, or null (called under the lock)
+   * @param poller polls each new subscription, or null when polling is disabled
+   */
+  SubscriptionCache(ReentrantLock lock, ScheduledExecutorService scheduler, Ticker ticker,
+      Executor listenerExecutor, boolean listenerExecutorOwned, boolean pushEmptyProtection,
+      Duration reconnectEmptyHold, FailoverStore failover, Supplier<Session> activeSession,
+      Poller poller) {
+    this.lock = lock;
+    this.scheduler = scheduler;
+    this.ticker = ticker;
+    this.listenerExecutor = listenerExecutor;
+    this.listenerExecutorOwned = listenerExecutorOwned;
+    this.pushEmptyProtection = pushEmptyProtection;
+    this.failover = failover;
+    this.activeSession = activeSession;
+    this.poller = poller;
+    this.hold = new ShrinkHold(scheduler, ticker, reconnectEmptyHold, activeSession, this::releaseHeld);
+  }
+
+  // ---- subscriptions ----
+
+  /**
+   * Adds a listener, creating the subscription if there is none (served from the failover
+   * snapshot while no server is connected), and delivers any pending event. The caller
+   * subscribes on the server when {@code created}.
+   *
+   * @param ensureOpen run under the lock before any change
+   */
+  Added subscribe(ServiceKey key, Listener listener, Runnable ensureOpen) {
+    Subscription sub;
+    boolean created = false;
+    boolean fromFailover = false;
+    // Read before taking the lock (disk I/O); used only if this call creates the subscription.
+    ServiceSnapshot saved = failover != null && activeSession.get() == null
+        && !isSubscribed(key) ? failover.load(key) : null;
+    lock.lock();
+    try {
+      ensureOpen.run();
+      sub = subscriptions.get(key);
+      if (sub == null) {
+        sub = new Subscription(key, listenerExecutor, pushEmptyProtection);
+        subscriptions.put(key, sub);
+        created = true;
+        if (poller != null) {
+          poller.start(sub);
+        }
+        if (saved != null) {
+          // No server now: serve the last known list until one answers (its state is newer).
+          sub.offer(saved);
+          fromFailover = true;
+          log.info("No Roster server reachable: serving {} from the failover snapshot (revision {}, {} instances)",
+              key, saved.revision(), saved.instances().size());
+        }
+      }
+      sub.addListener(listener);
+    } finally {
+      lock.unlock();
+    }
+    sub.drainEvents();
+    return new Added(sub, created, fromFailover);
+  }
+
+  private boolean isSubscribed(ServiceKey key) {
+    lock.lock();
+    try {
+      return subscriptions.containsKey(key);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Under lock: whether {@code sub} is still the subscription of {@code key}. */
+  boolean isCurrent(ServiceKey key, Subscription sub) {
+    return subscriptions.get(key) == sub;
+  }
+
+  /** Under lock: drops a subscription whose subscribe the server refused. */
+  void drop(ServiceKey key, Subscription sub) {
+    if (subscriptions.remove(key, sub)) {
+      sub.deactivate();
+    }
+  }
+
+  /**
+   * Removes a listener. Returns true when it was the last one: the subscription is gone and
+   * the caller unsubscribes on the server, under the same hold of the lock (so the frame cannot
+   * overtake a later subscribe's).
+   */
+  boolean unsubscribe(ServiceKey key, Listener listener) {
+    lock.lock();
+    try {
+      Subscription sub = subscriptions.get(key);
+      if (sub == null || !sub.removeListener(listener) || sub.hasListeners()) {
+        return false;
+      }
+      subscriptions.remove(key);
+      sub.deactivate();
+      hold.forget(sub);
+      return true;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Under lock: the keys of the subscribed services (a live view; for the redo). */
+  Collection<ServiceKey> keys() {
+    return subscriptions.keySet();
+  }
+
+  /** The cached state of a subscribed service, or null when not subscribed or nothing yet. */
+  ServiceSnapshot snapshot(ServiceKey key) {
+    lock.lock();
+    try {
+      Subscription sub = subscriptions.get(key);
+      return sub == null ? null : sub.snapshot();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** The current cached list of a subscribed service, or null. For tests. */
+  List<Instance> cached(ServiceKey key) {
+    ServiceSnapshot s = snapshot(key);
+    return s == null ? null : s.instances();
+  }
+
+  /** Drops every subscription (close); no event is delivered after this. */
+  void close() {
+    lock.lock();
+    try {
+      List<Subscription> subs = new ArrayList<>(subscriptions.values());
+      subscriptions.clear();
+      subs.forEach(Subscription::deactivate);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  // ---- states arriving ----
+
+  /** A session was welcomed (under the lock, before the redo): from the second one on, a reconnect. */
+  void onWelcome() {
+    hold.onWelcome();
+  }
+
+  /** A push: applied (full or delta) and acked by the rules above. Transport thread; no blocking. */
+  void onPush(Session session, Push push) {
+    boolean held = false;
+    boolean resync = false;
+    try {
+      ServiceKey key = ProtoMapper.fromProto(push.hasDelta()
+          ? push.getDelta().getService() : push.getServiceInfo().getService());
+      Subscription sub;
+      lock.lock();
+      try {
+        sub = subscriptions.get(key);
+      } finally {
+        lock.unlock();
+      }
+      if (sub != null && push.hasDelta()) {
+        ServiceSnapshot cached = sub.snapshot();
+        DeltaApplier.Outcome outcome = DeltaApplier.apply(sub.base(push.getDelta().getBaseRevision()),
+            cached == null ? null : cached.revision(), push.getDelta());
+        if (outcome instanceof DeltaApplier.Applied applied) {
+          held = !offer(sub, applied.snapshot(), ShrinkHold.Source.push(session), session, push.getPushId());
+        } else if (outcome instanceof DeltaApplier.Stale) {
+          // Not newer than the cache; when the cache shows a held state of that revision, the
+          // push is acked once the true state is applied, as a full state's would be.
+          lock.lock();
+          try {
+            held = sub.isActive() && hold.holdsAck(sub, push.getDelta().getRevision(), session, push.getPushId());
+          } finally {
+            lock.unlock();
+          }
+        } else if (outcome instanceof DeltaApplier.Resync r) {
+          resync = true;
+          log.debug("Cannot apply the delta push {} of {} ({}); asking for the full state", push.getPushId(), key,
+              r.why());
+        }
+      } else if (sub != null) {
+        held = !offer(sub, ProtoMapper.fromProto(push.getServiceInfo()), ShrinkHold.Source.push(session), session,
+            push.getPushId());
+      }
+    } finally {
+      // Acked once applied, also when ignored as stale or no longer subscribed; not while
+      // held back, so that a drain waiting for this client is not told it has caught up.
+      // The server sends it again after its ack timeout. A delta that could not be applied
+      // is answered with resync: the server sends the full state at once.
+      if (!held) {
+        session.send(ProtoMapper.pushAck(push.getPushId(), resync));
+      }
+    }
+  }
+
+  /**
+   * A query or poll answer for a subscription (forward only).
+   *
+   * @param warmUpRemainingMs what the answering server said is left of its warm-up, 0 if none
+   */
+  void offerAnswer(Subscription sub, ServiceSnapshot snapshot, long warmUpRemainingMs) {
+    offer(sub, snapshot, ShrinkHold.Source.answer(warmUpRemainingMs, ticker.nanoTime()), null, null);
+  }
+
+  /**
+   * Applies a state to the cache (forward only) and runs any resulting event. Returns false
+   * when the cache does not show the state, so that it must not be acknowledged: its removals
+   * are held back ({@link ShrinkHold}: the server is warming up, or the state would empty a
+   * service shortly after a reconnect), or push-empty protection kept the old list.
+   *
+   * @param pushSession with {@code pushId}, the push that carried the state; null for a poll
+   */
+  private boolean offer(Subscription sub, ServiceSnapshot snapshot, ShrinkHold.Source source,
+      Session pushSession, String pushId) {
+    boolean ack;
+    lock.lock();
+    try {
+      if (!sub.isActive()) {
+        return true;
+      }
+      // The server's own state is what its next delta is based on, whatever the cache shows.
+      sub.rememberServerState(snapshot);
+      ShrinkHold.Verdict verdict = hold.offer(sub, snapshot, source, pushSession, pushId);
+      ack = verdict.ackNow();
+      if (verdict.show() != null && !apply(sub, verdict.show())) {
+        ack = false;
+      }
+    } finally {
+      lock.unlock();
+    }
+    deliverSoon(sub);
+    return ack;
+  }
+
+  /** A hold may be over: apply the true state held back, and ack its push once applied. */
+  private void releaseHeld(Subscription sub) {
+    lock.lock();
+    try {
+      ShrinkHold.Settled settled = hold.settle(sub);
+      if (settled == null) {
+        return;
+      }
+      Subscription.Outcome outcome = sub.settle(settled.truth());
+      if (outcome != Subscription.Outcome.STALE && failover != null) {
+        failover.save(sub.snapshot());
+      }
+      if (outcome != Subscription.Outcome.KEPT && settled.pushId() != null) {
+        settled.session().send(ProtoMapper.pushAck(settled.pushId(), false));
+      }
+    } finally {
+      lock.unlock();
+    }
+    deliverSoon(sub); // from the scheduler, or from a transport thread on warm_up_done
+  }
+
+  /** The server said it is warm: its held states are applied now. Transport thread. */
+  void onWarmUpDone(Session session) {
+    List<Subscription> due;
+    lock.lock();
+    try {
+      due = hold.warmUpDone(session);
+    } finally {
+      lock.unlock();
+    }
+    log.debug("Roster server {} is warm; applying {} held state(s)", session.address, due.size());
+    for (Subscription sub : due) {
+      releaseHeld(sub);
+    }
+  }
+
+  /**
+   * Runs the subscription's pending listener work off the calling thread when that is a
+   * transport thread: a listener executor that runs tasks inline would otherwise run user code
+   * on the event loop, where a blocking SDK call waits for an answer that loop must read.
+   */
+  private void deliverSoon(Subscription sub) {
+    if (listenerExecutorOwned) {
+      sub.drainEvents(); // our own pool: handing the run over never runs listeners inline
+      return;
+    }
+    try {
+      scheduler.execute(sub::drainEvents);
+    } catch (RejectedExecutionException e) {
+      // Closing: events are dropped anyway.
+    }
+  }
+
+  /** Under lock: offers to the cache; false when push-empty protection kept the old list instead. */
+  private boolean apply(Subscription sub, ServiceSnapshot snapshot) {
+    Subscription.Outcome outcome = sub.offer(snapshot);
+    if (outcome != Subscription.Outcome.STALE && failover != null) {
+      failover.save(sub.snapshot());
+    }
+    return outcome != Subscription.Outcome.KEPT;
+  }
+}
