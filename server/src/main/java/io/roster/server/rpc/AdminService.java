@@ -10,6 +10,7 @@ import io.roster.proto.v1.ListConnectionsResponse;
 import io.roster.server.model.InstanceKey;
 import io.roster.server.model.RegistryException;
 import io.roster.server.model.ServiceKey;
+import io.roster.server.naming.DrainTimeouts;
 import io.roster.server.push.AckCollector;
 import io.roster.server.session.Session;
 import io.roster.server.session.SessionInfo;
@@ -79,7 +80,7 @@ final class AdminService extends AdminGrpc.AdminImplBase {
     InstanceKey key;
     try {
       service = ProtoMapper.serviceKey(req.getService(), "");
-      Duration timeout = Drains.timeout("timeout_ms", req.getTimeoutMs());
+      Duration timeout = DrainTimeouts.timeout("timeout_ms", req.getTimeoutMs());
       key = ProtoMapper.instanceKey(req.getIp(), req.getPort(), req.getCluster());
       done = sessions.drainInstance(service, key, timeout);
     } catch (RuntimeException e) {

@@ -19,6 +19,7 @@ import io.roster.proto.v1.SessionGrpc;
 import io.roster.proto.v1.WarmUpDone;
 import io.roster.proto.v1.Welcome;
 import io.roster.server.model.Instance;
+import io.roster.server.naming.DrainTimeouts;
 import io.roster.server.model.Names;
 import io.roster.server.model.RegistryException;
 import io.roster.server.model.ServiceKey;
@@ -442,7 +443,7 @@ final class SessionService {
           case QUERY -> result(requestId, Result.newBuilder().setOk(true)
               .setQuery(queries.apply(frame.getQuery(), s.info().namespace())).build());
           case DRAIN -> {
-            Duration timeout = Drains.timeout("drain.timeout_ms", frame.getDrain().getTimeoutMs());
+            Duration timeout = DrainTimeouts.timeout("drain.timeout_ms", frame.getDrain().getTimeoutMs());
             sessions.drain(s, timeout).thenAccept(counts -> result(requestId,
                 Result.newBuilder().setOk(true).setDrain(Drains.toProto(counts)).build()));
           }

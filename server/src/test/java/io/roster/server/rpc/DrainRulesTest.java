@@ -16,6 +16,7 @@ import io.roster.proto.v1.ServiceInfo;
 import io.roster.proto.v1.WatchRequest;
 import io.roster.server.model.RegistryException;
 import io.roster.server.model.ServiceKey;
+import io.roster.server.naming.DrainTimeouts;
 import io.roster.server.testing.LoopbackServer;
 import io.roster.server.testing.StreamRecorder;
 import io.roster.server.testing.TestSession;
@@ -44,9 +45,9 @@ class DrainRulesTest {
 
   @Test
   void aTimeoutOfZeroMeansFiveSecondsAndAtMostAMinute() {
-    assertThat(Drains.timeout("drain.timeout_ms", 0)).isEqualTo(Duration.ofSeconds(5));
-    assertThat(Drains.timeout("drain.timeout_ms", 60_000)).isEqualTo(Duration.ofSeconds(60));
-    Assertions.assertThatThrownBy(() -> Drains.timeout("drain.timeout_ms", 60_001))
+    assertThat(DrainTimeouts.timeout("drain.timeout_ms", 0)).isEqualTo(Duration.ofSeconds(5));
+    assertThat(DrainTimeouts.timeout("drain.timeout_ms", 60_000)).isEqualTo(Duration.ofSeconds(60));
+    Assertions.assertThatThrownBy(() -> DrainTimeouts.timeout("drain.timeout_ms", 60_001))
         .isInstanceOf(RegistryException.class).hasMessageStartingWith("drain.timeout_ms: 60001");
   }
 
