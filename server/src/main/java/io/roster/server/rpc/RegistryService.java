@@ -21,6 +21,7 @@ import io.roster.server.model.Names;
 import io.roster.server.model.RegistryException;
 import io.roster.server.model.ServiceKey;
 import io.roster.server.model.ServiceSnapshot;
+import io.roster.server.naming.Updates;
 import io.roster.server.push.Outbound;
 import io.roster.server.push.PushEngine;
 import io.roster.server.push.PushPayload;
@@ -32,8 +33,6 @@ import io.roster.server.registry.WarmUp;
 import io.roster.server.session.Scope;
 import io.roster.server.session.SessionLimits;
 import io.roster.server.time.Scheduler;
-import java.util.HashMap;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -44,6 +43,7 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
   static final int MAX_PAGE_SIZE = 1000;
 
   private final Registry registry;
+  private final Updates updates;
   private final PushEngine engine;
   private final Scheduler scheduler;
   private final SessionLimits limits;
@@ -60,6 +60,7 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
   RegistryService(Registry registry, PushEngine engine, Scheduler scheduler, SessionLimits limits,
       WarmUp warmUp) {
     this.registry = registry;
+    this.updates = new Updates(registry);
     this.engine = engine;
     this.scheduler = scheduler;
     this.limits = limits;
@@ -142,24 +143,11 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
     try {
       service = ProtoMapper.serviceKey(req.getService(), "");
       key = ProtoMapper.instanceKey(req.getIp(), req.getPort(), req.getCluster());
-      if (req.hasWeight() && !(req.getWeight() >= 0 && req.getWeight() <= Names.MAX_WEIGHT)) {
-        throw RegistryException.invalid("weight", req.getWeight(), "0..10000");
-      }
-      Names.checkMetadata("metadata", req.getMetadataMap());
-      updated = registry.update(service, key, i -> {
-        Instance next = i;
-        if (req.hasEnabled()) {
-          next = next.withEnabled(req.getEnabled());
-        }
-        if (req.hasWeight()) {
-          next = next.withWeight(req.getWeight());
-        }
-        if (req.hasHealthy()) {
-          next = next.withHealthy(req.getHealthy());
-        }
-        // Validated again as part of the instance: the merged total must fit too.
-        return next.withMetadata(metadata(next.metadata(), req.getReplaceMetadata(), req.getMetadataMap()));
-      });
+      updated = updates.instance(service, key, new Updates.InstanceChange(
+          req.hasEnabled() ? req.getEnabled() : null,
+          req.hasWeight() ? req.getWeight() : null,
+          req.hasHealthy() ? req.getHealthy() : null,
+          req.getReplaceMetadata(), req.getMetadataMap()));
     } catch (RuntimeException e) {
       out.onError(Errors.toStatusException(e));
       return;
@@ -180,14 +168,9 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
     ServiceKey key;
     try {
       key = ProtoMapper.serviceKey(req.getService(), "");
-      if (req.hasProtectThreshold() && !(req.getProtectThreshold() >= 0 && req.getProtectThreshold() <= 1)) {
-        throw RegistryException.invalid("protect_threshold", req.getProtectThreshold(), "0..1 (0 turns it off)");
-      }
-      Names.checkMetadata("metadata", req.getMetadataMap());
-      registry.updateSettings(key, s -> {
-        ServiceSettings next = req.hasProtectThreshold() ? s.withProtectThreshold(req.getProtectThreshold()) : s;
-        return next.withMetadata(metadata(next.metadata(), req.getReplaceMetadata(), req.getMetadataMap()));
-      });
+      updates.service(key, new Updates.ServiceChange(
+          req.hasProtectThreshold() ? req.getProtectThreshold() : null,
+          req.getReplaceMetadata(), req.getMetadataMap()));
     } catch (RuntimeException e) {
       out.onError(Errors.toStatusException(e));
       return;
@@ -279,19 +262,6 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
       forget(w);
       w.end(Status.UNAVAILABLE.withDescription(reason + "; watch again, on another server if there is one"));
     }
-  }
-
-  /** The metadata an update asks for: {@code given} instead of {@code current}, or merged into it. */
-  private static Map<String, String> metadata(Map<String, String> current, boolean replace, Map<String, String> given) {
-    if (replace) {
-      return given;
-    }
-    if (given.isEmpty()) {
-      return current;
-    }
-    Map<String, String> merged = new HashMap<>(current);
-    merged.putAll(given);
-    return merged;
   }
 
   private boolean refuseWhileStopping(StreamObserver<?> out) {
