@@ -20,7 +20,8 @@ import io.roster.proto.v1.WarmUpDone;
 import io.roster.proto.v1.Welcome;
 import io.roster.server.model.Instance;
 import io.roster.server.naming.DrainTimeouts;
-import io.roster.server.model.Names;
+import io.roster.server.naming.Hellos;
+import io.roster.server.naming.LogText;
 import io.roster.server.model.RegistryException;
 import io.roster.server.model.ServiceKey;
 import io.roster.server.push.Outbound;
@@ -75,6 +76,7 @@ final class SessionService {
       ServerFrame.newBuilder().setWarmUpDone(WarmUpDone.getDefaultInstance()).build();
 
   private final SessionManager sessions;
+  private final Hellos hellos;
   private final BiFunction<QueryInstancesRequest, String, QueryInstancesResponse> queries;
   private volatile String nodeId = "";
   private final Duration keepaliveTime;
@@ -100,6 +102,7 @@ final class SessionService {
       Duration keepaliveTime, Duration keepaliveTimeout, Duration ackTimeout, Scheduler scheduler, String version,
       int maxFrameBytes, WarmUp warmUp) {
     this.sessions = sessions;
+    this.hellos = new Hellos(sessions);
     this.queries = queries;
     this.keepaliveTime = keepaliveTime;
     this.keepaliveTimeout = keepaliveTimeout;
@@ -462,18 +465,10 @@ final class SessionService {
       }
       try {
         checkRequestId(requestId);
-        checkText("hello.client_id", h.getClientId(), 1, 128, "1..128 printable characters, stable across reconnects");
-        String namespace = h.getNamespace().isEmpty() ? Names.DEFAULT_NAMESPACE : h.getNamespace();
-        Names.checkSimpleName("hello.namespace", namespace, Names.MAX_NAMESPACE);
-        checkText("hello.client_name", h.getClientName(), 0, 128, "at most 128 printable characters");
-        checkText("hello.client_version", h.getClientVersion(), 0, 64, "at most 64 printable characters");
-        Names.checkMetadata("hello.labels", h.getLabelsMap());
-        SessionInfo info = new SessionInfo(sessions.nextConnectionId(), h.getClientId(), namespace,
-            h.getClientName(), h.getClientVersion(), h.getLabelsMap(), remoteAddress, System.currentTimeMillis());
-        // Refused (RESOURCE_EXHAUSTED) when this connection or its address has its fill of sessions.
-        Session opened = scope != null
-            ? sessions.open(info, this, scope, h.getFeaturesList().contains(PushEncoder.FEATURE_DELTA))
-            : sessions.open(info, this);
+        Session opened = hellos.open(new Hellos.Hello(h.getClientId(), h.getNamespace(), h.getClientName(),
+            h.getClientVersion(), h.getLabelsMap(), h.getFeaturesList().contains(PushEncoder.FEATURE_DELTA)),
+            this, scope, remoteAddress);
+        SessionInfo info = opened.info();
         long warmingMs = warmUpMillis(warmUp);
         write(ServerFrame.newBuilder().setRequestId(requestId).setWelcome(Welcome.newBuilder()
             .setConnectionId(info.connectionId())
@@ -563,19 +558,6 @@ final class SessionService {
   private static String quoted(String value) {
     return "\"" + (value.length() > MAX_REQUEST_ID ? value.substring(0, MAX_REQUEST_ID) + "...(" + value.length()
         + " chars)" : value) + "\"";
-  }
-
-  /** Length in [min, max] and no control characters (they would forge log lines). */
-  private static void checkText(String field, String value, int min, int max, String expected) {
-    if (value.length() < min || value.length() > max) {
-      throw RegistryException.invalid(field, value, expected);
-    }
-    for (int i = 0; i < value.length(); i++) {
-      char c = value.charAt(i);
-      if (c < 0x20 || c == 0x7f || (c >= 0x80 && c < 0xa0) || c == '\u2028' || c == '\u2029') {
-        throw RegistryException.invalid(field, LogText.of(value), expected);
-      }
-    }
   }
 
   /** A frame that breaks the protocol: the stream ends with this status. */

@@ -1,18 +1,18 @@
-package io.roster.server.rpc;
+package io.roster.server.naming;
 
 /**
  * Client-supplied text made safe for a log line: control characters (a newline could forge a
  * line) are escaped and the length is capped, so that a client can neither fake log entries nor
  * flood the log with one field.
  */
-final class LogText {
+public final class LogText {
 
-  static final int MAX = 128;
+  public static final int MAX = 128;
 
   private LogText() {}
 
   /** {@code text} with control characters as {@code \n}, {@code \t} or {@code \u001b}, cut at {@value #MAX}. */
-  static String of(String text) {
+  public static String of(String text) {
     if (text == null) {
       return "";
     }

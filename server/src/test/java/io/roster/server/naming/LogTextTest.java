@@ -1,4 +1,4 @@
-package io.roster.server.rpc;
+package io.roster.server.naming;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
