@@ -2,6 +2,7 @@
  * The Roster server. {@link io.roster.server.RosterServer} wires and runs it, on its own
  * scheduler and the system clock or on ones given from outside (tests on a fake clock); {@link
  * io.roster.server.Main} is the command line. Packages: model (values), registry (truth),
- * push (pipeline), session (connected clients), rpc (gRPC adapters), config, time.
+ * push (pipeline), session (connected clients), naming (protocol rules, transport-neutral),
+ * rpc (gRPC adapters), config, time.
  */
 package io.roster.server;

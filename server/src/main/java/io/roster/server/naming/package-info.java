@@ -1,8 +1,11 @@
 /**
  * The transport-neutral application layer: the protocol rules every adapter applies the same
- * way, on plain values (no gRPC, no protobuf). {@link io.roster.server.naming.DrainTimeouts} is
- * the drain timeout rule. The gRPC adapters in {@code rpc} map proto to these values and
- * delegate; the HTTP and Nacos adapters will too.
+ * way, on plain values (no gRPC, no protobuf). {@link io.roster.server.naming.Hellos} checks a
+ * hello and opens the session; {@link io.roster.server.naming.Updates} applies UpdateInstance
+ * and UpdateService (ranges, metadata replace-or-merge); {@link
+ * io.roster.server.naming.DrainTimeouts} is the drain timeout rule; {@link
+ * io.roster.server.naming.LogText} makes client text safe for a log line. The gRPC adapters in
+ * {@code rpc} map proto to these values and delegate; the HTTP and Nacos adapters will too.
  *
  * <p>May depend on {@code session}, {@code push}, {@code registry} and {@code model}, never on
  * an adapter.
