@@ -31,6 +31,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -271,7 +272,9 @@ class HostileClientTest {
     RosterServer server = loopback.start(b -> b.maxInstancesPerConnection(5000));
     // The flooding client gets an event loop of its own, so that what is measured is the
     // server's fairness, not the test JVM's client threads.
-    NioEventLoopGroup flooderLoop = new NioEventLoopGroup(1);
+    // It is shut down after the whole class (@AfterAll), once the fixture has closed the
+    // session and channel that use it: cancelling a stream on a terminated loop throws.
+    flooderLoop = new NioEventLoopGroup(1);
     ManagedChannel flooderChannel = loopback.newChannel(b -> b.eventLoopGroup(flooderLoop)
         .channelType(NioSocketChannel.class));
     TestSession flooder = open(flooderChannel).hello("flooder");
@@ -318,7 +321,15 @@ class HostileClientTest {
             rtts.size(), rtts.get(rtts.size() / 2) / 1e6)
         .isLessThan(TestTime.millis(1000));
     assertThat(server.registry().ownedCount(server.sessions().all().get(0).owner())).isEqualTo(5000);
-    flooderChannel.shutdownNow();
-    flooderLoop.shutdownGracefully(0, 0, TimeUnit.SECONDS);
+  }
+
+  /** The flooding client's own event loop, shut down after every test has cleaned up. */
+  private static NioEventLoopGroup flooderLoop;
+
+  @AfterAll
+  static void stopFlooderLoop() {
+    if (flooderLoop != null) {
+      flooderLoop.shutdownGracefully(0, 0, TimeUnit.SECONDS);
+    }
   }
 }
