@@ -149,9 +149,13 @@ class KeepaliveTest {
       out.flush();
       DataInputStream in = new DataInputStream(socket.getInputStream());
       int pings = 4; // more than the two strikes gRPC forgives
+      long lastPingNanos = System.nanoTime();
       for (int i = 0; i < pings; i++) {
-        // The stimulus's pace, not a wait for anything: a little over the permitted second.
-        Thread.sleep(1_150);
+        // The stimulus's pace: the next ping once a little over the permitted second has passed.
+        long previous = lastPingNanos;
+        await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(10))
+            .until(() -> System.nanoTime() - previous >= PING_PACE.toNanos());
+        lastPingNanos = System.nanoTime();
         out.write(frameHeader(8, 0x6, 0));
         out.write(new byte[] {0, 0, 0, 0, 0, 0, 0, (byte) i});
         out.flush();
@@ -169,6 +173,9 @@ class KeepaliveTest {
       }
     }
   }
+
+  /** A little over the one second between pings that the server permits. */
+  private static final Duration PING_PACE = Duration.ofMillis(1_150);
 
   private static byte[] frameHeader(int length, int type, int flags) {
     return new byte[] {(byte) (length >>> 16), (byte) (length >>> 8), (byte) length, (byte) type, (byte) flags,
