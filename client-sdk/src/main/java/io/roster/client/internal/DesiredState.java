@@ -19,6 +19,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
+import java.util.function.UnaryOperator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -78,22 +79,15 @@ final class DesiredState {
   /** Adds or replaces one instance (by identity) and applies it on the server. */
   void register(ServiceKey key, Instance instance) {
     Identity id = Identity.of(instance);
-    Map<Identity, Instance> before;
-    Map<Identity, Instance> after;
-    lock.lock();
-    try {
-      ensureOpen.run();
-      before = registrations.getOrDefault(key, Map.of());
-      after = new LinkedHashMap<>(before);
+    Edit edit = edit(key, before -> {
+      Map<Identity, Instance> after = new LinkedHashMap<>(before);
       after.put(id, instance);
-      registrations.put(key, after);
-    } finally {
-      lock.unlock();
-    }
+      return after;
+    });
     reconcile("register " + describe(instance) + " in " + key,
         () -> instance.equals(registrations.getOrDefault(key, Map.of()).get(id)),
         () -> ProtoMapper.registerFrame(key, instance),
-        () -> restore(key, after, before),
+        () -> restore(key, edit.after(), edit.before()),
         true,
         null);
   }
@@ -101,43 +95,45 @@ final class DesiredState {
   /** Removes one instance (by identity); returns at once when there is no session. */
   void deregister(ServiceKey key, Instance instance) {
     Identity id = Identity.of(instance);
-    Map<Identity, Instance> before;
-    Map<Identity, Instance> after;
-    lock.lock();
-    try {
-      ensureOpen.run();
-      before = registrations.getOrDefault(key, Map.of());
-      after = new LinkedHashMap<>(before);
+    Edit edit = edit(key, before -> {
+      Map<Identity, Instance> after = new LinkedHashMap<>(before);
       after.remove(id);
-      registrations.put(key, after);
-    } finally {
-      lock.unlock();
-    }
+      return after;
+    });
     reconcile("deregister " + describe(instance) + " from " + key,
-        () -> registrations.get(key) == after,
+        () -> registrations.get(key) == edit.after(),
         () -> ProtoMapper.deregisterFrame(key, instance),
-        () -> restore(key, after, before),
+        () -> restore(key, edit.after(), edit.before()),
         false,
         ErrorCode.ERROR_CODE_NOT_FOUND);
   }
 
   /** Replaces the whole set of a service, keyed by identity (validated by the caller). */
   void batchRegister(ServiceKey key, Map<Identity, Instance> after) {
-    Map<Identity, Instance> before;
-    lock.lock();
-    try {
-      ensureOpen.run();
-      before = registrations.getOrDefault(key, Map.of());
-      registrations.put(key, after);
-    } finally {
-      lock.unlock();
-    }
+    Edit edit = edit(key, before -> after);
     reconcile("register " + after.size() + " instance(s) in " + key,
         () -> registrations.get(key) == after,
         () -> ProtoMapper.batchRegisterFrame(key, after.values()),
-        () -> restore(key, after, before),
+        () -> restore(key, after, edit.before()),
         true,
         null);
+  }
+
+  /** A change of a service's desired set: what it was, and what it is now. */
+  private record Edit(Map<Identity, Instance> before, Map<Identity, Instance> after) {}
+
+  /** Under the lock, once the client is known to be open: the desired set of {@code key} becomes {@code change(before)}. */
+  private Edit edit(ServiceKey key, UnaryOperator<Map<Identity, Instance>> change) {
+    lock.lock();
+    try {
+      ensureOpen.run();
+      Map<Identity, Instance> before = registrations.getOrDefault(key, Map.of());
+      Map<Identity, Instance> after = change.apply(before);
+      registrations.put(key, after);
+      return new Edit(before, after);
+    } finally {
+      lock.unlock();
+    }
   }
 
   /** Under lock: puts {@code before} back if {@code after} is still the desired set. */
