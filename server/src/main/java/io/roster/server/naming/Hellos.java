@@ -66,7 +66,7 @@ public final class Hellos {
     }
     for (int i = 0; i < value.length(); i++) {
       char c = value.charAt(i);
-      if (c < 0x20 || c == 0x7f || (c >= 0x80 && c < 0xa0) || c == '\u2028' || c == '\u2029') {
+      if (LogText.isControl(c)) {
         throw RegistryException.invalid(field, LogText.of(value), expected);
       }
     }

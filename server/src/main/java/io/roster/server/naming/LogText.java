@@ -11,6 +11,14 @@ public final class LogText {
 
   private LogText() {}
 
+  /**
+   * Whether {@code c} could break or forge a log line: C0 and C1 control characters, DEL and
+   * the Unicode line and paragraph separators.
+   */
+  public static boolean isControl(char c) {
+    return c < 0x20 || c == 0x7f || (c >= 0x80 && c < 0xa0) || c == '\u2028' || c == '\u2029';
+  }
+
   /** {@code text} with control characters as {@code \n}, {@code \t} or {@code \u001b}, cut at {@value #MAX}. */
   public static String of(String text) {
     if (text == null) {
@@ -20,7 +28,7 @@ public final class LogText {
     StringBuilder sb = null;
     for (int i = 0; i < n; i++) {
       char c = text.charAt(i);
-      boolean control = c < 0x20 || c == 0x7f || (c >= 0x80 && c < 0xa0) || c == '\u2028' || c == '\u2029';
+      boolean control = isControl(c);
       if (control && sb == null) {
         sb = new StringBuilder(n + 16).append(text, 0, i);
       }

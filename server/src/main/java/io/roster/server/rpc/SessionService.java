@@ -398,8 +398,8 @@ final class SessionService {
       }
       if (s == null) {
         throw new ProtocolViolation(Status.FAILED_PRECONDITION.withDescription(
-            "the first frame must be hello, got " + kind.name().toLowerCase() + " (request_id "
-                + quoted(frame.getRequestId()) + ")"));
+            "the first frame must be hello, got " + kind.name().toLowerCase() + " (request_id \""
+                + LogText.of(frame.getRequestId()) + "\")"));
       }
       if (kind == ClientFrame.FrameCase.PUSH_ACK) {
         s.ack(frame.getPushAck().getPushId(), frame.getPushAck().getResync());
@@ -552,12 +552,6 @@ final class SessionService {
       }
       checkAllEnded();
     }
-  }
-
-  /** A client-supplied string for an error description: quoted and cut short. */
-  private static String quoted(String value) {
-    return "\"" + (value.length() > MAX_REQUEST_ID ? value.substring(0, MAX_REQUEST_ID) + "...(" + value.length()
-        + " chars)" : value) + "\"";
   }
 
   /** A frame that breaks the protocol: the stream ends with this status. */
