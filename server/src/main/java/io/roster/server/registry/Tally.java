@@ -30,11 +30,6 @@ public final class Tally {
     return count.get();
   }
 
-  /** The wider tally this one adds into, or null. */
-  public Tally parent() {
-    return parent;
-  }
-
   void add(int delta) {
     for (Tally t = this; t != null; t = t.parent) {
       t.count.addAndGet(delta);

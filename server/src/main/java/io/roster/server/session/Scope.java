@@ -63,11 +63,6 @@ public final class Scope {
     return address;
   }
 
-  /** How many of {@code what} are held here now. */
-  public int count(Counted what) {
-    return counts[what.ordinal()].get();
-  }
-
   /** Instances owned under this scope. */
   public int instanceCount() {
     return instances.count();
