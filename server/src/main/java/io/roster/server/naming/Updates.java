@@ -5,14 +5,16 @@ import io.roster.server.model.InstanceKey;
 import io.roster.server.model.Names;
 import io.roster.server.model.RegistryException;
 import io.roster.server.model.ServiceKey;
-import io.roster.server.registry.Registry;
+import io.roster.server.registry.Command;
 import io.roster.server.registry.ServiceSettings;
-import java.util.HashMap;
+import io.roster.server.registry.Writer;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * UpdateInstance and UpdateService, whatever the transport: the field ranges, then the change
- * applied under the registry's lock for that service, metadata replaced or merged.
+ * submitted as a {@link Command} (applied under the registry's lock for that service, metadata
+ * replaced or merged).
  *
  * <p>Thread-safe: it holds no state of its own; the registry serialises changes per service.
  */
@@ -33,10 +35,10 @@ public final class Updates {
    */
   public record ServiceChange(Double protectThreshold, boolean replaceMetadata, Map<String, String> metadata) {}
 
-  private final Registry registry;
+  private final Writer writer;
 
-  public Updates(Registry registry) {
-    this.registry = registry;
+  public Updates(Writer writer) {
+    this.writer = writer;
   }
 
   /**
@@ -45,7 +47,7 @@ public final class Updates {
    * @return the updated instance, or null when no such instance is registered
    * @throws RegistryException INVALID_ARGUMENT for a weight outside 0..10000 or bad metadata
    */
-  public Instance instance(ServiceKey service, InstanceKey key, InstanceChange change) {
+  public CompletableFuture<Instance> instance(ServiceKey service, InstanceKey key, InstanceChange change) {
     if (change.weight() != null) {
       double weight = change.weight();
       if (!(weight >= 0 && weight <= Names.MAX_WEIGHT)) {
@@ -53,20 +55,8 @@ public final class Updates {
       }
     }
     Names.checkMetadata("metadata", change.metadata());
-    return registry.update(service, key, i -> {
-      Instance next = i;
-      if (change.enabled() != null) {
-        next = next.withEnabled(change.enabled());
-      }
-      if (change.weight() != null) {
-        next = next.withWeight(change.weight());
-      }
-      if (change.healthy() != null) {
-        next = next.withHealthy(change.healthy());
-      }
-      // Validated again as part of the instance: the merged total must fit too.
-      return next.withMetadata(metadata(next.metadata(), change.replaceMetadata(), change.metadata()));
-    });
+    return writer.submit(new Command.UpdateInstance(service, key, change.enabled(), change.weight(),
+        change.healthy(), change.replaceMetadata(), change.metadata()));
   }
 
   /**
@@ -74,7 +64,7 @@ public final class Updates {
    *
    * @throws RegistryException INVALID_ARGUMENT for a threshold outside 0..1 or bad metadata
    */
-  public void service(ServiceKey service, ServiceChange change) {
+  public CompletableFuture<ServiceSettings> service(ServiceKey service, ServiceChange change) {
     if (change.protectThreshold() != null) {
       double threshold = change.protectThreshold();
       if (!(threshold >= 0 && threshold <= 1)) {
@@ -82,23 +72,7 @@ public final class Updates {
       }
     }
     Names.checkMetadata("metadata", change.metadata());
-    registry.updateSettings(service, s -> {
-      ServiceSettings next = change.protectThreshold() != null ? s.withProtectThreshold(change.protectThreshold()) : s;
-      return next.withMetadata(metadata(next.metadata(), change.replaceMetadata(), change.metadata()));
-    });
-  }
-
-  /** The metadata an update asks for: {@code given} instead of {@code current}, or merged into it. */
-  public static Map<String, String> metadata(Map<String, String> current, boolean replace,
-      Map<String, String> given) {
-    if (replace) {
-      return given;
-    }
-    if (given.isEmpty()) {
-      return current;
-    }
-    Map<String, String> merged = new HashMap<>(current);
-    merged.putAll(given);
-    return merged;
+    return writer.submit(new Command.UpdateSettings(service, change.protectThreshold(), change.replaceMetadata(),
+        change.metadata()));
   }
 }

@@ -87,13 +87,15 @@ final class AdminService extends AdminGrpc.AdminImplBase {
       out.onError(Errors.toStatusException(e));
       return;
     }
-    if (done == null) {
-      out.onError(Errors.notRegistered(service, key));
-      return;
-    }
-    done.thenAccept(counts -> {
-      out.onNext(DrainInstanceResponse.newBuilder().setDrain(Drains.toProto(counts)).build());
-      out.onCompleted();
+    done.whenComplete((counts, failed) -> {
+      if (failed != null) {
+        out.onError(Errors.toStatusException(Errors.cause(failed)));
+      } else if (counts == null) {
+        out.onError(Errors.notRegistered(service, key));
+      } else {
+        out.onNext(DrainInstanceResponse.newBuilder().setDrain(Drains.toProto(counts)).build());
+        out.onCompleted();
+      }
     });
   }
 }

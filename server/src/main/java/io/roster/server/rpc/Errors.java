@@ -7,6 +7,7 @@ import io.roster.proto.v1.Result;
 import io.roster.server.model.InstanceKey;
 import io.roster.server.model.RegistryException;
 import io.roster.server.model.ServiceKey;
+import java.util.concurrent.CompletionException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -54,6 +55,18 @@ final class Errors {
     }
     log.warn("Unexpected failure in a call", e);
     return Status.INTERNAL.withDescription("internal error: " + e).asRuntimeException();
+  }
+
+  /**
+   * What failed a future: the cause that a {@link CompletionException} (from a dependent
+   * stage) wraps, as a runtime exception.
+   */
+  static RuntimeException cause(Throwable failed) {
+    Throwable t = failed;
+    while (t instanceof CompletionException && t.getCause() != null) {
+      t = t.getCause();
+    }
+    return t instanceof RuntimeException re ? re : new IllegalStateException(t);
   }
 
   /** A session request's failure as an error result. */

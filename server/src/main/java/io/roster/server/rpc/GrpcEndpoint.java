@@ -50,7 +50,8 @@ public final class GrpcEndpoint {
       Scheduler scheduler, IntFunction<String> nodeId, String version, WarmUp warmUp) {
     this.nodeId = nodeId;
     this.sessions = sessions;
-    this.registryService = new RegistryService(registry, engine, scheduler, sessions.limits(), warmUp);
+    this.registryService = new RegistryService(registry, sessions.writer(), engine, scheduler, sessions.limits(),
+        warmUp);
     this.sessionService = new SessionService(sessions, registryService::answer, config.keepaliveTime(),
         config.keepaliveTimeout(), config.pushAckTimeout(), scheduler, version, config.maxMessageSize(), warmUp);
     Connections connections = new Connections(sessions);

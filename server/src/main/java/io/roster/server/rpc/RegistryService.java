@@ -29,11 +29,13 @@ import io.roster.server.push.PushQueue;
 import io.roster.server.push.PushTarget;
 import io.roster.server.registry.Registry;
 import io.roster.server.registry.ServiceSettings;
+import io.roster.server.registry.Writer;
 import io.roster.server.registry.WarmUp;
 import io.roster.server.session.Scope;
 import io.roster.server.session.SessionLimits;
 import io.roster.server.time.Scheduler;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 
 /** {@code roster.v1.Registry}: stateless reads and Watch. */
@@ -53,14 +55,14 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
 
   /** A service of a warm registry. */
   RegistryService(Registry registry, PushEngine engine, Scheduler scheduler, SessionLimits limits) {
-    this(registry, engine, scheduler, limits, WarmUp.warm(scheduler));
+    this(registry, Writer.direct(registry), engine, scheduler, limits, WarmUp.warm(scheduler));
   }
 
   /** @param warmUp told in every query answer while it lasts */
-  RegistryService(Registry registry, PushEngine engine, Scheduler scheduler, SessionLimits limits,
+  RegistryService(Registry registry, Writer writer, PushEngine engine, Scheduler scheduler, SessionLimits limits,
       WarmUp warmUp) {
     this.registry = registry;
-    this.updates = new Updates(registry);
+    this.updates = new Updates(writer);
     this.engine = engine;
     this.scheduler = scheduler;
     this.limits = limits;
@@ -137,7 +139,7 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
     if (refuseWhileStopping(out)) {
       return;
     }
-    Instance updated;
+    CompletableFuture<Instance> updated;
     ServiceKey service;
     InstanceKey key;
     try {
@@ -152,12 +154,16 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
       out.onError(Errors.toStatusException(e));
       return;
     }
-    if (updated == null) {
-      out.onError(Errors.notRegistered(service, key));
-      return;
-    }
-    out.onNext(UpdateInstanceResponse.newBuilder().setInstance(ProtoMapper.toProto(updated)).build());
-    out.onCompleted();
+    updated.whenComplete((instance, failed) -> {
+      if (failed != null) {
+        out.onError(Errors.toStatusException(Errors.cause(failed)));
+      } else if (instance == null) {
+        out.onError(Errors.notRegistered(service, key));
+      } else {
+        out.onNext(UpdateInstanceResponse.newBuilder().setInstance(ProtoMapper.toProto(instance)).build());
+        out.onCompleted();
+      }
+    });
   }
 
   @Override
@@ -166,16 +172,23 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
       return;
     }
     ServiceKey key;
+    CompletableFuture<ServiceSettings> updated;
     try {
       key = ProtoMapper.serviceKey(req.getService(), "");
-      updates.service(key, new Updates.ServiceChange(
+      updated = updates.service(key, new Updates.ServiceChange(
           req.hasProtectThreshold() ? req.getProtectThreshold() : null,
           req.getReplaceMetadata(), req.getMetadataMap()));
     } catch (RuntimeException e) {
       out.onError(Errors.toStatusException(e));
       return;
     }
-    getService(GetServiceRequest.newBuilder().setService(ProtoMapper.toProto(key)).build(), out);
+    updated.whenComplete((settings, failed) -> {
+      if (failed != null) {
+        out.onError(Errors.toStatusException(Errors.cause(failed)));
+      } else {
+        getService(GetServiceRequest.newBuilder().setService(ProtoMapper.toProto(key)).build(), out);
+      }
+    });
   }
 
   @Override

@@ -412,14 +412,12 @@ final class SessionService {
           case REGISTER -> {
             var r = frame.getRegister();
             ServiceKey key = ProtoMapper.serviceKey(r.getService(), s.info().namespace());
-            s.register(key, ProtoMapper.ephemeralInstance(r.getInstance()));
-            ok(requestId);
+            answer(requestId, s.register(key, ProtoMapper.ephemeralInstance(r.getInstance())));
           }
           case DEREGISTER -> {
             var r = frame.getDeregister();
-            s.deregister(ProtoMapper.serviceKey(r.getService(), s.info().namespace()),
-                ProtoMapper.instanceKey(r.getInstance()));
-            ok(requestId);
+            answer(requestId, s.deregister(ProtoMapper.serviceKey(r.getService(), s.info().namespace()),
+                ProtoMapper.instanceKey(r.getInstance())));
           }
           case BATCH_REGISTER -> {
             var r = frame.getBatchRegister();
@@ -428,8 +426,7 @@ final class SessionService {
             for (int i = 0; i < r.getInstancesCount(); i++) {
               list.add(ProtoMapper.ephemeralInstance(r.getInstances(i), i));
             }
-            s.batchRegister(key, list);
-            ok(requestId);
+            answer(requestId, s.batchRegister(key, list));
           }
           case SUBSCRIBE -> {
             var r = frame.getSubscribe();
@@ -447,8 +444,9 @@ final class SessionService {
               .setQuery(queries.apply(frame.getQuery(), s.info().namespace())).build());
           case DRAIN -> {
             Duration timeout = DrainTimeouts.timeout("drain.timeout_ms", frame.getDrain().getTimeoutMs());
-            sessions.drain(s, timeout).thenAccept(counts -> result(requestId,
-                Result.newBuilder().setOk(true).setDrain(Drains.toProto(counts)).build()));
+            sessions.drain(s, timeout).whenComplete((counts, failed) -> result(requestId, failed != null
+                ? Errors.toResult(Errors.cause(failed))
+                : Result.newBuilder().setOk(true).setDrain(Drains.toProto(counts)).build()));
           }
           default -> throw new IllegalStateException("unhandled frame " + kind);
         }
@@ -514,6 +512,17 @@ final class SessionService {
     /** A request id as the answer may echo it: a valid one as is, an invalid one not at all. */
     private String echo(String requestId) {
       return requestId.isEmpty() || requestId.length() > MAX_REQUEST_ID ? "" : requestId;
+    }
+
+    /** Answers ok once {@code applied} completes, or with the error that failed it. */
+    private void answer(String requestId, CompletableFuture<?> applied) {
+      applied.whenComplete((done, failed) -> {
+        if (failed == null) {
+          ok(requestId);
+        } else {
+          result(requestId, Errors.toResult(Errors.cause(failed)));
+        }
+      });
     }
 
     private void ok(String requestId) {

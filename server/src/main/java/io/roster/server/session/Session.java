@@ -9,8 +9,10 @@ import io.roster.server.push.PushEngine;
 import io.roster.server.push.PushPayload;
 import io.roster.server.push.PushQueue;
 import io.roster.server.push.PushTarget;
+import io.roster.server.registry.Command;
 import io.roster.server.registry.Registry;
 import io.roster.server.registry.Tally;
+import io.roster.server.registry.Writer;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -23,6 +25,11 @@ import java.util.concurrent.CompletableFuture;
  * and its subscriptions. {@link #close} removes all of it in one step and makes the
  * registry push the change; nothing the session owned survives it.
  *
+ * <p>Its changes go to the registry as {@link Command}s through a {@link Writer}: applied at once
+ * on a standalone server, after the cluster's log committed them on a cluster member. Checks
+ * that only this node can make (the connection's and address's limits) run here first, against
+ * the registry as this node has applied it.
+ *
  * <p>Thread-safe: requests arrive on the stream's thread, close may come from a cancel
  * handler; both take the session's lock.
  */
@@ -31,6 +38,7 @@ public final class Session {
   private final SessionInfo info;
   private final Owner owner;
   private final Registry registry;
+  private final Writer writer;
   private final PushEngine engine;
   private final PushQueue queue;
   private final Scope scope;
@@ -40,11 +48,12 @@ public final class Session {
   private final Map<ServiceKey, Subscription> subscriptions = new HashMap<>(4);
   private boolean closed;
 
-  Session(SessionInfo info, Owner owner, Registry registry, PushEngine engine, PushQueue queue, Scope scope,
-      SessionLimits limits) {
+  Session(SessionInfo info, Owner owner, Registry registry, Writer writer, PushEngine engine, PushQueue queue,
+      Scope scope, SessionLimits limits) {
     this.info = info;
     this.owner = owner;
     this.registry = registry;
+    this.writer = writer;
     this.engine = engine;
     this.queue = queue;
     this.scope = scope;
@@ -70,30 +79,33 @@ public final class Session {
   /**
    * Registers (or replaces) an instance this session owns. A new one is checked against the
    * connection's and the address's instance limits first: two counter reads, so a refusal
-   * costs no more than a no-op re-registration.
+   * costs no more than a no-op re-registration. Completes with the instance as stored.
    */
-  public synchronized Instance register(ServiceKey service, Instance instance) {
+  public synchronized CompletableFuture<Instance> register(ServiceKey service, Instance instance) {
     checkOpen();
     if (!registry.owns(owner, service, instance.key())) {
       scope.checkInstances(limits, 1, "instance");
     }
-    return registry.register(owner, service, instance);
+    return writer.submit(new Command.Register(owner, service, instance));
   }
 
-  /** Removes an instance this session registered; NOT_FOUND when it has none such. */
-  public synchronized void deregister(ServiceKey service, InstanceKey key) {
+  /** Removes an instance this session registered; fails with NOT_FOUND when it has none such. */
+  public synchronized CompletableFuture<Void> deregister(ServiceKey service, InstanceKey key) {
     checkOpen();
-    if (!registry.deregister(owner, service, key)) {
-      String why = registry.ownerOf(service, key) != null
-          ? " is now registered by another connection, which owns it"
-          : " is not registered by this connection";
-      throw new RegistryException(RegistryException.Kind.NOT_FOUND, "instance",
-          "instance " + key + " of " + service + why);
-    }
+    return writer.submit(new Command.Deregister(owner, service, key)).thenApply(removed -> {
+      if (!removed) {
+        String why = registry.ownerOf(service, key) != null
+            ? " is now registered by another connection, which owns it"
+            : " is not registered by this connection";
+        throw new RegistryException(RegistryException.Kind.NOT_FOUND, "instance",
+            "instance " + key + " of " + service + why);
+      }
+      return null;
+    });
   }
 
-  /** Makes {@code instances} this session's complete set in {@code service}. */
-  public synchronized List<Instance> batchRegister(ServiceKey service, List<Instance> instances) {
+  /** Makes {@code instances} this session's complete set in {@code service}; completes with them as stored. */
+  public synchronized CompletableFuture<List<Instance>> batchRegister(ServiceKey service, List<Instance> instances) {
     checkOpen();
     Map<InstanceKey, Integer> seen = new HashMap<>();
     for (int i = 0; i < instances.size(); i++) {
@@ -107,25 +119,29 @@ public final class Session {
     if (adding > 0) {
       scope.checkInstances(limits, adding, "instances");
     }
-    return registry.replaceOwned(owner, service, instances);
+    return writer.submit(new Command.ReplaceOwned(owner, service, instances));
   }
 
   /**
-   * Removes every instance this session registered (one revision and one push per service)
-   * and returns, for every other session subscribed to those services, a future that
-   * completes once it has acked the new state (see {@link PushTarget#whenAcked}). The session
-   * stays open.
+   * Removes every instance this session registered (one revision and one push per service).
+   * Completes, once the removals are applied, with a future for every other session subscribed
+   * to those services that completes once it has acked the new state (see {@link
+   * PushTarget#whenAcked}). The session stays open.
    */
-  public synchronized List<CompletableFuture<Boolean>> drain() {
+  public synchronized CompletableFuture<List<CompletableFuture<Boolean>>> drain() {
     checkOpen();
-    List<CompletableFuture<Boolean>> acks = new ArrayList<>();
+    List<CompletableFuture<List<CompletableFuture<Boolean>>>> removals = new ArrayList<>();
     // The registry's per-owner index: services where this session still has instances.
     for (ServiceKey service : registry.servicesOf(owner)) {
-      long revision = registry.removeOwned(owner, service);
       Subscription own = subscriptions.get(service);
-      acks.addAll(engine.whenAcked(service, revision, t -> t == own));
+      removals.add(writer.submit(new Command.RemoveOwned(owner, service))
+          .thenApply(revision -> engine.whenAcked(service, revision, t -> t == own)));
     }
-    return acks;
+    return CompletableFuture.allOf(removals.toArray(CompletableFuture[]::new)).thenApply(done -> {
+      List<CompletableFuture<Boolean>> acks = new ArrayList<>();
+      removals.forEach(r -> acks.addAll(r.join()));
+      return acks;
+    });
   }
 
   /**
@@ -229,7 +245,7 @@ public final class Session {
     }
     scope.release(Scope.Counted.SUBSCRIPTIONS, subscriptions.size());
     subscriptions.clear();
-    registry.removeOwner(owner);
+    writer.submit(new Command.RemoveOwner(owner));
     return summary;
   }
 

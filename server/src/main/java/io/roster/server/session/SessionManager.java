@@ -7,7 +7,9 @@ import io.roster.server.model.ServiceKey;
 import io.roster.server.push.AckCollector;
 import io.roster.server.push.PushEngine;
 import io.roster.server.push.PushQueue;
+import io.roster.server.registry.Command;
 import io.roster.server.registry.Registry;
+import io.roster.server.registry.Writer;
 import io.roster.server.time.Scheduler;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -22,6 +24,7 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class SessionManager {
 
   private final Registry registry;
+  private final Writer writer;
   private final PushEngine engine;
   private final Scheduler scheduler;
   private final Duration ackTimeout;
@@ -34,9 +37,17 @@ public final class SessionManager {
   /** Address scopes with at least one open connection. */
   private final Map<String, Scope> addresses = new ConcurrentHashMap<>();
 
+  /** A session manager whose sessions change the registry directly (standalone). */
   public SessionManager(Registry registry, PushEngine engine, Scheduler scheduler,
       Duration ackTimeout, SessionLimits limits) {
+    this(registry, Writer.direct(registry), engine, scheduler, ackTimeout, limits);
+  }
+
+  /** A session manager whose sessions' changes go through {@code writer}. */
+  public SessionManager(Registry registry, Writer writer, PushEngine engine, Scheduler scheduler,
+      Duration ackTimeout, SessionLimits limits) {
     this.registry = registry;
+    this.writer = writer;
     this.engine = engine;
     this.scheduler = scheduler;
     this.ackTimeout = ackTimeout;
@@ -60,6 +71,11 @@ public final class SessionManager {
   /** A fresh connection id, unique on this node across restarts. */
   public String nextConnectionId() {
     return idPrefix + ids.incrementAndGet();
+  }
+
+  /** Where sessions' (and operators') changes to the registry go. */
+  public Writer writer() {
+    return writer;
   }
 
   /** The limits sessions, subscriptions and Watch calls are held to. */
@@ -106,7 +122,8 @@ public final class SessionManager {
   public Session open(SessionInfo info, Outbound outbound, Scope scope, boolean deltas) {
     scope.acquire(Scope.Counted.SESSIONS, limits);
     PushQueue queue = new PushQueue(outbound, scheduler, ackTimeout, deltas ? engine.deltas() : null);
-    Session s = new Session(info, Owner.session(nodeId, info.connectionId()), registry, engine, queue, scope, limits);
+    Session s = new Session(info, Owner.session(nodeId, info.connectionId()), registry, writer, engine, queue, scope,
+        limits);
     sessions.put(info.connectionId(), s);
     return s;
   }
@@ -116,20 +133,22 @@ public final class SessionManager {
    * subscriber has acked or gone, or when {@code timeout} passes.
    */
   public CompletableFuture<AckCollector.Counts> drain(Session session, Duration timeout) {
-    return AckCollector.collect(session.drain(), timeout, scheduler);
+    return session.drain().thenCompose(acks -> AckCollector.collect(acks, timeout, scheduler));
   }
 
   /**
    * Takes an instance out of traffic (disabled, still registered), pushes, and completes once
-   * every subscriber has acked or gone, or when {@code timeout} passes. Null when there is no
-   * such instance.
+   * every subscriber has acked or gone, or when {@code timeout} passes. Completes with null
+   * when there is no such instance.
    */
   public CompletableFuture<AckCollector.Counts> drainInstance(ServiceKey service, InstanceKey key, Duration timeout) {
-    if (!registry.setEnabled(service, key, false)) {
-      return null;
-    }
-    long revision = registry.snapshot(service).revision();
-    return AckCollector.collect(engine.whenAcked(service, revision, t -> false), timeout, scheduler);
+    return writer.submit(Command.UpdateInstance.enabled(service, key, false)).thenCompose(updated -> {
+      if (updated == null) {
+        return CompletableFuture.completedFuture(null);
+      }
+      long revision = registry.snapshot(service).revision();
+      return AckCollector.collect(engine.whenAcked(service, revision, t -> false), timeout, scheduler);
+    });
   }
 
   /** Closes the session and forgets it; null if it was already closed. */

@@ -1,0 +1,147 @@
+package io.roster.server.registry;
+
+import io.roster.server.model.Instance;
+import io.roster.server.model.InstanceKey;
+import io.roster.server.model.Owner;
+import io.roster.server.model.ServiceKey;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * One change to the registry as a value: what a {@link Writer} applies directly (standalone) or
+ * after the cluster's log has committed it, with the same result on every node (DESIGN §7).
+ *
+ * <p>A command holds only data (no lambdas), so that it can be written to a log, and applying
+ * it depends only on the registry's state and the command: applied in the same order from the
+ * same state, the same commands give the same registry everywhere.
+ *
+ * @param <R> what applying it returns
+ */
+public sealed interface Command<R> {
+
+  /** Applies this command to {@code registry} and returns its result. */
+  R applyTo(Registry registry);
+
+  /** {@link Registry#register}: the instance as stored. */
+  record Register(Owner owner, ServiceKey service, Instance instance) implements Command<Instance> {
+    public Register {
+      Objects.requireNonNull(owner);
+      Objects.requireNonNull(service);
+      Objects.requireNonNull(instance);
+    }
+
+    @Override
+    public Instance applyTo(Registry registry) {
+      return registry.register(owner, service, instance);
+    }
+  }
+
+  /** {@link Registry#deregister}: whether the owner had it. */
+  record Deregister(Owner owner, ServiceKey service, InstanceKey key) implements Command<Boolean> {
+    @Override
+    public Boolean applyTo(Registry registry) {
+      return registry.deregister(owner, service, key);
+    }
+  }
+
+  /** {@link Registry#replaceOwned}: the instances as stored. */
+  record ReplaceOwned(Owner owner, ServiceKey service, List<Instance> instances) implements Command<List<Instance>> {
+    public ReplaceOwned {
+      instances = List.copyOf(instances);
+    }
+
+    @Override
+    public List<Instance> applyTo(Registry registry) {
+      return registry.replaceOwned(owner, service, instances);
+    }
+  }
+
+  /** {@link Registry#removeOwned}: the revision from which the service no longer shows them. */
+  record RemoveOwned(Owner owner, ServiceKey service) implements Command<Long> {
+    @Override
+    public Long applyTo(Registry registry) {
+      return registry.removeOwned(owner, service);
+    }
+  }
+
+  /** {@link Registry#removeOwner}: the end of an owner. */
+  record RemoveOwner(Owner owner) implements Command<Void> {
+    @Override
+    public Void applyTo(Registry registry) {
+      registry.removeOwner(owner);
+      return null;
+    }
+  }
+
+  /**
+   * An operator's change of an instance, whoever owns it; a null field is left as it is. The
+   * result is the instance as stored, or null when there is no such instance.
+   *
+   * @param metadata replaces the instance's metadata when {@code replaceMetadata}, else is merged into it
+   */
+  record UpdateInstance(ServiceKey service, InstanceKey key, Boolean enabled, Double weight, Boolean healthy,
+      boolean replaceMetadata, Map<String, String> metadata) implements Command<Instance> {
+    public UpdateInstance {
+      metadata = Map.copyOf(metadata);
+    }
+
+    /** Only {@code enabled}: in or out of traffic. */
+    public static UpdateInstance enabled(ServiceKey service, InstanceKey key, boolean enabled) {
+      return new UpdateInstance(service, key, enabled, null, null, false, Map.of());
+    }
+
+    @Override
+    public Instance applyTo(Registry registry) {
+      return registry.update(service, key, i -> {
+        Instance next = i;
+        if (enabled != null) {
+          next = next.withEnabled(enabled);
+        }
+        if (weight != null) {
+          next = next.withWeight(weight);
+        }
+        if (healthy != null) {
+          next = next.withHealthy(healthy);
+        }
+        // Validated again as part of the instance: the merged total must fit too.
+        return next.withMetadata(merge(next.metadata(), replaceMetadata, metadata));
+      });
+    }
+  }
+
+  /**
+   * An operator's change of a service's settings; a null threshold is left as it is. The result
+   * is the settings as they are now.
+   *
+   * @param metadata replaces the service's metadata when {@code replaceMetadata}, else is merged into it
+   */
+  record UpdateSettings(ServiceKey service, Double protectThreshold, boolean replaceMetadata,
+      Map<String, String> metadata) implements Command<ServiceSettings> {
+    public UpdateSettings {
+      metadata = Map.copyOf(metadata);
+    }
+
+    @Override
+    public ServiceSettings applyTo(Registry registry) {
+      return registry.updateSettings(service, s -> {
+        ServiceSettings next = protectThreshold != null ? s.withProtectThreshold(protectThreshold) : s;
+        return next.withMetadata(merge(next.metadata(), replaceMetadata, metadata));
+      });
+    }
+  }
+
+  /** The metadata an update asks for: {@code given} instead of {@code current}, or merged into it. */
+  static Map<String, String> merge(Map<String, String> current, boolean replace, Map<String, String> given) {
+    if (replace) {
+      return given;
+    }
+    if (given.isEmpty()) {
+      return current;
+    }
+    Map<String, String> merged = new HashMap<>(current);
+    merged.putAll(given);
+    return merged;
+  }
+}
