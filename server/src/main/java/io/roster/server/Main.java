@@ -47,7 +47,8 @@ public final class Main {
       server.close();
       LogSetup.shutdown();
     }, "roster-shutdown"));
-    log.info("Roster {} serving on {}:{} (started in {} ms; keepalive {}/{}, push window {})", RosterServer.VERSION,
+    log.info("Roster {} {} on {}:{} (started in {} ms; keepalive {}/{}, push window {})", RosterServer.VERSION,
+        server.cluster() == null ? "serving" : "listening, SERVING once caught up with the cluster's log,",
         config.host(), server.port(), (System.nanoTime() - startNanos) / 1_000_000,
         ServerConfig.formatDuration(config.keepaliveTime()), ServerConfig.formatDuration(config.keepaliveTimeout()),
         ServerConfig.formatDuration(config.pushWindow()));
@@ -81,6 +82,9 @@ public final class Main {
   private static void disableLeakDetectionUnlessAsked() {
     if (System.getProperty(LEAK_DETECTION_PROPERTY) == null) {
       ResourceLeakDetector.setLevel(ResourceLeakDetector.Level.DISABLED);
+      // The cluster's Raft traffic runs on Ratis's own (shaded) Netty.
+      org.apache.ratis.thirdparty.io.netty.util.ResourceLeakDetector.setLevel(
+          org.apache.ratis.thirdparty.io.netty.util.ResourceLeakDetector.Level.DISABLED);
     }
   }
 }

@@ -1,10 +1,14 @@
 package io.roster.server;
 
+import io.roster.server.cluster.ClusterNode;
+import io.roster.server.cluster.EntryClock;
 import io.roster.server.config.ServerConfig;
+import io.roster.server.model.Owner;
 import io.roster.server.push.PushEngine;
 import io.roster.server.registry.Registry;
 import io.roster.server.registry.WarmUp;
 import io.roster.server.registry.ServiceLimits;
+import io.roster.server.registry.Writer;
 import io.roster.server.rpc.GrpcEndpoint;
 import io.roster.server.session.SessionLimits;
 import io.roster.server.session.SessionManager;
@@ -14,7 +18,10 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
+import java.util.HashSet;
+import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
@@ -52,6 +59,8 @@ public final class RosterServer implements AutoCloseable {
   private final GrpcEndpoint endpoint;
   private final PushEngine engine;
   private final WarmUp warmUp;
+  /** This server as a cluster member, or null when standalone. */
+  private final ClusterNode cluster;
   private final CountDownLatch terminated = new CountDownLatch(1);
   private boolean closed;
 
@@ -60,11 +69,17 @@ public final class RosterServer implements AutoCloseable {
     this.config = config;
     this.scheduler = scheduler;
     this.ownScheduler = ownScheduler;
-    this.registry = new Registry(wallClockMicros, config.maxServiceSettingsBytes(),
+    // A member's revisions come from the log's entries, the same on every member (docs/cluster.md).
+    EntryClock entryClock = config.clustered() ? ClusterNode.entryClock() : null;
+    this.registry = new Registry(entryClock != null ? entryClock : wallClockMicros, config.maxServiceSettingsBytes(),
         new ServiceLimits(config.maxInstancesPerService(), config.maxServiceBytes()));
     this.engine = new PushEngine(registry, scheduler, config.pushWindow());
     registry.addListener(engine);
-    this.sessions = new SessionManager(registry, engine, scheduler, config.pushAckTimeout(),
+    String incarnation = Long.toString(wallClockMicros.getAsLong() / 1000, 36);
+    this.cluster = entryClock == null ? null
+        : ClusterNode.start(config, registry, entryClock, new Local(), wallClockMicros, incarnation);
+    Writer writer = cluster == null ? Writer.direct(registry) : cluster.writer();
+    this.sessions = new SessionManager(registry, writer, engine, scheduler, config.pushAckTimeout(),
         new SessionLimits(config.maxInstancesPerConnection(), config.maxSubscriptionsPerConnection(),
             config.maxSessionsPerConnection(), config.maxWatchesPerConnection(), config.maxSessionsPerAddress(),
             config.maxInstancesPerAddress()));
@@ -72,7 +87,37 @@ public final class RosterServer implements AutoCloseable {
     // A fresh process: the clients of the previous one are still coming back (decision 20).
     this.warmUp = WarmUp.start(scheduler, config.warmUp());
     this.endpoint = new GrpcEndpoint(config, registry, engine, sessions, scheduler,
-        port -> nodeHost(config.host()) + ":" + port + "@" + boot, VERSION, warmUp);
+        cluster != null ? port -> cluster.ownerNode() : port -> nodeHost(config.host()) + ":" + port + "@" + boot,
+        VERSION, warmUp);
+    if (cluster != null) {
+      endpoint.refuse("this cluster member is catching up with the log", true);
+    }
+  }
+
+  /** What the cluster asks of this server. */
+  private final class Local implements ClusterNode.Local {
+    @Override
+    public void caughtUp() {
+      endpoint.refuse(cluster.unwritable(), false);
+      // Caught up: this member's state is the cluster's (decision 20).
+      warmUp.warmUpDone();
+    }
+
+    @Override
+    public void writable(String reason, java.util.function.Supplier<String> suggest) {
+      endpoint.refuse(reason, false);
+      if (reason != null) {
+        int asked = endpoint.moveSessions(reason, s -> true, suggest);
+        log.info("Asked {} sessions to move to other members", asked);
+      }
+    }
+
+    @Override
+    public void ownersEnded(List<Owner> owners, java.util.function.Supplier<String> suggest) {
+      Set<Owner> ended = new HashSet<>(owners);
+      endpoint.moveSessions("the cluster ended this session's registrations while this member was cut off; "
+          + "reconnect and register again", s -> ended.contains(s.owner()), suggest);
+    }
   }
 
   /**
@@ -108,6 +153,9 @@ public final class RosterServer implements AutoCloseable {
     } catch (IOException e) {
       throw new UncheckedIOException("cannot listen on " + config.host() + ":" + config.port(), e);
     }
+    if (server.cluster != null) {
+      server.cluster.announce(server.clientAddress());
+    }
     // The delta cache's classes load off the event loops, after SERVING (decision 22).
     server.scheduler.execute(server.engine.deltas()::prepare);
     return server;
@@ -125,6 +173,20 @@ public final class RosterServer implements AutoCloseable {
     boolean wildcard = host.equals("0.0.0.0") || host.equals("::") || host.equals("[::]");
     String hostname = System.getenv("HOSTNAME");
     return wildcard && hostname != null && !hostname.isBlank() ? hostname : host;
+  }
+
+  /** Where clients reach this member: --advertise, or its --members host and the bound port. */
+  private String clientAddress() {
+    if (!config.advertise().isEmpty()) {
+      return config.advertise();
+    }
+    String member = cluster.memberId();
+    return member.substring(0, member.lastIndexOf(':')) + ":" + port();
+  }
+
+  /** This server as a cluster member, or null when it is standalone. */
+  public ClusterNode cluster() {
+    return cluster;
   }
 
   /** The bound client port. */
@@ -181,6 +243,9 @@ public final class RosterServer implements AutoCloseable {
       endpoint.shutdownNow();
       Thread.currentThread().interrupt();
     } finally {
+      if (cluster != null) {
+        cluster.close();
+      }
       if (ownScheduler != null) {
         ownScheduler.close();
       }

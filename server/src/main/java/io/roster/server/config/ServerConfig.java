@@ -35,7 +35,14 @@ public record ServerConfig(
     long maxServiceSettingsBytes,
     Duration warmUp,
     int maxInstancesPerService,
-    long maxServiceBytes) {
+    long maxServiceBytes,
+    String nodeId,
+    int peerPort,
+    List<String> members,
+    String advertise,
+    Duration groupCommitWindow,
+    Duration memberDownAfter,
+    Duration memberGrace) {
 
   /**
    * The largest {@code --max-service-bytes}: the Java SDK accepts messages of up to 16 MiB, and
@@ -79,12 +86,39 @@ public record ServerConfig(
       throw new IllegalArgumentException("max-service-bytes: " + maxServiceBytes + " (expected: 1024.."
           + MAX_SERVICE_BYTES_CEILING + ", i.e. 1k..15m)");
     }
+    Objects.requireNonNull(nodeId, "nodeId");
+    if (nodeId.contains("@") || nodeId.contains(",") || nodeId.length() > 128) {
+      throw new IllegalArgumentException("node-id: \"" + nodeId + "\" (expected: at most 128 characters, no '@' or ',')");
+    }
+    if (peerPort < 0 || peerPort > 65535) {
+      throw new IllegalArgumentException("peer-port: " + peerPort + " (expected: 0..65535)");
+    }
+    members = List.copyOf(members);
+    for (String m : members) {
+      int colon = m.lastIndexOf(':');
+      if (colon <= 0 || !m.substring(colon + 1).matches("[0-9]{1,5}") || m.contains("@")) {
+        throw new IllegalArgumentException("members: \"" + m + "\" (expected: host:peerPort, e.g. roster1:9849)");
+      }
+    }
+    Objects.requireNonNull(advertise, "advertise");
+    positive("group-commit-window", groupCommitWindow);
+    if (groupCommitWindow.compareTo(Duration.ofMillis(100)) > 0) {
+      throw new IllegalArgumentException("group-commit-window: " + formatDuration(groupCommitWindow)
+          + " (expected: up to 100ms)");
+    }
+    positive("member-down-after", memberDownAfter);
+    notNegative("member-grace", memberGrace);
   }
 
   private static void atLeastOne(String name, int value) {
     if (value < 1) {
       throw new IllegalArgumentException(name + ": " + value + " (expected: >= 1)");
     }
+  }
+
+  /** Whether this server is a member of a cluster ({@code --members} given). */
+  public boolean clustered() {
+    return !members.isEmpty();
   }
 
   /** The longest warm-up window: clients hold back removals for this long at most. */
@@ -280,6 +314,26 @@ public record ServerConfig(
     OPTIONS.put("max-service-bytes", new Option("a size in bytes, 1k..15m (suffixes k, m: 3m)",
         "Wire bytes of one service's instances: bounds every full push and query answer (keep it under clients' 4 MiB message limit).",
         (b, v) -> b.maxServiceBytes(parseSize(v)), c -> formatSize(c.maxServiceBytes())));
+    OPTIONS.put("members", new Option("host:peerPort,host:peerPort,... (this node may be listed too)",
+        "The cluster's members by their peer (Raft) addresses; empty: a standalone server. See docs/cluster.md.",
+        (b, v) -> b.members(v.isEmpty() ? List.of() : List.of(v.split("\\s*,\\s*"))),
+        c -> c.members().isEmpty() ? "(standalone)" : String.join(",", c.members())));
+    OPTIONS.put("node-id", new Option("a name without '@' or ','",
+        "This member's name in logs and welcome frames; it also picks this node's entry of --members (by host or host:port).",
+        (b, v) -> b.nodeId(v), c -> c.nodeId().isEmpty() ? "(its --members entry)" : c.nodeId()));
+    OPTIONS.put("peer-port", new Option("0..65535", "Port of the cluster's own traffic (the Raft log); never for clients.",
+        (b, v) -> b.peerPort(Integer.parseInt(v)), c -> String.valueOf(c.peerPort())));
+    OPTIONS.put("advertise", new Option("host:port", "Where clients reach this node, as other members suggest it to clients they move; default: its --members host and --port.",
+        (b, v) -> b.advertise(v), c -> c.advertise().isEmpty() ? "(member host:port)" : c.advertise()));
+    OPTIONS.put("group-commit-window", new Option("a duration like 1ms, up to 100ms",
+        "Changes from all sessions of a member within this window go to the log as one entry.",
+        (b, v) -> b.groupCommitWindow(parseDuration(v)), c -> formatDuration(c.groupCommitWindow())));
+    OPTIONS.put("member-down-after", new Option("a duration like 3s",
+        "The leader records a member as down after hearing nothing from it for this long.",
+        (b, v) -> b.memberDownAfter(parseDuration(v)), c -> formatDuration(c.memberDownAfter())));
+    OPTIONS.put("member-grace", new Option("a duration like 10s",
+        "After a member is down (or restarted), its clients have this long to move before what they registered through it is removed.",
+        (b, v) -> b.memberGrace(parseDuration(v)), c -> formatDuration(c.memberGrace())));
   }
 
   /** Names of every option, in help order. */
@@ -309,6 +363,13 @@ public record ServerConfig(
     private Duration warmUp = Duration.ofSeconds(5);
     private int maxInstancesPerService = 20_000;
     private long maxServiceBytes = 3L * 1024 * 1024;
+    private String nodeId = "";
+    private int peerPort = 9849;
+    private List<String> members = List.of();
+    private String advertise = "";
+    private Duration groupCommitWindow = Duration.ofMillis(1);
+    private Duration memberDownAfter = Duration.ofSeconds(3);
+    private Duration memberGrace = Duration.ofSeconds(10);
 
     private Builder() {}
 
@@ -332,12 +393,20 @@ public record ServerConfig(
     public Builder warmUp(Duration v) { warmUp = v; return this; }
     public Builder maxInstancesPerService(int v) { maxInstancesPerService = v; return this; }
     public Builder maxServiceBytes(long v) { maxServiceBytes = v; return this; }
+    public Builder nodeId(String v) { nodeId = v; return this; }
+    public Builder peerPort(int v) { peerPort = v; return this; }
+    public Builder members(List<String> v) { members = v; return this; }
+    public Builder advertise(String v) { advertise = v; return this; }
+    public Builder groupCommitWindow(Duration v) { groupCommitWindow = v; return this; }
+    public Builder memberDownAfter(Duration v) { memberDownAfter = v; return this; }
+    public Builder memberGrace(Duration v) { memberGrace = v; return this; }
 
     public ServerConfig build() {
       return new ServerConfig(host, port, dataDir, logDir, keepaliveTime, keepaliveTimeout, pushWindow,
           pushAckTimeout, shutdownGrace, maxInstancesPerConnection, maxSubscriptionsPerConnection,
           maxSessionsPerConnection, maxWatchesPerConnection, maxSessionsPerAddress, maxInstancesPerAddress,
-          maxMessageSize, maxServiceSettingsBytes, warmUp, maxInstancesPerService, maxServiceBytes);
+          maxMessageSize, maxServiceSettingsBytes, warmUp, maxInstancesPerService, maxServiceBytes, nodeId, peerPort,
+          members, advertise, groupCommitWindow, memberDownAfter, memberGrace);
     }
   }
 }

@@ -158,6 +158,22 @@ public final class Registry {
     return h == null ? Set.of() : Set.copyOf(h.services);
   }
 
+  /**
+   * The owners that {@code which} selects among those holding at least one instance (or
+   * attached): costs O(owners). For the rare sweeps of the cluster (the owners of a member that
+   * is down).
+   */
+  public List<Owner> owners(java.util.function.Predicate<Owner> which) {
+    List<Owner> found = new ArrayList<>();
+    for (Owner o : owners.keySet()) {
+      if (which.test(o)) {
+        found.add(o);
+      }
+    }
+    found.sort(java.util.Comparator.comparing(Owner::toString));
+    return found;
+  }
+
   /** How many instances {@code owner} has, over every service: one read. */
   public int ownedCount(Owner owner) {
     Holdings h = owners.get(owner);

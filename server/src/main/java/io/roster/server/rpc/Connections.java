@@ -50,7 +50,8 @@ final class Connections extends ServerTransportFilter implements ServerIntercept
 
   @Override
   public void transportTerminated(Attributes attrs) {
-    Scope scope = attrs.get(SCOPE_ATTR);
+    // gRPC passes null for a transport that ended before it was ready (a bare TCP probe).
+    Scope scope = attrs == null ? null : attrs.get(SCOPE_ATTR);
     if (scope != null) {
       sessions.closeConnection(scope);
     }

@@ -41,6 +41,8 @@ public final class GrpcEndpoint {
   private final IntFunction<String> nodeId;
   private final SessionManager sessions;
   private final HealthStatusManager health = new HealthStatusManager();
+  private volatile String refused;
+  private volatile boolean started;
 
   /**
    * @param nodeId this node's id given the bound port, told to clients in {@code welcome}
@@ -78,13 +80,38 @@ public final class GrpcEndpoint {
     setHealth(ServingStatus.NOT_SERVING);
   }
 
-  /** Binds the port and reports SERVING. */
+  /** Binds the port and reports SERVING (unless {@link #refuse} said why not yet). */
   public void start() throws IOException {
     server.start();
     String id = nodeId.apply(server.getPort());
     sessions.nodeId(id);
     sessionService.nodeId(id);
-    setHealth(ServingStatus.SERVING);
+    started = true;
+    setHealth(refused == null ? ServingStatus.SERVING : ServingStatus.NOT_SERVING);
+  }
+
+  /**
+   * A cluster member that is catching up with the log ({@code catchingUp}) or cannot take
+   * writes refuses new sessions with UNAVAILABLE for {@code reason}, and reports NOT_SERVING;
+   * while catching up, every Registry call is refused too (the state is partial). {@code
+   * null}: accepts again and reports SERVING.
+   */
+  public synchronized void refuse(String reason, boolean catchingUp) {
+    refused = reason;
+    sessionService.refuseSessions(reason);
+    registryService.catchingUp(catchingUp ? reason : null);
+    if (started) {
+      setHealth(reason == null ? ServingStatus.SERVING : ServingStatus.NOT_SERVING);
+    }
+  }
+
+  /**
+   * Asks the sessions {@code which} selects to move ({@code reconnect}, with a server {@code
+   * suggest} names for each); returns how many were asked.
+   */
+  public int moveSessions(String reason, java.util.function.Predicate<io.roster.server.session.Session> which,
+      java.util.function.Supplier<String> suggest) {
+    return sessionService.moveSessions(reason, which, suggest);
   }
 
   /** The bound port (useful when configured as 0). */

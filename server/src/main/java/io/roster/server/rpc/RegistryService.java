@@ -51,6 +51,8 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
   private final SessionLimits limits;
   private final Set<Watcher> watchers = ConcurrentHashMap.newKeySet();
   private volatile String stopping;
+  /** Why this member's state is not the cluster's yet (it is catching up), or null. */
+  private volatile String catchingUp;
   private final WarmUp warmUp;
 
   /** A service of a warm registry. */
@@ -277,6 +279,14 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
     }
   }
 
+  /**
+   * This cluster member is catching up with the log ({@code reason}), or has ({@code null}):
+   * until then its state is partial and every call is answered UNAVAILABLE.
+   */
+  void catchingUp(String reason) {
+    catchingUp = reason;
+  }
+
   private boolean refuseWhileStopping(StreamObserver<?> out) {
     RegistryException refused = refusal();
     if (refused == null) {
@@ -286,9 +296,9 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
     return true;
   }
 
-  /** UNAVAILABLE while the server stops (its state is being torn down), else null. */
+  /** UNAVAILABLE while the server stops (its state is being torn down) or catches up, else null. */
   private RegistryException refusal() {
-    String reason = stopping;
+    String reason = stopping != null ? stopping : catchingUp;
     return reason == null ? null
         : new RegistryException(RegistryException.Kind.UNAVAILABLE, "", reason + "; ask another server");
   }

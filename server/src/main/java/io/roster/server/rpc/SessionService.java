@@ -90,6 +90,8 @@ final class SessionService {
   private final int maxFrameBytes;
   /** Why new sessions are refused (the server is stopping), or null. */
   private volatile String stopping;
+  /** Why new sessions are refused for now (a cluster member catching up or cut off), or null. */
+  private volatile String refusing;
   /** Completes once the server is stopping and every Connect stream has ended. */
   private final CompletableFuture<Void> allEnded = new CompletableFuture<>();
   private final WarmUp warmUp;
@@ -148,6 +150,33 @@ final class SessionService {
   }
 
   /**
+   * Refuses new sessions with UNAVAILABLE for now ({@code reason}), or accepts them again
+   * ({@code null}): a cluster member that is catching up, or cut off from the majority.
+   */
+  void refuseSessions(String reason) {
+    refusing = reason;
+  }
+
+  /**
+   * Asks the sessions that {@code which} selects (by owner) to move: a {@code reconnect} frame
+   * naming {@code reason} and the server {@code suggest} names for each (empty: the client's
+   * own next server). The sessions stay until their clients leave.
+   */
+  int moveSessions(String reason, java.util.function.Predicate<Session> which,
+      java.util.function.Supplier<String> suggest) {
+    int asked = 0;
+    for (Call c : calls) {
+      Session s = c.session;
+      if (s != null && which.test(s)) {
+        c.write(ServerFrame.newBuilder().setReconnect(Reconnect.newBuilder().setReason(reason)
+            .setSuggestedServer(suggest.get())).build());
+        asked++;
+      }
+    }
+    return asked;
+  }
+
+  /**
    * Waits until every Connect stream has ended after {@link #reconnectAll}, or {@code timeout}.
    *
    * @return whether they all ended in time
@@ -184,7 +213,7 @@ final class SessionService {
 
   private StreamObserver<Object> open(StreamObserver<Object> responseObserver) {
     ServerCallStreamObserver<Object> out = (ServerCallStreamObserver<Object>) responseObserver;
-    String refused = stopping;
+    String refused = stopping != null ? stopping : refusing;
     if (refused != null) {
       out.onError(Status.UNAVAILABLE.withDescription(refused + ": no new sessions here; connect to another server, "
           + "or to this address again once it is back").asRuntimeException());
@@ -456,7 +485,7 @@ final class SessionService {
     }
 
     private void hello(String requestId, Hello h) {
-      String refused = stopping;
+      String refused = stopping != null ? stopping : refusing;
       if (refused != null) {
         throw new ProtocolViolation(Status.UNAVAILABLE.withDescription(refused
             + ": no new sessions here; connect to another server, or to this address again once it is back"));

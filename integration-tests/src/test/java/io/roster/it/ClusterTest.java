@@ -1,0 +1,98 @@
+package io.roster.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.roster.client.Instance;
+import io.roster.client.InstancesChangeEvent;
+import io.roster.client.RosterClient;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Three real server processes on 127.0.0.1-3 forming one cluster (issue 12, docs/cluster.md):
+ * a change through one member reaches subscribers of another, and a member's death moves its
+ * clients without any subscriber seeing their instances go.
+ */
+class ClusterTest {
+
+  private static final String SERVICE = "cluster-svc";
+  private final List<AutoCloseable> closing = new ArrayList<>();
+  private LocalCluster cluster;
+
+  @AfterEach
+  void tearDown() throws Exception {
+    for (int i = closing.size() - 1; i >= 0; i--) {
+      try {
+        closing.get(i).close();
+      } catch (Exception ignored) {
+        // Best effort.
+      }
+    }
+    if (cluster != null) {
+      cluster.close();
+    }
+  }
+
+  private RosterClient client(String servers, String name) {
+    RosterClient c = RosterClient.builder().serverAddresses(servers).clientName(name)
+        .requestTimeout(Timing.seconds(10)).build();
+    closing.add(c);
+    return c;
+  }
+
+  @Test
+  void aRegistrationThroughOneMemberReachesTheOthers() {
+    cluster = LocalCluster.start();
+    RosterClient provider = client(cluster.address(0), "provider");
+    Subscriber subscriber = new Subscriber(client(cluster.address(2), "subscriber"), SERVICE);
+    RosterClient querier = client(cluster.address(1), "querier");
+
+    provider.registerInstance(SERVICE, Instance.of("10.0.0.1", 8080));
+
+    subscriber.await(Timing.seconds(10), Subscriber.hasPort(8080));
+    await().atMost(Timing.seconds(10)).until(() -> querier.getAllInstances(SERVICE).size() == 1);
+    // Revisions come from the log: every member reports the same state at the same revision.
+    long revision = subscriber.cached().revision();
+    assertThat(Subscriber.cached(querier, SERVICE).revision()).isEqualTo(revision);
+
+    provider.deregisterInstance(SERVICE, "10.0.0.1", 8080);
+    subscriber.await(Timing.seconds(10), List::isEmpty);
+  }
+
+  @Test
+  void killingTheMemberProvidersUseMovesThemWithoutAnySubscriberSeeingThemGo() throws Exception {
+    cluster = LocalCluster.start("--member-grace", "3s");
+    // Providers prefer member 0 and move to member 1 when it dies.
+    List<Integer> live = List.of(9001, 9002, 9003, 9004, 9005);
+    for (int port : live) {
+      client(cluster.servers(0), "provider-" + port).registerInstance(SERVICE, Instance.of("10.0.1.1", port));
+    }
+    // A provider whose process dies with member 0: its instance must go within the grace.
+    ProviderProcess doomed = new ProviderProcess(cluster.address(0), SERVICE, "10.0.1.2", 9100);
+    closing.add(doomed);
+    doomed.awaitRegistered();
+
+    List<List<Integer>> events = new CopyOnWriteArrayList<>();
+    RosterClient watcher = client(cluster.address(2), "watcher");
+    watcher.subscribe(SERVICE, (InstancesChangeEvent e) ->
+        events.add(e.instances().stream().map(Instance::port).sorted().toList()));
+    await().atMost(Timing.seconds(10)).until(() -> !events.isEmpty() && events.get(events.size() - 1).size() == 6);
+
+    doomed.kill9();
+    cluster.node(0).kill9();
+
+    // Down after 3 s of silence, then a 3 s grace: the dead provider's instance goes.
+    await().atMost(Timing.seconds(30)).until(() -> events.get(events.size() - 1).equals(live));
+    assertThat(events).as("every state the subscriber saw has every live provider").allSatisfy(ports ->
+        assertThat(ports).containsAll(live));
+    Set<Integer> sizes = events.stream().map(List::size).collect(Collectors.toSet());
+    assertThat(sizes).as("states seen: %s", events).containsOnly(6, 5);
+  }
+}

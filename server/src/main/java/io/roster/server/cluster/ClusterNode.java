@@ -1,0 +1,534 @@
+package io.roster.server.cluster;
+
+import io.roster.proto.cluster.v1.Batch;
+import io.roster.proto.cluster.v1.EndStaleOwners;
+import io.roster.proto.cluster.v1.MemberDown;
+import io.roster.proto.cluster.v1.MemberStarted;
+import io.roster.server.config.ServerConfig;
+import io.roster.server.model.Owner;
+import io.roster.server.registry.Registry;
+import io.roster.server.registry.Writer;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.NetworkInterface;
+import java.net.SocketException;
+import java.net.UnknownHostException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.LongSupplier;
+import java.util.stream.Collectors;
+import org.apache.ratis.client.RaftClient;
+import org.apache.ratis.client.RaftClientConfigKeys;
+import org.apache.ratis.conf.Parameters;
+import org.apache.ratis.conf.RaftProperties;
+import org.apache.ratis.grpc.GrpcConfigKeys;
+import org.apache.ratis.grpc.GrpcFactory;
+import org.apache.ratis.proto.RaftProtos.CommitInfoProto;
+import org.apache.ratis.proto.RaftProtos.RoleInfoProto;
+import org.apache.ratis.proto.RaftProtos.ServerRpcProto;
+import org.apache.ratis.protocol.ClientId;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftGroup;
+import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.protocol.RaftPeer;
+import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.retry.RetryPolicies;
+import org.apache.ratis.server.DivisionInfo;
+import org.apache.ratis.server.RaftServer;
+import org.apache.ratis.server.RaftServerConfigKeys;
+import org.apache.ratis.server.storage.RaftStorage;
+import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
+import org.apache.ratis.util.SizeInBytes;
+import org.apache.ratis.util.TimeDuration;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * This server as a member of the cluster: its Raft server (Apache Ratis) in the one group of
+ * {@code --members}, the state machine that applies the log to the registry, the group-commit
+ * {@link Writer} its sessions write through, and the watch that keeps the membership facts in the
+ * log true (docs/cluster.md).
+ *
+ * <p>The watch runs every {@link #WATCH_EVERY} on a thread of its own:
+ * <ul>
+ *   <li>on every member: whether it can write (it hears from a leader, or as the leader from a
+ *       majority, within {@code --member-down-after}); a member that cannot tells its sessions to
+ *       move and refuses writes and new sessions until it can again;
+ *   <li>on the leader: a member silent for {@code --member-down-after} is recorded down in the
+ *       log; a member with owners of a past incarnation (or that is down) gets them ended, in the
+ *       log, once {@code --member-grace} has passed since the leader saw that;
+ *   <li>on a member the log says is down while it is up: it records its return.
+ * </ul>
+ *
+ * <p>A member reports itself caught up once it has applied its own {@code member_started}
+ * entry: everything the group had committed before it joined is applied by then.
+ */
+public final class ClusterNode implements AutoCloseable {
+
+  private static final Logger log = LoggerFactory.getLogger(ClusterNode.class);
+  static final Duration WATCH_EVERY = Duration.ofMillis(250);
+  /** The one group all members form. */
+  static final RaftGroupId GROUP_ID = RaftGroupId.valueOf(
+      UUID.nameUUIDFromBytes("roster-registry".getBytes(StandardCharsets.UTF_8)));
+
+  /** What this server does when the cluster asks (implemented by the server's wiring). */
+  public interface Local {
+    /** This member's own log entry came back: it has caught up with the group. */
+    void caughtUp();
+
+    /**
+     * This member cannot write now ({@code reason}), or can again ({@code reason} null): refuse
+     * or accept new sessions, and when it cannot, ask the sessions it has to move to a member
+     * that {@code suggest} names (each call may name another).
+     */
+    void writable(String reason, java.util.function.Supplier<String> suggest);
+
+    /** The log ended these owners of this member's current incarnation: their sessions must redo. */
+    void ownersEnded(List<Owner> owners, java.util.function.Supplier<String> suggest);
+  }
+
+  private final ServerConfig config;
+  private final String memberId;
+  private final String incarnation;
+  private final RaftGroup group;
+  private final RaftServer server;
+  private final RaftClient client;
+  private final RegistryStateMachine stateMachine;
+  private final Proposer proposer;
+  private final ScheduledExecutorService timer;
+  private final Local local;
+  private final CompletableFuture<Void> caughtUp = new CompletableFuture<>();
+  private final Map<String, Long> staleSeenNanos = new HashMap<>();
+  private final AtomicInteger suggestions = new AtomicInteger();
+  private volatile String clientAddress = "";
+  private volatile String unwritable = "catching up with the cluster's log";
+  private volatile boolean returning;
+  /** Whether this member has been cut off since it caught up (for the log line). */
+  private boolean wasCutOff;
+  private volatile boolean closed;
+
+  private ClusterNode(ServerConfig config, Registry registry, EntryClock clock, Local local, LongSupplier wallMicros,
+      String incarnation) throws IOException {
+    this.config = config;
+    this.local = local;
+    this.incarnation = incarnation;
+    List<RaftPeer> peers = new ArrayList<>();
+    for (String m : config.members()) {
+      peers.add(RaftPeer.newBuilder().setId(peerId(m)).setAddress(m).build());
+    }
+    this.memberId = self(config);
+    this.group = RaftGroup.valueOf(GROUP_ID, peers);
+    this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
+      Thread t = new Thread(r, "roster-cluster");
+      t.setDaemon(true);
+      return t;
+    });
+    RaftProperties props = properties(config, memberId);
+    this.client = RaftClient.newBuilder()
+        .setProperties(props)
+        .setRaftGroup(group)
+        .setClientId(ClientId.randomId())
+        .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(40,
+            TimeDuration.valueOf(100, TimeUnit.MILLISECONDS)))
+        .setClientRpc(new GrpcFactory(new Parameters()).newRaftClientRpc(ClientId.randomId(), props))
+        .build();
+    this.proposer = new Proposer(memberId, incarnation, this::send, timer, config.groupCommitWindow(), 100_000,
+        wallMicros, () -> unwritable);
+    this.stateMachine = new RegistryStateMachine(registry, clock, this::onApplied);
+    this.server = RaftServer.newBuilder()
+        .setServerId(peerId(memberId))
+        .setGroup(group)
+        .setProperties(props)
+        .setStateMachine(stateMachine)
+        .setOption(RaftStorage.StartupOption.RECOVER)
+        .build();
+  }
+
+  /**
+   * Starts this member: its Raft server on {@code --peer-port}, then its {@code member_started}
+   * entry (retried until the group takes it). Returns at once; {@link Local#caughtUp} follows.
+   *
+   * @param registry the registry to apply the log to; its clock must be {@code clock}
+   * @param wallMicros the wall clock that batches carry (revisions come from it)
+   */
+  public static ClusterNode start(ServerConfig config, Registry registry, EntryClock clock, Local local,
+      LongSupplier wallMicros, String incarnation) {
+    try {
+      ClusterNode node = new ClusterNode(config, registry, clock, local, wallMicros, incarnation);
+      node.server.start();
+      log.info("Cluster member {} (incarnation {}) started on peer port {}; members {}", node.memberId, incarnation,
+          config.peerPort(), config.members());
+      node.timer.scheduleWithFixedDelay(node::watch, WATCH_EVERY.toMillis(), WATCH_EVERY.toMillis(),
+          TimeUnit.MILLISECONDS);
+      return node;
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot start the cluster member on peer port " + config.peerPort(), e);
+    }
+  }
+
+  /** A clock for the registry of a member: see {@link EntryClock}. */
+  public static EntryClock entryClock() {
+    return new EntryClock();
+  }
+
+  /**
+   * Tells the member where clients reach it (known once the client port is bound), and
+   * proposes its {@code member_started} entry.
+   */
+  public void announce(String clientAddress) {
+    this.clientAddress = clientAddress;
+    proposeStarted();
+  }
+
+  private void proposeStarted() {
+    if (closed) {
+      return;
+    }
+    var started = io.roster.proto.cluster.v1.Command.newBuilder().setMemberStarted(MemberStarted.newBuilder()
+        .setMember(memberId).setIncarnation(incarnation).setClientAddress(clientAddress)).build();
+    returning = true;
+    proposer.<Object>propose(started, true).whenComplete((r, failed) -> {
+      returning = false;
+      if (failed != null) {
+        log.debug("member_started not taken yet ({}); retrying", failed.toString());
+        timer.schedule(this::proposeStarted, 500, TimeUnit.MILLISECONDS);
+      } else if (caughtUp.complete(null)) {
+        log.info("Cluster member {} caught up with the log (applied index {})", memberId,
+            appliedIndex());
+        local.caughtUp();
+        timer.execute(this::watch); // says at once whether it can take writes
+      }
+    });
+  }
+
+  /** Changes go through the log: group commit, then applied on every member. */
+  public Writer writer() {
+    return proposer;
+  }
+
+  /** This member's id in the log (its --members entry). */
+  public String memberId() {
+    return memberId;
+  }
+
+  /** The owner node of this member's sessions: member id "@" incarnation. */
+  public String ownerNode() {
+    return memberId + "@" + incarnation;
+  }
+
+  /** Completes once this member has caught up with the log. */
+  public CompletableFuture<Void> caughtUp() {
+    return caughtUp;
+  }
+
+  /** Null when this member can take writes, else why not. */
+  public String unwritable() {
+    return unwritable;
+  }
+
+  private CompletableFuture<?> send(byte[] entry) {
+    return client.async().send(Message.valueOf(ByteString.copyFrom(entry))).thenApply(reply -> {
+      if (!reply.isSuccess()) {
+        throw new CompletionException(reply.getException());
+      }
+      return reply;
+    });
+  }
+
+  private void onApplied(Batch batch, List<Object> results, long index) {
+    proposer.onApplied(batch, results);
+    for (int i = 0; i < batch.getCommandsCount(); i++) {
+      var c = batch.getCommands(i);
+      if (c.hasEndStaleOwners() && results.get(i) instanceof List<?> ended && !ended.isEmpty()) {
+        String mine = ownerNode();
+        List<Owner> ours = ended.stream().map(Owner.class::cast).filter(o -> o.nodeId().equals(mine)).toList();
+        log.info("The log ended {} owners of member {}{}", ended.size(), c.getEndStaleOwners().getMember(),
+            ours.isEmpty() ? "" : " (" + ours.size() + " of them sessions here: they are asked to move and redo)");
+        if (!ours.isEmpty()) {
+          local.ownersEnded(ours, this::suggest);
+        }
+      }
+    }
+  }
+
+  // --- The watch ---
+
+  private void watch() {
+    try {
+      watchOnce();
+    } catch (RuntimeException e) {
+      log.warn("Cluster watch failed; trying again in {} ms", WATCH_EVERY.toMillis(), e);
+    }
+  }
+
+  private void watchOnce() {
+    if (closed) {
+      return;
+    }
+    DivisionInfo info = division().getInfo();
+    RoleInfoProto role = info.getRoleInfoProto();
+    long silenceMs = config.memberDownAfter().toMillis();
+    String why = null;
+    if (!caughtUp.isDone()) {
+      why = "catching up with the cluster's log";
+    } else if (info.isLeader()) {
+      int heard = 1;
+      for (ServerRpcProto f : role.getLeaderInfo().getFollowerInfoList()) {
+        heard += f.getLastRpcElapsedTimeMs() <= silenceMs ? 1 : 0;
+      }
+      if (heard * 2 <= group.getPeers().size()) {
+        why = "this member leads but hears from only " + heard + " of " + group.getPeers().size() + " members";
+      }
+    } else if (!role.hasFollowerInfo() || !role.getFollowerInfo().hasLeaderInfo()
+        || role.getFollowerInfo().getLeaderInfo().getLastRpcElapsedTimeMs() > silenceMs) {
+      why = "this member has not heard from a leader for " + silenceMs + " ms: it is cut off from the majority";
+    }
+    String before = unwritable;
+    unwritable = why;
+    if (caughtUp.isDone() && (before == null) != (why == null)) {
+      if (why != null) {
+        log.warn("Cluster member {} cannot take writes: {}; its sessions are asked to move", memberId, why);
+      } else {
+        log.info("Cluster member {} takes writes{}", memberId, wasCutOff ? " again" : "");
+      }
+      wasCutOff |= why != null;
+      local.writable(why, this::suggest);
+    }
+    if (why == null) {
+      RegistryStateMachine.Member me = stateMachine.member(memberId);
+      if (me != null && me.down() && !returning) {
+        log.info("The log says member {} is down; recording its return", memberId);
+        proposeStarted();
+      }
+    }
+    if (info.isLeader() && why == null) {
+      lead(role, silenceMs);
+    } else {
+      staleSeenNanos.clear();
+    }
+  }
+
+  /** The leader's part of the watch: members down, and owners whose grace is over. */
+  private void lead(RoleInfoProto role, long silenceMs) {
+    for (ServerRpcProto f : role.getLeaderInfo().getFollowerInfoList()) {
+      String id = member(f.getId().getId().toStringUtf8());
+      RegistryStateMachine.Member m = stateMachine.member(id);
+      if (m != null && !m.down() && f.getLastRpcElapsedTimeMs() > silenceMs) {
+        log.warn("Member {} silent for {} ms: recording it down", id, f.getLastRpcElapsedTimeMs());
+        proposeQuietly(io.roster.proto.cluster.v1.Command.newBuilder()
+            .setMemberDown(MemberDown.newBuilder().setMember(id)).build());
+      }
+    }
+    Map<String, Long> stale = stateMachine.stale();
+    staleSeenNanos.keySet().retainAll(stale.keySet());
+    long now = System.nanoTime();
+    for (String id : stale.keySet()) {
+      long seen = staleSeenNanos.computeIfAbsent(id, k -> now);
+      if (now - seen >= config.memberGrace().toNanos()) {
+        RegistryStateMachine.Member m = stateMachine.member(id);
+        String keep = m == null || m.down() ? "" : m.incarnation();
+        staleSeenNanos.put(id, now); // at most one proposal per grace
+        proposeQuietly(io.roster.proto.cluster.v1.Command.newBuilder()
+            .setEndStaleOwners(EndStaleOwners.newBuilder().setMember(id).setKeepIncarnation(keep)).build());
+      }
+    }
+  }
+
+  private void proposeQuietly(io.roster.proto.cluster.v1.Command command) {
+    try {
+      proposer.propose(command, false).exceptionally(e -> {
+        log.debug("Could not propose {}: {}", command.getChangeCase(), e.toString());
+        return null;
+      });
+    } catch (RuntimeException e) {
+      log.debug("Could not propose {}: {}", command.getChangeCase(), e.toString());
+    }
+  }
+
+  /** A live member other than this one for a client to move to (round robin), or "". */
+  public String suggest() {
+    List<String> live = stateMachine.members().stream()
+        .filter(m -> !m.down() && !m.id().equals(memberId) && !m.clientAddress().isEmpty())
+        .map(RegistryStateMachine.Member::clientAddress)
+        .toList();
+    return live.isEmpty() ? "" : live.get(Math.floorMod(suggestions.getAndIncrement(), live.size()));
+  }
+
+  /** What this member knows of every member, for Admin/ListMembers. */
+  public List<MemberView> members() {
+    DivisionInfo info = division().getInfo();
+    RoleInfoProto role = info.getRoleInfoProto();
+    Map<String, Long> contact = new HashMap<>();
+    if (info.isLeader()) {
+      role.getLeaderInfo().getFollowerInfoList().forEach(f -> contact.put(member(f.getId().getId().toStringUtf8()),
+          f.getLastRpcElapsedTimeMs()));
+    } else if (role.hasFollowerInfo() && role.getFollowerInfo().hasLeaderInfo()) {
+      var l = role.getFollowerInfo().getLeaderInfo();
+      contact.put(member(l.getId().getId().toStringUtf8()), l.getLastRpcElapsedTimeMs());
+    }
+    Map<String, Long> commits = new HashMap<>();
+    for (CommitInfoProto c : division().getCommitInfos()) {
+      commits.put(member(c.getServer().getId().toStringUtf8()), c.getCommitIndex());
+    }
+    long top = commits.values().stream().mapToLong(Long::longValue).max().orElse(0);
+    String leader = info.getLeaderId() == null ? "" : member(info.getLeaderId().toString());
+    Map<String, RegistryStateMachine.Member> known = stateMachine.members().stream()
+        .collect(Collectors.toMap(RegistryStateMachine.Member::id, m -> m));
+    List<MemberView> views = new ArrayList<>();
+    for (RaftPeer p : group.getPeers()) {
+      String id = member(p.getId().toString());
+      RegistryStateMachine.Member m = known.get(id);
+      boolean self = id.equals(memberId);
+      views.add(new MemberView(id, self, id.equals(leader) ? "leader" : self ? info.getCurrentRole().name()
+          .toLowerCase(java.util.Locale.ROOT) : "follower",
+          m == null ? "" : m.clientAddress(), m == null ? "" : m.incarnation(), m != null && m.down(),
+          self ? 0 : contact.getOrDefault(id, -1L),
+          commits.containsKey(id) ? Math.max(0, top - commits.get(id)) : -1));
+    }
+    return views;
+  }
+
+  /**
+   * One member as this member sees it.
+   *
+   * @param lastContactMs ms since this member last heard from it (0 for itself, -1 unknown)
+   * @param lag how many log entries its commit index is behind the highest known (-1 unknown)
+   */
+  public record MemberView(String id, boolean self, String role, String clientAddress, String incarnation,
+      boolean down, long lastContactMs, long lag) {}
+
+  /** The index of the last entry applied here. */
+  public long appliedIndex() {
+    return division().getInfo().getLastAppliedIndex();
+  }
+
+  private RaftServer.Division division() {
+    try {
+      return server.getDivision(GROUP_ID);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    timer.shutdownNow();
+    proposer.failAll("this member is stopping");
+    try {
+      client.close();
+    } catch (IOException e) {
+      log.debug("Closing the log client", e);
+    }
+    try {
+      server.close();
+    } catch (IOException e) {
+      log.warn("Closing the Raft server", e);
+    }
+  }
+
+  // --- Configuration ---
+
+  /**
+   * This node's entry of {@code --members}: the one equal to {@code --node-id}, or whose host is
+   * it, or else whose port is {@code --peer-port} on an address of this machine.
+   */
+  static String self(ServerConfig config) {
+    List<String> members = config.members();
+    String id = config.nodeId();
+    for (String m : members) {
+      if (m.equals(id) || host(m).equals(id)) {
+        return m;
+      }
+    }
+    List<String> local = new ArrayList<>();
+    for (String m : members) {
+      if (port(m) == config.peerPort() && isLocal(host(m))) {
+        local.add(m);
+      }
+    }
+    if (local.size() == 1) {
+      return local.get(0);
+    }
+    throw new IllegalArgumentException("members: none of " + members + " is this node (--node-id \"" + id
+        + "\", --peer-port " + config.peerPort() + "); list this node, or set --node-id to its entry or host");
+  }
+
+  /**
+   * A member's Raft peer id: its entry with ':' as '_' (Ratis names JMX beans after it, and
+   * ":" is not allowed there); the port has no "_", so the last "_" maps back.
+   */
+  static RaftPeerId peerId(String member) {
+    int colon = member.lastIndexOf(':');
+    return RaftPeerId.valueOf(member.substring(0, colon) + "_" + member.substring(colon + 1));
+  }
+
+  /** The member entry of a Raft peer id. */
+  static String member(String peerId) {
+    int cut = peerId.lastIndexOf('_');
+    return cut < 0 ? peerId : peerId.substring(0, cut) + ":" + peerId.substring(cut + 1);
+  }
+
+  private static String host(String member) {
+    return member.substring(0, member.lastIndexOf(':'));
+  }
+
+  private static int port(String member) {
+    return Integer.parseInt(member.substring(member.lastIndexOf(':') + 1));
+  }
+
+  private static boolean isLocal(String host) {
+    try {
+      InetAddress a = InetAddress.getByName(host);
+      return a.isLoopbackAddress() || a.isAnyLocalAddress() || NetworkInterface.getByInetAddress(a) != null;
+    } catch (UnknownHostException | SocketException e) {
+      return false;
+    }
+  }
+
+  /**
+   * Ratis settings, chosen for a registry's small, ephemeral entries (docs/cluster.md): the log
+   * is kept on disk under {@code --data-dir}/raft/, flushed without waiting (the owners of
+   * ephemeral entries redo them after a full-cluster restart), with a small segment cache;
+   * election timeouts at Ratis's defaults (shorter ones were unsafe on a loaded 2-core machine).
+   */
+  private static RaftProperties properties(ServerConfig config, String memberId) {
+    RaftProperties p = new RaftProperties();
+    GrpcConfigKeys.Server.setPort(p, config.peerPort());
+    Path dir = config.dataDir().resolve("raft").resolve(memberId.replaceAll("[^A-Za-z0-9._-]", "_"));
+    RaftServerConfigKeys.setStorageDir(p, List.of(dir.toFile()));
+    RaftServerConfigKeys.Log.setUnsafeFlushEnabled(p, true);
+    RaftServerConfigKeys.Log.setSegmentSizeMax(p, SizeInBytes.valueOf("16MB"));
+    RaftServerConfigKeys.Log.setSegmentCacheNumMax(p, 2);
+    // One entry may carry a command as large as a client's largest frame (--max-message-size).
+    RaftServerConfigKeys.Log.Appender.setBufferByteLimit(p, SizeInBytes.valueOf("8MB"));
+    RaftServerConfigKeys.Log.setWriteBufferSize(p, SizeInBytes.valueOf("9MB"));
+    GrpcConfigKeys.setMessageSizeMax(p, SizeInBytes.valueOf("32MB"));
+    RaftServerConfigKeys.RetryCache.setExpiryTime(p, TimeDuration.valueOf(30, TimeUnit.SECONDS));
+    RaftClientConfigKeys.Rpc.setRequestTimeout(p, TimeDuration.valueOf(3, TimeUnit.SECONDS));
+    return p;
+  }
+
+  /** For tests: the member ids this node knows as down. */
+  Set<String> downMembers() {
+    return stateMachine.members().stream().filter(RegistryStateMachine.Member::down)
+        .map(RegistryStateMachine.Member::id).collect(Collectors.toSet());
+  }
+}

@@ -1,0 +1,146 @@
+package io.roster.server.cluster;
+
+import io.roster.proto.cluster.v1.Command.ChangeCase;
+import io.roster.proto.cluster.v1.OwnerKind;
+import io.roster.server.model.Instance;
+import io.roster.server.model.InstanceKey;
+import io.roster.server.model.Owner;
+import io.roster.server.model.ServiceKey;
+import io.roster.server.registry.Command;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Registry {@link Command}s to log entries and back. Exact both ways: an instance read back
+ * equals the one written (every field, the id included), so every member stores the same value.
+ */
+final class LogCodec {
+
+  private LogCodec() {}
+
+  static io.roster.proto.cluster.v1.Command encode(Command<?> command) {
+    var b = io.roster.proto.cluster.v1.Command.newBuilder();
+    if (command instanceof Command.Register c) {
+      b.setRegister(io.roster.proto.cluster.v1.Register.newBuilder()
+          .setOwner(owner(c.owner())).setService(service(c.service())).setInstance(instance(c.instance())));
+    } else if (command instanceof Command.Deregister c) {
+      b.setDeregister(io.roster.proto.cluster.v1.Deregister.newBuilder()
+          .setOwner(owner(c.owner())).setService(service(c.service())).setKey(key(c.key())));
+    } else if (command instanceof Command.ReplaceOwned c) {
+      var r = io.roster.proto.cluster.v1.ReplaceOwned.newBuilder()
+          .setOwner(owner(c.owner())).setService(service(c.service()));
+      c.instances().forEach(i -> r.addInstances(instance(i)));
+      b.setReplaceOwned(r);
+    } else if (command instanceof Command.RemoveOwned c) {
+      b.setRemoveOwned(io.roster.proto.cluster.v1.RemoveOwned.newBuilder()
+          .setOwner(owner(c.owner())).setService(service(c.service())));
+    } else if (command instanceof Command.RemoveOwner c) {
+      b.setRemoveOwner(io.roster.proto.cluster.v1.RemoveOwner.newBuilder().setOwner(owner(c.owner())));
+    } else if (command instanceof Command.UpdateInstance c) {
+      var u = io.roster.proto.cluster.v1.UpdateInstance.newBuilder()
+          .setService(service(c.service())).setKey(key(c.key()))
+          .setReplaceMetadata(c.replaceMetadata()).putAllMetadata(c.metadata());
+      if (c.enabled() != null) {
+        u.setEnabled(c.enabled());
+      }
+      if (c.weight() != null) {
+        u.setWeight(c.weight());
+      }
+      if (c.healthy() != null) {
+        u.setHealthy(c.healthy());
+      }
+      b.setUpdateInstance(u);
+    } else if (command instanceof Command.UpdateSettings c) {
+      var u = io.roster.proto.cluster.v1.UpdateSettings.newBuilder()
+          .setService(service(c.service())).setReplaceMetadata(c.replaceMetadata()).putAllMetadata(c.metadata());
+      if (c.protectThreshold() != null) {
+        u.setProtectThreshold(c.protectThreshold());
+      }
+      b.setUpdateSettings(u);
+    } else {
+      throw new IllegalArgumentException("no log form for " + command);
+    }
+    return b.build();
+  }
+
+  /** The registry command of an entry's command, or null for a membership command. */
+  static Command<?> decode(io.roster.proto.cluster.v1.Command p) {
+    ChangeCase kind = p.getChangeCase();
+    return switch (kind) {
+      case REGISTER -> new Command.Register(owner(p.getRegister().getOwner()),
+          service(p.getRegister().getService()), instance(p.getRegister().getInstance()));
+      case DEREGISTER -> new Command.Deregister(owner(p.getDeregister().getOwner()),
+          service(p.getDeregister().getService()), key(p.getDeregister().getKey()));
+      case REPLACE_OWNED -> {
+        var r = p.getReplaceOwned();
+        List<Instance> list = new ArrayList<>(r.getInstancesCount());
+        r.getInstancesList().forEach(i -> list.add(instance(i)));
+        yield new Command.ReplaceOwned(owner(r.getOwner()), service(r.getService()), list);
+      }
+      case REMOVE_OWNED -> new Command.RemoveOwned(owner(p.getRemoveOwned().getOwner()),
+          service(p.getRemoveOwned().getService()));
+      case REMOVE_OWNER -> new Command.RemoveOwner(owner(p.getRemoveOwner().getOwner()));
+      case UPDATE_INSTANCE -> {
+        var u = p.getUpdateInstance();
+        yield new Command.UpdateInstance(service(u.getService()), key(u.getKey()),
+            u.hasEnabled() ? u.getEnabled() : null, u.hasWeight() ? u.getWeight() : null,
+            u.hasHealthy() ? u.getHealthy() : null, u.getReplaceMetadata(), u.getMetadataMap());
+      }
+      case UPDATE_SETTINGS -> {
+        var u = p.getUpdateSettings();
+        yield new Command.UpdateSettings(service(u.getService()),
+            u.hasProtectThreshold() ? u.getProtectThreshold() : null, u.getReplaceMetadata(), u.getMetadataMap());
+      }
+      case MEMBER_STARTED, MEMBER_DOWN, END_STALE_OWNERS -> null;
+      case CHANGE_NOT_SET -> throw new IllegalArgumentException("a log command with no change");
+    };
+  }
+
+  static io.roster.proto.cluster.v1.Owner owner(Owner o) {
+    return io.roster.proto.cluster.v1.Owner.newBuilder().setNode(o.nodeId()).setKind(switch (o.kind()) {
+      case SESSION -> OwnerKind.OWNER_KIND_SESSION;
+      case NACOS -> OwnerKind.OWNER_KIND_NACOS;
+      case LEASE -> OwnerKind.OWNER_KIND_LEASE;
+    }).setId(o.id()).build();
+  }
+
+  static Owner owner(io.roster.proto.cluster.v1.Owner p) {
+    Owner.Kind kind = switch (p.getKind()) {
+      case OWNER_KIND_SESSION -> Owner.Kind.SESSION;
+      case OWNER_KIND_NACOS -> Owner.Kind.NACOS;
+      case OWNER_KIND_LEASE -> Owner.Kind.LEASE;
+      case OWNER_KIND_UNSPECIFIED, UNRECOGNIZED -> throw new IllegalArgumentException("owner kind " + p.getKind());
+    };
+    return new Owner(p.getNode(), kind, p.getId());
+  }
+
+  static io.roster.proto.v1.ServiceKey service(ServiceKey k) {
+    return io.roster.proto.v1.ServiceKey.newBuilder()
+        .setNamespace(k.namespace()).setGroup(k.group()).setName(k.name()).build();
+  }
+
+  static ServiceKey service(io.roster.proto.v1.ServiceKey p) {
+    return new ServiceKey(p.getNamespace(), p.getGroup(), p.getName());
+  }
+
+  static io.roster.proto.cluster.v1.InstanceKey key(InstanceKey k) {
+    return io.roster.proto.cluster.v1.InstanceKey.newBuilder()
+        .setIp(k.ip()).setPort(k.port()).setCluster(k.cluster()).build();
+  }
+
+  static InstanceKey key(io.roster.proto.cluster.v1.InstanceKey p) {
+    return new InstanceKey(p.getIp(), p.getPort(), p.getCluster());
+  }
+
+  static io.roster.proto.v1.Instance instance(Instance i) {
+    return io.roster.proto.v1.Instance.newBuilder()
+        .setIp(i.ip()).setPort(i.port()).setWeight(i.weight()).setHealthy(i.healthy()).setEnabled(i.enabled())
+        .setEphemeral(i.ephemeral()).setCluster(i.cluster()).putAllMetadata(i.metadata())
+        .setInstanceId(i.instanceId()).build();
+  }
+
+  static Instance instance(io.roster.proto.v1.Instance p) {
+    return new Instance(p.getIp(), p.getPort(), p.getWeight(), p.getHealthy(), p.getEnabled(), p.getEphemeral(),
+        p.getCluster(), p.getMetadataMap(), p.getInstanceId());
+  }
+}

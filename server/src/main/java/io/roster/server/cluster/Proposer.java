@@ -1,0 +1,212 @@
+package io.roster.server.cluster;
+
+import io.roster.proto.cluster.v1.Batch;
+import io.roster.server.model.RegistryException;
+import io.roster.server.registry.Command;
+import io.roster.server.registry.Writer;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+import java.util.function.Supplier;
+
+/**
+ * This member's {@link Writer}: group commit. Commands from all of this member's sessions are
+ * queued; the first one opens a window ({@code --group-commit-window}, 1 ms by default), and at
+ * its end everything queued (up to a size cap) goes to the log as one {@link Batch}: one entry,
+ * one round of consensus, for all of them. A request completes when this member has applied the
+ * entry, so what a client wrote is visible to its next query here.
+ *
+ * <p>Order: commands are batched in submission order and batches are sent in order on one
+ * ordered Ratis client, so one session's changes are applied in the order it made them.
+ *
+ * <p>Bounded: at most {@code maxQueued} commands wait for a window; beyond that, and while this
+ * member cannot reach a majority, a submit is refused at once with UNAVAILABLE (clients go
+ * elsewhere or retry). Thread-safe.
+ */
+final class Proposer implements Writer {
+
+  /** One entry's size cap, well under the log's message limit. */
+  static final int MAX_BATCH_BYTES = 1 << 20;
+  static final int MAX_BATCH_COMMANDS = 2_000;
+
+  /** Sends one entry's bytes; the future fails when it could not be committed. */
+  interface Log {
+    CompletableFuture<?> send(byte[] entry);
+  }
+
+  private final String member;
+  private final String incarnation;
+  private final Log logClient;
+  private final ScheduledExecutorService timer;
+  private final Duration window;
+  private final int maxQueued;
+  private final LongSupplier wallMicros;
+  /** Null when writes are possible, else why not (this member is cut off, or catching up). */
+  private final Supplier<String> unwritable;
+
+  // Guarded by this.
+  private final ArrayDeque<Pending> queue = new ArrayDeque<>();
+  private boolean flushScheduled;
+  private long sequence;
+
+  /** Batches sent and not yet applied here, by sequence. */
+  private final Map<Long, List<Pending>> inFlight = new ConcurrentHashMap<>();
+
+  Proposer(String member, String incarnation, Log logClient, ScheduledExecutorService timer, Duration window,
+      int maxQueued, LongSupplier wallMicros, Supplier<String> unwritable) {
+    this.member = member;
+    this.incarnation = incarnation;
+    this.logClient = logClient;
+    this.timer = timer;
+    this.window = window;
+    this.maxQueued = maxQueued;
+    this.wallMicros = wallMicros;
+    this.unwritable = unwritable;
+  }
+
+  @Override
+  public <R> CompletableFuture<R> submit(Command<R> command) {
+    return propose(LogCodec.encode(command), false);
+  }
+
+  /**
+   * Proposes a command of the log's own (membership) or an encoded registry command; {@code
+   * anyway}: also while this member says it cannot write (its own start, which is how it
+   * catches up).
+   */
+  @SuppressWarnings("unchecked")
+  <R> CompletableFuture<R> propose(io.roster.proto.cluster.v1.Command command, boolean anyway) {
+    String why = anyway ? null : unwritable.get();
+    if (why != null) {
+      throw new RegistryException(RegistryException.Kind.UNAVAILABLE, "", why);
+    }
+    Pending p = new Pending(command, new CompletableFuture<>());
+    boolean schedule;
+    synchronized (this) {
+      if (queue.size() >= maxQueued) {
+        throw new RegistryException(RegistryException.Kind.UNAVAILABLE, "", "this member has " + queue.size()
+            + " changes waiting for the log (limit: " + maxQueued + "); try again or another member");
+      }
+      queue.add(p);
+      schedule = !flushScheduled;
+      flushScheduled = true;
+    }
+    if (schedule) {
+      timer.schedule(this::flush, window.toNanos(), TimeUnit.NANOSECONDS);
+    }
+    return (CompletableFuture<R>) p.done;
+  }
+
+  /** Sends what is queued as one entry (and schedules the next window when more is left). */
+  private void flush() {
+    List<Pending> taken = new ArrayList<>();
+    Batch.Builder b = Batch.newBuilder().setOrigin(member).setIncarnation(incarnation);
+    long seq;
+    synchronized (this) {
+      int bytes = 0;
+      while (!queue.isEmpty() && taken.size() < MAX_BATCH_COMMANDS) {
+        Pending next = queue.peek();
+        int size = next.command.getSerializedSize();
+        if (!taken.isEmpty() && bytes + size > MAX_BATCH_BYTES) {
+          break;
+        }
+        queue.poll();
+        taken.add(next);
+        bytes += size;
+        b.addCommands(next.command);
+      }
+      boolean more = !queue.isEmpty();
+      flushScheduled = more;
+      if (more) {
+        timer.execute(this::flush);
+      }
+      seq = ++sequence;
+      b.setSequence(seq).setTimeMicros(wallMicros.getAsLong());
+      if (taken.isEmpty()) {
+        return;
+      }
+      inFlight.put(seq, taken);
+    }
+    byte[] entry = b.build().toByteArray();
+    CompletableFuture<?> sent;
+    try {
+      sent = logClient.send(entry);
+    } catch (RuntimeException e) {
+      sent = CompletableFuture.failedFuture(e);
+    }
+    sent.whenComplete((reply, failed) -> {
+      if (failed != null) {
+        fail(seq, failed);
+      }
+    });
+  }
+
+  /** An entry was applied here: this member's batch completes its requests. */
+  void onApplied(Batch batch, List<Object> results) {
+    if (!batch.getOrigin().equals(member) || !batch.getIncarnation().equals(incarnation)) {
+      return;
+    }
+    List<Pending> waiting = inFlight.remove(batch.getSequence());
+    if (waiting == null) {
+      return;
+    }
+    for (int i = 0; i < waiting.size(); i++) {
+      Object r = i < results.size() ? results.get(i) : null;
+      if (r instanceof RuntimeException refused) {
+        waiting.get(i).done.completeExceptionally(refused);
+      } else {
+        waiting.get(i).done.complete(r);
+      }
+    }
+  }
+
+  private void fail(long seq, Throwable cause) {
+    List<Pending> waiting = inFlight.remove(seq);
+    if (waiting == null) {
+      return;
+    }
+    RegistryException e = new RegistryException(RegistryException.Kind.UNAVAILABLE, "",
+        "the cluster's log did not take this change (" + rootMessage(cause) + "); try again or another member");
+    waiting.forEach(p -> p.done.completeExceptionally(e));
+  }
+
+  /** Fails everything waiting (this member stops). */
+  void failAll(String why) {
+    List<Pending> left;
+    synchronized (this) {
+      left = new ArrayList<>(queue);
+      queue.clear();
+    }
+    inFlight.values().forEach(left::addAll);
+    inFlight.clear();
+    RegistryException e = new RegistryException(RegistryException.Kind.UNAVAILABLE, "", why);
+    left.forEach(p -> p.done.completeExceptionally(e));
+  }
+
+  /** Commands waiting for a window, and batches sent and not yet applied here. */
+  synchronized int queued() {
+    return queue.size();
+  }
+
+  int inFlightBatches() {
+    return inFlight.size();
+  }
+
+  private static String rootMessage(Throwable t) {
+    Throwable c = t;
+    while (c.getCause() != null && c.getCause() != c) {
+      c = c.getCause();
+    }
+    return c.getClass().getSimpleName() + (c.getMessage() == null ? "" : ": " + c.getMessage());
+  }
+
+  private record Pending(io.roster.proto.cluster.v1.Command command, CompletableFuture<Object> done) {}
+
+}

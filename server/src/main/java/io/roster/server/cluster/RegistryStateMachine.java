@@ -1,0 +1,153 @@
+package io.roster.server.cluster;
+
+import com.google.protobuf.InvalidProtocolBufferException;
+import io.roster.proto.cluster.v1.Batch;
+import io.roster.server.model.Owner;
+import io.roster.server.registry.Command;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import org.apache.ratis.proto.RaftProtos.LogEntryProto;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.statemachine.TransactionContext;
+import org.apache.ratis.statemachine.impl.BaseStateMachine;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Applies committed log entries to this member's registry, in log order, on Ratis's one apply
+ * thread. Each entry is a {@link Batch}: the registry's clock reads the batch's time while its
+ * commands are applied, so every member computes the same revisions from the same entries.
+ *
+ * <p>Besides the registry it keeps the membership facts the log decided: each member's current
+ * incarnation and client address, and which members have owners of a past incarnation (or of a
+ * member that is down) waiting to be ended. These are the same on every member too.
+ *
+ * <p>Results go back to this member's waiting requests through {@link Applied}; commands that
+ * the registry refuses are refused the same way everywhere, so a refusal changes nothing on any
+ * member.
+ */
+final class RegistryStateMachine extends BaseStateMachine {
+
+  private static final Logger log = LoggerFactory.getLogger(RegistryStateMachine.class);
+
+  /** Told of each applied batch (this member's batches complete their requests there). */
+  interface Applied {
+    /**
+     * A batch was applied: {@code results} holds, per command, its result or the
+     * RuntimeException that refused it.
+     */
+    void onApplied(Batch batch, List<Object> results, long index);
+  }
+
+  /** A member as the log knows it. */
+  record Member(String id, String incarnation, String clientAddress, boolean down) {}
+
+  /** Named in full: {@code StateMachine.Registry} is another type of that name. */
+  private final io.roster.server.registry.Registry registry;
+  private final EntryClock clock;
+  private final Applied applied;
+  /** Guarded by this; written on the apply thread only. */
+  private final Map<String, Member> members = new TreeMap<>();
+  /** Members with owners of a past incarnation (or all their owners, when down) still in the registry. */
+  private final Map<String, Long> staleSinceIndex = new TreeMap<>();
+
+  RegistryStateMachine(io.roster.server.registry.Registry registry, EntryClock clock, Applied applied) {
+    this.registry = registry;
+    this.clock = clock;
+    this.applied = applied;
+  }
+
+  @Override
+  public CompletableFuture<Message> applyTransaction(TransactionContext trx) {
+    LogEntryProto entry = trx.getLogEntry();
+    Batch batch;
+    try {
+      batch = Batch.parseFrom(entry.getStateMachineLogEntry().getLogData().asReadOnlyByteBuffer());
+    } catch (InvalidProtocolBufferException e) {
+      // Every member reads the same bytes: skipping it everywhere keeps them equal.
+      log.error("Log entry {} is not a batch; skipped on every member", entry.getIndex(), e);
+      updateLastAppliedTermIndex(entry.getTerm(), entry.getIndex());
+      return CompletableFuture.completedFuture(Message.EMPTY);
+    }
+    List<Object> results = new ArrayList<>(batch.getCommandsCount());
+    clock.set(batch.getTimeMicros());
+    for (io.roster.proto.cluster.v1.Command c : batch.getCommandsList()) {
+      Object result;
+      try {
+        Command<?> command = LogCodec.decode(c);
+        result = command != null ? command.applyTo(registry) : membership(c, entry.getIndex());
+      } catch (RuntimeException refused) {
+        result = refused;
+      }
+      results.add(result);
+    }
+    updateLastAppliedTermIndex(entry.getTerm(), entry.getIndex());
+    applied.onApplied(batch, results, entry.getIndex());
+    return CompletableFuture.completedFuture(Message.EMPTY);
+  }
+
+  private Object membership(io.roster.proto.cluster.v1.Command c, long index) {
+    switch (c.getChangeCase()) {
+      case MEMBER_STARTED -> {
+        var m = c.getMemberStarted();
+        synchronized (this) {
+          Member before = members.get(m.getMember());
+          members.put(m.getMember(), new Member(m.getMember(), m.getIncarnation(), m.getClientAddress(), false));
+          if (before != null && !before.incarnation().equals(m.getIncarnation()) || hasOwnersNotOf(m.getMember(),
+              m.getIncarnation())) {
+            staleSinceIndex.putIfAbsent(m.getMember(), index);
+          }
+        }
+      }
+      case MEMBER_DOWN -> {
+        var m = c.getMemberDown();
+        synchronized (this) {
+          Member before = members.get(m.getMember());
+          if (before != null && !before.down()) {
+            members.put(m.getMember(), new Member(before.id(), before.incarnation(), before.clientAddress(), true));
+            staleSinceIndex.putIfAbsent(m.getMember(), index);
+          }
+        }
+      }
+      case END_STALE_OWNERS -> {
+        var e = c.getEndStaleOwners();
+        String prefix = e.getMember() + "@";
+        String keep = e.getKeepIncarnation();
+        List<Owner> ended = registry.owners(o -> o.nodeId().startsWith(prefix)
+            && (keep.isEmpty() || !o.nodeId().equals(prefix + keep)));
+        for (Owner o : ended) {
+          registry.removeOwner(o);
+        }
+        synchronized (this) {
+          staleSinceIndex.remove(e.getMember());
+        }
+        return ended;
+      }
+      default -> throw new IllegalArgumentException("not a membership command: " + c.getChangeCase());
+    }
+    return null;
+  }
+
+  private boolean hasOwnersNotOf(String member, String incarnation) {
+    String prefix = member + "@";
+    return !registry.owners(o -> o.nodeId().startsWith(prefix) && !o.nodeId().equals(prefix + incarnation)).isEmpty();
+  }
+
+  /** The members the log has heard of, by id. */
+  synchronized List<Member> members() {
+    return List.copyOf(members.values());
+  }
+
+  /** A member as the log knows it, or null. */
+  synchronized Member member(String id) {
+    return members.get(id);
+  }
+
+  /** Members with owners waiting to be ended, and the log index from which they waited. */
+  synchronized Map<String, Long> stale() {
+    return Map.copyOf(staleSinceIndex);
+  }
+}
