@@ -13,7 +13,7 @@ JVM_OPTIONS := $(shell cat server/jvm.options)
 JAVA_OPTS ?= -XX:SharedArchiveFile=$(CDS) $(JVM_OPTIONS)
 SOURCES  := $(shell find pom.xml proto server -path '*/target' -prune -o -type f \( -name '*.java' -o -name '*.proto' -o -name 'pom.xml' -o -name '*.xml' \) -print 2>/dev/null)
 
-.PHONY: build run test lint clean tools measure bench
+.PHONY: build run test lint clean tools measure bench cluster cluster-up cluster-down
 
 ## build: compile every module and package the server jar (no tests), then record its CDS archive
 build:
@@ -34,6 +34,23 @@ $(CDS): $(JAR)
 ## run: start a standalone server on 0.0.0.0:9848 (builds first if needed); ARGS="--port 9000" to pass flags
 run: $(JAR) $(CDS)
 	$(JAVA) $(JAVA_OPTS) -jar $(JAR) $(ARGS)
+
+## cluster: three local nodes without Docker, in the foreground until Ctrl-C (which stops all three): node1..node3
+##          on 127.0.0.1, client ports 9848/9858/9868, peer ports 9849/9859/9869, data and logs in target/cluster/;
+##          same jar, CDS archive and JAVA_OPTS as `make run`; CLUSTER_ARGS="--push-window 0s" passes flags to every node
+CLUSTER_ARGS ?=
+cluster: $(JAR) $(CDS)
+	@JAVA="$(JAVA)" JAVA_OPTS="$(JAVA_OPTS)" scripts/cluster.sh $(JAR) $(CLUSTER_ARGS)
+
+## cluster-up: the same three nodes in Docker (docker/docker-compose.yml), image built from this tree; needs a Docker engine
+##             and Compose v2 (DOCKER_COMPOSE=docker-compose for the standalone one)
+DOCKER_COMPOSE ?= docker compose
+cluster-up:
+	$(DOCKER_COMPOSE) -f docker/docker-compose.yml up -d --build
+
+## cluster-down: stop and remove the Docker cluster's containers (their data volumes stay; `down -v` drops them)
+cluster-down:
+	$(DOCKER_COMPOSE) -f docker/docker-compose.yml down
 
 ## tools: install buf (proto lint, buf curl) under .tools/ when npm is available
 tools:

@@ -1,0 +1,78 @@
+package io.roster.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
+import static org.awaitility.Awaitility.await;
+
+import io.roster.client.Instance;
+import io.roster.client.RosterClient;
+import java.nio.file.Path;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+import org.testcontainers.containers.ComposeContainer;
+import org.testcontainers.containers.wait.strategy.Wait;
+import org.testcontainers.containers.wait.strategy.WaitStrategy;
+import org.testcontainers.junit.jupiter.Container;
+import org.testcontainers.junit.jupiter.Testcontainers;
+
+/**
+ * docker/docker-compose.yml as {@code make cluster-up} starts it: the image built from this
+ * tree, three nodes in one cluster. A registration through node 1 reaches a subscriber of node 3
+ * (by push: its poll is off) and a query on node 2.
+ *
+ * <p>Needs a Docker engine and Compose v2 ({@code docker compose}) on the PATH; where no engine
+ * runs, the whole class is skipped. The compose file also publishes its fixed host ports
+ * (9848/9858/9868, 8848/8858/8868), so nothing else may hold them; the test itself reaches the
+ * nodes through Testcontainers' own mapped ports.
+ */
+@Testcontainers(disabledWithoutDocker = true)
+class ComposeClusterTest {
+
+  private static final int CLIENT_PORT = 9848;
+  private static final Path COMPOSE_FILE =
+      Path.of(System.getProperty("roster.compose.file", "../docker/docker-compose.yml"));
+
+  /** Compose v2 names the first container of service S "S-1". */
+  private static final String NODE1 = "roster1-1";
+  private static final String NODE2 = "roster2-1";
+  private static final String NODE3 = "roster3-1";
+
+  @Container
+  static final ComposeContainer cluster = new ComposeContainer(COMPOSE_FILE.toFile())
+      // The local `docker compose`: the build context is the repository root, outside docker/,
+      // which a containerised compose (it mounts only the compose file's folder) cannot see.
+      .withLocalCompose(true)
+      .withBuild(true)
+      .withPull(false) // roster-server:local is built, not pulled; the build pulls its base images
+      .withExposedService(NODE1, CLIENT_PORT, healthy())
+      .withExposedService(NODE2, CLIENT_PORT, healthy())
+      .withExposedService(NODE3, CLIENT_PORT, healthy());
+
+  /** The container's own HEALTHCHECK (HealthProbe: gRPC health is SERVING); the first start also builds. */
+  private static WaitStrategy healthy() {
+    return Wait.forHealthcheck().withStartupTimeout(Timing.scaled(Duration.ofMinutes(3)));
+  }
+
+  private static String address(String node) {
+    return cluster.getServiceHost(node, CLIENT_PORT) + ":" + cluster.getServicePort(node, CLIENT_PORT);
+  }
+
+  @Test
+  void registeredThroughNode1IsPushedByNode3AndQueriedOnNode2() {
+    String service = "compose-demo";
+    try (RosterClient provider = RosterClient.builder().serverAddresses(address(NODE1))
+            .clientName("it-compose-provider").build();
+        Subscriber onNode3 = new Subscriber(RosterClient.builder().serverAddresses(address(NODE3))
+            .clientName("it-compose-subscriber").pollEnabled(false).build(), service);
+        RosterClient onNode2 = RosterClient.builder().serverAddresses(address(NODE2))
+            .clientName("it-compose-query").build()) {
+      provider.registerInstance(service, Instance.of("10.8.0.1", 8080));
+
+      onNode3.await(Timing.seconds(30), Subscriber.hasPort(8080));
+      assertThat(onNode3.latest()).extracting(Instance::ip, Instance::port).containsExactly(tuple("10.8.0.1", 8080));
+      await("the instance in a query on node 2").atMost(Timing.seconds(30)).pollInterval(Duration.ofMillis(100))
+          .untilAsserted(() -> assertThat(onNode2.getAllInstances(service))
+              .extracting(Instance::ip, Instance::port).containsExactly(tuple("10.8.0.1", 8080)));
+    }
+  }
+}
