@@ -180,8 +180,7 @@ public final class RosterServer implements AutoCloseable {
     if (!config.advertise().isEmpty()) {
       return config.advertise();
     }
-    String member = cluster.memberId();
-    return member.substring(0, member.lastIndexOf(':')) + ":" + port();
+    return cluster.memberHost() + ":" + port();
   }
 
   /** This server as a cluster member, or null when it is standalone. */

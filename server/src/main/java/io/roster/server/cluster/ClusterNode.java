@@ -102,6 +102,7 @@ public final class ClusterNode implements AutoCloseable {
   }
 
   private final ServerConfig config;
+  private final Peer self;
   private final String memberId;
   private final String incarnation;
   private final RaftGroup group;
@@ -127,10 +128,11 @@ public final class ClusterNode implements AutoCloseable {
     this.local = local;
     this.incarnation = incarnation;
     List<RaftPeer> peers = new ArrayList<>();
-    for (String m : config.members()) {
-      peers.add(RaftPeer.newBuilder().setId(peerId(m)).setAddress(m).build());
+    for (Peer m : Peer.all(config.members())) {
+      peers.add(RaftPeer.newBuilder().setId(peerId(m.id())).setAddress(m.address()).build());
     }
-    this.memberId = self(config);
+    this.self = self(config);
+    this.memberId = self.id();
     this.group = RaftGroup.valueOf(GROUP_ID, peers);
     this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "roster-cluster");
@@ -220,9 +222,14 @@ public final class ClusterNode implements AutoCloseable {
     return proposer;
   }
 
-  /** This member's id in the log (its --members entry). */
+  /** This member's id in the log (its --members entry's id, by default its host:peerPort). */
   public String memberId() {
     return memberId;
+  }
+
+  /** The host of this member's --members entry (where peers reach it). */
+  public String memberHost() {
+    return self.host();
   }
 
   /** The owner node of this member's sessions: member id "@" incarnation. */
@@ -447,51 +454,67 @@ public final class ClusterNode implements AutoCloseable {
   // --- Configuration ---
 
   /**
-   * This node's entry of {@code --members}: the one equal to {@code --node-id}, or whose host is
-   * it, or else whose port is {@code --peer-port} on an address of this machine.
+   * One entry of {@code --members}: {@code host:port} or {@code id=host:port}; the id defaults to
+   * {@code host:port}. Every member must list the same ids; the addresses are where this member
+   * reaches each one (a test may put a proxy there).
    */
-  static String self(ServerConfig config) {
-    List<String> members = config.members();
+  record Peer(String id, String host, int port) {
+    static Peer parse(String entry) {
+      int eq = entry.indexOf('=');
+      String address = entry.substring(eq + 1);
+      int colon = address.lastIndexOf(':');
+      return new Peer(eq < 0 ? address : entry.substring(0, eq), address.substring(0, colon),
+          Integer.parseInt(address.substring(colon + 1)));
+    }
+
+    static List<Peer> all(List<String> entries) {
+      return entries.stream().map(Peer::parse).toList();
+    }
+
+    String address() {
+      return host + ":" + port;
+    }
+  }
+
+  /**
+   * This node's entry of {@code --members}: the one whose id is {@code --node-id}, or whose
+   * host is, or else the one whose port is {@code --peer-port} on an address of this machine.
+   */
+  static Peer self(ServerConfig config) {
+    List<Peer> members = Peer.all(config.members());
     String id = config.nodeId();
-    for (String m : members) {
-      if (m.equals(id) || host(m).equals(id)) {
+    for (Peer m : members) {
+      if (m.id().equals(id) || m.host().equals(id) || m.address().equals(id)) {
         return m;
       }
     }
-    List<String> local = new ArrayList<>();
-    for (String m : members) {
-      if (port(m) == config.peerPort() && isLocal(host(m))) {
+    List<Peer> local = new ArrayList<>();
+    for (Peer m : members) {
+      if (m.port() == config.peerPort() && isLocal(m.host())) {
         local.add(m);
       }
     }
     if (local.size() == 1) {
       return local.get(0);
     }
-    throw new IllegalArgumentException("members: none of " + members + " is this node (--node-id \"" + id
-        + "\", --peer-port " + config.peerPort() + "); list this node, or set --node-id to its entry or host");
+    throw new IllegalArgumentException("members: none of " + config.members() + " is this node (--node-id \"" + id
+        + "\", --peer-port " + config.peerPort() + "); list this node, or set --node-id to its entry's id or host");
   }
 
   /**
-   * A member's Raft peer id: its entry with ':' as '_' (Ratis names JMX beans after it, and
-   * ":" is not allowed there); the port has no "_", so the last "_" maps back.
+   * A member's Raft peer id: its id with ':' as '_' (Ratis names JMX beans after it, and ':' is
+   * not allowed there); ids have no '_' after their last ':', so the last '_' maps back.
    */
   static RaftPeerId peerId(String member) {
     int colon = member.lastIndexOf(':');
-    return RaftPeerId.valueOf(member.substring(0, colon) + "_" + member.substring(colon + 1));
+    return RaftPeerId.valueOf(colon < 0 ? member : member.substring(0, colon) + "_" + member.substring(colon + 1));
   }
 
-  /** The member entry of a Raft peer id. */
+  /** The member id of a Raft peer id. */
   static String member(String peerId) {
     int cut = peerId.lastIndexOf('_');
-    return cut < 0 ? peerId : peerId.substring(0, cut) + ":" + peerId.substring(cut + 1);
-  }
-
-  private static String host(String member) {
-    return member.substring(0, member.lastIndexOf(':'));
-  }
-
-  private static int port(String member) {
-    return Integer.parseInt(member.substring(member.lastIndexOf(':') + 1));
+    return cut < 0 || !peerId.substring(cut + 1).matches("[0-9]+") ? peerId
+        : peerId.substring(0, cut) + ":" + peerId.substring(cut + 1);
   }
 
   private static boolean isLocal(String host) {

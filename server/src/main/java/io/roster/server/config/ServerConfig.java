@@ -95,9 +95,12 @@ public record ServerConfig(
     }
     members = List.copyOf(members);
     for (String m : members) {
-      int colon = m.lastIndexOf(':');
-      if (colon <= 0 || !m.substring(colon + 1).matches("[0-9]{1,5}") || m.contains("@")) {
-        throw new IllegalArgumentException("members: \"" + m + "\" (expected: host:peerPort, e.g. roster1:9849)");
+      String address = m.substring(m.indexOf('=') + 1);
+      int colon = address.lastIndexOf(':');
+      if (colon <= 0 || !address.substring(colon + 1).matches("[0-9]{1,5}") || m.contains("@")
+          || m.indexOf('=') == 0) {
+        throw new IllegalArgumentException("members: \"" + m + "\" (expected: host:peerPort, e.g. roster1:9849, or "
+            + "id=host:peerPort; no '@')");
       }
     }
     Objects.requireNonNull(advertise, "advertise");
@@ -315,7 +318,7 @@ public record ServerConfig(
         "Wire bytes of one service's instances: bounds every full push and query answer (keep it under clients' 4 MiB message limit).",
         (b, v) -> b.maxServiceBytes(parseSize(v)), c -> formatSize(c.maxServiceBytes())));
     OPTIONS.put("members", new Option("host:peerPort,host:peerPort,... (this node may be listed too)",
-        "The cluster's members by their peer (Raft) addresses; empty: a standalone server. See docs/cluster.md.",
+        "The cluster's members by their peer (Raft) addresses, each optionally as id=host:peerPort (the id defaults to host:peerPort and must be the same on every member); empty: a standalone server. See docs/cluster.md.",
         (b, v) -> b.members(v.isEmpty() ? List.of() : List.of(v.split("\\s*,\\s*"))),
         c -> c.members().isEmpty() ? "(standalone)" : String.join(",", c.members())));
     OPTIONS.put("node-id", new Option("a name without '@' or ','",
