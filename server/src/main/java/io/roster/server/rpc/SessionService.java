@@ -148,6 +148,25 @@ final class SessionService {
   }
 
   /**
+   * Asks one session to move: sends it a {@code reconnect} frame naming {@code suggestedServer}.
+   * The session is not ended here; the client says goodbye when it has moved.
+   *
+   * @return false when no open session has that connection id
+   */
+  boolean askToMove(String connectionId, String suggestedServer, String reason) {
+    ServerFrame frame = ServerFrame.newBuilder().setReconnect(Reconnect.newBuilder()
+        .setReason(reason).setSuggestedServer(suggestedServer)).build();
+    for (Call c : calls) {
+      Session s = c.session;
+      if (s != null && s.info().connectionId().equals(connectionId)) {
+        c.write(frame);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
    * Waits until every Connect stream has ended after {@link #reconnectAll}, or {@code timeout}.
    *
    * @return whether they all ended in time
