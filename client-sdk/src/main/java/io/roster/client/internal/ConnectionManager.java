@@ -30,7 +30,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Keeps one session open to one server of the list at a time.
+ * Keeps one session open to one server of the list at a time (two, briefly, while it moves to
+ * another server: see make-before-break below).
  *
  * <p>Connecting sends {@code hello}; the session becomes active when the {@code welcome} arrives,
  * after the {@link Handler} redid the client's registrations and subscriptions on it (under the
@@ -616,9 +617,11 @@ final class ConnectionManager {
   }
 
   /**
-   * Under the lock, right after a change of desired state was sent on the active session: while
-   * a move's standby has its redo out, the change goes there too (the redo predates it), and the
-   * move waits for its result like for the redo's unless {@code awaited} is false.
+   * Right after a change of desired state was sent on the active session: while a move's standby
+   * has its redo out, the change goes there too (the redo predates it), and the move waits for
+   * its result like for the redo's unless {@code awaited} is false. Takes the lock; a caller
+   * that sent the change under it calls this before releasing it, so that changes reach both
+   * sessions in the same order.
    */
   void sendToStandby(ClientFrame.Builder frame, Duration timeout, String what, boolean awaited) {
     lock.lock();
