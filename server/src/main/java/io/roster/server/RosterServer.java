@@ -220,6 +220,16 @@ public final class RosterServer implements AutoCloseable {
     return sessions;
   }
 
+  /**
+   * Asks one client session to move to {@code suggestedServer} ({@code host:port}) with a
+   * {@code reconnect} frame; see {@link GrpcEndpoint#askToMove}.
+   *
+   * @return false when no open session has that connection id
+   */
+  public boolean askToMove(String connectionId, String suggestedServer, String reason) {
+    return endpoint.askToMove(connectionId, suggestedServer, reason);
+  }
+
   /** Blocks until {@link #close()} has finished. */
   public void awaitTermination() throws InterruptedException {
     terminated.await();

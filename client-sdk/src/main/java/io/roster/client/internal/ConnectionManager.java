@@ -7,12 +7,17 @@ import io.roster.proto.v1.ClientFrame;
 import io.roster.proto.v1.Ping;
 import io.roster.proto.v1.Push;
 import io.roster.proto.v1.Reconnect;
+import io.roster.proto.v1.Result;
 import io.roster.proto.v1.ServerFrame;
 import io.roster.proto.v1.Welcome;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Deque;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -25,18 +30,35 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Keeps one session open to one server of the list at a time.
+ * Keeps one session open to one server of the list at a time (two, briefly, while it moves to
+ * another server: see make-before-break below).
  *
  * <p>Connecting sends {@code hello}; the session becomes active when the {@code welcome} arrives,
  * after the {@link Handler} redid the client's registrations and subscriptions on it (under the
  * lock, so no request can slip in between). When a session ends (error, completion, no welcome
  * within the connect timeout, no frame within the keepalive timeout after a ping), the next
  * server of the list is tried after a jittered exponential back-off, which starts over after
- * every welcome. A {@code reconnect} frame moves promptly: no back-off, to the suggested server
- * (or else the next one of the list); when the server that asked is the only choice, after one
- * back-off step of at least the initial delay, so as not to land on it again while it drains.
- * A welcome that says the server is warming up marks the session so ({@link Session#warming}),
- * until the time it gave or a {@code warm_up_done} frame.
+ * every welcome. A welcome that says the server is warming up marks the session so
+ * ({@link Session#warming}), until the time it gave or a {@code warm_up_done} frame.
+ *
+ * <p><b>Make-before-break.</b> A {@code reconnect} frame (the server stops, or sheds clients for
+ * balancing) moves this client without letting go of the old session first. The candidates are
+ * the suggested server, then the other addresses of the list (each at most once, never the
+ * leaving one). A <em>standby</em> session is opened to the first: hello, welcome, and the same
+ * redo as on any welcome, while the old session stays the active one and keeps serving
+ * requests. Changes of desired state made meanwhile go to both ({@link #sendToStandby}). Once
+ * the server has answered every frame of the standby's redo (and of those changes), ok or
+ * error, the standby becomes the active session and the old one gets its goodbye (half-close):
+ * on the server the redo moved everything the old session owned, so its end removes nothing
+ * and subscribers see no flap. When the standby fails first (refused, ended, no welcome or no
+ * redo answers within the connect timeout, or it asks to move too), the next candidate is
+ * tried; when none is left, the old session gets its goodbye and the client reconnects with
+ * back-off as after any loss. When the old session ends during the move (its server stopped),
+ * the standby simply becomes the current session: active at once when its redo is out, else
+ * once welcomed. When the leaving server is the only choice, there is no move: the goodbye
+ * goes out at once and the next attempt waits one back-off step of at least the initial delay,
+ * so as not to land on the server again while it drains. Pushes may arrive on both sessions
+ * during a move; each is acked on the session it came from.
  *
  * <p>All timers run on the injected scheduler and all time readings come from the injected
  * ticker, so the whole state machine runs on a fake clock in tests. State is guarded by the
@@ -50,8 +72,11 @@ final class ConnectionManager {
   /** What the client does with sessions. */
   interface Handler {
 
-    /** A session was welcomed. Called under the lock; send the redo on it. */
-    void onWelcome(Session session);
+    /**
+     * A session was welcomed. Called under the lock; send the redo on it and return the results
+     * of its requests (a move waits for all of them before it makes the session active).
+     */
+    List<CompletableFuture<Result>> onWelcome(Session session);
 
     /** A push arrived. Called without the lock, in the stream's order; ack it. */
     void onPush(Session session, Push push);
@@ -79,6 +104,8 @@ final class ConnectionManager {
   private ServerAddress suggested;
   private Session current;
   private ScheduledFuture<?> connectTimer;
+  /** A make-before-break move in progress, or null. */
+  private Move move;
   private long sessionIds;
   private int failedAttempts;
   private boolean outageLogged;
@@ -204,6 +231,7 @@ final class ConnectionManager {
       }
       closed = true;
       cancel(connectTimer);
+      abandonMove("client closed");
       s = current;
       current = null;
       wasActive = s != null && s.state == Session.State.ACTIVE;
@@ -279,6 +307,14 @@ final class ConnectionManager {
   private void connectTimedOut(Session s) {
     lock.lock();
     try {
+      if (move != null && s == move.standby) {
+        String why = move.redoSent
+            ? "not every redo frame answered within " + connectTimeout.toMillis() + " ms"
+            : "no welcome within " + connectTimeout.toMillis() + " ms";
+        s.cancel(why);
+        standbyFailed(s, why);
+        return;
+      }
       if (s != current || s.state != Session.State.CONNECTING) {
         return;
       }
@@ -294,7 +330,8 @@ final class ConnectionManager {
   private void welcomed(Session s, Welcome welcome) {
     lock.lock();
     try {
-      if (s != current || s.state != Session.State.CONNECTING || closed) {
+      boolean asStandby = move != null && s == move.standby && !move.redoSent;
+      if ((s != current && !asStandby) || s.state != Session.State.CONNECTING || closed) {
         return;
       }
       cancel(s.connectTimer);
@@ -308,32 +345,52 @@ final class ConnectionManager {
         log.info("Roster server {} is warming up for {} ms more: removals are held back until then",
             s.address, warmUpMs);
       }
-      try {
-        handler.onWelcome(s);
-      } catch (RuntimeException e) {
-        log.warn("Redo on {} failed; it continues on the next connection", s.address, e);
-      }
-      s.state = Session.State.ACTIVE;
-      backoff.reset();
-      failedAttempts = 0;
-      outageLogged = false;
-      log.info("Connected to Roster server {} (connection {}, node {})",
-          s.address, welcome.getConnectionId(), welcome.getNodeId());
-      activeChanged.signalAll();
       // The server ends a session that sends nothing for its keepalive time + timeout, so
       // ping at least as often as it asks.
       long serverTime = TimeUnit.MILLISECONDS.toNanos(welcome.getKeepaliveTimeMs());
       s.pingIntervalNanos = serverTime > 0 ? Math.min(serverTime, keepAliveTime.toNanos()) : keepAliveTime.toNanos();
-      scheduleKeepAlive(s, s.pingIntervalNanos);
+      List<CompletableFuture<Result>> redo = List.of();
+      try {
+        redo = handler.onWelcome(s);
+      } catch (RuntimeException e) {
+        log.warn("Redo on {} failed; it continues on the next connection", s.address, e);
+      }
+      if (asStandby) {
+        log.info("Moving from Roster server {} to {} (connection {}, node {}): waiting for the answers "
+            + "to {} redo frame(s) before the goodbye", move.leaving.address, s.address,
+            welcome.getConnectionId(), welcome.getNodeId(), redo.size());
+        standbyRedone(s, redo);
+        return;
+      }
+      activate(s);
+      log.info("Connected to Roster server {} (connection {}, node {})",
+          s.address, welcome.getConnectionId(), welcome.getNodeId());
     } finally {
       lock.unlock();
     }
   }
 
+  /** Under lock: {@code s} (welcomed, redo sent) becomes the active session. */
+  private void activate(Session s) {
+    cancel(s.connectTimer);
+    s.state = Session.State.ACTIVE;
+    backoff.reset();
+    failedAttempts = 0;
+    outageLogged = false;
+    activeChanged.signalAll();
+    scheduleKeepAlive(s, s.pingIntervalNanos);
+  }
+
   private void reconnectRequested(Session s, Reconnect reconnect) {
     lock.lock();
     try {
-      if (s != current || closed) {
+      if (move != null && s == move.standby) {
+        // The server we were moving to is leaving too.
+        s.cancel("it asked to reconnect");
+        standbyFailed(s, "it asked to reconnect (" + reconnect.getReason() + ")");
+        return;
+      }
+      if (s != current || closed || (move != null && s == move.leaving)) {
         return;
       }
       log.info("Server {} asked this client to reconnect ({}){}", s.address,
@@ -341,27 +398,255 @@ final class ConnectionManager {
           reconnect.getSuggestedServer().isEmpty()
               ? "" : "; trying " + reconnect.getSuggestedServer() + " first");
       ServerAddress leaving = s.address;
-      suggested = null;
+      ServerAddress proposal = null;
       if (!reconnect.getSuggestedServer().isEmpty()) {
         try {
-          ServerAddress proposal = ServerAddress.parse(reconnect.getSuggestedServer());
-          suggested = proposal.equals(leaving) ? null : proposal;
+          proposal = ServerAddress.parse(reconnect.getSuggestedServer());
+          proposal = proposal.equals(leaving) ? null : proposal;
         } catch (RosterException e) {
           log.warn("Ignoring an unusable suggested server '{}'", reconnect.getSuggestedServer());
         }
       }
+      // Each address at most once: the suggestion first, then the list from where it stands.
+      Set<ServerAddress> candidates = new LinkedHashSet<>();
+      if (proposal != null) {
+        candidates.add(proposal);
+      }
+      for (int i = 0; i < addresses.size(); i++) {
+        ServerAddress a = addresses.get((nextIndex + i) % addresses.size());
+        if (!a.equals(leaving)) {
+          candidates.add(a);
+        }
+      }
+      if (s.state == Session.State.ACTIVE && !candidates.isEmpty()) {
+        move = new Move(s, new ArrayDeque<>(candidates));
+        nextCandidate();
+        return;
+      }
+      // Nowhere else to go (or not even welcomed here): break before make.
+      suggested = proposal;
       if (suggested == null && addresses.get(nextIndex).equals(leaving)) {
         nextIndex = (nextIndex + 1) % addresses.size(); // the next address, not the leaving one
       }
       boolean elsewhere = suggested != null || !addresses.get(nextIndex).equals(leaving);
-      current = null;
-      retire(s);
-      activeChanged.signalAll();
-      // Goodbye on the old session; its pending requests are answered or fail when it ends.
-      s.halfClose();
-      // Promptly to another server. When the leaving one is the only choice, reconnecting at
-      // once would only reach it again while it drains: wait at least one initial back-off.
-      scheduleConnect(elsewhere ? Duration.ZERO : atLeast(backoff.next(), backoff.initial()));
+      leave(s, elsewhere ? Duration.ZERO : atLeast(backoff.next(), backoff.initial()));
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * Under lock: says goodbye on the current session {@code s} and connects again after {@code
+   * delay}. Promptly to another server; when the leaving one is the only choice, reconnecting at
+   * once would only reach it again while it drains, hence the caller's back-off.
+   */
+  private void leave(Session s, Duration delay) {
+    current = null;
+    retire(s);
+    activeChanged.signalAll();
+    // Goodbye on the old session; its pending requests are answered or fail when it ends.
+    s.halfClose();
+    scheduleConnect(delay);
+  }
+
+  // ---- make-before-break (all under lock) ----
+
+  /**
+   * Under lock: tries the next candidate of the move with a standby session; when none is left,
+   * the move is over and the old session gets its goodbye now (break before make).
+   */
+  private void nextCandidate() {
+    Move m = move;
+    if (m.candidates.isEmpty()) {
+      move = null;
+      log.info("Could not move to another Roster server; leaving {} and reconnecting with back-off",
+          m.leaving.address);
+      if (m.leaving == current) {
+        if (addresses.get(nextIndex).equals(m.leaving.address)) {
+          nextIndex = (nextIndex + 1) % addresses.size();
+        }
+        leave(m.leaving, atLeast(backoff.next(), backoff.initial()));
+      }
+      return;
+    }
+    m.openTimer = scheduler.schedule(this::openStandby, 0, TimeUnit.NANOSECONDS);
+  }
+
+  /** On the scheduler: opens the standby session to the next candidate and says hello. */
+  private void openStandby() {
+    lock.lock();
+    try {
+      Move m = move;
+      if (closed || m == null || m.standby != null || m.candidates.isEmpty()) {
+        return;
+      }
+      ServerAddress address = m.candidates.poll();
+      Session s = new Session(++sessionIds, address, scheduler, requestIds, ticker);
+      m.standby = s;
+      m.redoSent = false;
+      m.awaiting = 0;
+      log.debug("Opening a standby session to {} ({}) before leaving {}", address, s, m.leaving.address);
+      try {
+        s.attach(connector.openSession(address, new Inbound(s)));
+      } catch (RuntimeException e) {
+        s.ended(new Session.SessionLostException("could not open a session: " + e));
+        standbyFailed(s, "could not open a session: " + e);
+        return;
+      }
+      s.send(hello.get().setRequestId(requestIds.get()).build());
+      s.connectTimer = scheduler.schedule(() -> connectTimedOut(s),
+          connectTimeout.toNanos(), TimeUnit.NANOSECONDS);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * Under lock: the standby was welcomed and its redo sent; it becomes active once every frame
+   * of it is answered, within the connect timeout.
+   */
+  private void standbyRedone(Session s, List<CompletableFuture<Result>> redo) {
+    move.redoSent = true;
+    move.awaiting = redo.size();
+    s.connectTimer = scheduler.schedule(() -> connectTimedOut(s),
+        connectTimeout.toNanos(), TimeUnit.NANOSECONDS);
+    for (CompletableFuture<Result> f : redo) {
+      awaitOnStandby(s, f);
+    }
+    promoteIfReady(s);
+  }
+
+  private void awaitOnStandby(Session s, CompletableFuture<Result> f) {
+    // Completes on the standby's transport thread (or inline when already done): takes the lock.
+    f.whenComplete((r, e) -> standbyAnswered(s, e));
+  }
+
+  private void standbyAnswered(Session s, Throwable error) {
+    lock.lock();
+    try {
+      Move m = move;
+      if (m == null || s != m.standby) {
+        return;
+      }
+      if (error != null) {
+        if (!(error instanceof Session.SessionLostException)) { // an ended stream reports itself
+          s.cancel("no answer to the redo");
+          standbyFailed(s, "no answer to the redo: " + error);
+        }
+        return;
+      }
+      m.awaiting--;
+      promoteIfReady(s);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Under lock: when every frame sent on the standby is answered, it replaces the old session. */
+  private void promoteIfReady(Session s) {
+    Move m = move;
+    if (m == null || s != m.standby || !m.redoSent || m.awaiting > 0) {
+      return;
+    }
+    move = null;
+    cancel(m.openTimer);
+    Session old = m.leaving;
+    current = s;
+    activate(s);
+    log.info("Moved from Roster server {} to {} (connection {}); saying goodbye to {}",
+        old.address, s.address, s.connectionId, old.address);
+    if (old.state != Session.State.CLOSED) {
+      retire(old);
+      // Its requests still in flight are answered before the server completes it.
+      old.halfClose();
+    }
+  }
+
+  /** Under lock: the standby {@code s} of the move failed (its stream is cancelled or over). */
+  private void standbyFailed(Session s, String why) {
+    Move m = move;
+    retire(s);
+    m.standby = null;
+    log.info("Could not move to Roster server {}: {}{}", s.address, why,
+        m.candidates.isEmpty() ? "" : "; trying " + m.candidates.peek());
+    nextCandidate();
+  }
+
+  /**
+   * Under lock: the old session of the move ended (its server stopped). The standby, if any,
+   * becomes the current session: active at once when its redo is out (as after any welcome),
+   * else through the normal welcome; without one, the next candidate is connected to at once.
+   *
+   * @return false when no move was in progress for {@code s}
+   */
+  private boolean handOver(Session s) {
+    Move m = move;
+    if (m == null || s != m.leaving) {
+      return false;
+    }
+    move = null;
+    cancel(m.openTimer);
+    Session next = m.standby;
+    if (next == null) {
+      suggested = m.candidates.peek();
+      scheduleConnect(Duration.ZERO);
+      return true;
+    }
+    current = next;
+    if (m.redoSent) {
+      activate(next);
+      log.info("Connected to Roster server {} (connection {}) while moving to it", next.address,
+          next.connectionId);
+    }
+    // Else its connect timer still runs, and its welcome is handled as for any current session.
+    return true;
+  }
+
+  /** Under lock: drops a move in progress (the client closes), cancelling its standby. */
+  private void abandonMove(String why) {
+    Move m = move;
+    if (m == null) {
+      return;
+    }
+    move = null;
+    cancel(m.openTimer);
+    if (m.standby != null) {
+      retire(m.standby);
+      m.standby.cancel(why);
+    }
+  }
+
+  /**
+   * Right after a change of desired state was sent on the active session: while a move's standby
+   * has its redo out, the change goes there too (the redo predates it), and the move waits for
+   * its result like for the redo's unless {@code awaited} is false. Takes the lock; a caller
+   * that sent the change under it calls this before releasing it, so that changes reach both
+   * sessions in the same order.
+   */
+  void sendToStandby(ClientFrame.Builder frame, Duration timeout, String what, boolean awaited) {
+    lock.lock();
+    try {
+      Move m = move;
+      if (m == null || m.standby == null || !m.redoSent) {
+        return;
+      }
+      Session s = m.standby;
+      CompletableFuture<Result> f = s.request(frame, timeout);
+      f.whenComplete((r, e) -> Requests.logBackground(what + " (on the server this client moves to)", r, e));
+      if (awaited) {
+        m.awaiting++;
+        awaitOnStandby(s, f);
+      }
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** The standby session of a move in progress, or null. For tests. */
+  Session standbySession() {
+    lock.lock();
+    try {
+      return move == null ? null : move.standby;
     } finally {
       lock.unlock();
     }
@@ -382,10 +667,14 @@ final class ConnectionManager {
         if (wasActive) {
           log.info("Disconnected from Roster server {}: {}", s.address, why);
           activeChanged.signalAll();
-          scheduleConnect(backoff.next());
+          if (!handOver(s)) {
+            scheduleConnect(backoff.next());
+          }
         } else {
           attemptFailed(s, why);
         }
+      } else if (move != null && s == move.standby) {
+        standbyFailed(s, why);
       }
     } finally {
       lock.unlock();
@@ -412,7 +701,9 @@ final class ConnectionManager {
             retire(s);
             s.cancel("keepalive timeout");
             activeChanged.signalAll();
-            scheduleConnect(backoff.next());
+            if (!handOver(s)) {
+              scheduleConnect(backoff.next());
+            }
             return;
           }
           scheduleKeepAlive(s, keepAliveTimeout.toNanos() - waited);
@@ -479,6 +770,25 @@ final class ConnectionManager {
     return status.getDescription() == null
         ? status.getCode().toString()
         : status.getCode() + ": " + status.getDescription();
+  }
+
+  /** A make-before-break move: the session leaving, and where it may go. Guarded by the lock. */
+  private static final class Move {
+    final Session leaving;
+    /** Addresses not tried yet, in order. */
+    final Deque<ServerAddress> candidates;
+    /** The session being readied, or null between candidates. */
+    Session standby;
+    /** The standby was welcomed and its redo sent. */
+    boolean redoSent;
+    /** Frames sent on the standby whose results have not come yet. */
+    int awaiting;
+    ScheduledFuture<?> openTimer;
+
+    Move(Session leaving, Deque<ServerAddress> candidates) {
+      this.leaving = leaving;
+      this.candidates = candidates;
+    }
   }
 
   /** Routes one stream's callbacks. */

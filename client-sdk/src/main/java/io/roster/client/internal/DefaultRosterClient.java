@@ -13,6 +13,7 @@ import io.roster.proto.v1.ClientFrame;
 import io.roster.proto.v1.Hello;
 import io.roster.proto.v1.Push;
 import io.roster.proto.v1.QueryInstancesResponse;
+import io.roster.proto.v1.Result;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -297,9 +298,9 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
 
   /** Redo: the full desired state onto a new session. Called under the lock. */
   @Override
-  public void onWelcome(Session session) {
+  public List<CompletableFuture<Result>> onWelcome(Session session) {
     cache.onWelcome();
-    desired.redo(session);
+    return desired.redo(session);
   }
 
   @Override

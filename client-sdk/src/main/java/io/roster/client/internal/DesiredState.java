@@ -11,6 +11,7 @@ import io.roster.proto.v1.DrainSummary;
 import io.roster.proto.v1.ErrorCode;
 import io.roster.proto.v1.Result;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -28,6 +29,10 @@ import org.slf4j.LoggerFactory;
  * per service, each change sent and awaited ({@link #reconcile}), the full desired state sent
  * again on every welcomed session ({@link #redo}), and the drain, which forgets the
  * registrations first so that no reconnect registers them again.
+ *
+ * <p>During a make-before-break move ({@link ConnectionManager}), every change sent on the active
+ * session also goes to the session being readied ({@link ConnectionManager#sendToStandby}): its
+ * redo predates the change, and the move waits for the change's result as for the redo's.
  *
  * <p>The subscriptions are part of the desired state too, but they live in the
  * {@link SubscriptionCache} (one {@link Subscription} per service is both "subscribed to" and
@@ -187,6 +192,7 @@ final class DesiredState {
     if (session != null) {
       session.request(ProtoMapper.unsubscribeFrame(key), requestTimeout)
           .whenComplete((r, e) -> Requests.logBackground("unsubscribe from " + key, r, e));
+      connection.sendToStandby(ProtoMapper.unsubscribeFrame(key), requestTimeout, "unsubscribe from " + key, true);
     }
   }
 
@@ -197,8 +203,11 @@ final class DesiredState {
    * subscribe per subscribed service. Called under the lock (from
    * {@link ConnectionManager.Handler#onWelcome}), before any other request can use the session.
    * Sends and does not wait.
+   *
+   * @return the results of the frames sent, in order (a move waits for them)
    */
-  void redo(Session session) {
+  List<CompletableFuture<Result>> redo(Session session) {
+    List<CompletableFuture<Result>> sent = new ArrayList<>();
     int services = 0;
     for (Map.Entry<ServiceKey, Map<Identity, Instance>> e : registrations.entrySet()) {
       if (e.getValue().isEmpty()) {
@@ -206,18 +215,22 @@ final class DesiredState {
       }
       ServiceKey key = e.getKey();
       services++;
-      session.request(ProtoMapper.batchRegisterFrame(key, e.getValue().values()), requestTimeout)
-          .whenComplete((r, t) -> Requests.logBackground("redo of the registrations in " + key, r, t));
+      CompletableFuture<Result> f =
+          session.request(ProtoMapper.batchRegisterFrame(key, e.getValue().values()), requestTimeout);
+      f.whenComplete((r, t) -> Requests.logBackground("redo of the registrations in " + key, r, t));
+      sent.add(f);
     }
     Collection<ServiceKey> keys = subscribed.get();
     for (ServiceKey key : keys) {
-      session.request(ProtoMapper.subscribeFrame(key), requestTimeout)
-          .whenComplete((r, t) -> Requests.logBackground("redo of the subscription to " + key, r, t));
+      CompletableFuture<Result> f = session.request(ProtoMapper.subscribeFrame(key), requestTimeout);
+      f.whenComplete((r, t) -> Requests.logBackground("redo of the subscription to " + key, r, t));
+      sent.add(f);
     }
     if (services > 0 || !keys.isEmpty()) {
       log.debug("Redo on {}: {} service(s) with registrations, {} subscription(s)",
           session.address, services, keys.size());
     }
+    return sent;
   }
 
   // ---- drain ----
@@ -249,6 +262,10 @@ final class DesiredState {
     Duration wait = Requests.remaining(deadline).plus(timeout.isZero() ? DEFAULT_SERVER_DRAIN : timeout);
     CompletableFuture<Result> future = session.request(ClientFrame.newBuilder()
         .setDrain(Drain.newBuilder().setTimeoutMs(timeout.toMillis())), wait);
+    // A move in progress: the server this client moves to deregisters them too (not waited for:
+    // the drain's answer waits for subscribers, and the frame's order on that stream suffices).
+    connection.sendToStandby(ClientFrame.newBuilder()
+        .setDrain(Drain.newBuilder().setTimeoutMs(timeout.toMillis())), wait, what, false);
     Result result = Requests.awaitResult(future, wait, what, () -> timeout(what, session));
     if (result == null) {
       throw new RosterException(Code.UNAVAILABLE, "cannot drain: the connection to " + session.address
@@ -308,6 +325,8 @@ final class DesiredState {
         if (session != null && session != tried) {
           tried = session;
           future = session.request(frame.get(), Requests.remaining(deadline));
+          // During a move, the session being readied gets it too: its redo predates the change.
+          connection.sendToStandby(frame.get(), requestTimeout, what, true);
         }
       } finally {
         lock.unlock();

@@ -26,7 +26,10 @@ final class Session {
 
   /** Lifecycle of a session. */
   enum State {
-    /** Hello sent, no welcome yet. */
+    /**
+     * Hello sent, no welcome yet; or the standby of a move, welcomed, whose redo is not all
+     * answered yet (requests do not use it: {@link ConnectionManager}).
+     */
     CONNECTING,
     /** Welcomed and redone: requests may be sent. */
     ACTIVE,

@@ -103,14 +103,15 @@ class ConnectionManagerTest {
     FakeStream first = connector.latest();
     first.welcome();
     first.reconnect("z:9");
-    assertThat(first.halfClosed).as("goodbye on the old session").isTrue();
-    assertThat(client.connection().activeSession()).isNull();
-    assertThat(clock.pendingDelays()).containsExactly(Duration.ZERO);
+    assertThat(first.halfClosed).as("no goodbye before the new session is ready").isFalse();
+    assertThat(clock.pendingDelays()).as("the new session is opened at once").contains(Duration.ZERO);
     clock.runDue();
     assertThat(connector.latest().address.toString()).isEqualTo("z:9");
 
     FakeStream second = connector.latest();
-    second.welcome();
+    second.welcome(); // nothing to redo: ready at once
+    assertThat(first.halfClosed).as("goodbye on the old session").isTrue();
+    assertThat(client.connection().activeSession().address.toString()).isEqualTo("z:9");
     second.reconnect("");
     clock.runDue();
     assertThat(connector.latest().address.toString()).as("no suggestion: next of the list")

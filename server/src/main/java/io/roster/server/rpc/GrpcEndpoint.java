@@ -125,6 +125,17 @@ public final class GrpcEndpoint {
   }
 
   /**
+   * Asks one client session to move to another server: a {@code reconnect} frame with {@code
+   * suggestedServer} (a client address, {@code host:port}) as the suggested member. Nothing else
+   * changes here: the session stays until the client leaves. For rebalancing tools and tests.
+   *
+   * @return false when no open session has that connection id
+   */
+  public boolean askToMove(String connectionId, String suggestedServer, String reason) {
+    return sessionService.askToMove(connectionId, suggestedServer, reason);
+  }
+
+  /**
    * Stops gracefully: NOT_SERVING, {@code reconnect} to every session, no new sessions or
    * calls; returns as soon as every session has left, or cuts whatever is left once {@code
    * grace} is over.

@@ -177,6 +177,16 @@ final class SessionService {
   }
 
   /**
+   * Asks one session to move: sends it a {@code reconnect} frame naming {@code suggestedServer}.
+   * The session is not ended here; the client says goodbye when it has moved.
+   *
+   * @return false when no open session has that connection id
+   */
+  boolean askToMove(String connectionId, String suggestedServer, String reason) {
+    return moveSessions(reason, s -> s.info().connectionId().equals(connectionId), () -> suggestedServer) > 0;
+  }
+
+  /**
    * Waits until every Connect stream has ended after {@link #reconnectAll}, or {@code timeout}.
    *
    * @return whether they all ended in time

@@ -277,6 +277,24 @@ class SessionServiceTest {
   }
 
   @Test
+  void askToMoveSendsThatSessionAReconnectWithTheSuggestedServerAndKeepsIt() {
+    TestSession mover = raw();
+    String connectionId = mover.helloFrame(Hello.newBuilder().setClientId("mover")).getWelcome().getConnectionId();
+    TestSession other = session("other");
+
+    assertThat(loopback.server().askToMove("no-such-connection", "10.0.0.9:9848", "rebalance")).isFalse();
+    assertThat(loopback.server().askToMove(connectionId, "10.0.0.9:9848", "rebalance")).isTrue();
+
+    ServerFrame reconnect = mover.await(ServerFrame::hasReconnect);
+    assertThat(reconnect.getReconnect().getSuggestedServer()).isEqualTo("10.0.0.9:9848");
+    assertThat(reconnect.getReconnect().getReason()).isEqualTo("rebalance");
+    assertThat(mover.register("orders", "10.0.0.7", 8080).getOk()).as("the session stays until the client leaves")
+        .isTrue();
+    other.ping();
+    assertThat(other.drainFrames()).noneMatch(ServerFrame::hasReconnect);
+  }
+
+  @Test
   void sessionsLeavingBecauseOfAShutdownPushNoRemovalsToSubscribers() throws Exception {
     TestSession provider = session("provider");
     provider.register("orders", "10.0.0.7", 8080);

@@ -1,0 +1,248 @@
+package io.roster.client.internal;
+
+import static io.roster.client.internal.Fixtures.info;
+import static io.roster.client.internal.Fixtures.proto;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.roster.client.Instance;
+import io.roster.client.internal.FakeConnector.FakeStream;
+import io.roster.proto.v1.ClientFrame;
+import io.roster.proto.v1.ClientFrame.FrameCase;
+import io.roster.proto.v1.ErrorCode;
+import io.roster.server.testing.TestTime;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Make-before-break on a {@code reconnect} frame, on a fake clock: the old session stays the
+ * active one until a session to the next server is welcomed and has every frame of its redo
+ * answered; only then does the old one get its goodbye. No sleeps; time moves only when told.
+ */
+class MakeBeforeBreakTest {
+
+  private static final ServiceKey OTHER = new ServiceKey("public", "DEFAULT_GROUP", "other");
+
+  private final FakeClock clock = new FakeClock();
+  private final FakeConnector connector = new FakeConnector();
+  private final ExecutorService callers = Executors.newCachedThreadPool();
+  private DefaultRosterClient client;
+
+  @AfterEach
+  void tearDown() {
+    callers.shutdownNow();
+  }
+
+  /** A client whose request and connect timeouts are 2 s, connected and welcomed by a:1. */
+  private FakeStream start(String servers) {
+    client = new DefaultRosterClient(
+        Fixtures.options(servers, Duration.ofSeconds(2), false, Runnable::run),
+        ServerAddress.parseList(servers), connector, clock.scheduler(), false, clock,
+        ConnectionManagerTest.maxRandom());
+    client.start();
+    clock.runDue();
+    FakeStream first = connector.latest();
+    first.welcome();
+    return first;
+  }
+
+  private String active() {
+    Session s = client.connection().activeSession();
+    return s == null ? null : s.address.toString();
+  }
+
+  private static void await(CompletableFuture<Void> f) throws Exception {
+    f.get(TestTime.seconds(5).toMillis(), TimeUnit.MILLISECONDS);
+  }
+
+  /** Registers {@code x} in demo and subscribes to other, answering on {@code s}. */
+  private void registerAndSubscribe(FakeStream s, Instance x) throws Exception {
+    CompletableFuture<Void> reg = CompletableFuture.runAsync(() -> client.registerInstance("demo", x), callers);
+    s.ok(s.next(FrameCase.REGISTER));
+    await(reg);
+    CompletableFuture<Void> sub = CompletableFuture.runAsync(() -> client.subscribe("other", e -> { }), callers);
+    s.ok(s.next(FrameCase.SUBSCRIBE));
+    await(sub);
+  }
+
+  @Test
+  void theOldSessionGetsItsGoodbyeOnlyOnceTheNewOneHasAnsweredItsRedo() throws Exception {
+    FakeStream first = start("a:1,b:2");
+    Instance x = Instance.of("10.0.0.1", 8080);
+    registerAndSubscribe(first, x);
+
+    first.reconnect("z:9");
+    clock.runDue();
+    FakeStream second = connector.latest();
+    assertThat(second.address.toString()).as("the suggested server").isEqualTo("z:9");
+    assertThat(client.connection().standbySession()).isNotNull();
+    second.welcome();
+    ClientFrame batch = second.next(FrameCase.BATCH_REGISTER);
+    assertThat(batch.getBatchRegister().getInstancesList()).extracting(i -> i.getIp()).containsExactly("10.0.0.1");
+    ClientFrame resub = second.next(FrameCase.SUBSCRIBE);
+    assertThat(resub.getSubscribe().getService().getName()).isEqualTo("other");
+
+    assertThat(first.halfClosed).as("no goodbye while the redo is unanswered").isFalse();
+    assertThat(active()).as("the old session still serves requests").isEqualTo("a:1");
+
+    // Pushes on both sessions meanwhile: each is acked where it came from.
+    first.push("p-old", info(OTHER, 5, "c5", proto("10.9.0.1", 80)));
+    assertThat(first.next(FrameCase.PUSH_ACK).getPushAck().getPushId()).isEqualTo("p-old");
+    second.push("p-new", info(OTHER, 6, "c6", proto("10.9.0.1", 80), proto("10.9.0.2", 80)));
+    assertThat(second.next(FrameCase.PUSH_ACK).getPushAck().getPushId()).isEqualTo("p-new");
+    assertThat(client.cached(OTHER)).extracting(Instance::ip).containsExactly("10.9.0.1", "10.9.0.2");
+
+    // A change meanwhile goes to the active session, and to the new one (its redo predates it).
+    Instance y = Instance.of("10.0.0.2", 8080);
+    CompletableFuture<Void> reg = CompletableFuture.runAsync(() -> client.registerInstance("demo", y), callers);
+    first.ok(first.next(FrameCase.REGISTER));
+    await(reg);
+    ClientFrame mirrored = second.next(FrameCase.REGISTER);
+    assertThat(mirrored.getRegister().getInstance().getIp()).isEqualTo("10.0.0.2");
+
+    second.ok(batch);
+    second.error(resub, ErrorCode.ERROR_CODE_INVALID_ARGUMENT, "no", "service"); // an error is an answer too
+    assertThat(first.halfClosed).as("the change sent meanwhile is not answered yet").isFalse();
+    second.ok(mirrored);
+
+    assertThat(first.halfClosed).as("goodbye once everything is answered").isTrue();
+    assertThat(first.cancelled).isNull();
+    assertThat(active()).isEqualTo("z:9");
+    assertThat(client.connection().standbySession()).isNull();
+
+    Instance w = Instance.of("10.0.0.3", 8080);
+    CompletableFuture<Void> later = CompletableFuture.runAsync(() -> client.registerInstance("demo", w), callers);
+    second.ok(second.next(FrameCase.REGISTER));
+    await(later);
+    assertThat(first.sent).as("nothing more on the old session").isEmpty();
+    first.complete(); // the server's end of the goodbye changes nothing
+    assertThat(active()).isEqualTo("z:9");
+    assertThat(connector.streams).hasSize(2);
+  }
+
+  @Test
+  void withoutASuggestionTheNextServerOfTheListIsTheTarget() {
+    FakeStream first = start("a:1,b:2");
+    first.reconnect("");
+    assertThat(first.halfClosed).isFalse();
+    clock.runDue();
+    FakeStream second = connector.latest();
+    assertThat(second.address.toString()).isEqualTo("b:2");
+    second.welcome();
+    assertThat(first.halfClosed).as("nothing to redo: moved at once").isTrue();
+    assertThat(active()).isEqualTo("b:2");
+  }
+
+  @Test
+  void aFailingNewSessionKeepsTheOldOneTriesTheNextCandidateAndFinallyFallsBack() throws Exception {
+    FakeStream first = start("a:1,b:2,c:3");
+    registerAndSubscribe(first, Instance.of("10.0.0.1", 8080));
+
+    first.reconnect("z:9");
+    clock.runDue();
+    FakeStream refused = connector.latest();
+    assertThat(refused.address.toString()).isEqualTo("z:9");
+    refused.next(FrameCase.HELLO);
+    refused.fail(); // refused: UNAVAILABLE
+    assertThat(first.halfClosed).isFalse();
+    assertThat(active()).isEqualTo("a:1");
+
+    clock.runDue();
+    FakeStream broken = connector.latest();
+    assertThat(broken.address.toString()).as("the next candidate: the list, without the leaving one")
+        .isEqualTo("b:2");
+    broken.welcome();
+    broken.next(FrameCase.BATCH_REGISTER);
+    broken.fail(); // ends before answering its redo
+    assertThat(first.halfClosed).isFalse();
+    assertThat(active()).isEqualTo("a:1");
+
+    clock.runDue();
+    FakeStream silent = connector.latest();
+    assertThat(silent.address.toString()).isEqualTo("c:3");
+    silent.next(FrameCase.HELLO);
+    clock.forward(Duration.ofSeconds(2)); // no welcome within the connect timeout
+    assertThat(silent.cancelled).contains("no welcome");
+
+    // Every candidate tried once: today's behaviour, goodbye and a reconnect after back-off.
+    assertThat(first.halfClosed).isTrue();
+    assertThat(active()).isNull();
+    assertThat(client.connection().standbySession()).isNull();
+    assertThat(connector.streams).hasSize(4);
+    clock.forward(Duration.ofMillis(99));
+    assertThat(connector.streams).as("at least the initial back-off first").hasSize(4);
+    clock.forward(Duration.ofMillis(1));
+    assertThat(connector.streams).hasSize(5);
+    assertThat(connector.latest().address.toString()).isEqualTo("b:2");
+  }
+
+  @Test
+  void aNewSessionWhoseRedoIsNotAnsweredInTimeIsGivenUp() throws Exception {
+    FakeStream first = start("a:1,b:2");
+    registerAndSubscribe(first, Instance.of("10.0.0.1", 8080));
+
+    first.reconnect("b:2");
+    clock.runDue();
+    FakeStream slow = connector.latest();
+    slow.welcome();
+    slow.next(FrameCase.BATCH_REGISTER);
+    clock.forward(Duration.ofMillis(1_999));
+    assertThat(slow.cancelled).isNull();
+    clock.forward(Duration.ofMillis(1));
+    assertThat(slow.cancelled).isNotNull();
+    assertThat(first.halfClosed).as("no candidate left: goodbye, then back-off").isTrue();
+    assertThat(active()).isNull();
+  }
+
+  @Test
+  void whenTheOldSessionEndsMidMoveTheNewOneTakesOverAlone() throws Exception {
+    FakeStream first = start("a:1,b:2");
+    registerAndSubscribe(first, Instance.of("10.0.0.1", 8080));
+
+    first.reconnect("b:2");
+    clock.runDue();
+    FakeStream second = connector.latest();
+    second.welcome();
+    ClientFrame batch = second.next(FrameCase.BATCH_REGISTER);
+    first.complete(); // the old server stopped before the redo was answered
+
+    assertThat(active()).as("the redo is out: active at once, as after any welcome").isEqualTo("b:2");
+    second.ok(batch);
+    clock.forward(Duration.ofSeconds(3));
+    assertThat(connector.streams).as("no other session opened").hasSize(2);
+    assertThat(second.cancelled).isNull();
+    assertThat(second.halfClosed).isFalse();
+  }
+
+  @Test
+  void whenTheOldSessionEndsBeforeTheNewOneIsWelcomedTheWelcomeMakesItCurrent() {
+    FakeStream first = start("a:1,b:2");
+    first.reconnect("b:2");
+    clock.runDue();
+    FakeStream second = connector.latest();
+    first.fail();
+    assertThat(active()).isNull();
+    second.welcome();
+    assertThat(active()).isEqualTo("b:2");
+    clock.forward(Duration.ofSeconds(3));
+    assertThat(connector.streams).hasSize(2);
+  }
+
+  @Test
+  void closingDuringAMoveEndsBothSessions() throws Exception {
+    FakeStream first = start("a:1,b:2");
+    first.reconnect("b:2");
+    clock.runDue();
+    FakeStream second = connector.latest();
+    CompletableFuture<Void> closing = CompletableFuture.runAsync(client::close, callers);
+    Awaitility.await().atMost(TestTime.seconds(5)).until(() -> first.halfClosed);
+    first.complete(); // the server's answer to the goodbye
+    await(closing);
+    assertThat(second.cancelled).isEqualTo("client closed");
+  }
+}
