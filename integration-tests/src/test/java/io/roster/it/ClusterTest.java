@@ -95,4 +95,26 @@ class ClusterTest {
     Set<Integer> sizes = events.stream().map(List::size).collect(Collectors.toSet());
     assertThat(sizes).as("states seen: %s", events).containsOnly(6, 5);
   }
+
+  @Test
+  void stoppingAMemberMovesItsClientsBeforeTheyLeaveAndItRejoinsWithTheSameView() throws Exception {
+    cluster = LocalCluster.start();
+    List<Integer> live = List.of(9201, 9202, 9203);
+    for (int port : live) {
+      client(cluster.servers(0), "provider-" + port).registerInstance(SERVICE, Instance.of("10.0.2.1", port));
+    }
+    List<List<Integer>> events = new CopyOnWriteArrayList<>();
+    RosterClient watcher = client(cluster.address(2), "watcher");
+    watcher.subscribe(SERVICE, (InstancesChangeEvent e) ->
+        events.add(e.instances().stream().map(Instance::port).sorted().toList()));
+    await().atMost(Timing.seconds(10)).until(() -> !events.isEmpty() && events.get(events.size() - 1).equals(live));
+
+    cluster.node(0).stop(); // SIGTERM: reconnect with a suggested member, make-before-break, then exit
+    cluster.restart(0);
+    RosterClient querier = client(cluster.address(0), "querier");
+    await().atMost(Timing.seconds(10)).until(() -> querier.getAllInstances(SERVICE).stream()
+        .map(Instance::port).sorted().toList().equals(live));
+
+    assertThat(events).as("no state without a live provider").allSatisfy(ports -> assertThat(ports).isEqualTo(live));
+  }
 }

@@ -16,6 +16,7 @@ import io.roster.server.time.Scheduler;
 import io.roster.server.time.SystemScheduler;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.HashSet;
@@ -247,7 +248,14 @@ public final class RosterServer implements AutoCloseable {
         ServerConfig.formatDuration(config.shutdownGrace()));
     engine.stop();
     try {
-      endpoint.shutdown(config.shutdownGrace());
+      if (cluster != null) {
+        // Writes (the ends of the sessions that are about to leave) must not wait for an election.
+        cluster.handOverLead(Duration.ofSeconds(2));
+      }
+      endpoint.shutdown(config.shutdownGrace(), cluster != null ? cluster::suggest : () -> "");
+      if (cluster != null) {
+        cluster.awaitProposed(Duration.ofSeconds(2));
+      }
     } catch (InterruptedException e) {
       endpoint.shutdownNow();
       Thread.currentThread().interrupt();

@@ -431,6 +431,45 @@ public final class ClusterNode implements AutoCloseable {
     }
   }
 
+  /**
+   * Before this member stops: when it leads, hands the lead to the most up-to-date member that
+   * answers, so that writes go on without waiting for an election (bounded by {@code timeout}).
+   */
+  public void handOverLead(Duration timeout) {
+    if (closed || !division().getInfo().isLeader()) {
+      return;
+    }
+    RoleInfoProto role = division().getInfo().getRoleInfoProto();
+    String next = null;
+    long best = Long.MAX_VALUE;
+    for (ServerRpcProto f : role.getLeaderInfo().getFollowerInfoList()) {
+      if (f.getLastRpcElapsedTimeMs() < best && f.getLastRpcElapsedTimeMs() <= config.memberDownAfter().toMillis()) {
+        best = f.getLastRpcElapsedTimeMs();
+        next = f.getId().getId().toStringUtf8();
+      }
+    }
+    if (next == null) {
+      return;
+    }
+    try {
+      var reply = client.admin().transferLeadership(RaftPeerId.valueOf(next), timeout.toMillis());
+      log.info("Handed the lead to {} before stopping: {}", member(next), reply.isSuccess() ? "done" : reply.getException());
+    } catch (IOException | RuntimeException e) {
+      log.warn("Could not hand the lead to {} before stopping: {}", member(next), e.toString());
+    }
+  }
+
+  /**
+   * Waits until the changes this member proposed are applied or failed (its last sessions'
+   * ends, as they leave), at most {@code timeout}.
+   */
+  public void awaitProposed(Duration timeout) throws InterruptedException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while ((proposer.queued() > 0 || proposer.inFlightBatches() > 0) && System.nanoTime() < deadline) {
+      Thread.sleep(5);
+    }
+  }
+
   @Override
   public void close() {
     if (closed) {

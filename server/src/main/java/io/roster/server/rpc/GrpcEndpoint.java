@@ -141,10 +141,18 @@ public final class GrpcEndpoint {
    * grace} is over.
    */
   public void shutdown(Duration grace) throws InterruptedException {
+    shutdown(grace, () -> "");
+  }
+
+  /**
+   * Same, suggesting to each session the server {@code suggest} names (a cluster member names
+   * the live members in turn, so that its clients spread over them).
+   */
+  public void shutdown(Duration grace, java.util.function.Supplier<String> suggest) throws InterruptedException {
     long deadline = System.nanoTime() + grace.toNanos();
     health.enterTerminalState();
     registryService.stop("server shutting down");
-    sessionService.reconnectAll("server shutting down");
+    sessionService.reconnectAll("server shutting down", suggest);
     server.shutdown();
     sessionService.awaitAllEnded(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
     // Every session has left (or the grace is over). What remains are idle connections and

@@ -137,14 +137,15 @@ final class SessionService {
   /**
    * The server is stopping: new Connect streams (and a hello on a stream opened just before)
    * are refused with UNAVAILABLE, which clients take as "try another server, or this one
-   * later", and every connected client is asked to reconnect elsewhere.
+   * later", and every connected client is asked to reconnect elsewhere: to the server {@code
+   * suggest} names for it (a cluster spreads them over the live members), or, when it names
+   * none, to the client's next server.
    */
-  void reconnectAll(String reason) {
+  void reconnectAll(String reason, java.util.function.Supplier<String> suggest) {
     stopping = reason;
-    ServerFrame frame = ServerFrame.newBuilder()
-        .setReconnect(Reconnect.newBuilder().setReason(reason)).build();
     for (Call c : calls) {
-      c.write(frame);
+      c.write(ServerFrame.newBuilder()
+          .setReconnect(Reconnect.newBuilder().setReason(reason).setSuggestedServer(suggest.get())).build());
     }
     checkAllEnded();
   }
