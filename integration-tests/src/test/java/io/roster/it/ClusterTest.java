@@ -64,6 +64,17 @@ class ClusterTest {
 
     provider.deregisterInstance(SERVICE, "10.0.0.1", 8080);
     subscriber.await(Timing.seconds(10), List::isEmpty);
+
+    // Every member knows all three, where clients reach them, and one leader.
+    for (int i = 0; i < LocalCluster.SIZE; i++) {
+      var members = cluster.members(i);
+      assertThat(members.getWritable()).isTrue();
+      assertThat(members.getMembersList()).extracting(m -> m.getClientAddress())
+          .containsExactlyInAnyOrder(cluster.address(0), cluster.address(1), cluster.address(2));
+      assertThat(members.getMembersList()).filteredOn(m -> m.getSelf()).hasSize(1);
+    }
+    await().atMost(Timing.seconds(5)).untilAsserted(() -> assertThat(cluster.members(1).getMembersList())
+        .filteredOn(m -> m.getRole().equals("leader")).hasSize(1));
   }
 
   @Test

@@ -87,6 +87,18 @@ final class LocalCluster implements AutoCloseable {
     return String.join(",", all);
   }
 
+  /** Admin/ListMembers as member {@code i} answers it. */
+  io.roster.proto.v1.ListMembersResponse members(int i) {
+    io.grpc.ManagedChannel ch = io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder
+        .forAddress(hosts.get(i), ports.get(i)).usePlaintext().build();
+    try {
+      return io.roster.proto.v1.AdminGrpc.newBlockingStub(ch).withDeadlineAfter(5, java.util.concurrent.TimeUnit.SECONDS)
+          .listMembers(io.roster.proto.v1.ListMembersRequest.getDefaultInstance());
+    } finally {
+      ch.shutdownNow();
+    }
+  }
+
   String logs() {
     return java.util.Arrays.stream(nodes).filter(n -> n != null)
         .map(n -> "--- " + n.address() + " ---\n" + n.output()).collect(Collectors.joining("\n"));

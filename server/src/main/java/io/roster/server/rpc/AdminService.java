@@ -1,5 +1,10 @@
 package io.roster.server.rpc;
 
+import io.roster.proto.v1.ListMembersRequest;
+import io.roster.proto.v1.ListMembersResponse;
+import io.roster.proto.v1.MemberInfo;
+import io.roster.server.cluster.ClusterNode;
+
 import io.grpc.stub.StreamObserver;
 import io.roster.proto.v1.AdminGrpc;
 import io.roster.proto.v1.ConnectionInfo;
@@ -22,9 +27,30 @@ import java.util.concurrent.CompletableFuture;
 final class AdminService extends AdminGrpc.AdminImplBase {
 
   private final SessionManager sessions;
+  /** This server as a cluster member, or null when standalone. */
+  private final ClusterNode cluster;
 
-  AdminService(SessionManager sessions) {
+  AdminService(SessionManager sessions, ClusterNode cluster) {
     this.sessions = sessions;
+    this.cluster = cluster;
+  }
+
+  @Override
+  public void listMembers(ListMembersRequest req, StreamObserver<ListMembersResponse> out) {
+    ListMembersResponse.Builder b = ListMembersResponse.newBuilder();
+    if (cluster == null) {
+      b.setWritable(true).addMembers(MemberInfo.newBuilder().setId(sessions.nodeId()).setSelf(true).setRole("leader"));
+    } else {
+      String why = cluster.unwritable();
+      b.setWritable(why == null).setUnwritableReason(why == null ? "" : why);
+      for (ClusterNode.MemberView m : cluster.members()) {
+        b.addMembers(MemberInfo.newBuilder().setId(m.id()).setSelf(m.self()).setRole(m.role())
+            .setClientAddress(m.clientAddress()).setIncarnation(m.incarnation()).setDown(m.down())
+            .setLastContactMs(m.lastContactMs()).setLag(m.lag()));
+      }
+    }
+    out.onNext(b.build());
+    out.onCompleted();
   }
 
   /** Sessions per page: 100 sessions with the largest labels (16 KiB each) stay far below 4 MiB. */

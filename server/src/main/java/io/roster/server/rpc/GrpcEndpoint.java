@@ -50,6 +50,13 @@ public final class GrpcEndpoint {
    */
   public GrpcEndpoint(ServerConfig config, Registry registry, PushEngine engine, SessionManager sessions,
       Scheduler scheduler, IntFunction<String> nodeId, String version, WarmUp warmUp) {
+    this(config, registry, engine, sessions, scheduler, nodeId, version, warmUp, null);
+  }
+
+  /** @param cluster this server as a cluster member (Admin/ListMembers), or null when standalone */
+  public GrpcEndpoint(ServerConfig config, Registry registry, PushEngine engine, SessionManager sessions,
+      Scheduler scheduler, IntFunction<String> nodeId, String version, WarmUp warmUp,
+      io.roster.server.cluster.ClusterNode cluster) {
     this.nodeId = nodeId;
     this.sessions = sessions;
     this.registryService = new RegistryService(registry, sessions.writer(), engine, scheduler, sessions.limits(),
@@ -71,7 +78,7 @@ public final class GrpcEndpoint {
         .permitKeepAliveWithoutCalls(true)
         .addService(sessionService.definition())
         .addService(registryService)
-        .addService(new AdminService(sessions))
+        .addService(new AdminService(sessions, cluster))
         .addService(health.getHealthService())
         .addService(ProtoReflectionServiceV1.newInstance())
         .addService(ProtoReflectionService.newInstance())
