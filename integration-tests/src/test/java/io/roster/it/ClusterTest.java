@@ -128,4 +128,26 @@ class ClusterTest {
 
     assertThat(events).as("no state without a live provider").allSatisfy(ports -> assertThat(ports).isEqualTo(live));
   }
+
+  @Test
+  void aRestartedMemberLoadsItsSnapshotThenCatchesUpWithWhatItMissed() throws Exception {
+    cluster = LocalCluster.start("--snapshot-every", "20");
+    RosterClient provider = client(cluster.address(0), "provider");
+    provider.registerInstance(SERVICE, Instance.of("10.0.3.1", 1));
+    cluster.node(2).stop();
+
+    // Many snapshots' worth of entries while it is away.
+    for (int port = 2; port <= 120; port++) {
+      provider.registerInstance(SERVICE, Instance.of("10.0.3.1", port));
+    }
+    provider.deregisterInstance(SERVICE, "10.0.3.1", 1);
+
+    cluster.restart(2);
+    RosterClient querier = client(cluster.address(2), "querier");
+    await().atMost(Timing.seconds(20)).until(() -> querier.getAllInstances(SERVICE).size() == 119);
+    assertThat(querier.getAllInstances(SERVICE)).extracting(Instance::port).doesNotContain(1);
+    assertThat(cluster.node(2).output()).contains("Loaded the snapshot");
+    assertThat(Subscriber.cached(querier, SERVICE).revision())
+        .isEqualTo(Subscriber.cached(client(cluster.address(1), "other"), SERVICE).revision());
+  }
 }

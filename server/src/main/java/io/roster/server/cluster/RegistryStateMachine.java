@@ -4,13 +4,32 @@ import com.google.protobuf.InvalidProtocolBufferException;
 import io.roster.proto.cluster.v1.Batch;
 import io.roster.server.model.Owner;
 import io.roster.server.registry.Command;
+import java.io.BufferedInputStream;
+import java.io.BufferedOutputStream;
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import org.apache.ratis.proto.RaftProtos.LogEntryProto;
+import org.apache.ratis.io.MD5Hash;
 import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.server.RaftServer;
+import org.apache.ratis.server.protocol.TermIndex;
+import org.apache.ratis.server.raftlog.RaftLog;
+import org.apache.ratis.server.storage.FileInfo;
+import org.apache.ratis.server.storage.RaftStorage;
+import org.apache.ratis.statemachine.StateMachineStorage;
+import org.apache.ratis.statemachine.impl.SimpleStateMachineStorage;
+import org.apache.ratis.statemachine.impl.SingleFileSnapshotInfo;
+import org.apache.ratis.util.LifeCycle;
+import org.apache.ratis.util.MD5FileUtil;
 import org.apache.ratis.statemachine.TransactionContext;
 import org.apache.ratis.statemachine.impl.BaseStateMachine;
 import org.slf4j.Logger;
@@ -54,10 +73,85 @@ final class RegistryStateMachine extends BaseStateMachine {
   /** Members with owners of a past incarnation (or all their owners, when down) still in the registry. */
   private final Map<String, Long> staleSinceIndex = new TreeMap<>();
 
+  private final SimpleStateMachineStorage storage = new SimpleStateMachineStorage();
+
   RegistryStateMachine(io.roster.server.registry.Registry registry, EntryClock clock, Applied applied) {
     this.registry = registry;
     this.clock = clock;
     this.applied = applied;
+  }
+
+  @Override
+  public void initialize(RaftServer server, RaftGroupId groupId, RaftStorage raftStorage) throws IOException {
+    super.initialize(server, groupId, raftStorage);
+    storage.init(raftStorage);
+    getLifeCycle().startAndTransition(() -> load(storage.loadLatestSnapshot()), IOException.class);
+  }
+
+  /** Ratis pauses the state machine before it installs a snapshot from the leader. */
+  @Override
+  public void pause() {
+    getLifeCycle().transition(LifeCycle.State.PAUSING);
+    getLifeCycle().transition(LifeCycle.State.PAUSED);
+  }
+
+  /** A snapshot was installed from the leader: this member lagged further behind than the log reaches. */
+  @Override
+  public void reinitialize() throws IOException {
+    getLifeCycle().startAndTransition(() -> load(storage.loadLatestSnapshot()), IOException.class);
+  }
+
+  @Override
+  public StateMachineStorage getStateMachineStorage() {
+    return storage;
+  }
+
+  /**
+   * Writes the registry and the membership facts at the last applied entry to a snapshot file
+   * (on Ratis's apply thread, so nothing changes meanwhile); the log before it can then go.
+   */
+  @Override
+  public long takeSnapshot() throws IOException {
+    TermIndex last = getLastAppliedTermIndex();
+    if (last == null || last.getIndex() < 0) {
+      return RaftLog.INVALID_LOG_INDEX;
+    }
+    File file = storage.getSnapshotFile(last.getTerm(), last.getIndex());
+    io.roster.server.registry.Registry.Image image = registry.image();
+    List<Member> known;
+    List<String> stale;
+    synchronized (this) {
+      known = List.copyOf(members.values());
+      stale = List.copyOf(staleSinceIndex.keySet());
+    }
+    try (OutputStream out = new BufferedOutputStream(Files.newOutputStream(file.toPath()), 1 << 16)) {
+      SnapshotCodec.write(out, image, known, stale);
+    }
+    MD5Hash md5 = MD5FileUtil.computeAndSaveMd5ForFile(file);
+    storage.updateLatestSnapshot(new SingleFileSnapshotInfo(new FileInfo(file.toPath(), md5), last));
+    log.info("Snapshot at log index {}: {} services, {} members ({} KiB)", last.getIndex(), image.services().size(),
+        known.size(), file.length() / 1024);
+    return last.getIndex();
+  }
+
+  private void load(SingleFileSnapshotInfo snapshot) throws IOException {
+    if (snapshot == null) {
+      return;
+    }
+    File file = snapshot.getFile().getPath().toFile();
+    SnapshotCodec.Loaded loaded;
+    try (InputStream in = new BufferedInputStream(Files.newInputStream(file.toPath()), 1 << 16)) {
+      loaded = SnapshotCodec.read(in);
+    }
+    registry.restore(loaded.image());
+    synchronized (this) {
+      members.clear();
+      loaded.members().forEach(m -> members.put(m.id(), m));
+      staleSinceIndex.clear();
+      loaded.stale().forEach(id -> staleSinceIndex.put(id, snapshot.getIndex()));
+    }
+    setLastAppliedTermIndex(snapshot.getTermIndex());
+    log.info("Loaded the snapshot at log index {}: {} services", snapshot.getIndex(), loaded.image().services().size());
   }
 
   @Override

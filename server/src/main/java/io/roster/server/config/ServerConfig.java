@@ -42,7 +42,8 @@ public record ServerConfig(
     String advertise,
     Duration groupCommitWindow,
     Duration memberDownAfter,
-    Duration memberGrace) {
+    Duration memberGrace,
+    long snapshotEvery) {
 
   /**
    * The largest {@code --max-service-bytes}: the Java SDK accepts messages of up to 16 MiB, and
@@ -111,6 +112,9 @@ public record ServerConfig(
     }
     positive("member-down-after", memberDownAfter);
     notNegative("member-grace", memberGrace);
+    if (snapshotEvery < 10) {
+      throw new IllegalArgumentException("snapshot-every: " + snapshotEvery + " (expected: >= 10 log entries)");
+    }
   }
 
   private static void atLeastOne(String name, int value) {
@@ -337,6 +341,9 @@ public record ServerConfig(
     OPTIONS.put("member-grace", new Option("a duration like 10s",
         "After a member is down (or restarted), its clients have this long to move before what they registered through it is removed.",
         (b, v) -> b.memberGrace(parseDuration(v)), c -> formatDuration(c.memberGrace())));
+    OPTIONS.put("snapshot-every", new Option("a number of log entries, at least 10",
+        "A member writes a snapshot of its state every this many log entries and drops the log before it.",
+        (b, v) -> b.snapshotEvery(Long.parseLong(v)), c -> String.valueOf(c.snapshotEvery())));
   }
 
   /** Names of every option, in help order. */
@@ -373,6 +380,7 @@ public record ServerConfig(
     private Duration groupCommitWindow = Duration.ofMillis(1);
     private Duration memberDownAfter = Duration.ofSeconds(3);
     private Duration memberGrace = Duration.ofSeconds(10);
+    private long snapshotEvery = 20_000;
 
     private Builder() {}
 
@@ -403,13 +411,14 @@ public record ServerConfig(
     public Builder groupCommitWindow(Duration v) { groupCommitWindow = v; return this; }
     public Builder memberDownAfter(Duration v) { memberDownAfter = v; return this; }
     public Builder memberGrace(Duration v) { memberGrace = v; return this; }
+    public Builder snapshotEvery(long v) { snapshotEvery = v; return this; }
 
     public ServerConfig build() {
       return new ServerConfig(host, port, dataDir, logDir, keepaliveTime, keepaliveTimeout, pushWindow,
           pushAckTimeout, shutdownGrace, maxInstancesPerConnection, maxSubscriptionsPerConnection,
           maxSessionsPerConnection, maxWatchesPerConnection, maxSessionsPerAddress, maxInstancesPerAddress,
           maxMessageSize, maxServiceSettingsBytes, warmUp, maxInstancesPerService, maxServiceBytes, nodeId, peerPort,
-          members, advertise, groupCommitWindow, memberDownAfter, memberGrace);
+          members, advertise, groupCommitWindow, memberDownAfter, memberGrace, snapshotEvery);
     }
   }
 }

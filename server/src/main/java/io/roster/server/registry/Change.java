@@ -12,6 +12,7 @@ import java.util.Objects;
  * @param service the service that changed
  * @param owner whose registrations changed: the registering or removed owner, the owner of an
  *     updated instance; null for a change of the service's settings (the operator's, nobody's)
+ *     and for a restore
  * @param kind what happened
  * @param revision the service's revision after the change (see {@link Registry#snapshot})
  */
@@ -26,13 +27,15 @@ public record Change(ServiceKey service, Owner owner, Kind kind, long revision) 
     /** An instance was changed in place, keeping its owner (an operator's update). */
     UPDATED,
     /** The service's settings changed what consumers see (the protect threshold). */
-    SETTINGS
+    SETTINGS,
+    /** The whole registry was replaced by an image (a cluster member loaded a snapshot). */
+    RESTORED
   }
 
   public Change {
     Objects.requireNonNull(service, "service");
     Objects.requireNonNull(kind, "kind");
-    if (owner == null && kind != Kind.SETTINGS) {
+    if (owner == null && kind != Kind.SETTINGS && kind != Kind.RESTORED) {
       throw new IllegalArgumentException("owner: null (expected: an owner for a " + kind + " change)");
     }
   }

@@ -432,6 +432,85 @@ public final class Registry {
     return services.size();
   }
 
+  /** One registration in an {@link Image}. */
+  public record Held(Owner owner, Instance instance) {}
+
+  /** One service in an {@link Image}: its revision and registrations. */
+  public record ServiceImage(ServiceKey service, long revision, List<Held> registrations) {}
+
+  /**
+   * Everything the registry holds, as values: what a cluster member writes to a snapshot and
+   * loads again ({@link #image}, {@link #restore}).
+   */
+  public record Image(long lastRevision, long absentRevision, List<ServiceImage> services,
+      Map<ServiceKey, ServiceSettings> settings) {}
+
+  /**
+   * An image of the whole registry, services in key order. Consistent only while nothing
+   * changes it: a cluster member takes it on the thread that applies the log.
+   */
+  public Image image() {
+    List<ServiceImage> list = new ArrayList<>(services.size());
+    for (ServiceKey key : index) {
+      Entry e = services.get(key);
+      if (e == null) {
+        continue;
+      }
+      synchronized (e) {
+        List<Held> held = new ArrayList<>(e.registrations.size());
+        for (Registration r : e.registrations.values()) {
+          held.add(new Held(r.owner, r.instance));
+        }
+        held.sort((a, b) -> Instance.ORDER.compare(a.instance(), b.instance()));
+        list.add(new ServiceImage(key, e.revision, held));
+      }
+    }
+    return new Image(lastRevision.get(), absentRevision, list, Map.copyOf(settings));
+  }
+
+  /**
+   * Replaces everything with {@code image} (a cluster member that loads a snapshot), keeping
+   * owners' tallies exact, and reports every service that existed before or after as one
+   * {@link Change.Kind#RESTORED} change. Must not run concurrently with any other change.
+   */
+  public void restore(Image image) {
+    java.util.Set<ServiceKey> touched = new java.util.TreeSet<>(services.keySet());
+    for (Entry e : new ArrayList<>(services.values())) {
+      synchronized (e) {
+        for (Registration r : new ArrayList<>(e.registrations.values())) {
+          e.removeIfOwned(r.owner, r.instance.key());
+        }
+        e.removed = true;
+      }
+    }
+    services.clear();
+    index.clear();
+    settings.clear();
+    settingsBytes.set(0);
+    image.settings().forEach((k, v) -> {
+      settings.put(k, v);
+      settingsBytes.addAndGet(v.footprint(k));
+    });
+    for (ServiceImage si : image.services()) {
+      Entry e = new Entry(si.service());
+      synchronized (e) {
+        for (Held h : si.registrations()) {
+          e.store(h.owner(), h.instance(), WireSize.ofInstanceInList(h.instance()));
+        }
+        e.revision = si.revision();
+      }
+      services.put(si.service(), e);
+      index.add(si.service());
+      touched.add(si.service());
+    }
+    owners.values().removeIf(h -> h.tally.count() == 0 && h.services.isEmpty() && h.tally.isStandalone());
+    lastRevision.set(image.lastRevision());
+    absentRevision = image.absentRevision();
+    for (ServiceKey k : touched) {
+      publish(k, null, Change.Kind.RESTORED, snapshot(k).revision());
+    }
+  }
+
   /** Revision reported for services that do not exist. */
   public long absentRevision() {
     return absentRevision;

@@ -30,6 +30,11 @@ public final class Tally {
     return count.get();
   }
 
+  /** Whether it adds into no wider tally (an owner no session of this node holds). */
+  boolean isStandalone() {
+    return parent == null;
+  }
+
   void add(int delta) {
     for (Tally t = this; t != null; t = t.parent) {
       t.count.addAndGet(delta);

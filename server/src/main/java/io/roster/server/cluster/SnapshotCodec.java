@@ -1,0 +1,88 @@
+package io.roster.server.cluster;
+
+import io.roster.proto.cluster.v1.MemberState;
+import io.roster.proto.cluster.v1.Registration;
+import io.roster.proto.cluster.v1.ServiceState;
+import io.roster.proto.cluster.v1.SettingsState;
+import io.roster.proto.cluster.v1.SnapshotHeader;
+import io.roster.server.model.ServiceKey;
+import io.roster.server.registry.Registry;
+import io.roster.server.registry.ServiceSettings;
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A member's state to a snapshot file and back: a {@link SnapshotHeader}, then one
+ * length-delimited {@link ServiceState} per service and one {@link MemberState} per member, so
+ * that no single message has to hold a large registry.
+ */
+final class SnapshotCodec {
+
+  private SnapshotCodec() {}
+
+  /** What a snapshot holds. */
+  record Loaded(Registry.Image image, List<RegistryStateMachine.Member> members, List<String> stale) {}
+
+  static void write(OutputStream out, Registry.Image image, List<RegistryStateMachine.Member> members,
+      List<String> stale) throws IOException {
+    SnapshotHeader.Builder header = SnapshotHeader.newBuilder()
+        .setLastRevision(image.lastRevision()).setAbsentRevision(image.absentRevision())
+        .setServices(image.services().size()).setMembers(members.size()).addAllStaleMembers(stale);
+    image.settings().entrySet().stream().sorted(Map.Entry.comparingByKey()).forEach(e ->
+        header.addSettings(SettingsState.newBuilder().setService(LogCodec.service(e.getKey()))
+            .setProtectThreshold(e.getValue().protectThreshold()).putAllMetadata(e.getValue().metadata())));
+    header.build().writeDelimitedTo(out);
+    for (Registry.ServiceImage s : image.services()) {
+      ServiceState.Builder b = ServiceState.newBuilder().setService(LogCodec.service(s.service()))
+          .setRevision(s.revision());
+      for (Registry.Held h : s.registrations()) {
+        b.addRegistrations(Registration.newBuilder().setOwner(LogCodec.owner(h.owner()))
+            .setInstance(LogCodec.instance(h.instance())));
+      }
+      b.build().writeDelimitedTo(out);
+    }
+    for (RegistryStateMachine.Member m : members) {
+      MemberState.newBuilder().setId(m.id()).setIncarnation(m.incarnation()).setClientAddress(m.clientAddress())
+          .setDown(m.down()).build().writeDelimitedTo(out);
+    }
+  }
+
+  static Loaded read(InputStream in) throws IOException {
+    SnapshotHeader header = SnapshotHeader.parseDelimitedFrom(in);
+    if (header == null) {
+      throw new EOFException("an empty snapshot file");
+    }
+    Map<ServiceKey, ServiceSettings> settings = new HashMap<>();
+    for (SettingsState s : header.getSettingsList()) {
+      settings.put(LogCodec.service(s.getService()), new ServiceSettings(s.getProtectThreshold(), s.getMetadataMap()));
+    }
+    List<Registry.ServiceImage> services = new ArrayList<>(header.getServices());
+    for (int i = 0; i < header.getServices(); i++) {
+      ServiceState s = ServiceState.parseDelimitedFrom(in);
+      if (s == null) {
+        throw new EOFException("snapshot ends after " + i + " of " + header.getServices() + " services");
+      }
+      List<Registry.Held> held = new ArrayList<>(s.getRegistrationsCount());
+      for (Registration r : s.getRegistrationsList()) {
+        held.add(new Registry.Held(LogCodec.owner(r.getOwner()), LogCodec.instance(r.getInstance())));
+      }
+      services.add(new Registry.ServiceImage(LogCodec.service(s.getService()), s.getRevision(), held));
+    }
+    List<RegistryStateMachine.Member> members = new ArrayList<>(header.getMembers());
+    for (int i = 0; i < header.getMembers(); i++) {
+      MemberState m = MemberState.parseDelimitedFrom(in);
+      if (m == null) {
+        throw new EOFException("snapshot ends after " + i + " of " + header.getMembers() + " members");
+      }
+      members.add(new RegistryStateMachine.Member(m.getId(), m.getIncarnation(), m.getClientAddress(), m.getDown()));
+    }
+    return new Loaded(new Registry.Image(header.getLastRevision(), header.getAbsentRevision(), services, settings),
+        members, header.getStaleMembersList());
+  }
+}
