@@ -8,6 +8,7 @@ import io.roster.server.config.ServerConfig;
 import io.roster.server.model.Owner;
 import io.roster.server.registry.Registry;
 import io.roster.server.registry.Writer;
+import io.roster.server.time.SystemScheduler;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
@@ -25,8 +26,6 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
@@ -110,7 +109,7 @@ public final class ClusterNode implements AutoCloseable {
   private final RaftClient client;
   private final RegistryStateMachine stateMachine;
   private final Proposer proposer;
-  private final ScheduledExecutorService timer;
+  private final SystemScheduler timer;
   private final Local local;
   private final CompletableFuture<Void> caughtUp = new CompletableFuture<>();
   private final Map<String, Long> staleSeenNanos = new HashMap<>();
@@ -134,11 +133,7 @@ public final class ClusterNode implements AutoCloseable {
     this.self = self(config);
     this.memberId = self.id();
     this.group = RaftGroup.valueOf(GROUP_ID, peers);
-    this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
-      Thread t = new Thread(r, "roster-cluster");
-      t.setDaemon(true);
-      return t;
-    });
+    this.timer = new SystemScheduler("roster-cluster", 1);
     RaftProperties props = properties(config, memberId);
     this.client = RaftClient.newBuilder()
         .setProperties(props)
@@ -174,8 +169,7 @@ public final class ClusterNode implements AutoCloseable {
       node.server.start();
       log.info("Cluster member {} (incarnation {}) started on peer port {}; members {}", node.memberId, incarnation,
           config.peerPort(), config.members());
-      node.timer.scheduleWithFixedDelay(node::watch, WATCH_EVERY.toMillis(), WATCH_EVERY.toMillis(),
-          TimeUnit.MILLISECONDS);
+      node.timer.schedule(node::watchAndAgain, WATCH_EVERY);
       return node;
     } catch (IOException e) {
       throw new UncheckedIOException("cannot start the cluster member on peer port " + config.peerPort(), e);
@@ -207,7 +201,7 @@ public final class ClusterNode implements AutoCloseable {
       returning = false;
       if (failed != null) {
         log.debug("member_started not taken yet ({}); retrying", failed.toString());
-        timer.schedule(this::proposeStarted, 500, TimeUnit.MILLISECONDS);
+        timer.schedule(this::proposeStarted, Duration.ofMillis(500));
       } else if (caughtUp.complete(null)) {
         log.info("Cluster member {} caught up with the log (applied index {})", memberId,
             appliedIndex());
@@ -273,6 +267,13 @@ public final class ClusterNode implements AutoCloseable {
   }
 
   // --- The watch ---
+
+  private void watchAndAgain() {
+    watch();
+    if (!closed) {
+      timer.schedule(this::watchAndAgain, WATCH_EVERY);
+    }
+  }
 
   private void watch() {
     try {
@@ -476,7 +477,7 @@ public final class ClusterNode implements AutoCloseable {
       return;
     }
     closed = true;
-    timer.shutdownNow();
+    timer.close();
     proposer.failAll("this member is stopping");
     try {
       client.close();

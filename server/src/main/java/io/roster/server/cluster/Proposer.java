@@ -4,6 +4,7 @@ import io.roster.proto.cluster.v1.Batch;
 import io.roster.server.model.RegistryException;
 import io.roster.server.registry.Command;
 import io.roster.server.registry.Writer;
+import io.roster.server.time.Scheduler;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -11,8 +12,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
@@ -44,7 +43,7 @@ final class Proposer implements Writer {
   private final String member;
   private final String incarnation;
   private final Log logClient;
-  private final ScheduledExecutorService timer;
+  private final Scheduler timer;
   private final Duration window;
   private final int maxQueued;
   private final LongSupplier wallMicros;
@@ -59,7 +58,7 @@ final class Proposer implements Writer {
   /** Batches sent and not yet applied here, by sequence. */
   private final Map<Long, List<Pending>> inFlight = new ConcurrentHashMap<>();
 
-  Proposer(String member, String incarnation, Log logClient, ScheduledExecutorService timer, Duration window,
+  Proposer(String member, String incarnation, Log logClient, Scheduler timer, Duration window,
       int maxQueued, LongSupplier wallMicros, Supplier<String> unwritable) {
     this.member = member;
     this.incarnation = incarnation;
@@ -99,7 +98,7 @@ final class Proposer implements Writer {
       flushScheduled = true;
     }
     if (schedule) {
-      timer.schedule(this::flush, window.toNanos(), TimeUnit.NANOSECONDS);
+      timer.schedule(this::flush, window);
     }
     return (CompletableFuture<R>) p.done;
   }

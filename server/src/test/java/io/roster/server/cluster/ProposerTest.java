@@ -1,0 +1,152 @@
+package io.roster.server.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.roster.proto.cluster.v1.Batch;
+import io.roster.server.model.Instance;
+import io.roster.server.model.InstanceKey;
+import io.roster.server.model.Owner;
+import io.roster.server.model.RegistryException;
+import io.roster.server.model.ServiceKey;
+import io.roster.server.registry.Command;
+import io.roster.server.registry.Registry;
+import io.roster.server.time.FakeScheduler;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Group commit without Raft: a fake log that hands every entry straight to a registry, as the
+ * state machine would once it is committed.
+ */
+class ProposerTest {
+
+  private static final ServiceKey SVC = ServiceKey.of("public", "DEFAULT_GROUP", "svc");
+  private static final Owner OWNER = Owner.session("m1:9849@x", "c-1");
+
+  /** The window's timer, run by hand: a window ends when the test says. */
+  private final FakeScheduler timer = new FakeScheduler();
+  private final EntryClock clock = new EntryClock();
+  private final Registry registry = new Registry(clock);
+  private final List<Batch> entries = new CopyOnWriteArrayList<>();
+  private volatile String unwritable;
+  private volatile boolean failSends;
+  private Proposer proposer;
+
+
+  private Proposer proposer(Duration window, int maxQueued) {
+    proposer = new Proposer("m1:9849", "x", bytes -> {
+      if (failSends) {
+        return CompletableFuture.failedFuture(new IllegalStateException("no leader"));
+      }
+      try {
+        Batch b = Batch.parseFrom(bytes);
+        entries.add(b);
+        // Applied as the state machine applies a committed entry, then results back.
+        clock.set(b.getTimeMicros());
+        List<Object> results = new ArrayList<>();
+        for (var c : b.getCommandsList()) {
+          try {
+            results.add(LogCodec.decode(c).applyTo(registry));
+          } catch (RuntimeException e) {
+            results.add(e);
+          }
+        }
+        proposer.onApplied(b, results);
+        return CompletableFuture.completedFuture(null);
+      } catch (Exception e) {
+        return CompletableFuture.failedFuture(e);
+      }
+    }, timer, window, maxQueued, () -> 1_000_000L + entries.size(), () -> unwritable);
+    return proposer;
+  }
+
+  private static Instance instance(int port) {
+    return new Instance("10.0.0.1", port, 1, true, true, true, "DEFAULT", Map.of(), "");
+  }
+
+  @Test
+  void commandsWithinOneWindowGoToTheLogAsOneEntryAndEachGetsItsOwnResult() throws Exception {
+    Proposer p = proposer(Duration.ofMillis(50), 1000);
+    List<CompletableFuture<Instance>> done = new ArrayList<>();
+    for (int port = 1; port <= 100; port++) {
+      done.add(p.submit(new Command.Register(OWNER, SVC, instance(port))));
+    }
+    assertThat(entries).isEmpty();
+    timer.advance(Duration.ofMillis(50));
+    for (int i = 0; i < done.size(); i++) {
+      assertThat(done.get(i).get(5, TimeUnit.SECONDS).port()).isEqualTo(i + 1);
+    }
+    assertThat(entries).hasSize(1);
+    assertThat(entries.get(0).getCommandsCount()).isEqualTo(100);
+    assertThat(registry.snapshot(SVC).instances()).hasSize(100);
+    // Revisions come from the entry's time (one per change within it), not the registry's own clock.
+    assertThat(registry.snapshot(SVC).revision()).isEqualTo(1_000_000L + 99);
+  }
+
+  @Test
+  void aRefusedCommandFailsAloneAndTheOthersOfItsEntryApply() throws Exception {
+    Proposer p = proposer(Duration.ofMillis(50), 1000);
+    CompletableFuture<Instance> first = p.submit(new Command.Register(OWNER, SVC, instance(1)));
+    CompletableFuture<Boolean> missing = p.submit(new Command.Deregister(OWNER, SVC, new InstanceKey("10.9.9.9", 1, "DEFAULT")));
+    CompletableFuture<Instance> refused = p.submit(new Command.UpdateInstance(SVC, new InstanceKey("10.0.0.1", 1, "DEFAULT"),
+        null, null, null, false, Map.of("", "empty keys are refused")));
+    CompletableFuture<Instance> last = p.submit(new Command.Register(OWNER, SVC, instance(2)));
+    timer.advance(Duration.ofMillis(50));
+    assertThat(first.get(5, TimeUnit.SECONDS).port()).isEqualTo(1);
+    assertThat(missing.get(5, TimeUnit.SECONDS)).isFalse();
+    assertThatThrownBy(() -> refused.get(5, TimeUnit.SECONDS)).hasCauseInstanceOf(RegistryException.class);
+    assertThat(last.get(5, TimeUnit.SECONDS).port()).isEqualTo(2);
+    assertThat(entries).hasSize(1);
+  }
+
+  @Test
+  void aBatchTheLogDidNotTakeFailsWithUnavailable() {
+    Proposer p = proposer(Duration.ofMillis(1), 1000);
+    failSends = true;
+    CompletableFuture<Instance> f = p.submit(new Command.Register(OWNER, SVC, instance(1)));
+    timer.advance(Duration.ofMillis(1));
+    assertThatThrownBy(() -> f.get(5, TimeUnit.SECONDS)).cause().isInstanceOfSatisfying(RegistryException.class,
+        e -> assertThat(e.kind()).isEqualTo(RegistryException.Kind.UNAVAILABLE)).hasMessageContaining("no leader");
+  }
+
+  @Test
+  void aMemberThatCannotWriteRefusesAtOnceAndTheQueueIsBounded() {
+    Proposer p = proposer(Duration.ofSeconds(30), 3);
+    unwritable = "this member is cut off";
+    assertThatThrownBy(() -> p.submit(new Command.Register(OWNER, SVC, instance(1))))
+        .isInstanceOf(RegistryException.class).hasMessageContaining("cut off");
+    unwritable = null;
+    for (int port = 1; port <= 3; port++) {
+      p.submit(new Command.Register(OWNER, SVC, instance(port)));
+    }
+    assertThatThrownBy(() -> p.submit(new Command.Register(OWNER, SVC, instance(4))))
+        .isInstanceOf(RegistryException.class).hasMessageContaining("limit: 3");
+  }
+
+  @Test
+  void everyCommandSurvivesTheLogsFormat() {
+    ServiceKey other = ServiceKey.of("ns", "g", "other");
+    InstanceKey key = new InstanceKey("10.0.0.1", 1, "DEFAULT");
+    Instance withId = instance(7).withId(SVC);
+    List<Command<?>> all = List.of(
+        new Command.Register(OWNER, SVC, new Instance("h", 2, 3.5, false, false, true, "c1", Map.of("a", "b"), "id")),
+        new Command.Deregister(OWNER, other, key),
+        new Command.ReplaceOwned(new Owner("m2@y", Owner.Kind.LEASE, "l-1"), SVC, List.of(withId, instance(8))),
+        new Command.RemoveOwned(new Owner("m2@y", Owner.Kind.NACOS, "n-1"), SVC),
+        new Command.RemoveOwner(OWNER),
+        new Command.UpdateInstance(SVC, key, true, 0.0, null, true, Map.of("x", "y")),
+        new Command.UpdateInstance(SVC, key, null, null, false, false, Map.of()),
+        new Command.UpdateSettings(other, 0.25, false, Map.of("team", "t")),
+        new Command.UpdateSettings(other, null, true, Map.of()));
+    for (Command<?> c : all) {
+      assertThat(LogCodec.decode(LogCodec.encode(c))).isEqualTo(c);
+    }
+  }
+}
