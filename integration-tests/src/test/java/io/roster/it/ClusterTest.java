@@ -150,4 +150,29 @@ class ClusterTest {
     assertThat(Subscriber.cached(querier, SERVICE).revision())
         .isEqualTo(Subscriber.cached(client(cluster.address(1), "other"), SERVICE).revision());
   }
+
+  @Test
+  void aBurstOfRegistrationsOnOneStreamStopsAtTheConnectionsLimitWhileTheLogCatchesUp() throws Exception {
+    cluster = LocalCluster.start("--max-instances-per-connection", "50");
+    io.grpc.ManagedChannel channel = io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder
+        .forAddress(cluster.hosts.get(0), cluster.ports.get(0)).usePlaintext().build();
+    closing.add(channel::shutdownNow);
+    io.roster.server.testing.TestSession flooder = new io.roster.server.testing.TestSession(channel);
+    closing.add(flooder);
+    flooder.hello("flooder");
+    // 200 registers without waiting for answers: none is applied yet when the later ones arrive.
+    for (int port = 1; port <= 200; port++) {
+      flooder.send(io.roster.proto.v1.ClientFrame.newBuilder().setRequestId("r-" + port)
+          .setRegister(io.roster.proto.v1.RegisterInstance.newBuilder().setService(io.roster.server.testing.TestSession.key(SERVICE))
+              .setInstance(io.roster.proto.v1.Instance.newBuilder().setIp("10.0.4.1").setPort(port))).build());
+    }
+    List<io.roster.proto.v1.Result> results = new ArrayList<>();
+    for (int i = 0; i < 200; i++) {
+      results.add(flooder.await(f -> f.hasResult() && f.getRequestId().startsWith("r-")).getResult());
+    }
+    assertThat(results).filteredOn(io.roster.proto.v1.Result::getOk).hasSize(50);
+    assertThat(results).filteredOn(r -> !r.getOk()).allSatisfy(r -> assertThat(r.getMessage()).contains("limit: 50"));
+    RosterClient querier = client(cluster.address(2), "querier");
+    await().atMost(Timing.seconds(10)).until(() -> querier.getAllInstances(SERVICE).size() == 50);
+  }
 }

@@ -67,6 +67,11 @@ final class SessionService {
    * loop at most this many frames' work (~0.5 ms) between their own reads and timers.
    */
   static final int FRAMES_PER_TURN = 32;
+  /**
+   * Changes one stream may have waiting for the cluster's log; its next frame is read once
+   * fewer are (flow control back to the client). A standalone server answers at once.
+   */
+  static final int MAX_WRITES_IN_FLIGHT = 64;
 
   /** Frames beyond the base protocol that this server answers, told in {@code welcome}. */
   static final List<String> FEATURES = List.of("query", PushEncoder.FEATURE_DELTA);
@@ -275,6 +280,10 @@ final class SessionService {
     volatile boolean toldWarming;
     private boolean ended;       // guarded by writeLock
     private boolean wantsNext;   // guarded by writeLock
+    /** Changes submitted and not yet answered (a cluster member waits for the log). */
+    private int writesInFlight;  // guarded by writeLock
+    /** Reading stopped until fewer than MAX_WRITES_IN_FLIGHT changes are in flight. */
+    private boolean pausedForWrites; // guarded by writeLock
     /** When the last client frame arrived, or reading resumed after a pause of ours. */
     private volatile long lastHeardNanos = scheduler.nanoTime();
 
@@ -300,7 +309,7 @@ final class SessionService {
         if (ended) {
           return;
         }
-        paused = wantsNext;
+        paused = wantsNext || pausedForWrites;
       }
       long silentNanos = scheduler.nanoTime() - lastHeardNanos;
       if (paused || silentNanos < silenceLimit.toNanos()) {
@@ -336,7 +345,29 @@ final class SessionService {
         violate(v.status);
         return;
       }
+      synchronized (writeLock) {
+        if (writesInFlight >= MAX_WRITES_IN_FLIGHT) {
+          // The next frame is read once the log has taken some of these (writeAnswered).
+          pausedForWrites = true;
+          return;
+        }
+      }
       requestNext();
+    }
+
+    private void writeAnswered() {
+      boolean resume;
+      synchronized (writeLock) {
+        writesInFlight--;
+        resume = pausedForWrites && writesInFlight < MAX_WRITES_IN_FLIGHT;
+        if (resume) {
+          pausedForWrites = false;
+        }
+      }
+      if (resume) {
+        lastHeardNanos = scheduler.nanoTime();
+        requestNext();
+      }
     }
 
     @Override
@@ -556,6 +587,20 @@ final class SessionService {
 
     /** Answers ok once {@code applied} completes, or with the error that failed it. */
     private void answer(String requestId, CompletableFuture<?> applied) {
+      if (applied.isDone()) {
+        answered(requestId, applied);
+        return;
+      }
+      synchronized (writeLock) {
+        writesInFlight++;
+      }
+      applied.whenComplete((done, failed) -> {
+        answered(requestId, applied);
+        writeAnswered();
+      });
+    }
+
+    private void answered(String requestId, CompletableFuture<?> applied) {
       applied.whenComplete((done, failed) -> {
         if (failed == null) {
           ok(requestId);

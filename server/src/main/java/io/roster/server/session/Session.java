@@ -47,6 +47,11 @@ public final class Session {
 
   private final Map<ServiceKey, Subscription> subscriptions = new HashMap<>(4);
   private boolean closed;
+  /**
+   * Instances submitted and not yet applied (a cluster member waits for the log): counted
+   * against the limits too, so that a burst cannot pass them before the first is applied.
+   */
+  private int pendingAdds;
 
   Session(SessionInfo info, Owner owner, Registry registry, Writer writer, PushEngine engine, PushQueue queue,
       Scope scope, SessionLimits limits) {
@@ -83,10 +88,24 @@ public final class Session {
    */
   public synchronized CompletableFuture<Instance> register(ServiceKey service, Instance instance) {
     checkOpen();
-    if (!registry.owns(owner, service, instance.key())) {
-      scope.checkInstances(limits, 1, "instance");
+    int adding = registry.owns(owner, service, instance.key()) ? 0 : 1;
+    if (adding > 0) {
+      scope.checkInstances(limits, pendingAdds + adding, "instance");
     }
-    return writer.submit(new Command.Register(owner, service, instance));
+    return pending(adding, writer.submit(new Command.Register(owner, service, instance)));
+  }
+
+  /** Counts {@code adding} instances as pending until {@code applied} completes. */
+  private <T> CompletableFuture<T> pending(int adding, CompletableFuture<T> applied) {
+    if (adding > 0 && !applied.isDone()) {
+      pendingAdds += adding;
+      applied.whenComplete((r, e) -> {
+        synchronized (this) {
+          pendingAdds -= adding;
+        }
+      });
+    }
+    return applied;
   }
 
   /** Removes an instance this session registered; fails with NOT_FOUND when it has none such. */
@@ -117,9 +136,9 @@ public final class Session {
     }
     long adding = (long) seen.size() - registry.ownedCount(owner, service);
     if (adding > 0) {
-      scope.checkInstances(limits, adding, "instances");
+      scope.checkInstances(limits, pendingAdds + adding, "instances");
     }
-    return writer.submit(new Command.ReplaceOwned(owner, service, instances));
+    return pending((int) Math.max(0, adding), writer.submit(new Command.ReplaceOwned(owner, service, instances)));
   }
 
   /**
