@@ -347,6 +347,7 @@ public interface RosterClient extends AutoCloseable {
    */
   final class Builder {
     private String serverAddresses;
+    private boolean randomStart = true;
     private String namespace = DEFAULT_NAMESPACE;
     private String clientId = UUID.randomUUID().toString();
     private String clientName = "roster-java";
@@ -369,8 +370,9 @@ public interface RosterClient extends AutoCloseable {
     private Builder() {}
 
     /**
-     * Sets the servers to connect to, tried in order and rotated through on failure.
-     * Required.
+     * Sets the servers to connect to, tried in turn and rotated through on failure; a client
+     * starts at a random one of them (see {@link #randomStart}), so that the clients of one
+     * list spread over a cluster's members. Required.
      *
      * @param addresses comma-separated {@code host:port} entries, e.g.
      *     {@code "10.0.0.1:9848,10.0.0.2:9848"}; IPv6 as {@code [::1]:9848}; the port defaults
@@ -379,6 +381,19 @@ public interface RosterClient extends AutoCloseable {
      */
     public Builder serverAddresses(String addresses) {
       this.serverAddresses = Objects.requireNonNull(addresses, "addresses");
+      return this;
+    }
+
+    /**
+     * Whether the client starts at a random server of its list (the default) or at the first.
+     * Either way it goes on through the list in order, wrapping around. Start at the first to
+     * prefer one server (the nearest) and use the others only when it fails.
+     *
+     * @param value true to start at a random server (default), false to start at the first
+     * @return this builder
+     */
+    public Builder randomStart(boolean value) {
+      this.randomStart = value;
       return this;
     }
 
@@ -599,6 +614,20 @@ public interface RosterClient extends AutoCloseable {
       return this;
     }
 
+    /** The comma-separated list started at a random entry, in the same circular order. */
+    private static String rotated(String addresses) {
+      String[] entries = addresses.split(",", -1);
+      if (entries.length < 2) {
+        return addresses;
+      }
+      int start = java.util.concurrent.ThreadLocalRandom.current().nextInt(entries.length);
+      StringBuilder b = new StringBuilder();
+      for (int i = 0; i < entries.length; i++) {
+        b.append(i == 0 ? "" : ",").append(entries[(start + i) % entries.length]);
+      }
+      return b.toString();
+    }
+
     /**
      * Validates the settings, builds the client and starts connecting.
      *
@@ -617,7 +646,7 @@ public interface RosterClient extends AutoCloseable {
             null);
       }
       ClientOptions options = new ClientOptions(
-          serverAddresses,
+          randomStart ? rotated(serverAddresses) : serverAddresses,
           namespace,
           clientId,
           clientName,

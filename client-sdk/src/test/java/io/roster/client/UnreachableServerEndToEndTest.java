@@ -64,12 +64,33 @@ class UnreachableServerEndToEndTest {
     int dead = freePort();
     server = TestServers.start(0);
     try (RosterClient client = RosterClient.builder()
-        .serverAddresses("127.0.0.1:" + dead + ", 127.0.0.1:" + server.port())
+        .serverAddresses("127.0.0.1:" + dead + ", 127.0.0.1:" + server.port()).randomStart(false)
         .requestTimeout(TestServers.scaled(Duration.ofSeconds(3)))
         .build()) {
       client.registerInstance("e2e.failover", "10.0.6.1", 80);
       assertThat(client.getAllInstances("e2e.failover")).extracting(Instance::ip)
           .containsExactly("10.0.6.1");
+    }
+  }
+
+  @Test
+  void clientsOfOneListStartAtRandomServersOfIt() throws IOException {
+    server = TestServers.start(0);
+    RosterServer second = TestServers.start(0);
+    String list = "127.0.0.1:" + server.port() + ",127.0.0.1:" + second.port();
+    java.util.List<RosterClient> clients = new java.util.ArrayList<>();
+    try {
+      // 20 clients all on one of two servers: one chance in 2^19 with a fair start.
+      for (int i = 0; i < 20; i++) {
+        clients.add(RosterClient.builder().serverAddresses(list).clientName("spread-" + i).build());
+        clients.get(i).registerInstance("e2e.spread", "10.0.7.1", 1000 + i);
+      }
+      assertThat(server.sessions().count()).isPositive();
+      assertThat(second.sessions().count()).isPositive();
+      assertThat(server.sessions().count() + second.sessions().count()).isEqualTo(20);
+    } finally {
+      clients.forEach(RosterClient::close);
+      second.close();
     }
   }
 }

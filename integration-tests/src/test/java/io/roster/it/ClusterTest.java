@@ -41,7 +41,8 @@ class ClusterTest {
   }
 
   private RosterClient client(String servers, String name) {
-    RosterClient c = RosterClient.builder().serverAddresses(servers).clientName(name)
+    // In the order given: a test says which member each client starts at.
+    RosterClient c = RosterClient.builder().serverAddresses(servers).randomStart(false).clientName(name)
         .requestTimeout(Timing.seconds(10)).build();
     closing.add(c);
     return c;
