@@ -176,4 +176,27 @@ class ClusterTest {
     RosterClient querier = client(cluster.address(2), "querier");
     await().atMost(Timing.seconds(10)).until(() -> querier.getAllInstances(SERVICE).size() == 50);
   }
+
+  @Test
+  void clientsThatAllStartedOnOneMemberSpreadUntilEveryMemberHoldsAboutTheMean() throws Exception {
+    cluster = LocalCluster.start();
+    List<Integer> ports = new ArrayList<>();
+    for (int i = 0; i < 30; i++) {
+      ports.add(9300 + i);
+      client(cluster.servers(0), "crowd-" + i).registerInstance(SERVICE, Instance.of("10.0.5.1", 9300 + i));
+    }
+    List<List<Integer>> events = new CopyOnWriteArrayList<>();
+    RosterClient watcher = client(cluster.address(2), "watcher");
+    watcher.subscribe(SERVICE, (InstancesChangeEvent e) ->
+        events.add(e.instances().stream().map(Instance::port).sorted().toList()));
+    await().atMost(Timing.seconds(10)).until(() -> !events.isEmpty() && events.get(events.size() - 1).size() == 30);
+
+    // 31 sessions (30 + the watcher): the mean is about 10; within 20 % of it means 8..12 each.
+    await().atMost(Timing.seconds(60)).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> {
+      var members = cluster.members(0).getMembersList();
+      assertThat(members).allSatisfy(m -> assertThat(m.getSessions()).isBetween(8, 13));
+    });
+    assertThat(events).as("moving clients never takes their instances away").allSatisfy(p ->
+        assertThat(p).isEqualTo(ports));
+  }
 }

@@ -119,6 +119,20 @@ public final class RosterServer implements AutoCloseable {
       endpoint.moveSessions("the cluster ended this session's registrations while this member was cut off; "
           + "reconnect and register again", s -> ended.contains(s.owner()), suggest);
     }
+
+    @Override
+    public int sessionCount() {
+      return sessions.count();
+    }
+
+    @Override
+    public int shed(int count, String to) {
+      // The newest sessions: the ones most likely to have landed here by chance of a random start.
+      List<io.roster.server.session.Session> all = sessions.all();
+      Set<io.roster.server.session.Session> chosen = new HashSet<>(all.subList(Math.max(0, all.size() - count),
+          all.size()));
+      return endpoint.moveSessions("balancing the cluster: please move to " + to, chosen::contains, () -> to);
+    }
   }
 
   /**

@@ -80,6 +80,8 @@ public final class ClusterNode implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(ClusterNode.class);
   static final Duration WATCH_EVERY = Duration.ofMillis(250);
+  /** How often a member reports its load and considers shedding sessions. */
+  static final Duration BALANCE_EVERY = Duration.ofSeconds(2);
   /** The one group all members form. */
   static final RaftGroupId GROUP_ID = RaftGroupId.valueOf(
       UUID.nameUUIDFromBytes("roster-registry".getBytes(StandardCharsets.UTF_8)));
@@ -98,6 +100,12 @@ public final class ClusterNode implements AutoCloseable {
 
     /** The log ended these owners of this member's current incarnation: their sessions must redo. */
     void ownersEnded(List<Owner> owners, java.util.function.Supplier<String> suggest);
+
+    /** The sessions this member holds now. */
+    int sessionCount();
+
+    /** Asks {@code count} sessions to move to {@code to} (balance); returns how many were asked. */
+    int shed(int count, String to);
   }
 
   private final ServerConfig config;
@@ -119,6 +127,9 @@ public final class ClusterNode implements AutoCloseable {
   private volatile boolean returning;
   /** Whether this member has been cut off since it caught up (for the log line). */
   private boolean wasCutOff;
+  // The watch's own (one thread).
+  private long lastBalanceNanos = System.nanoTime();
+  private int reportedSessions;
   private volatile boolean closed;
 
   private ClusterNode(ServerConfig config, Registry registry, EntryClock clock, Local local, LongSupplier wallMicros,
@@ -328,6 +339,51 @@ public final class ClusterNode implements AutoCloseable {
     } else {
       staleSeenNanos.clear();
     }
+    if (why == null) {
+      balance();
+    }
+  }
+
+  /**
+   * Reports this member's session count to the log when it changed by about 10 % (at most every
+   * {@link #BALANCE_EVERY}), and sheds sessions to the least loaded live member while it holds
+   * more than 120 % of the mean: at most 10 % of its sessions (at least one) per round, so that
+   * a member that (re)joins fills up gradually, never with every client at once.
+   */
+  private void balance() {
+    long now = System.nanoTime();
+    if (now - lastBalanceNanos < BALANCE_EVERY.toNanos()) {
+      return;
+    }
+    lastBalanceNanos = now;
+    int mine = local.sessionCount();
+    if (Math.abs(mine - reportedSessions) >= Math.max(2, reportedSessions / 10)) {
+      reportedSessions = mine;
+      proposeQuietly(io.roster.proto.cluster.v1.Command.newBuilder().setMemberLoad(
+          io.roster.proto.cluster.v1.MemberLoad.newBuilder().setMember(memberId).setSessions(mine)).build());
+    }
+    List<RegistryStateMachine.Member> live = stateMachine.members().stream()
+        .filter(m -> !m.down() && !m.clientAddress().isEmpty()).toList();
+    if (live.size() < 2) {
+      return;
+    }
+    double mean = 0;
+    RegistryStateMachine.Member least = null;
+    for (RegistryStateMachine.Member m : live) {
+      int sessions = m.id().equals(memberId) ? mine : m.sessions();
+      mean += sessions;
+      if (!m.id().equals(memberId) && (least == null || m.sessions() < least.sessions())) {
+        least = m;
+      }
+    }
+    mean /= live.size();
+    if (least == null || mine <= mean * 1.2 || mine - mean < 2 || least.sessions() >= mean) {
+      return;
+    }
+    int shed = (int) Math.min(mine - Math.ceil(mean), Math.max(1, mine / 10));
+    int asked = local.shed(shed, least.clientAddress());
+    log.info("Balance: {} sessions here, mean {}; asked {} to move to {} ({} sessions)", mine,
+        String.format(java.util.Locale.ROOT, "%.1f", mean), asked, least.id(), least.sessions());
   }
 
   /** The leader's part of the watch: members down, and owners whose grace is over. */
@@ -405,7 +461,7 @@ public final class ClusterNode implements AutoCloseable {
           .toLowerCase(java.util.Locale.ROOT) : "follower",
           m == null ? "" : m.clientAddress(), m == null ? "" : m.incarnation(), m != null && m.down(),
           self ? 0 : contact.getOrDefault(id, -1L),
-          commits.containsKey(id) ? Math.max(0, top - commits.get(id)) : -1));
+          commits.containsKey(id) ? Math.max(0, top - commits.get(id)) : -1, m == null ? 0 : m.sessions()));
     }
     return views;
   }
@@ -415,9 +471,10 @@ public final class ClusterNode implements AutoCloseable {
    *
    * @param lastContactMs ms since this member last heard from it (0 for itself, -1 unknown)
    * @param lag how many log entries its commit index is behind the highest known (-1 unknown)
+   * @param sessions the sessions it last reported to the log
    */
   public record MemberView(String id, boolean self, String role, String clientAddress, String incarnation,
-      boolean down, long lastContactMs, long lag) {}
+      boolean down, long lastContactMs, long lag, int sessions) {}
 
   /** The index of the last entry applied here. */
   public long appliedIndex() {

@@ -91,7 +91,7 @@ final class LogCodec {
         yield new Command.UpdateSettings(service(u.getService()),
             u.hasProtectThreshold() ? u.getProtectThreshold() : null, u.getReplaceMetadata(), u.getMetadataMap());
       }
-      case MEMBER_STARTED, MEMBER_DOWN, END_STALE_OWNERS -> null;
+      case MEMBER_STARTED, MEMBER_DOWN, END_STALE_OWNERS, MEMBER_LOAD -> null;
       case CHANGE_NOT_SET -> throw new IllegalArgumentException("a log command with no change");
     };
   }

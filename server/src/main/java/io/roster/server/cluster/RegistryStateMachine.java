@@ -62,7 +62,11 @@ final class RegistryStateMachine extends BaseStateMachine {
   }
 
   /** A member as the log knows it. */
-  record Member(String id, String incarnation, String clientAddress, boolean down) {}
+  record Member(String id, String incarnation, String clientAddress, boolean down, int sessions) {
+    Member withDown(boolean value) {
+      return new Member(id, incarnation, clientAddress, value, value ? 0 : sessions);
+    }
+  }
 
   /** Named in full: {@code StateMachine.Registry} is another type of that name. */
   private final io.roster.server.registry.Registry registry;
@@ -189,7 +193,8 @@ final class RegistryStateMachine extends BaseStateMachine {
         var m = c.getMemberStarted();
         synchronized (this) {
           Member before = members.get(m.getMember());
-          members.put(m.getMember(), new Member(m.getMember(), m.getIncarnation(), m.getClientAddress(), false));
+          members.put(m.getMember(), new Member(m.getMember(), m.getIncarnation(), m.getClientAddress(), false,
+              before == null || !before.incarnation().equals(m.getIncarnation()) ? 0 : before.sessions()));
           if (before != null && !before.incarnation().equals(m.getIncarnation()) || hasOwnersNotOf(m.getMember(),
               m.getIncarnation())) {
             staleSinceIndex.putIfAbsent(m.getMember(), index);
@@ -201,8 +206,18 @@ final class RegistryStateMachine extends BaseStateMachine {
         synchronized (this) {
           Member before = members.get(m.getMember());
           if (before != null && !before.down()) {
-            members.put(m.getMember(), new Member(before.id(), before.incarnation(), before.clientAddress(), true));
+            members.put(m.getMember(), before.withDown(true));
             staleSinceIndex.putIfAbsent(m.getMember(), index);
+          }
+        }
+      }
+      case MEMBER_LOAD -> {
+        var l = c.getMemberLoad();
+        synchronized (this) {
+          Member before = members.get(l.getMember());
+          if (before != null) {
+            members.put(l.getMember(), new Member(before.id(), before.incarnation(), before.clientAddress(),
+                before.down(), l.getSessions()));
           }
         }
       }

@@ -49,7 +49,7 @@ final class SnapshotCodec {
     }
     for (RegistryStateMachine.Member m : members) {
       MemberState.newBuilder().setId(m.id()).setIncarnation(m.incarnation()).setClientAddress(m.clientAddress())
-          .setDown(m.down()).build().writeDelimitedTo(out);
+          .setDown(m.down()).setSessions(m.sessions()).build().writeDelimitedTo(out);
     }
   }
 
@@ -80,7 +80,8 @@ final class SnapshotCodec {
       if (m == null) {
         throw new EOFException("snapshot ends after " + i + " of " + header.getMembers() + " members");
       }
-      members.add(new RegistryStateMachine.Member(m.getId(), m.getIncarnation(), m.getClientAddress(), m.getDown()));
+      members.add(new RegistryStateMachine.Member(m.getId(), m.getIncarnation(), m.getClientAddress(), m.getDown(),
+          m.getSessions()));
     }
     return new Loaded(new Registry.Image(header.getLastRevision(), header.getAbsentRevision(), services, settings),
         members, header.getStaleMembersList());

@@ -46,7 +46,7 @@ final class AdminService extends AdminGrpc.AdminImplBase {
       for (ClusterNode.MemberView m : cluster.members()) {
         b.addMembers(MemberInfo.newBuilder().setId(m.id()).setSelf(m.self()).setRole(m.role())
             .setClientAddress(m.clientAddress()).setIncarnation(m.incarnation()).setDown(m.down())
-            .setLastContactMs(m.lastContactMs()).setLag(m.lag()));
+            .setLastContactMs(m.lastContactMs()).setLag(m.lag()).setSessions(m.sessions()));
       }
     }
     out.onNext(b.build());

@@ -35,8 +35,8 @@ class SnapshotCodecTest {
     source.register(TWO, B, instance(3, Map.of("k", "v")));
     source.updateSettings(A, s -> s.withProtectThreshold(0.5).withMetadata(Map.of("team", "x")));
     List<RegistryStateMachine.Member> members = List.of(
-        new RegistryStateMachine.Member("m1:9849", "x", "h1:9848", false),
-        new RegistryStateMachine.Member("m2:9849", "y", "h2:9848", true));
+        new RegistryStateMachine.Member("m1:9849", "x", "h1:9848", false, 7),
+        new RegistryStateMachine.Member("m2:9849", "y", "h2:9848", true, 0));
 
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     SnapshotCodec.write(out, source.image(), members, List.of("m2:9849"));
