@@ -90,4 +90,13 @@ class ServerConfigTest {
       assertThat(usage).contains("--" + name).contains("ROSTER_" + name.toUpperCase().replace('-', '_'));
     }
   }
+
+  @Test
+  void theReadmeTableListsEveryOption() throws Exception {
+    String readme = java.nio.file.Files.readString(java.nio.file.Path.of("..", "README.md"));
+    for (String name : ServerConfig.optionNames()) {
+      assertThat(readme).as("README.md's configuration table").contains("| `--" + name + "` | `ROSTER_"
+          + name.toUpperCase().replace('-', '_') + "` |");
+    }
+  }
 }
