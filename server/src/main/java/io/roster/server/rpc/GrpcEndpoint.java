@@ -107,6 +107,7 @@ public final class GrpcEndpoint {
     refused = reason;
     sessionService.refuseSessions(reason);
     registryService.catchingUp(catchingUp ? reason : null);
+    registryService.cutOff(catchingUp ? null : reason);
     if (started) {
       setHealth(reason == null ? ServingStatus.SERVING : ServingStatus.NOT_SERVING);
     }

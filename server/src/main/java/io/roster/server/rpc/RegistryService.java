@@ -53,6 +53,8 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
   private volatile String stopping;
   /** Why this member's state is not the cluster's yet (it is catching up), or null. */
   private volatile String catchingUp;
+  /** Why this member's state may be stale (it is cut off from the majority), or null. */
+  private volatile String cutOff;
   private final WarmUp warmUp;
 
   /** A service of a warm registry. */
@@ -99,10 +101,10 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
     long warmingMs = SessionService.warmUpMillis(warmUp);
     if (!req.getKnownChecksum().isEmpty() && req.getKnownChecksum().equals(view.checksum())) {
       return QueryInstancesResponse.newBuilder().setServiceInfo(ProtoMapper.toProtoHeader(view))
-          .setNotModified(true).setWarmUpRemainingMs(warmingMs).build();
+          .setNotModified(true).setWarmUpRemainingMs(warmingMs).setPossiblyStale(cutOff != null).build();
     }
     return QueryInstancesResponse.newBuilder().setServiceInfo(ProtoMapper.toProto(view))
-        .setWarmUpRemainingMs(warmingMs).build();
+        .setWarmUpRemainingMs(warmingMs).setPossiblyStale(cutOff != null).build();
   }
 
   @Override
@@ -285,6 +287,14 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
    */
   void catchingUp(String reason) {
     catchingUp = reason;
+  }
+
+  /**
+   * This cluster member is cut off from the majority ({@code reason}), or is not ({@code
+   * null}): its answers say they may be stale.
+   */
+  void cutOff(String reason) {
+    cutOff = reason;
   }
 
   private boolean refuseWhileStopping(StreamObserver<?> out) {
