@@ -34,6 +34,8 @@ final class Proposer implements Writer {
   /** One entry's size cap, well under the log's message limit. */
   static final int MAX_BATCH_BYTES = 1 << 20;
   static final int MAX_BATCH_COMMANDS = 2_000;
+  /** How soon an owner's end that the log did not take is proposed again. */
+  static final Duration RETRY_ENDS_AFTER = Duration.ofSeconds(1);
 
   /** Sends one entry's bytes; the future fails when it could not be committed. */
   interface Log {
@@ -54,6 +56,7 @@ final class Proposer implements Writer {
   private final ArrayDeque<Pending> queue = new ArrayDeque<>();
   private boolean flushScheduled;
   private long sequence;
+  private volatile boolean closed;
 
   /** Batches sent and not yet applied here, by sequence. */
   private final Map<Long, List<Pending>> inFlight = new ConcurrentHashMap<>();
@@ -70,9 +73,17 @@ final class Proposer implements Writer {
     this.unwritable = unwritable;
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>The end of an owner ({@link Command.RemoveOwner}: a session closed) is never refused and
+   * never given up: it waits while this member cannot write, and is proposed again after a
+   * failure, until the log has it. Otherwise a session that ended while its member was cut off
+   * would leave its instances behind once the member is back in time.
+   */
   @Override
   public <R> CompletableFuture<R> submit(Command<R> command) {
-    return propose(LogCodec.encode(command), false);
+    return propose(LogCodec.encode(command), command instanceof Command.RemoveOwner);
   }
 
   /**
@@ -173,13 +184,36 @@ final class Proposer implements Writer {
     }
     RegistryException e = new RegistryException(RegistryException.Kind.UNAVAILABLE, "",
         "the cluster's log did not take this change (" + rootMessage(cause) + "); try again or another member");
-    waiting.forEach(p -> p.done.completeExceptionally(e));
+    for (Pending p : waiting) {
+      if (p.command.hasRemoveOwner() && !closed) {
+        timer.schedule(() -> requeue(p), RETRY_ENDS_AFTER);
+      } else {
+        p.done.completeExceptionally(e);
+      }
+    }
+  }
+
+  /** Queues an owner's end again (see {@link #submit}). */
+  private void requeue(Pending p) {
+    boolean schedule;
+    synchronized (this) {
+      if (closed) {
+        return;
+      }
+      queue.add(p); // past the bound on purpose: an end must not be lost
+      schedule = !flushScheduled;
+      flushScheduled = true;
+    }
+    if (schedule) {
+      timer.schedule(this::flush, window);
+    }
   }
 
   /** Fails everything waiting (this member stops). */
   void failAll(String why) {
     List<Pending> left;
     synchronized (this) {
+      closed = true;
       left = new ArrayList<>(queue);
       queue.clear();
     }

@@ -131,6 +131,28 @@ class ProposerTest {
   }
 
   @Test
+  void theEndOfAnOwnerWaitsOutACutOffMemberAndIsProposedAgainUntilTheLogHasIt() throws Exception {
+    Proposer p = proposer(Duration.ofMillis(1), 1000);
+    p.submit(new Command.Register(OWNER, SVC, instance(1)));
+    timer.advance(Duration.ofMillis(1));
+    assertThat(registry.ownedCount(OWNER)).isEqualTo(1);
+
+    unwritable = "this member is cut off";
+    failSends = true;
+    CompletableFuture<Void> end = p.submit(new Command.RemoveOwner(OWNER)); // not refused
+    timer.advance(Duration.ofMillis(1));
+    timer.advance(Proposer.RETRY_ENDS_AFTER.plusMillis(1));
+    assertThat(end).isNotDone();
+    assertThat(registry.ownedCount(OWNER)).isEqualTo(1);
+
+    failSends = false; // the member is back
+    timer.advance(Proposer.RETRY_ENDS_AFTER.plusMillis(1));
+    timer.advance(Duration.ofMillis(1));
+    end.get(5, TimeUnit.SECONDS);
+    assertThat(registry.ownedCount(OWNER)).isZero();
+  }
+
+  @Test
   void everyCommandSurvivesTheLogsFormat() {
     ServiceKey other = ServiceKey.of("ns", "g", "other");
     InstanceKey key = new InstanceKey("10.0.0.1", 1, "DEFAULT");
