@@ -64,7 +64,7 @@ class SdkTransportTest {
   }
 
   private RosterClient client(String servers, String clientId) {
-    return track(RosterClient.builder().serverAddresses(servers).clientId(clientId)
+    return track(RosterClient.builder().serverAddresses(servers).randomStart(false).clientId(clientId)
         .requestTimeout(TestServers.scaled(Duration.ofSeconds(3))).drainTimeout(Duration.ZERO).build());
   }
 
@@ -77,7 +77,7 @@ class SdkTransportTest {
     long start = System.nanoTime();
 
     RosterClient client = track(RosterClient.builder()
-        .serverAddresses(mute.address() + "," + address(server)).clientId("sdk-mute")
+        .serverAddresses(mute.address() + "," + address(server)).randomStart(false).clientId("sdk-mute")
         .requestTimeout(connectTimeout).drainTimeout(Duration.ZERO).build());
 
     await().atMost(TestServers.patience()).until(() -> sessionsOf(server, "sdk-mute").size() == 1);
@@ -99,7 +99,7 @@ class SdkTransportTest {
     RosterServer server = server(Duration.ofSeconds(30), Duration.ofSeconds(30));
     TcpProxy proxy = track(new TcpProxy(server.port(), false));
     RosterClient client = track(RosterClient.builder()
-        .serverAddresses(proxy.address() + "," + address(server)).clientId("sdk-silent")
+        .serverAddresses(proxy.address() + "," + address(server)).randomStart(false).clientId("sdk-silent")
         .keepAlive(TestServers.scaled(Duration.ofMillis(300)), TestServers.scaled(Duration.ofMillis(500)))
         .requestTimeout(TestServers.scaled(Duration.ofSeconds(3))).drainTimeout(Duration.ZERO).build());
     client.registerInstance("transport.silent", "10.1.0.2", 80);
