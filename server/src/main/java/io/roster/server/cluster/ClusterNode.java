@@ -637,9 +637,10 @@ public final class ClusterNode implements AutoCloseable {
     RaftServerConfigKeys.Log.setUnsafeFlushEnabled(p, true);
     RaftServerConfigKeys.Log.setSegmentSizeMax(p, SizeInBytes.valueOf("16MB"));
     RaftServerConfigKeys.Log.setSegmentCacheNumMax(p, 2);
-    // One entry may carry a command as large as a client's largest frame (--max-message-size).
-    RaftServerConfigKeys.Log.Appender.setBufferByteLimit(p, SizeInBytes.valueOf("8MB"));
-    RaftServerConfigKeys.Log.setWriteBufferSize(p, SizeInBytes.valueOf("9MB"));
+    // An entry is at most ~1 MiB of commands (Proposer.MAX_BATCH_BYTES), or one command as large
+    // as a client's frame; the write buffer is a direct buffer allocated once, so it stays small.
+    RaftServerConfigKeys.Log.Appender.setBufferByteLimit(p, SizeInBytes.valueOf("4MB"));
+    RaftServerConfigKeys.Log.setWriteBufferSize(p, SizeInBytes.valueOf("4100KB"));
     GrpcConfigKeys.setMessageSizeMax(p, SizeInBytes.valueOf("32MB"));
     RaftServerConfigKeys.RetryCache.setExpiryTime(p, TimeDuration.valueOf(30, TimeUnit.SECONDS));
     // A snapshot every --snapshot-every entries, and the log before it goes: the disk and a
