@@ -296,9 +296,7 @@ final class ConnectionManager {
         attemptFailed(s, e.toString());
         return;
       }
-      s.send(hello.get().setRequestId(requestIds.get()).build());
-      s.connectTimer = scheduler.schedule(() -> connectTimedOut(s),
-          connectTimeout.toNanos(), TimeUnit.NANOSECONDS);
+      sayHello(s);
     } finally {
       lock.unlock();
     }
@@ -493,9 +491,7 @@ final class ConnectionManager {
         standbyFailed(s, "could not open a session: " + e);
         return;
       }
-      s.send(hello.get().setRequestId(requestIds.get()).build());
-      s.connectTimer = scheduler.schedule(() -> connectTimedOut(s),
-          connectTimeout.toNanos(), TimeUnit.NANOSECONDS);
+      sayHello(s);
     } finally {
       lock.unlock();
     }
@@ -650,6 +646,12 @@ final class ConnectionManager {
     } finally {
       lock.unlock();
     }
+  }
+
+  /** Sends hello on a session just opened and starts its connect timer. Under the lock. */
+  private void sayHello(Session s) {
+    s.send(hello.get().setRequestId(requestIds.get()).build());
+    s.connectTimer = scheduler.schedule(() -> connectTimedOut(s), connectTimeout.toNanos(), TimeUnit.NANOSECONDS);
   }
 
   private static Duration atLeast(Duration d, Duration min) {
