@@ -167,6 +167,14 @@ final class ConnectionManager {
    * @throws ClientClosedException when the client is or gets closed
    */
   Session awaitActive(Duration timeout) {
+    return awaitActiveOtherThan(null, timeout);
+  }
+
+  /**
+   * Waits for an active session other than {@code not} (one that refused a change with
+   * UNAVAILABLE: the client is moving away from it); null on timeout.
+   */
+  Session awaitActiveOtherThan(Session not, Duration timeout) {
     long deadline = System.nanoTime() + timeout.toNanos();
     lock.lock();
     try {
@@ -174,7 +182,7 @@ final class ConnectionManager {
         if (closed) {
           throw new ClientClosedException("the Roster client is closed");
         }
-        if (current != null && current.state == Session.State.ACTIVE) {
+        if (current != null && current.state == Session.State.ACTIVE && current != not) {
           return current;
         }
         long left = deadline - System.nanoTime();
@@ -363,6 +371,14 @@ final class ConnectionManager {
       activate(s);
       log.info("Connected to Roster server {} (connection {}, node {})",
           s.address, welcome.getConnectionId(), welcome.getNodeId());
+      for (CompletableFuture<Result> f : redo) {
+        // A redo the server could not take (a member that cannot write) is redone elsewhere.
+        f.thenAccept(r -> {
+          if (r.getCode() == io.roster.proto.v1.ErrorCode.ERROR_CODE_UNAVAILABLE) {
+            moveAway(s, "it could not take the redo: " + r.getMessage());
+          }
+        });
+      }
     } finally {
       lock.unlock();
     }
@@ -377,6 +393,15 @@ final class ConnectionManager {
     outageLogged = false;
     activeChanged.signalAll();
     scheduleKeepAlive(s, s.pingIntervalNanos);
+  }
+
+  /**
+   * The server of {@code s} answered a change with UNAVAILABLE (a cluster member that cannot
+   * take writes, or is catching up): move to another server as if it had sent {@code reconnect}
+   * (make-before-break), so that the redo there applies what this one refused.
+   */
+  void moveAway(Session s, String why) {
+    reconnectRequested(s, Reconnect.newBuilder().setReason(why).build());
   }
 
   private void reconnectRequested(Session s, Reconnect reconnect) {
@@ -514,10 +539,10 @@ final class ConnectionManager {
 
   private void awaitOnStandby(Session s, CompletableFuture<Result> f) {
     // Completes on the standby's transport thread (or inline when already done): takes the lock.
-    f.whenComplete((r, e) -> standbyAnswered(s, e));
+    f.whenComplete((r, e) -> standbyAnswered(s, r, e));
   }
 
-  private void standbyAnswered(Session s, Throwable error) {
+  private void standbyAnswered(Session s, Result result, Throwable error) {
     lock.lock();
     try {
       Move m = move;
@@ -529,6 +554,12 @@ final class ConnectionManager {
           s.cancel("no answer to the redo");
           standbyFailed(s, "no answer to the redo: " + error);
         }
+        return;
+      }
+      if (result != null && result.getCode() == io.roster.proto.v1.ErrorCode.ERROR_CODE_UNAVAILABLE) {
+        // It cannot take writes (a cluster member cut off, or catching up): not a place to move to.
+        s.cancel("it could not take the redo");
+        standbyFailed(s, "it could not take the redo: " + result.getMessage());
         return;
       }
       m.awaiting--;

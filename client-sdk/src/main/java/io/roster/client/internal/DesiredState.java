@@ -351,6 +351,17 @@ final class DesiredState {
       if (result.getOk() || (alsoOk != null && result.getCode() == alsoOk)) {
         return;
       }
+      if (result.getCode() == ErrorCode.ERROR_CODE_UNAVAILABLE) {
+        // That server cannot take writes now (a cluster member cut off from the majority, or
+        // catching up): the change is kept, the client moves, and the next server gets it.
+        connection.moveAway(asked, "it could not take a change: " + result.getMessage());
+        if (connection.awaitActiveOtherThan(asked, Requests.remaining(deadline)) == null) {
+          throw new RosterException(Code.UNAVAILABLE, "cannot " + what + ": " + asked.address
+              + " could not take it (" + result.getMessage() + ") and no other server was ready within "
+              + requestTimeout.toMillis() + " ms; the change is kept and applied when one is");
+        }
+        continue;
+      }
       lock.lock();
       try {
         if (stillWanted.getAsBoolean()) {

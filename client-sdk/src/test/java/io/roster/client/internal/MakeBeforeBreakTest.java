@@ -126,6 +126,48 @@ class MakeBeforeBreakTest {
   }
 
   @Test
+  void aChangeAnsweredUnavailableIsKeptAndMovesTheClientToAServerThatTakesIt() throws Exception {
+    FakeStream first = start("a:1,b:2");
+    Instance x = Instance.of("10.0.0.1", 8080);
+    CompletableFuture<Void> reg = CompletableFuture.runAsync(() -> client.registerInstance("demo", x), callers);
+    // A cluster member cut off from the majority: it cannot take writes.
+    first.error(first.next(FrameCase.REGISTER), ErrorCode.ERROR_CODE_UNAVAILABLE, "this member is cut off", "");
+    // The caller's thread reacts to the answer: it asks the client to move.
+    org.awaitility.Awaitility.await().atMost(TestTime.seconds(5)).until(() -> {
+      clock.runDue();
+      return connector.latest() != first;
+    });
+    FakeStream second = connector.latest();
+    assertThat(second.address.toString()).isEqualTo("b:2");
+    second.welcome();
+    ClientFrame redo = second.next(FrameCase.BATCH_REGISTER);
+    assertThat(redo.getBatchRegister().getInstancesList()).extracting(i -> i.getIp())
+        .as("the refused change was kept and is redone there").containsExactly("10.0.0.1");
+    second.ok(redo);
+    assertThat(first.halfClosed).isTrue();
+    assertThat(active()).isEqualTo("b:2");
+    // The caller's register goes through on the new server (again: registering is idempotent).
+    second.ok(second.next(FrameCase.REGISTER));
+    await(reg);
+  }
+
+  @Test
+  void aNewServerThatCannotTakeTheRedoIsNotMovedTo() throws Exception {
+    FakeStream first = start("a:1,b:2,c:3");
+    registerAndSubscribe(first, Instance.of("10.0.0.1", 8080));
+    first.reconnect("b:2");
+    clock.runDue();
+    FakeStream second = connector.latest();
+    second.welcome();
+    second.error(second.next(FrameCase.BATCH_REGISTER), ErrorCode.ERROR_CODE_UNAVAILABLE, "catching up", "");
+    clock.runDue();
+    assertThat(second.cancelled).as("given up").isNotNull();
+    FakeStream third = connector.latest();
+    assertThat(third.address.toString()).as("the next candidate").isEqualTo("c:3");
+    assertThat(first.halfClosed).as("the old session stays meanwhile").isFalse();
+  }
+
+  @Test
   void withoutASuggestionTheNextServerOfTheListIsTheTarget() {
     FakeStream first = start("a:1,b:2");
     first.reconnect("");
