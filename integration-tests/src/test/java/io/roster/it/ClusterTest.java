@@ -199,4 +199,34 @@ class ClusterTest {
     assertThat(events).as("moving clients never takes their instances away").allSatisfy(p ->
         assertThat(p).isEqualTo(ports));
   }
+
+  @Test
+  void killingTheLeaderLetsTheOthersGoOnWriting() throws Exception {
+    cluster = LocalCluster.start("--member-grace", "2s");
+    int leader = -1;
+    for (var m : cluster.members(0).getMembersList()) {
+      if (m.getRole().equals("leader")) {
+        leader = cluster.hosts.indexOf(m.getClientAddress().substring(0, m.getClientAddress().lastIndexOf(':')));
+      }
+    }
+    assertThat(leader).as("a leader among %s", cluster.members(0)).isNotNegative();
+    int other = (leader + 1) % LocalCluster.SIZE;
+    RosterClient provider = client(cluster.address(other), "provider");
+    for (int port = 1; port <= 50; port++) {
+      provider.registerInstance(SERVICE, Instance.of("10.0.6.1", port));
+    }
+    ProviderProcess doomed = new ProviderProcess(cluster.address(leader), SERVICE, "10.0.6.2", 1);
+    closing.add(doomed);
+    doomed.awaitRegistered();
+
+    doomed.kill9();
+    cluster.node(leader).kill9();
+    long killed = System.nanoTime();
+    // The two left elect a leader and take writes again; the dead member's owners go after the grace.
+    provider.registerInstance(SERVICE, Instance.of("10.0.6.1", 51));
+    long resumedMs = (System.nanoTime() - killed) / 1_000_000;
+    RosterClient querier = client(cluster.address((leader + 2) % LocalCluster.SIZE), "querier");
+    await().atMost(Timing.seconds(30)).until(() -> querier.getAllInstances(SERVICE).size() == 51);
+    System.out.println("writes resumed " + resumedMs + " ms after the leader's kill -9");
+  }
 }
