@@ -129,6 +129,7 @@ final class ClusterWorkloads {
       }
       long[] callStart = new long[total];
       long[] callTime = new long[total];
+      int failedCalls = 0;
       long next = System.nanoTime();
       for (int k = 0; k < total; k++) {
         if (k == warmup) {
@@ -138,10 +139,14 @@ final class ClusterWorkloads {
         next += interval * 1_000_000L;
         Endpoint e = new Endpoint("10.10.0.1", 40000 + k / 2);
         callStart[k] = System.nanoTime();
-        if (k % 2 == 0) {
-          provider.register(service, e);
-        } else {
-          provider.deregister(service, e);
+        try {
+          if (k % 2 == 0) {
+            provider.register(service, e);
+          } else {
+            provider.deregister(service, e);
+          }
+        } catch (RuntimeException ex) {
+          failedCalls++; // refused (no leader) or timed out; the SDK keeps the change and applies it again
         }
         callTime[k] = System.nanoTime() - callStart[k];
       }
@@ -181,6 +186,9 @@ final class ClusterWorkloads {
       if (missing > 0) {
         r.row("changes never seen (30 s)", Integer.toString(missing));
       }
+      if (failedCalls > 0) {
+        r.row("provider calls that failed (refused or timed out)", Integer.toString(failedCalls));
+      }
       r.note("changes alternate register / deregister of a new port; latency from just before the provider's call "
           + "(SDK on node 1) to each subscriber's listener (SDK on node 3)");
     } finally {
@@ -211,7 +219,8 @@ final class ClusterWorkloads {
       // Live clients: client i starts on node i mod 3 (with every node in its list) and owns port 10000+i.
       List<BenchClient> clients = connectAll(nClients, i -> {
         BenchClient c = drivers[i % LocalCluster.SIZE].client("w11-client-" + i);
-        c.register("w11-svc-" + (i % services), new Endpoint("10.11." + (i / 250) + "." + (i % 250 + 1), 10000 + i));
+        retry(Duration.ofSeconds(60), () -> c.register("w11-svc-" + (i % services),
+            new Endpoint("10.11." + (i / 250) + "." + (i % 250 + 1), 10000 + i)));
         return c;
       });
       all.addAll(clients);
@@ -406,6 +415,7 @@ final class ClusterWorkloads {
       List<BenchClient> clients = connectAll(nClients, i -> drivers[i % LocalCluster.SIZE].client("w12-r" + rd + "-" + i));
       try {
         List<Long> lat = Collections.synchronizedList(new ArrayList<>(total));
+        AtomicLong failed = new AtomicLong();
         CountDownLatch start = new CountDownLatch(1);
         ExecutorService pool = Executors.newFixedThreadPool(nClients);
         List<Future<?>> done = new ArrayList<>();
@@ -418,7 +428,11 @@ final class ClusterWorkloads {
             for (int j = 0; j < perClient; j++) {
               String service = prefix + ((ci * perClient + j) % services);
               long s = System.nanoTime();
-              client.register(service, new Endpoint("10.12." + (ci / 256) + "." + (ci % 256), 20000 + j));
+              try {
+                client.register(service, new Endpoint("10.12." + (ci / 256) + "." + (ci % 256), 20000 + j));
+              } catch (RuntimeException e) {
+                failed.incrementAndGet(); // timed out or refused (no leader); the SDK applies it again on reconnect
+              }
               mine[j] = System.nanoTime() - s;
             }
             for (long v : mine) {
@@ -462,7 +476,8 @@ final class ClusterWorkloads {
         // A sentinel registered after the last call returned: once a node applied it, it applied
         // every earlier entry of the log.
         long s0 = System.nanoTime();
-        clients.get(0).register("w12-r" + rd + "-sentinel", new Endpoint("10.12.255.1", 1));
+        retry(Duration.ofSeconds(60), () -> clients.get(0).register("w12-r" + rd + "-sentinel",
+            new Endpoint("10.12.255.1", 1)));
         long[] sent = new long[LocalCluster.SIZE];
         parallel(LocalCluster.SIZE, LocalCluster.SIZE, n -> sent[n] = awaitSentinel(n, "w12-r" + rd + "-sentinel", s0));
         long sentAll = 0;
@@ -475,7 +490,8 @@ final class ClusterWorkloads {
                     + "(sum of 3) + load generator %.0f µs; every node holds all %s after the last call",
                 rates[round - 1], total, elapsed / 1e6, Stats.ofNanosAsMillis(lat).format("ms"),
                 serverCpu * 1000.0 / total, (own1 - own0) * 1000.0 / total,
-                all < 0 ? "NOT within 60 s" : String.format("%.0f ms", all / 1e6)));
+                all < 0 ? "NOT within 60 s" : String.format("%.0f ms", all / 1e6))
+                + (failed.get() > 0 ? String.format("; %,d calls failed (timeout or no leader)", failed.get()) : ""));
       } finally {
         closeAll(clients);
       }
@@ -584,6 +600,22 @@ final class ClusterWorkloads {
   }
 
   // ---- helpers ----
+
+  /** Runs {@code call} until it does not throw, for at most {@code atMost}; then rethrows. */
+  private static void retry(Duration atMost, Runnable call) {
+    long deadline = System.nanoTime() + atMost.toNanos();
+    while (true) {
+      try {
+        call.run();
+        return;
+      } catch (RuntimeException e) {
+        if (System.nanoTime() > deadline) {
+          throw e;
+        }
+        Workloads.parkMillis(50);
+      }
+    }
+  }
 
   private void close() {
     extraDrivers.forEach(RosterDriver::close);

@@ -105,7 +105,9 @@ final class LocalCluster implements AutoCloseable {
     try {
       for (Node n : c.nodes) {
         List<String> jvm = new ArrayList<>(jvmFlags);
-        jvm.add("-Xlog:gc:file=" + n.gcLog);
+        // One file per run, not rotated: the largest pause is read from it afterwards.
+        Files.deleteIfExists(n.gcLog);
+        jvm.add("-Xlog:gc:file=" + n.gcLog + ":uptime,level,tags:filecount=0");
         List<String> flags = new ArrayList<>(List.of("--peer-port", Integer.toString(n.peerPort),
             "--members", String.join(",", members), "--node-id", n.host,
             "--data-dir", c.dataRoot.resolve("node" + (n.index + 1)).toString()));
