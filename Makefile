@@ -75,7 +75,7 @@ measure: build
 	$(MVN) -q test -pl integration-tests -Dtest=Measurements -Dgroups=measure -Droster.excludedGroups=
 	@cat integration-tests/target/measurements.txt
 
-## bench: the load generator (startup, W1-W8, own server per workload) then the JMH microbenchmarks;
+## bench: the load generator (startup, W1-W9, own server per workload; W10-W12, own 3-node cluster each) then the JMH microbenchmarks;
 ##        QUICK=1 for small sizes (under 2 minutes); BENCH_ARGS="--workloads w4,w6" or
 ##        BENCH_ARGS="--driver nacos --target host:8848" to pass flags (see: java -jar $(BENCH_JAR) --help)
 BENCH_JAR  := bench/target/roster-bench.jar

@@ -20,7 +20,10 @@ public final class Args {
 
   /** Every workload, in run order. */
   public static final List<String> ALL_WORKLOADS =
-      List.of("startup", "w1", "w2", "w3", "w4", "w5", "w6", "w7", "w8", "w9");
+      List.of("startup", "w1", "w2", "w3", "w4", "w5", "w6", "w7", "w8", "w9", "w10", "w11", "w12");
+
+  /** The cluster workloads (the W9-W11): three local Roster servers each, roster driver only. */
+  public static final List<String> CLUSTER_WORKLOADS = List.of("w10", "w11", "w12");
 
   /** name -> {full default, quick default, help}. */
   private static final Map<String, String[]> SIZES = new LinkedHashMap<>();
@@ -53,6 +56,19 @@ public final class Args {
     size("w9-subscribers", "100", "20", "W9: subscribers (raw streams), once with full pushes and once with deltas");
     size("w9-warmup-changes", "20", "4", "W9: changes per phase before the measured ones");
     size("w9-changes", "40", "6", "W9: measured changes per phase");
+    size("cluster-idle-seconds", "5", "2", "W10-W12: seconds the started cluster idles before its idle RSS is read");
+    size("w10-subscribers", "10", "10", "W10: subscribers on node 3 (provider on node 1)");
+    size("w10-warmup-changes", "50", "10", "W10: changes before the measured ones (reported apart as cold)");
+    size("w10-changes", "200", "40", "W10: measured changes");
+    size("w10-interval-ms", "100", "50", "W10: milliseconds between changes");
+    size("w11-clients", "300", "30", "W11: SDK clients spread over the 3 nodes, one instance each");
+    size("w11-services", "10", "5", "W11: services their instances are spread over");
+    size("w11-doomed", "5", "1", "W11: provider child JVMs connected only to the killed node");
+    size("w11-subscribers", "2", "1", "W11: subscribers per surviving node, each on every service");
+    size("w12-clients", "100", "21", "W12: registering clients, client i on node (i mod 3) + 1");
+    size("w12-instances", "100", "50", "W12: instances per client");
+    size("w12-services", "1000", "200", "W12: services the instances are spread over (fresh ones every round)");
+    size("w12-rounds", "6", "2", "W12: rounds (fresh clients each round); round 1 is cold, the median of the later half warm");
     size("connect-concurrency", "32", "32", "clients connected in parallel (W1, W5, W8, setup)");
   }
 
@@ -153,6 +169,19 @@ public final class Args {
             + String.join(",", ALL_WORKLOADS) + ")");
       }
     }
+    if (target != null || !driver.equals("roster")) {
+      List<String> asked = new ArrayList<>();
+      for (String w : list.split(",")) {
+        asked.add(w.trim().toLowerCase());
+      }
+      for (String w : CLUSTER_WORKLOADS) {
+        if (asked.contains(w)) {
+          throw new IllegalArgumentException("--workloads: " + w + " starts its own three Roster servers "
+              + "(expected: no --target and --driver roster for " + String.join(",", CLUSTER_WORKLOADS) + ")");
+        }
+      }
+      workloads.removeAll(CLUSTER_WORKLOADS);
+    }
     if (target != null) {
       workloads.remove("startup");
     }
@@ -219,7 +248,8 @@ public final class Args {
           --server-jar PATH        default server/target/roster-server.jar
           --server-jvm "FLAGS"     JVM flags of the started server (default: server/jvm.options as make run, plus -Xmx1g)
           --roster-mass raw|sdk    W1/W5/W8 clients: raw Connect streams on a shared event loop (default) or SDK clients
-          --workloads LIST         all, or some of startup,w1,...,w8
+          --workloads LIST         all, or some of startup,w1,...,w12 (w10-w12: a local 3-node
+                                   cluster each, roster driver only; left out of "all" with --target)
           --quick                  small sizes (make bench QUICK=1)
           --out FILE               markdown results (default bench/target/bench-results.md)
         Sizes (full / quick default):

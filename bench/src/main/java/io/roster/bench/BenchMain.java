@@ -55,6 +55,14 @@ public final class BenchMain {
       Result r;
       if (w.equals("startup")) {
         r = Workloads.startup(args, jar, logDir);
+      } else if (Args.CLUSTER_WORKLOADS.contains(w)) {
+        try {
+          r = ClusterWorkloads.run(args, jar, logDir, w);
+        } catch (Exception | Error e) {
+          ok = false;
+          r = new Result(w, w + " failed").row("error", String.valueOf(e));
+          e.printStackTrace();
+        }
       } else {
         LocalServer server = null;
         Driver driver = null;

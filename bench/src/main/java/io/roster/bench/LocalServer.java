@@ -60,10 +60,29 @@ final class LocalServer implements AutoCloseable {
   }
 
   static LocalServer start(Path jar, List<String> jvmFlags, Path logDir, String name) {
+    int port = freePort();
+    try {
+      Files.createDirectories(logDir);
+      Path log = logDir.resolve(name + "-server.log");
+      long t0 = System.nanoTime();
+      Process p = launch(jar, jvmFlags, "127.0.0.1", port, List.of(), log);
+      awaitServing(p, "127.0.0.1", port, log, Duration.ofSeconds(30));
+      return new LocalServer(p, port, log, Duration.ofNanos(System.nanoTime() - t0));
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /**
+   * Starts the server jar on {@code host:port} as the bench runs it (shipped JVM flags, the CDS
+   * archive, no warm-up, per-address limits lifted), with {@code serverFlags} after the bench's
+   * own, output to {@code log}. Does not wait.
+   */
+  static Process launch(Path jar, List<String> jvmFlags, String host, int port, List<String> serverFlags, Path log)
+      throws IOException {
     if (!Files.isRegularFile(jar)) {
       throw new IllegalStateException(jar.toAbsolutePath() + " is missing: build it first (make build, or make bench)");
     }
-    int port = freePort();
     List<String> cmd = new ArrayList<>();
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     cmd.addAll(jvmFlags);
@@ -73,21 +92,12 @@ final class LocalServer implements AutoCloseable {
     }
     // Steady state: no warm-up after start, so that a removal in the first seconds is measured
     // as it is pushed, not when the warm-up would have let clients apply it (decision 20).
-    cmd.addAll(List.of("-jar", jar.toString(), "--host", "127.0.0.1", "--port", Integer.toString(port),
+    cmd.addAll(List.of("-jar", jar.toString(), "--host", host, "--port", Integer.toString(port),
         "--shutdown-grace", "2s", "--warm-up", "0s",
         // Every bench client connects from 127.0.0.1: lift the per-address limits (W8 has 10,000 sessions).
         "--max-sessions-per-address", "1000000", "--max-instances-per-address", "10000000"));
-    try {
-      Files.createDirectories(logDir);
-      Path log = logDir.resolve(name + "-server.log");
-      ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile());
-      long t0 = System.nanoTime();
-      Process p = pb.start();
-      awaitServing(p, port, log, Duration.ofSeconds(30));
-      return new LocalServer(p, port, log, Duration.ofNanos(System.nanoTime() - t0));
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+    cmd.addAll(serverFlags);
+    return new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
   }
 
   String address() {
@@ -99,18 +109,18 @@ final class LocalServer implements AutoCloseable {
   }
 
   /** Probes TCP every 2 ms until the port accepts, then gRPC health until SERVING. */
-  private static void awaitServing(Process p, int port, Path log, Duration atMost) {
+  static void awaitServing(Process p, String host, int port, Path log, Duration atMost) {
     long deadline = System.nanoTime() + atMost.toNanos();
     while (true) {
       check(p, log, deadline);
       try (Socket s = new Socket()) {
-        s.connect(new InetSocketAddress("127.0.0.1", port), 100);
+        s.connect(new InetSocketAddress(host, port), 100);
         break;
       } catch (IOException e) {
         parkMillis(2);
       }
     }
-    ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().build();
+    ManagedChannel ch = NettyChannelBuilder.forAddress(host, port).usePlaintext().build();
     try {
       while (true) {
         check(p, log, deadline);
@@ -145,17 +155,22 @@ final class LocalServer implements AutoCloseable {
 
   /** Resident set size, bytes (VmRSS). */
   long rssBytes() {
-    return statusKib("VmRSS:") * 1024;
+    return rssBytes(pid());
+  }
+
+  /** Resident set size of process {@code pid}, bytes (VmRSS). */
+  static long rssBytes(long pid) {
+    return statusKib(pid, "VmRSS:") * 1024;
   }
 
   /** Number of threads of the server process. */
   long threads() {
-    return statusKib("Threads:");
+    return statusKib(pid(), "Threads:");
   }
 
-  private long statusKib(String field) {
+  private static long statusKib(long pid, String field) {
     try {
-      for (String line : Files.readAllLines(Path.of("/proc", Long.toString(pid()), "status"))) {
+      for (String line : Files.readAllLines(Path.of("/proc", Long.toString(pid), "status"))) {
         if (line.startsWith(field)) {
           return Long.parseLong(line.replaceAll("\\D+", ""));
         }
@@ -163,13 +178,18 @@ final class LocalServer implements AutoCloseable {
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
-    throw new IllegalStateException("no " + field + " for pid " + pid());
+    throw new IllegalStateException("no " + field + " for pid " + pid);
   }
 
   /** User + system CPU time of the server process so far, milliseconds (from /proc/PID/stat). */
   long cpuMillis() {
+    return cpuMillis(pid());
+  }
+
+  /** User + system CPU time of process {@code pid} so far, milliseconds (from /proc/PID/stat). */
+  static long cpuMillis(long pid) {
     try {
-      String stat = Files.readString(Path.of("/proc", Long.toString(pid()), "stat"));
+      String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
       String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
       // after "pid (comm) ": state is field 3, utime field 14, stime field 15
       long ticks = Long.parseLong(f[11]) + Long.parseLong(f[12]);
@@ -198,7 +218,7 @@ final class LocalServer implements AutoCloseable {
     return (long) (kib * 1024);
   }
 
-  private static String run(String... cmd) {
+  static String run(String... cmd) {
     try {
       Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
       String out = new String(p.getInputStream().readAllBytes());

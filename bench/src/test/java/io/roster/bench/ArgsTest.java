@@ -27,6 +27,16 @@ class ArgsTest {
   }
 
   @Test
+  void theClusterWorkloadsRunOnlyWithTheirOwnRosterServers() {
+    assertThat(Args.parse("--workloads", "w10,w11,w12").workloads).containsExactly("w10", "w11", "w12");
+    assertThat(Args.parse("--target", "127.0.0.1:9848").workloads).doesNotContainAnyElementsOf(Args.CLUSTER_WORKLOADS);
+    assertThatThrownBy(() -> Args.parse("--target", "127.0.0.1:9848", "--workloads", "w2,w11"))
+        .hasMessageContaining("w11 starts its own three Roster servers");
+    assertThatThrownBy(() -> Args.parse("--driver", "nacos", "--target", "h:8848", "--workloads", "w10"))
+        .hasMessageContaining("--driver roster");
+  }
+
+  @Test
   void theServerGetsTheShippedFlagsOfServerJvmOptionsPlusAHeapCap() throws Exception {
     String shipped = java.nio.file.Files.readString(java.nio.file.Path.of("../server/jvm.options")).trim();
     Args a = Args.parse("--server-jar", "../server/target/roster-server.jar");
