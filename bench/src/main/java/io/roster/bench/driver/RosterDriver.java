@@ -55,6 +55,7 @@ public final class RosterDriver implements Driver {
   public BenchClient client(String clientId) {
     RosterClient c = RosterClient.builder()
         .serverAddresses(target)
+        .randomStart(false) // the cluster workloads name each client's own member first
         .clientId(clientId)
         .clientName("roster-bench")
         .requestTimeout(Duration.ofSeconds(10))

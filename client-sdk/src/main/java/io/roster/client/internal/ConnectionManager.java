@@ -83,6 +83,14 @@ final class ConnectionManager {
 
     /** The session's server said its warm-up is over ({@code warm_up_done}). Called without the lock. */
     default void onWarmUpDone(Session session) {}
+
+    /**
+     * After a move: registers everything again on the new session (the old one's last changes
+     * may have been applied after its redo). Called under the lock; returns the results.
+     */
+    default List<CompletableFuture<Result>> reclaim(Session session) {
+      return List.of();
+    }
   }
 
   private final List<ServerAddress> addresses;
@@ -584,9 +592,27 @@ final class ConnectionManager {
         old.address, s.address, s.connectionId, old.address);
     if (old.state != Session.State.CLOSED) {
       retire(old);
-      // Its requests still in flight are answered before the server completes it.
-      old.halfClose();
+      // A change the old session sent before the move may be applied after the new session's
+      // redo (a cluster's log orders the two servers' entries as they come) and take its
+      // instance back: the old session's end would then remove it. So once the old session has
+      // answered everything, the new one registers everything again, and only then goodbye.
+      old.allAnswered().whenComplete((done, error) -> reclaimThenLeave(s, old));
     }
+  }
+
+  private void reclaimThenLeave(Session s, Session old) {
+    List<CompletableFuture<Result>> again = List.of();
+    lock.lock();
+    try {
+      if (s == current && s.state == Session.State.ACTIVE && !closed) {
+        again = handler.reclaim(s);
+      }
+    } catch (RuntimeException e) {
+      log.warn("Registering again on {} after the move failed", s.address, e);
+    } finally {
+      lock.unlock();
+    }
+    CompletableFuture.allOf(again.toArray(CompletableFuture[]::new)).whenComplete((done, error) -> old.halfClose());
   }
 
   /** Under lock: the standby {@code s} of the move failed (its stream is cancelled or over). */

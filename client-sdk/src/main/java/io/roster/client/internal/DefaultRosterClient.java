@@ -304,6 +304,11 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
   }
 
   @Override
+  public List<CompletableFuture<Result>> reclaim(Session session) {
+    return desired.redoRegistrations(session);
+  }
+
+  @Override
   public void onPush(Session session, Push push) {
     cache.onPush(session, push);
   }

@@ -207,19 +207,8 @@ final class DesiredState {
    * @return the results of the frames sent, in order (a move waits for them)
    */
   List<CompletableFuture<Result>> redo(Session session) {
-    List<CompletableFuture<Result>> sent = new ArrayList<>();
-    int services = 0;
-    for (Map.Entry<ServiceKey, Map<Identity, Instance>> e : registrations.entrySet()) {
-      if (e.getValue().isEmpty()) {
-        continue;
-      }
-      ServiceKey key = e.getKey();
-      services++;
-      CompletableFuture<Result> f =
-          session.request(ProtoMapper.batchRegisterFrame(key, e.getValue().values()), requestTimeout);
-      f.whenComplete((r, t) -> Requests.logBackground("redo of the registrations in " + key, r, t));
-      sent.add(f);
-    }
+    List<CompletableFuture<Result>> sent = redoRegistrations(session);
+    int services = sent.size();
     Collection<ServiceKey> keys = subscribed.get();
     for (ServiceKey key : keys) {
       CompletableFuture<Result> f = session.request(ProtoMapper.subscribeFrame(key), requestTimeout);
@@ -229,6 +218,25 @@ final class DesiredState {
     if (services > 0 || !keys.isEmpty()) {
       log.debug("Redo on {}: {} service(s) with registrations, {} subscription(s)",
           session.address, services, keys.size());
+    }
+    return sent;
+  }
+
+  /**
+   * Sends every service's registrations on {@code session} (one batch_register each); under the
+   * client lock. The redo's first half, and the reclaim after a move.
+   */
+  List<CompletableFuture<Result>> redoRegistrations(Session session) {
+    List<CompletableFuture<Result>> sent = new ArrayList<>();
+    for (Map.Entry<ServiceKey, Map<Identity, Instance>> e : registrations.entrySet()) {
+      if (e.getValue().isEmpty()) {
+        continue;
+      }
+      ServiceKey key = e.getKey();
+      CompletableFuture<Result> f =
+          session.request(ProtoMapper.batchRegisterFrame(key, e.getValue().values()), requestTimeout);
+      f.whenComplete((r, t) -> Requests.logBackground("redo of the registrations in " + key, r, t));
+      sent.add(f);
     }
     return sent;
   }

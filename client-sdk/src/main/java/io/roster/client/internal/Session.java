@@ -258,5 +258,11 @@ final class Session {
     return "session#" + id + "(" + address + ")";
   }
 
+  /** Completes once every request sent so far is answered (or failed, or the session ended). */
+  CompletableFuture<Void> allAnswered() {
+    return CompletableFuture.allOf(pending.values().stream().map(p -> p.future.handle((r, e) -> null))
+        .toArray(CompletableFuture[]::new));
+  }
+
   private record Pending(CompletableFuture<Result> future, long deadline, Duration timeout) {}
 }

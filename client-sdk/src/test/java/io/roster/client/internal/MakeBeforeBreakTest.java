@@ -110,6 +110,15 @@ class MakeBeforeBreakTest {
     assertThat(first.halfClosed).as("the change sent meanwhile is not answered yet").isFalse();
     second.ok(mirrored);
 
+    // The new session is current now; once the old one has answered everything it sent, the new
+    // one registers everything again (the old one's last changes may have landed after the redo).
+    assertThat(active()).isEqualTo("z:9");
+    ClientFrame reclaim = second.next(FrameCase.BATCH_REGISTER);
+    assertThat(reclaim.getBatchRegister().getInstancesList()).extracting(i -> i.getIp())
+        .containsExactlyInAnyOrder("10.0.0.1", "10.0.0.2");
+    assertThat(first.halfClosed).as("no goodbye before the new session holds everything again").isFalse();
+    second.ok(reclaim);
+
     assertThat(first.halfClosed).as("goodbye once everything is answered").isTrue();
     assertThat(first.cancelled).isNull();
     assertThat(active()).isEqualTo("z:9");
@@ -144,10 +153,14 @@ class MakeBeforeBreakTest {
     assertThat(redo.getBatchRegister().getInstancesList()).extracting(i -> i.getIp())
         .as("the refused change was kept and is redone there").containsExactly("10.0.0.1");
     second.ok(redo);
-    assertThat(first.halfClosed).isTrue();
     assertThat(active()).isEqualTo("b:2");
-    // The caller's register goes through on the new server (again: registering is idempotent).
-    second.ok(second.next(FrameCase.REGISTER));
+    // The caller's register goes through on the new server (again: registering is idempotent);
+    // the new session registers everything once more before the old one gets its goodbye.
+    java.util.List<ClientFrame> next = java.util.List.of(second.next(), second.next());
+    next.forEach(second::ok);
+    assertThat(next).extracting(ClientFrame::getFrameCase)
+        .containsExactlyInAnyOrder(FrameCase.REGISTER, FrameCase.BATCH_REGISTER);
+    assertThat(first.halfClosed).isTrue();
     await(reg);
   }
 

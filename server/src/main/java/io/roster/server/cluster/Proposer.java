@@ -34,6 +34,12 @@ final class Proposer implements Writer {
   /** One entry's size cap, well under the log's message limit. */
   static final int MAX_BATCH_BYTES = 1 << 20;
   static final int MAX_BATCH_COMMANDS = 2_000;
+  /**
+   * Entries of this member in the log's pipeline at once. While they are, changes gather for
+   * the next entry: under load, entries grow instead of multiplying, and each registration costs
+   * a fraction of a consensus round.
+   */
+  static final int MAX_IN_FLIGHT_BATCHES = 2;
   /** How soon an owner's end that the log did not take is proposed again. */
   static final Duration RETRY_ENDS_AFTER = Duration.ofSeconds(1);
 
@@ -55,6 +61,8 @@ final class Proposer implements Writer {
   // Guarded by this.
   private final ArrayDeque<Pending> queue = new ArrayDeque<>();
   private boolean flushScheduled;
+  /** A flush found the pipeline full: the next applied (or failed) entry flushes. */
+  private boolean waitingForSlot;
   private long sequence;
   private volatile boolean closed;
 
@@ -114,12 +122,21 @@ final class Proposer implements Writer {
     return (CompletableFuture<R>) p.done;
   }
 
-  /** Sends what is queued as one entry (and schedules the next window when more is left). */
+  /**
+   * Sends what is queued as one entry (and schedules the next when more is left), unless {@link
+   * #MAX_IN_FLIGHT_BATCHES} are in the pipeline: then the next one goes when one of them is
+   * applied (or fails).
+   */
   private void flush() {
     List<Pending> taken = new ArrayList<>();
     Batch.Builder b = Batch.newBuilder().setOrigin(member).setIncarnation(incarnation);
     long seq;
     synchronized (this) {
+      if (inFlight.size() >= MAX_IN_FLIGHT_BATCHES) {
+        waitingForSlot = true;
+        flushScheduled = false;
+        return;
+      }
       int bytes = 0;
       while (!queue.isEmpty() && taken.size() < MAX_BATCH_COMMANDS) {
         Pending next = queue.peek();
@@ -167,6 +184,7 @@ final class Proposer implements Writer {
     if (waiting == null) {
       return;
     }
+    slotFreed();
     for (int i = 0; i < waiting.size(); i++) {
       Object r = i < results.size() ? results.get(i) : null;
       if (r instanceof RuntimeException refused) {
@@ -182,6 +200,7 @@ final class Proposer implements Writer {
     if (waiting == null) {
       return;
     }
+    slotFreed();
     RegistryException e = new RegistryException(RegistryException.Kind.UNAVAILABLE, "",
         "the cluster's log did not take this change (" + rootMessage(cause) + "); try again or another member");
     for (Pending p : waiting) {
@@ -190,6 +209,21 @@ final class Proposer implements Writer {
       } else {
         p.done.completeExceptionally(e);
       }
+    }
+  }
+
+  /** An entry left the pipeline: what gathered meanwhile goes now. */
+  private void slotFreed() {
+    boolean go;
+    synchronized (this) {
+      go = waitingForSlot && !queue.isEmpty() && !flushScheduled;
+      waitingForSlot = false;
+      if (go) {
+        flushScheduled = true;
+      }
+    }
+    if (go) {
+      timer.execute(this::flush);
     }
   }
 
