@@ -115,6 +115,7 @@ final class ConnectionManager {
   /** A make-before-break move in progress, or null. */
   private Move move;
   private long sessionIds;
+  private long lastSessionSeq;
   private int failedAttempts;
   private boolean outageLogged;
   private boolean closed;
@@ -707,7 +708,12 @@ final class ConnectionManager {
 
   /** Sends hello on a session just opened and starts its connect timer. Under the lock. */
   private void sayHello(Session s) {
-    s.send(hello.get().setRequestId(requestIds.get()).build());
+    // Grows with every session, also across restarts of a client with a fixed id: the wall
+    // clock in µs, kept increasing. The server lets a newer session's registration win.
+    lastSessionSeq = Math.max(lastSessionSeq + 1, System.currentTimeMillis() * 1000);
+    ClientFrame.Builder h = hello.get();
+    h.getHelloBuilder().setSessionSeq(lastSessionSeq);
+    s.send(h.setRequestId(requestIds.get()).build());
     s.connectTimer = scheduler.schedule(() -> connectTimedOut(s), connectTimeout.toNanos(), TimeUnit.NANOSECONDS);
   }
 

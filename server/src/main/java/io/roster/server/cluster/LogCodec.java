@@ -6,6 +6,7 @@ import io.roster.server.model.Instance;
 import io.roster.server.model.InstanceKey;
 import io.roster.server.model.Owner;
 import io.roster.server.model.ServiceKey;
+import io.roster.server.registry.Claim;
 import io.roster.server.registry.Command;
 import java.util.ArrayList;
 import java.util.List;
@@ -22,13 +23,15 @@ final class LogCodec {
     var b = io.roster.proto.cluster.v1.Command.newBuilder();
     if (command instanceof Command.Register c) {
       b.setRegister(io.roster.proto.cluster.v1.Register.newBuilder()
-          .setOwner(owner(c.owner())).setService(service(c.service())).setInstance(instance(c.instance())));
+          .setOwner(owner(c.owner())).setService(service(c.service())).setInstance(instance(c.instance()))
+          .setClientId(c.claim().clientId()).setSessionSeq(c.claim().seq()));
     } else if (command instanceof Command.Deregister c) {
       b.setDeregister(io.roster.proto.cluster.v1.Deregister.newBuilder()
           .setOwner(owner(c.owner())).setService(service(c.service())).setKey(key(c.key())));
     } else if (command instanceof Command.ReplaceOwned c) {
       var r = io.roster.proto.cluster.v1.ReplaceOwned.newBuilder()
-          .setOwner(owner(c.owner())).setService(service(c.service()));
+          .setOwner(owner(c.owner())).setService(service(c.service()))
+          .setClientId(c.claim().clientId()).setSessionSeq(c.claim().seq());
       c.instances().forEach(i -> r.addInstances(instance(i)));
       b.setReplaceOwned(r);
     } else if (command instanceof Command.RemoveOwned c) {
@@ -68,14 +71,16 @@ final class LogCodec {
     ChangeCase kind = p.getChangeCase();
     return switch (kind) {
       case REGISTER -> new Command.Register(owner(p.getRegister().getOwner()),
-          service(p.getRegister().getService()), instance(p.getRegister().getInstance()));
+          service(p.getRegister().getService()), instance(p.getRegister().getInstance()),
+          new Claim(p.getRegister().getClientId(), p.getRegister().getSessionSeq()));
       case DEREGISTER -> new Command.Deregister(owner(p.getDeregister().getOwner()),
           service(p.getDeregister().getService()), key(p.getDeregister().getKey()));
       case REPLACE_OWNED -> {
         var r = p.getReplaceOwned();
         List<Instance> list = new ArrayList<>(r.getInstancesCount());
         r.getInstancesList().forEach(i -> list.add(instance(i)));
-        yield new Command.ReplaceOwned(owner(r.getOwner()), service(r.getService()), list);
+        yield new Command.ReplaceOwned(owner(r.getOwner()), service(r.getService()), list,
+            new Claim(r.getClientId(), r.getSessionSeq()));
       }
       case REMOVE_OWNED -> new Command.RemoveOwned(owner(p.getRemoveOwned().getOwner()),
           service(p.getRemoveOwned().getService()));

@@ -43,7 +43,8 @@ final class SnapshotCodec {
           .setRevision(s.revision());
       for (Registry.Held h : s.registrations()) {
         b.addRegistrations(Registration.newBuilder().setOwner(LogCodec.owner(h.owner()))
-            .setInstance(LogCodec.instance(h.instance())));
+            .setInstance(LogCodec.instance(h.instance()))
+            .setClientId(h.claim().clientId()).setSessionSeq(h.claim().seq()));
       }
       b.build().writeDelimitedTo(out);
     }
@@ -70,7 +71,8 @@ final class SnapshotCodec {
       }
       List<Registry.Held> held = new ArrayList<>(s.getRegistrationsCount());
       for (Registration r : s.getRegistrationsList()) {
-        held.add(new Registry.Held(LogCodec.owner(r.getOwner()), LogCodec.instance(r.getInstance())));
+        held.add(new Registry.Held(LogCodec.owner(r.getOwner()), LogCodec.instance(r.getInstance()),
+            new io.roster.server.registry.Claim(r.getClientId(), r.getSessionSeq())));
       }
       services.add(new Registry.ServiceImage(LogCodec.service(s.getService()), s.getRevision(), held));
     }

@@ -26,7 +26,14 @@ public final class Hellos {
    * @param deltas whether the client takes delta pushes
    */
   public record Hello(String clientId, String namespace, String clientName, String clientVersion,
-      Map<String, String> labels, boolean deltas) {}
+      Map<String, String> labels, boolean deltas, long sessionSeq) {
+
+    /** A hello without a session_seq. */
+    public Hello(String clientId, String namespace, String clientName, String clientVersion,
+        Map<String, String> labels, boolean deltas) {
+      this(clientId, namespace, clientName, clientVersion, labels, deltas, 0);
+    }
+  }
 
   private final SessionManager sessions;
 
@@ -52,7 +59,8 @@ public final class Hellos {
     checkText("hello.client_version", hello.clientVersion(), 0, 64, "at most 64 printable characters");
     Names.checkMetadata("hello.labels", hello.labels());
     SessionInfo info = new SessionInfo(sessions.nextConnectionId(), hello.clientId(), namespace,
-        hello.clientName(), hello.clientVersion(), hello.labels(), remoteAddress, System.currentTimeMillis());
+        hello.clientName(), hello.clientVersion(), hello.labels(), remoteAddress, System.currentTimeMillis(),
+        hello.sessionSeq());
     // Refused (RESOURCE_EXHAUSTED) when this connection or its address has its fill of sessions.
     return scope != null
         ? sessions.open(info, outbound, scope, hello.deltas())

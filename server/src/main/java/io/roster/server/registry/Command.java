@@ -25,16 +25,22 @@ public sealed interface Command<R> {
   R applyTo(Registry registry);
 
   /** {@link Registry#register}: the instance as stored. */
-  record Register(Owner owner, ServiceKey service, Instance instance) implements Command<Instance> {
+  record Register(Owner owner, ServiceKey service, Instance instance, Claim claim) implements Command<Instance> {
     public Register {
       Objects.requireNonNull(owner);
       Objects.requireNonNull(service);
       Objects.requireNonNull(instance);
+      Objects.requireNonNull(claim);
+    }
+
+    /** Unclaimed. */
+    public Register(Owner owner, ServiceKey service, Instance instance) {
+      this(owner, service, instance, Claim.NONE);
     }
 
     @Override
     public Instance applyTo(Registry registry) {
-      return registry.register(owner, service, instance);
+      return registry.register(owner, claim, service, instance);
     }
   }
 
@@ -47,14 +53,21 @@ public sealed interface Command<R> {
   }
 
   /** {@link Registry#replaceOwned}: the instances as stored. */
-  record ReplaceOwned(Owner owner, ServiceKey service, List<Instance> instances) implements Command<List<Instance>> {
+  record ReplaceOwned(Owner owner, ServiceKey service, List<Instance> instances, Claim claim)
+      implements Command<List<Instance>> {
     public ReplaceOwned {
       instances = List.copyOf(instances);
+      Objects.requireNonNull(claim);
+    }
+
+    /** Unclaimed. */
+    public ReplaceOwned(Owner owner, ServiceKey service, List<Instance> instances) {
+      this(owner, service, instances, Claim.NONE);
     }
 
     @Override
     public List<Instance> applyTo(Registry registry) {
-      return registry.replaceOwned(owner, service, instances);
+      return registry.replaceOwned(owner, claim, service, instances);
     }
   }
 

@@ -197,8 +197,16 @@ public final class Registry {
    * owner. Returns the instance as stored (with its id).
    */
   public Instance register(Owner owner, ServiceKey service, Instance instance) {
+    return register(owner, Claim.NONE, service, instance);
+  }
+
+  /**
+   * Same, as the session {@code claim} names: an instance a newer session of the same client
+   * holds is left as it is (see {@link Claim}).
+   */
+  public Instance register(Owner owner, Claim claim, ServiceKey service, Instance instance) {
     Instance stored = instance.withId(service);
-    long revision = mutateAt(service, e -> e.put(owner, stored, "instance"));
+    long revision = mutateAt(service, e -> e.put(owner, claim, stored, "instance"));
     if (revision >= 0) {
       publish(service, owner, Change.Kind.REGISTERED, revision);
     }
@@ -250,7 +258,7 @@ public final class Registry {
       }
       stored[0] = updated;
       owner[0] = r.owner;
-      return e.put(r.owner, updated, "metadata");
+      return e.put(r.owner, r.claim, updated, "metadata");
     });
     if (revision >= 0) {
       publish(service, owner[0], Change.Kind.UPDATED, revision);
@@ -325,11 +333,16 @@ public final class Registry {
    * replaces and removes in one change (one revision, one push).
    */
   public List<Instance> replaceOwned(Owner owner, ServiceKey service, Collection<Instance> instances) {
+    return replaceOwned(owner, Claim.NONE, service, instances);
+  }
+
+  /** Same, as the session {@code claim} names (see {@link Claim}). */
+  public List<Instance> replaceOwned(Owner owner, Claim claim, ServiceKey service, Collection<Instance> instances) {
     List<Instance> stored = new ArrayList<>(instances.size());
     for (Instance i : instances) {
       stored.add(i.withId(service));
     }
-    long revision = mutateAt(service, e -> e.replaceOwned(owner, stored));
+    long revision = mutateAt(service, e -> e.replaceOwned(owner, claim, stored));
     if (revision >= 0) {
       publish(service, owner, stored.isEmpty() ? Change.Kind.REMOVED : Change.Kind.REGISTERED, revision);
     }
@@ -343,7 +356,7 @@ public final class Registry {
    * revision (an absent service is pushed at the absent revision, which is never older).
    */
   public long removeOwned(Owner owner, ServiceKey service) {
-    long revision = services.containsKey(service) ? mutateAt(service, e -> e.replaceOwned(owner, List.of())) : -1;
+    long revision = services.containsKey(service) ? mutateAt(service, e -> e.replaceOwned(owner, Claim.NONE, List.of())) : -1;
     if (revision >= 0) {
       publish(service, owner, Change.Kind.REMOVED, revision);
       return revision;
@@ -359,7 +372,7 @@ public final class Registry {
    */
   public void removeOwner(Owner owner) {
     for (ServiceKey service : servicesOf(owner)) {
-      long revision = services.containsKey(service) ? mutateAt(service, e -> e.replaceOwned(owner, List.of())) : -1;
+      long revision = services.containsKey(service) ? mutateAt(service, e -> e.replaceOwned(owner, Claim.NONE, List.of())) : -1;
       if (revision >= 0) {
         publish(service, owner, Change.Kind.REMOVED, revision);
       }
@@ -433,7 +446,11 @@ public final class Registry {
   }
 
   /** One registration in an {@link Image}. */
-  public record Held(Owner owner, Instance instance) {}
+  public record Held(Owner owner, Instance instance, Claim claim) {
+    public Held(Owner owner, Instance instance) {
+      this(owner, instance, Claim.NONE);
+    }
+  }
 
   /** One service in an {@link Image}: its revision and registrations. */
   public record ServiceImage(ServiceKey service, long revision, List<Held> registrations) {}
@@ -459,7 +476,7 @@ public final class Registry {
       synchronized (e) {
         List<Held> held = new ArrayList<>(e.registrations.size());
         for (Registration r : e.registrations.values()) {
-          held.add(new Held(r.owner, r.instance));
+          held.add(new Held(r.owner, r.instance, r.claim));
         }
         held.sort((a, b) -> Instance.ORDER.compare(a.instance(), b.instance()));
         list.add(new ServiceImage(key, e.revision, held));
@@ -495,7 +512,7 @@ public final class Registry {
       Entry e = new Entry(si.service());
       synchronized (e) {
         for (Held h : si.registrations()) {
-          e.store(h.owner(), h.instance(), WireSize.ofInstanceInList(h.instance()));
+          e.store(h.owner(), h.claim(), h.instance(), WireSize.ofInstanceInList(h.instance()));
         }
         e.revision = si.revision();
       }
@@ -585,7 +602,7 @@ public final class Registry {
   }
 
   /** @param size the instance's wire bytes in a list ({@link WireSize#ofInstanceInList}) */
-  private record Registration(Owner owner, Instance instance, int size) {}
+  private record Registration(Owner owner, Instance instance, int size, Claim claim) {}
 
   /** Counters of one service; {@code bytes} is the wire size of its instances (see {@link ServiceLimits}). */
   public record ServiceStats(int instanceCount, int healthyCount, long revision, long bytes) {}
@@ -646,17 +663,23 @@ public final class Registry {
       return list;
     }
 
-    /** Stores {@code instance}; {@code field} names it in a refusal. */
-    boolean put(Owner owner, Instance instance, String field) {
+    /**
+     * Stores {@code instance}, unless a newer session of the same client holds it (then nothing
+     * changes); {@code field} names it in a refusal.
+     */
+    boolean put(Owner owner, Claim claim, Instance instance, String field) {
       Registration old = registrations.get(instance.key());
+      if (old != null && !old.owner.equals(owner) && old.claim.newerThan(claim)) {
+        return false;
+      }
       int size = WireSize.ofInstanceInList(instance);
       checkLimits(old == null ? 1 : 0, size - (old == null ? 0 : old.size), field);
-      return store(owner, instance, size);
+      return store(owner, claim, instance, size);
     }
 
     /** Stores without checking limits; returns whether the visible instance changed. */
-    private boolean store(Owner owner, Instance instance, int size) {
-      Registration old = registrations.put(instance.key(), new Registration(owner, instance, size));
+    private boolean store(Owner owner, Claim claim, Instance instance, int size) {
+      Registration old = registrations.put(instance.key(), new Registration(owner, instance, size, claim));
       bytes += size - (old == null ? 0 : old.size);
       if (old == null) {
         counted(owner, 1);
@@ -706,10 +729,14 @@ public final class Registry {
       count(owner, service, delta, n[0]);
     }
 
-    boolean replaceOwned(Owner owner, List<Instance> instances) {
+    boolean replaceOwned(Owner owner, Claim claim, List<Instance> instances) {
       Map<InstanceKey, Instance> wanted = new HashMap<>();
       for (Instance i : instances) {
-        wanted.put(i.key(), i);
+        Registration old = registrations.get(i.key());
+        // Held by a newer session of the same client: left to it.
+        if (old == null || old.owner.equals(owner) || !old.claim.newerThan(claim)) {
+          wanted.put(i.key(), i);
+        }
       }
       // The whole batch is checked before anything changes.
       int moreInstances = 0;
@@ -738,7 +765,7 @@ public final class Registry {
         }
       }
       for (Instance i : wanted.values()) {
-        changed |= store(owner, i, WireSize.ofInstanceInList(i)); // checked above, as a whole
+        changed |= store(owner, claim, i, WireSize.ofInstanceInList(i)); // checked above, as a whole
       }
       return changed;
     }

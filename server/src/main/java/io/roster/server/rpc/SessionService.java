@@ -535,7 +535,8 @@ final class SessionService {
       try {
         checkRequestId(requestId);
         Session opened = hellos.open(new Hellos.Hello(h.getClientId(), h.getNamespace(), h.getClientName(),
-            h.getClientVersion(), h.getLabelsMap(), h.getFeaturesList().contains(PushEncoder.FEATURE_DELTA)),
+            h.getClientVersion(), h.getLabelsMap(), h.getFeaturesList().contains(PushEncoder.FEATURE_DELTA),
+            h.getSessionSeq()),
             this, scope, remoteAddress);
         SessionInfo info = opened.info();
         long warmingMs = warmUpMillis(warmUp);

@@ -9,6 +9,7 @@ import io.roster.server.push.PushEngine;
 import io.roster.server.push.PushPayload;
 import io.roster.server.push.PushQueue;
 import io.roster.server.push.PushTarget;
+import io.roster.server.registry.Claim;
 import io.roster.server.registry.Command;
 import io.roster.server.registry.Registry;
 import io.roster.server.registry.Tally;
@@ -76,6 +77,11 @@ public final class Session {
     return owner;
   }
 
+  /** Its registrations' claim: the client and this session's place among its sessions. */
+  private Claim claim() {
+    return new Claim(info.clientId(), info.sessionSeq());
+  }
+
   /** The client connection this session runs on. */
   public Scope scope() {
     return scope;
@@ -92,7 +98,7 @@ public final class Session {
     if (adding > 0) {
       scope.checkInstances(limits, pendingAdds + adding, "instance");
     }
-    return pending(adding, writer.submit(new Command.Register(owner, service, instance)));
+    return pending(adding, writer.submit(new Command.Register(owner, service, instance, claim())));
   }
 
   /** Counts {@code adding} instances as pending until {@code applied} completes. */
@@ -138,7 +144,8 @@ public final class Session {
     if (adding > 0) {
       scope.checkInstances(limits, pendingAdds + adding, "instances");
     }
-    return pending((int) Math.max(0, adding), writer.submit(new Command.ReplaceOwned(owner, service, instances)));
+    return pending((int) Math.max(0, adding),
+        writer.submit(new Command.ReplaceOwned(owner, service, instances, claim())));
   }
 
   /**

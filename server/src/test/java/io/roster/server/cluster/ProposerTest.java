@@ -159,6 +159,8 @@ class ProposerTest {
     Instance withId = instance(7).withId(SVC);
     List<Command<?>> all = List.of(
         new Command.Register(OWNER, SVC, new Instance("h", 2, 3.5, false, false, true, "c1", Map.of("a", "b"), "id")),
+        new Command.Register(OWNER, SVC, instance(5), new io.roster.server.registry.Claim("client-1", 42)),
+        new Command.ReplaceOwned(OWNER, SVC, List.of(instance(6)), new io.roster.server.registry.Claim("client-1", 43)),
         new Command.Deregister(OWNER, other, key),
         new Command.ReplaceOwned(new Owner("m2@y", Owner.Kind.LEASE, "l-1"), SVC, List.of(withId, instance(8))),
         new Command.RemoveOwned(new Owner("m2@y", Owner.Kind.NACOS, "n-1"), SVC),
