@@ -73,6 +73,20 @@ final class EventLog {
     return flaps;
   }
 
+  /** The events since {@link #arm} that hold an instance of {@code gone} (ghosts), described. */
+  List<String> ghosts(Set<String> gone) {
+    List<String> ghosts = new ArrayList<>();
+    List<Event> all = events();
+    for (int k = armedAt; k < all.size(); k++) {
+      Set<String> back = new TreeSet<>(gone);
+      back.retainAll(all.get(k).instances());
+      if (!back.isEmpty()) {
+        ghosts.add(name + " event " + k + " at " + all.get(k).atMs() + " ms held " + abbreviate(back));
+      }
+    }
+    return ghosts;
+  }
+
   int size() {
     return events.size();
   }
