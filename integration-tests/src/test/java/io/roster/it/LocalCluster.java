@@ -9,6 +9,21 @@ import io.roster.proto.v1.QueryInstancesRequest;
 import io.roster.proto.v1.RegistryGrpc;
 import io.roster.proto.v1.ServiceKey;
 import io.roster.server.testing.TcpProxy;
+import java.nio.charset.StandardCharsets;
+import java.util.UUID;
+import org.apache.ratis.client.RaftClient;
+import org.apache.ratis.client.RaftClientConfigKeys;
+import org.apache.ratis.conf.Parameters;
+import org.apache.ratis.conf.RaftProperties;
+import org.apache.ratis.grpc.GrpcFactory;
+import org.apache.ratis.proto.RaftProtos.RaftPeerRole;
+import org.apache.ratis.protocol.ClientId;
+import org.apache.ratis.protocol.RaftGroup;
+import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.protocol.RaftPeer;
+import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.retry.RetryPolicies;
+import org.apache.ratis.util.TimeDuration;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -86,13 +101,22 @@ final class LocalCluster implements AutoCloseable {
 
   private static LocalCluster start(boolean withLinks, String... extraFlags) {
     LocalCluster c = new LocalCluster(withLinks, extraFlags);
-    for (int i = 0; i < SIZE; i++) {
-      c.nodes[i] = c.launch(i);
+    try {
+      for (int i = 0; i < SIZE; i++) {
+        c.nodes[i] = c.launch(i);
+      }
+      for (int i = 0; i < SIZE; i++) {
+        c.nodes[i].awaitServing(Timing.seconds(60));
+      }
+      return c;
+    } catch (RuntimeException | Error e) {
+      try {
+        c.close(); // the caller never gets it: no member may outlive the test
+      } catch (InterruptedException interrupted) {
+        Thread.currentThread().interrupt();
+      }
+      throw e;
     }
-    for (int i = 0; i < SIZE; i++) {
-      c.nodes[i].awaitServing(Timing.seconds(60));
-    }
-    return c;
   }
 
   /** Member i's --members: the same ids everywhere; its peers at its own proxies when linked. */
@@ -217,6 +241,43 @@ final class LocalCluster implements AutoCloseable {
     } catch (StatusRuntimeException e) {
       return Set.of();
     }
+  }
+
+  /**
+   * The member that says it leads the Raft group (asked over the peer ports with Ratis's group
+   * info), or -1 when none does now.
+   */
+  int leader() {
+    List<RaftPeer> peers = new ArrayList<>();
+    for (int k = 0; k < SIZE; k++) {
+      peers.add(RaftPeer.newBuilder().setId(raftId(k)).setAddress(hosts.get(k) + ":" + peerPorts.get(k)).build());
+    }
+    RaftGroup group = RaftGroup.valueOf(RaftGroupId.valueOf(
+        UUID.nameUUIDFromBytes("roster-registry".getBytes(StandardCharsets.UTF_8))), peers);
+    RaftProperties props = new RaftProperties();
+    RaftClientConfigKeys.Rpc.setRequestTimeout(props, TimeDuration.valueOf(2, TimeUnit.SECONDS));
+    try (RaftClient c = RaftClient.newBuilder().setProperties(props).setRaftGroup(group)
+        .setRetryPolicy(RetryPolicies.noRetry())
+        .setClientRpc(new GrpcFactory(new Parameters()).newRaftClientRpc(ClientId.randomId(), props)).build()) {
+      for (int k = 0; k < SIZE; k++) {
+        try {
+          if (c.getGroupManagementApi(raftId(k)).info(group.getGroupId()).getRoleInfoProto().getRole()
+              == RaftPeerRole.LEADER) {
+            return k;
+          }
+        } catch (IOException notNow) {
+          // Down, or not answering: not the leader for us.
+        }
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return -1;
+  }
+
+  /** Member k's Raft peer id: its id with ':' as '_' (as ClusterNode names it). */
+  private RaftPeerId raftId(int k) {
+    return RaftPeerId.valueOf(id(k).replace(':', '_'));
   }
 
   private synchronized ManagedChannel channel(int i) {
