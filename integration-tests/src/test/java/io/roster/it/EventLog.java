@@ -17,8 +17,8 @@ import java.util.stream.Collectors;
  */
 final class EventLog {
 
-  /** One event: when it came (ms since the log began) and the instances it held. */
-  record Event(long atMs, Set<String> instances) {}
+  /** One event: when it came (ms since the log began, and wall-clock ms) and the instances it held. */
+  record Event(long atMs, long wallMs, Set<String> instances) {}
 
   final String name;
   private final long startNanos = System.nanoTime();
@@ -37,7 +37,7 @@ final class EventLog {
   }
 
   void onEvent(InstancesChangeEvent e) {
-    events.add(new Event((System.nanoTime() - startNanos) / 1_000_000,
+    events.add(new Event((System.nanoTime() - startNanos) / 1_000_000, System.currentTimeMillis(),
         e.instances().stream().map(i -> i.ip() + ":" + i.port()).collect(Collectors.toCollection(TreeSet::new))));
   }
 
@@ -66,7 +66,8 @@ final class EventLog {
       Set<String> missing = new TreeSet<>(live);
       missing.removeAll(all.get(k).instances());
       if (!missing.isEmpty()) {
-        flaps.add(name + " event " + k + " at " + all.get(k).atMs() + " ms lacked " + abbreviate(missing)
+        flaps.add(name + " event " + k + " at " + all.get(k).atMs() + " ms (" + clock(all.get(k)) + ") lacked "
+            + abbreviate(missing)
             + " (had " + all.get(k).instances().size() + ")");
       }
     }
@@ -81,10 +82,16 @@ final class EventLog {
       Set<String> back = new TreeSet<>(gone);
       back.retainAll(all.get(k).instances());
       if (!back.isEmpty()) {
-        ghosts.add(name + " event " + k + " at " + all.get(k).atMs() + " ms held " + abbreviate(back));
+        ghosts.add(name + " event " + k + " at " + all.get(k).atMs() + " ms (" + clock(all.get(k)) + ") held "
+            + abbreviate(back));
       }
     }
     return ghosts;
+  }
+
+  /** The event's wall-clock time as HH:mm:ss.SSS, to match the server logs. */
+  static String clock(Event e) {
+    return String.format("%tT.%<tL", e.wallMs());
   }
 
   int size() {
