@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.roster.client.Instance;
 import io.roster.client.RosterClient;
+import io.roster.client.RosterException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -118,8 +119,14 @@ class ClusterRestartTest {
     return ghosts;
   }
 
+  /**
+   * Registers, trying again while the member refuses (UNAVAILABLE: it has not heard from a leader
+   * while the others elect one after the stop): the call fails then, the SDK does not retry it.
+   */
   private void register(RosterClient c, int port) {
-    c.registerInstance(SERVICE, Instance.of("10.0.3.1", port));
+    await("register 10.0.3.1:" + port).atMost(Timing.seconds(20)).pollInterval(Duration.ofMillis(200))
+        .ignoreException(RosterException.class)
+        .untilAsserted(() -> c.registerInstance(SERVICE, Instance.of("10.0.3.1", port)));
     live.add("10.0.3.1:" + port);
   }
 
