@@ -13,7 +13,7 @@ JVM_OPTIONS := $(shell cat server/jvm.options)
 JAVA_OPTS ?= -XX:SharedArchiveFile=$(CDS) $(JVM_OPTIONS)
 SOURCES  := $(shell find pom.xml proto server -path '*/target' -prune -o -type f \( -name '*.java' -o -name '*.proto' -o -name 'pom.xml' -o -name '*.xml' \) -print 2>/dev/null)
 
-.PHONY: build run test lint clean tools measure bench cluster cluster-up cluster-down
+.PHONY: build run test lint clean tools measure chaos bench cluster cluster-up cluster-down
 
 ## build: compile every module and package the server jar (no tests), then record its CDS archive
 build:
@@ -74,6 +74,16 @@ test: lint
 measure: build
 	$(MVN) -q test -pl integration-tests -Dtest=Measurements -Dgroups=measure -Droster.excludedGroups=
 	@cat integration-tests/target/measurements.txt
+
+## chaos: the long chaos test against three local members (not part of test): 200 SDK clients in 8 JVMs, random
+##        kill -9 / SIGSTOP / restarts of members and client JVMs and frozen peer links for CHAOS_DURATION (10m);
+##        CHAOS_SEED=N replays a run. Ends with a summary line: actions, lost, ghosts, flaps.
+CHAOS_DURATION ?= 10m
+CHAOS_SEED ?=
+chaos: build
+	$(MVN) -q test -pl integration-tests -Dtest=ChaosTest -Dgroups=chaos -Droster.excludedGroups= \
+	  -Droster.chaos.duration=$(CHAOS_DURATION) $(if $(CHAOS_SEED),-Droster.chaos.seed=$(CHAOS_SEED))
+	@cat integration-tests/target/chaos-summary.txt
 
 ## bench: the load generator (startup, W1-W9, own server per workload; W10-W12, own 3-node cluster each) then the JMH microbenchmarks;
 ##        QUICK=1 for small sizes (under 2 minutes); BENCH_ARGS="--workloads w4,w6" or

@@ -15,6 +15,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * A loopback TCP proxy that can freeze: it stops forwarding in both directions but keeps every
  * socket open, so each side sees a silent peer rather than a closed connection. Connections
  * accepted while frozen are held open and never forwarded (a listener that says nothing).
+ * {@link #heal()} forwards again, on new connections.
  * Shared by the server, SDK and integration tests (the server's test jar).
  */
 public final class TcpProxy implements AutoCloseable {
@@ -23,6 +24,8 @@ public final class TcpProxy implements AutoCloseable {
   private final InetSocketAddress target;
   private final List<Socket> sockets = new CopyOnWriteArrayList<>();
   private final AtomicInteger accepted = new AtomicInteger();
+  /** Taken while a connection is accepted and set up, and by {@link #heal()}. */
+  private final Object lock = new Object();
   private volatile boolean frozen;
   private volatile boolean closed;
 
@@ -65,20 +68,48 @@ public final class TcpProxy implements AutoCloseable {
     frozen = true;
   }
 
+  /**
+   * Forwards again. The connections of the freeze are closed, since the bytes it swallowed are
+   * gone: each side sees its connection end and connects anew (as after a partition that
+   * outlived its TCP connections), and connections accepted from now on are forwarded.
+   */
+  public void heal() {
+    List<Socket> old;
+    synchronized (lock) {
+      old = List.copyOf(sockets);
+      sockets.removeAll(old);
+      frozen = false;
+    }
+    for (Socket s : old) {
+      try {
+        s.close();
+      } catch (IOException ignored) {
+        // Closing is all we want.
+      }
+    }
+  }
+
   private void acceptLoop() {
     while (!closed) {
       try {
         Socket client = listener.accept();
-        sockets.add(client);
         accepted.incrementAndGet();
-        if (frozen) {
-          continue;
+        synchronized (lock) {
+          sockets.add(client);
+          if (frozen) {
+            continue;
+          }
+          Socket upstream = new Socket();
+          sockets.add(upstream);
+          try {
+            upstream.connect(target, 5000);
+          } catch (IOException refused) {
+            client.close(); // as the target would have: the client sees its connection end
+            continue;
+          }
+          pump(client, upstream);
+          pump(upstream, client);
         }
-        Socket upstream = new Socket();
-        upstream.connect(target, 5000);
-        sockets.add(upstream);
-        pump(client, upstream);
-        pump(upstream, client);
       } catch (IOException e) {
         if (closed) {
           return;
