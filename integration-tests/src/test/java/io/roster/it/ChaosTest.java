@@ -17,7 +17,6 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
@@ -74,13 +73,6 @@ class ChaosTest {
    * until that is fixed); the long variant keeps it.
    */
   @Test
-  @Disabled("reason: loses live instances. Seed 13738121371012, 2026-12-02 07:05: clients c-20207/c-20219 (JVM alive "
-      + "throughout) moved n3 -> n2 (link freeze), then n2 was killed (07:05:09.85); they opened sessions on n1 "
-      + "(07:05:10.09/.20), which lost the leader at 10.33 and asked them to move; they opened on n3 (11.0) and said "
-      + "goodbye to n1 (11.8, 'removed instances=0'); at 12.3 every subscriber lost both, and every member's view "
-      + "lacked them until the end (78 of 80): the redo proposed through n1 seems committed after the one through n3 "
-      + "(ownership back to the abandoned n1 session), and the n1 session's RemoveOwner then removed them; the SDK "
-      + "believes it is registered. Enable once fixed (see also PausedLeaderTest)")
   void shortChaosLosesNothingAndFlapsNothing() throws Exception {
     withSigstop = false;
     run(3, 20, Duration.ofSeconds(25));

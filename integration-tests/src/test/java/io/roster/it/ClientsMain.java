@@ -36,7 +36,7 @@ public final class ClientsMain {
       List<String> rotated = new ArrayList<>(servers);
       java.util.Collections.rotate(rotated, -(port % servers.size()));
       clients.add(RosterClient.builder()
-          .serverAddresses(String.join(",", rotated))
+          .serverAddresses(String.join(",", rotated)).randomStart(false)
           .clientId("c-" + port)
           .clientName("clients-main")
           .scheduler(scheduler)

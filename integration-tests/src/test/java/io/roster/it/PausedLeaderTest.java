@@ -100,7 +100,7 @@ class PausedLeaderTest {
   }
 
   private RosterClient client(String servers, String id) {
-    RosterClient c = RosterClient.builder().serverAddresses(servers).clientId(id).clientName(id)
+    RosterClient c = RosterClient.builder().serverAddresses(servers).randomStart(false).clientId(id).clientName(id)
         .requestTimeout(Timing.seconds(10)).build();
     closing.add(c);
     return c;

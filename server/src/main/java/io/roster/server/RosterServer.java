@@ -95,6 +95,9 @@ public final class RosterServer implements AutoCloseable {
     }
   }
 
+  /** How long a session must have been here before balance may move it. */
+  private static final Duration SETTLED_FOR = Duration.ofSeconds(10);
+
   /** What the cluster asks of this server. */
   private final class Local implements ClusterNode.Local {
     @Override
@@ -127,8 +130,11 @@ public final class RosterServer implements AutoCloseable {
 
     @Override
     public int shed(int count, String to) {
-      // The newest sessions: the ones most likely to have landed here by chance of a random start.
-      List<io.roster.server.session.Session> all = sessions.all();
+      // The newest of the sessions that have settled here: one opened in the last seconds may be
+      // a client in the middle of a move (its redo not yet applied), which must not be moved again.
+      long settled = System.currentTimeMillis() - SETTLED_FOR.toMillis();
+      List<io.roster.server.session.Session> all = sessions.all().stream()
+          .filter(s -> s.info().connectedAtMillis() <= settled).toList();
       Set<io.roster.server.session.Session> chosen = new HashSet<>(all.subList(Math.max(0, all.size() - count),
           all.size()));
       return endpoint.moveSessions("balancing the cluster: please move to " + to, chosen::contains, () -> to);
@@ -263,8 +269,10 @@ public final class RosterServer implements AutoCloseable {
     engine.stop();
     try {
       if (cluster != null) {
-        // Writes (the ends of the sessions that are about to leave) must not wait for an election.
+        // Writes (the ends of the sessions that are about to leave) must not wait for an election;
+        // and no member may send (or balance) clients here any more.
         cluster.handOverLead(Duration.ofSeconds(2));
+        cluster.leave(Duration.ofSeconds(2));
       }
       endpoint.shutdown(config.shutdownGrace(), cluster != null ? cluster::suggest : () -> "");
       if (cluster != null) {

@@ -125,6 +125,8 @@ public final class ClusterNode implements AutoCloseable {
   private volatile String clientAddress = "";
   private volatile String unwritable = "catching up with the cluster's log";
   private volatile boolean returning;
+  /** Stopping: it recorded itself down and must not record its return. */
+  private volatile boolean leaving;
   /** Whether this member has been cut off since it caught up (for the log line). */
   private boolean wasCutOff;
   // The watch's own (one thread).
@@ -329,7 +331,7 @@ public final class ClusterNode implements AutoCloseable {
     }
     if (why == null) {
       RegistryStateMachine.Member me = stateMachine.member(memberId);
-      if (me != null && me.down() && !returning) {
+      if (me != null && me.down() && !returning && !leaving) {
         log.info("The log says member {} is down; recording its return", memberId);
         proposeStarted();
       }
@@ -339,7 +341,7 @@ public final class ClusterNode implements AutoCloseable {
     } else {
       staleSeenNanos.clear();
     }
-    if (why == null) {
+    if (why == null && !leaving) {
       balance();
     }
   }
@@ -514,6 +516,23 @@ public final class ClusterNode implements AutoCloseable {
       log.info("Handed the lead to {} before stopping: {}", member(next), reply.isSuccess() ? "done" : reply.getException());
     } catch (IOException | RuntimeException e) {
       log.warn("Could not hand the lead to {} before stopping: {}", member(next), e.toString());
+    }
+  }
+
+  /**
+   * This member is stopping: it records itself down in the log (bounded by {@code timeout}), so
+   * that other members stop suggesting it to clients and balancing clients to it, and it does
+   * not record its return. Its owners that have not moved by the grace are ended as a down
+   * member's are.
+   */
+  public void leave(Duration timeout) {
+    leaving = true;
+    try {
+      proposer.propose(io.roster.proto.cluster.v1.Command.newBuilder()
+          .setMemberDown(MemberDown.newBuilder().setMember(memberId)).build(), true)
+          .get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (Exception e) {
+      log.debug("Could not record leaving: {}", e.toString());
     }
   }
 
