@@ -11,6 +11,17 @@ import java.util.List;
 class JavaProcess implements AutoCloseable {
 
   private static final Path LOGS = Path.of("target", "process-logs");
+  /**
+   * Every child started by this test JVM: killed when it exits, so that a test that fails before
+   * it can close its processes (a cluster that did not start) leaves none behind to load the
+   * machine for the tests and benchmarks after it.
+   */
+  private static final java.util.Set<Process> LIVE = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+  static {
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> LIVE.forEach(Process::destroyForcibly),
+        "kill-child-processes"));
+  }
 
   protected final Process process;
   final Path log;
@@ -25,6 +36,7 @@ class JavaProcess implements AutoCloseable {
       cmd.add("-XX:TieredStopAtLevel=1");
       cmd.addAll(javaArgs);
       process = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+      LIVE.add(process);
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
