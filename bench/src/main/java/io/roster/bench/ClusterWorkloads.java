@@ -675,26 +675,8 @@ final class ClusterWorkloads {
     parallel(clients.size(), args.size("connect-concurrency"), i -> clients.get(i).close());
   }
 
-  /** Runs task(0..n-1) on up to {@code threads} threads; rethrows the first failure. */
   private static void parallel(int n, int threads, Workloads.IntTask task) throws Exception {
-    int t = Math.max(1, Math.min(n, threads));
-    ExecutorService pool = Executors.newFixedThreadPool(t);
-    try {
-      AtomicLong next = new AtomicLong();
-      List<Future<?>> fs = new ArrayList<>();
-      for (int k = 0; k < t; k++) {
-        fs.add(pool.submit(() -> {
-          for (long i; (i = next.getAndIncrement()) < n; ) {
-            task.run((int) i);
-          }
-          return null;
-        }));
-      }
-      for (Future<?> f : fs) {
-        f.get();
-      }
-    } finally {
-      pool.shutdownNow();
-    }
+    Workloads.parallel(n, threads, task);
   }
+
 }

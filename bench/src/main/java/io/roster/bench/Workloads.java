@@ -803,8 +803,13 @@ final class Workloads {
 
   /** Runs task(0..n-1) on connect-concurrency threads; rethrows the first failure. */
   private void parallel(int n, IntTask task) throws Exception {
-    int threads = Math.min(n, args.size("connect-concurrency"));
-    ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, threads));
+    parallel(n, args.size("connect-concurrency"), task);
+  }
+
+  /** Runs task(0..n-1) on up to {@code threads} threads; rethrows the first failure. */
+  static void parallel(int n, int maxThreads, IntTask task) throws Exception {
+    int threads = Math.max(1, Math.min(n, maxThreads));
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
     try {
       AtomicLong next = new AtomicLong();
       List<Future<?>> fs = new ArrayList<>();

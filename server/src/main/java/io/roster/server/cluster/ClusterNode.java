@@ -672,10 +672,4 @@ public final class ClusterNode implements AutoCloseable {
     RaftClientConfigKeys.Rpc.setRequestTimeout(p, TimeDuration.valueOf(3, TimeUnit.SECONDS));
     return p;
   }
-
-  /** For tests: the member ids this node knows as down. */
-  Set<String> downMembers() {
-    return stateMachine.members().stream().filter(RegistryStateMachine.Member::down)
-        .map(RegistryStateMachine.Member::id).collect(Collectors.toSet());
-  }
 }
