@@ -269,6 +269,9 @@ public final class RosterServer implements AutoCloseable {
     engine.stop();
     try {
       if (cluster != null) {
+        // From now on no client may move here: its redo would take its instances to a session
+        // that ends with this member a moment later.
+        endpoint.refuseNewSessions();
         // Writes (the ends of the sessions that are about to leave) must not wait for an election;
         // and no member may send (or balance) clients here any more.
         cluster.handOverLead(Duration.ofSeconds(2));

@@ -144,6 +144,16 @@ public final class GrpcEndpoint {
   }
 
   /**
+   * The first step of stopping: NOT_SERVING, and no new sessions (refused with UNAVAILABLE);
+   * the sessions here are left alone until {@link #shutdown}. A cluster member calls this before
+   * it hands over its lead and leaves, so that no client moves here meanwhile.
+   */
+  public void refuseNewSessions() {
+    health.enterTerminalState();
+    sessionService.refuseNew("server shutting down");
+  }
+
+  /**
    * Stops gracefully: NOT_SERVING, {@code reconnect} to every session, no new sessions or
    * calls; returns as soon as every session has left, or cuts whatever is left once {@code
    * grace} is over.

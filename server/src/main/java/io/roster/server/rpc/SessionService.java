@@ -140,6 +140,16 @@ final class SessionService {
   }
 
   /**
+   * The server is about to stop: new Connect streams (and a hello on a stream opened just before)
+   * are refused with UNAVAILABLE from now on, while the sessions already here stay until {@link
+   * #reconnectAll}. A session welcomed now would take its client's instances (its redo) only to
+   * end with the server a moment later.
+   */
+  void refuseNew(String reason) {
+    stopping = reason;
+  }
+
+  /**
    * The server is stopping: new Connect streams (and a hello on a stream opened just before)
    * are refused with UNAVAILABLE, which clients take as "try another server, or this one
    * later", and every connected client is asked to reconnect elsewhere: to the server {@code
@@ -147,7 +157,7 @@ final class SessionService {
    * none, to the client's next server.
    */
   void reconnectAll(String reason, java.util.function.Supplier<String> suggest) {
-    stopping = reason;
+    refuseNew(reason);
     for (Call c : calls) {
       c.write(ServerFrame.newBuilder()
           .setReconnect(Reconnect.newBuilder().setReason(reason).setSuggestedServer(suggest.get())).build());
