@@ -80,6 +80,8 @@ public final class ClusterNode implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(ClusterNode.class);
   static final Duration WATCH_EVERY = Duration.ofMillis(250);
+  /** A watch this late means the member was stalled: frozen (SIGSTOP), or starved of CPU. */
+  static final Duration STALL = Duration.ofSeconds(1);
   /** How often a member reports its load and considers shedding sessions. */
   static final Duration BALANCE_EVERY = Duration.ofSeconds(2);
   /** The one group all members form. */
@@ -129,6 +131,16 @@ public final class ClusterNode implements AutoCloseable {
   private volatile boolean leaving;
   /** Whether this member has been cut off since it caught up (for the log line). */
   private boolean wasCutOff;
+  /**
+   * When this member last led or heard from a leader (watch thread only). An election in
+   * progress (this member a candidate, with no leader to report) is not "cut off" until it has
+   * lasted as long as a silent leader would.
+   */
+  private long leaderSeenNanos = System.nanoTime();
+  /** When the watch last ran; a gap far beyond its period means this JVM was stalled. */
+  private volatile long watchedAtNanos = System.nanoTime();
+  /** Until when this member counts as just stalled (see {@link Proposer#HOLD_ENDS_AFTER_STALL}). */
+  private volatile long stalledUntilNanos;
   // The watch's own (one thread).
   private long lastBalanceNanos = System.nanoTime();
   private int reportedSessions;
@@ -157,7 +169,7 @@ public final class ClusterNode implements AutoCloseable {
         .setClientRpc(new GrpcFactory(new Parameters()).newRaftClientRpc(ClientId.randomId(), props))
         .build();
     this.proposer = new Proposer(memberId, incarnation, this::send, timer, config.groupCommitWindow(), 100_000,
-        wallMicros, () -> unwritable);
+        wallMicros, () -> unwritable, this::stalled);
     this.stateMachine = new RegistryStateMachine(registry, clock, this::onApplied);
     this.server = RaftServer.newBuilder()
         .setServerId(peerId(memberId))
@@ -182,6 +194,7 @@ public final class ClusterNode implements AutoCloseable {
       node.server.start();
       log.info("Cluster member {} (incarnation {}) started on peer port {}; members {}", node.memberId, incarnation,
           config.peerPort(), config.members());
+      node.watchedAtNanos = System.nanoTime();
       node.timer.schedule(node::watchAndAgain, WATCH_EVERY);
       return node;
     } catch (IOException e) {
@@ -279,9 +292,27 @@ public final class ClusterNode implements AutoCloseable {
     }
   }
 
+  /**
+   * True right after this member was stalled, or while it is (its watch is overdue): the ends of
+   * its sessions may be its clients' reaction to the stall, and must not overtake their new
+   * registrations through other members.
+   */
+  boolean stalled() {
+    long now = System.nanoTime();
+    return now - watchedAtNanos > STALL.toNanos() || now - stalledUntilNanos < 0;
+  }
+
   // --- The watch ---
 
   private void watchAndAgain() {
+    long now = System.nanoTime();
+    long gap = now - watchedAtNanos;
+    watchedAtNanos = now;
+    if (gap > STALL.toNanos()) {
+      stalledUntilNanos = now + Proposer.HOLD_ENDS_AFTER_STALL.toNanos();
+      log.warn("Cluster member {} was stalled for {} ms (frozen or starved of CPU); the ends of sessions "
+          + "are held for {} ms", memberId, TimeUnit.NANOSECONDS.toMillis(gap), Proposer.HOLD_ENDS_AFTER_STALL.toMillis());
+    }
     watch();
     if (!closed) {
       timer.schedule(this::watchAndAgain, WATCH_EVERY);
@@ -314,9 +345,19 @@ public final class ClusterNode implements AutoCloseable {
       if (heard * 2 <= group.getPeers().size()) {
         why = "this member leads but hears from only " + heard + " of " + group.getPeers().size() + " members";
       }
-    } else if (!role.hasFollowerInfo() || !role.getFollowerInfo().hasLeaderInfo()
-        || role.getFollowerInfo().getLeaderInfo().getLastRpcElapsedTimeMs() > silenceMs) {
-      why = "this member has not heard from a leader for " + silenceMs + " ms: it is cut off from the majority";
+    } else {
+      long now = System.nanoTime();
+      // A follower that knows no leader reports an empty leader with no elapsed time: not contact.
+      if (role.hasFollowerInfo() && role.getFollowerInfo().getLeaderInfo().hasId()) {
+        long heardAt = now - TimeUnit.MILLISECONDS.toNanos(role.getFollowerInfo().getLeaderInfo().getLastRpcElapsedTimeMs());
+        leaderSeenNanos = Math.max(leaderSeenNanos, heardAt);
+      }
+      if (now - leaderSeenNanos > TimeUnit.MILLISECONDS.toNanos(silenceMs)) {
+        why = "this member has not heard from a leader for " + silenceMs + " ms: it is cut off from the majority";
+      }
+    }
+    if (info.isLeader()) {
+      leaderSeenNanos = System.nanoTime();
     }
     String before = unwritable;
     unwritable = why;

@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BooleanSupplier;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
@@ -42,6 +43,14 @@ final class Proposer implements Writer {
   static final int MAX_IN_FLIGHT_BATCHES = 2;
   /** How soon an owner's end that the log did not take is proposed again. */
   static final Duration RETRY_ENDS_AFTER = Duration.ofSeconds(1);
+  /**
+   * How long an owner's end waits when this member has just been stalled (frozen or starved).
+   * Its clients took the silence for a dead server and registered again through other members,
+   * whose entries may still be on their way to a new leader: the ends of their old sessions here
+   * must not reach the log first, or subscribers see live instances go and come back. Longer than
+   * the log client's request timeout (3 s), after which such entries find the new leader.
+   */
+  static final Duration HOLD_ENDS_AFTER_STALL = Duration.ofSeconds(5);
 
   /** Sends one entry's bytes; the future fails when it could not be committed. */
   interface Log {
@@ -57,6 +66,8 @@ final class Proposer implements Writer {
   private final LongSupplier wallMicros;
   /** Null when writes are possible, else why not (this member is cut off, or catching up). */
   private final Supplier<String> unwritable;
+  /** True while this member counts as just stalled (see {@link #HOLD_ENDS_AFTER_STALL}). */
+  private final BooleanSupplier stalled;
 
   // Guarded by this.
   private final ArrayDeque<Pending> queue = new ArrayDeque<>();
@@ -70,7 +81,7 @@ final class Proposer implements Writer {
   private final Map<Long, List<Pending>> inFlight = new ConcurrentHashMap<>();
 
   Proposer(String member, String incarnation, Log logClient, Scheduler timer, Duration window,
-      int maxQueued, LongSupplier wallMicros, Supplier<String> unwritable) {
+      int maxQueued, LongSupplier wallMicros, Supplier<String> unwritable, BooleanSupplier stalled) {
     this.member = member;
     this.incarnation = incarnation;
     this.logClient = logClient;
@@ -79,6 +90,7 @@ final class Proposer implements Writer {
     this.maxQueued = maxQueued;
     this.wallMicros = wallMicros;
     this.unwritable = unwritable;
+    this.stalled = stalled;
   }
 
   /**
@@ -87,10 +99,25 @@ final class Proposer implements Writer {
    * <p>The end of an owner ({@link Command.RemoveOwner}: a session closed) is never refused and
    * never given up: it waits while this member cannot write, and is proposed again after a
    * failure, until the log has it. Otherwise a session that ended while its member was cut off
-   * would leave its instances behind once the member is back in time.
+   * would leave its instances behind once the member is back in time. Right after this member
+   * was stalled, an owner's end waits {@link #HOLD_ENDS_AFTER_STALL} before it is queued.
    */
   @Override
   public <R> CompletableFuture<R> submit(Command<R> command) {
+    if (command instanceof Command.RemoveOwner && stalled.getAsBoolean()) {
+      CompletableFuture<R> later = new CompletableFuture<>();
+      timer.schedule(() -> {
+        CompletableFuture<R> proposed = propose(LogCodec.encode(command), true);
+        proposed.whenComplete((r, e) -> {
+          if (e != null) {
+            later.completeExceptionally(e);
+          } else {
+            later.complete(r);
+          }
+        });
+      }, HOLD_ENDS_AFTER_STALL);
+      return later;
+    }
     return propose(LogCodec.encode(command), command instanceof Command.RemoveOwner);
   }
 

@@ -37,6 +37,7 @@ class ProposerTest {
   private final List<Batch> entries = new CopyOnWriteArrayList<>();
   private volatile String unwritable;
   private volatile boolean failSends;
+  private volatile boolean stalled;
   private Proposer proposer;
 
 
@@ -63,7 +64,7 @@ class ProposerTest {
       } catch (Exception e) {
         return CompletableFuture.failedFuture(e);
       }
-    }, timer, window, maxQueued, () -> 1_000_000L + entries.size(), () -> unwritable);
+    }, timer, window, maxQueued, () -> 1_000_000L + entries.size(), () -> unwritable, () -> stalled);
     return proposer;
   }
 
@@ -150,6 +151,30 @@ class ProposerTest {
     timer.advance(Duration.ofMillis(1));
     end.get(5, TimeUnit.SECONDS);
     assertThat(registry.ownedCount(OWNER)).isZero();
+  }
+
+  @Test
+  void rightAfterAStallTheEndOfAnOwnerWaitsSoThatItsClientsNewRegistrationsGoFirst() throws Exception {
+    Proposer p = proposer(Duration.ofMillis(1), 1000);
+    p.submit(new Command.Register(OWNER, SVC, instance(1)));
+    timer.advance(Duration.ofMillis(1));
+
+    stalled = true; // frozen: its client left it and registers again through another member
+    CompletableFuture<Void> end = p.submit(new Command.RemoveOwner(OWNER));
+    Owner moved = Owner.session("m2:9849@y", "c-1");
+    p.submit(new Command.Register(moved, SVC, instance(2)));
+    timer.advance(Duration.ofMillis(1));
+    assertThat(entries).as("the new registration only").hasSize(2);
+    assertThat(end).isNotDone();
+    assertThat(registry.ownedCount(OWNER)).isEqualTo(1);
+
+    stalled = false;
+    timer.advance(Proposer.HOLD_ENDS_AFTER_STALL.minusMillis(1));
+    assertThat(end).isNotDone();
+    timer.advance(Duration.ofMillis(2));
+    end.get(5, TimeUnit.SECONDS);
+    assertThat(registry.ownedCount(OWNER)).isZero();
+    assertThat(registry.ownedCount(moved)).isEqualTo(1);
   }
 
   @Test
