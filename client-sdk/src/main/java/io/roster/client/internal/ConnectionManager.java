@@ -52,10 +52,13 @@ import org.slf4j.LoggerFactory;
  * on the server the redo moved everything the old session owned, so its end removes nothing
  * and subscribers see no flap. When the standby fails first (refused, ended, no welcome or no
  * redo answers within the connect timeout, or it asks to move too), the next candidate is
- * tried; when none is left, the old session gets its goodbye and the client reconnects with
- * back-off as after any loss. When the old session ends during the move (its server stopped),
- * the standby simply becomes the current session: active at once when its redo is out, else
- * once welcomed. When the leaving server is the only choice, there is no move: the goodbye
+ * tried (a standby that fails after its redo went out may own some of the client's instances
+ * there, so it is not cancelled: it gets its goodbye once a later session has registered
+ * everything); when none is left, the client stays on the old session and tries the whole move
+ * again after a back-off step (leaving would remove its instances with nowhere to take them; a
+ * stopping server ends the session itself at the end of its grace). When the old session ends
+ * during the move (its server stopped), the standby simply becomes the current session: active
+ * at once when its redo is out, else once welcomed. When the leaving server is the only choice, there is no move: the goodbye
  * goes out at once and the next attempt waits one back-off step of at least the initial delay,
  * so as not to land on the server again while it drains. Pushes may arrive on both sessions
  * during a move; each is acked on the session it came from.
@@ -114,6 +117,14 @@ final class ConnectionManager {
   private ScheduledFuture<?> connectTimer;
   /** A make-before-break move in progress, or null. */
   private Move move;
+  /**
+   * Standbys of a move that failed after their redo went out: on their servers they may own
+   * some of this client's instances (a newer session wins them), so ending them now would
+   * remove those. Each gets its goodbye once a later session has registered everything.
+   */
+  private final List<Session> spent = new ArrayList<>();
+  /** A move that found no server to go to, tried again after a back-off step; or null. */
+  private ScheduledFuture<?> moveRetry;
   private long sessionIds;
   private long lastSessionSeq;
   private int failedAttempts;
@@ -248,7 +259,10 @@ final class ConnectionManager {
       }
       closed = true;
       cancel(connectTimer);
+      cancel(moveRetry);
       abandonMove("client closed");
+      spent.forEach(Session::halfClose);
+      spent.clear();
       s = current;
       current = null;
       wasActive = s != null && s.state == Session.State.ACTIVE;
@@ -326,8 +340,7 @@ final class ConnectionManager {
         String why = move.redoSent
             ? "not every redo frame answered within " + connectTimeout.toMillis() + " ms"
             : "no welcome within " + connectTimeout.toMillis() + " ms";
-        s.cancel(why);
-        standbyFailed(s, why);
+        dropStandby(s, why);
         return;
       }
       if (s != current || s.state != Session.State.CONNECTING) {
@@ -380,6 +393,7 @@ final class ConnectionManager {
       activate(s);
       log.info("Connected to Roster server {} (connection {}, node {})",
           s.address, welcome.getConnectionId(), welcome.getNodeId());
+      endSpentAfter(redo);
       for (CompletableFuture<Result> f : redo) {
         // A redo the server could not take (a member that cannot write) is redone elsewhere.
         f.thenAccept(r -> {
@@ -418,12 +432,14 @@ final class ConnectionManager {
     try {
       if (move != null && s == move.standby) {
         // The server we were moving to is leaving too.
-        s.cancel("it asked to reconnect");
-        standbyFailed(s, "it asked to reconnect (" + reconnect.getReason() + ")");
+        dropStandby(s, "it asked to reconnect (" + reconnect.getReason() + ")");
         return;
       }
       if (s != current || closed || (move != null && s == move.leaving)) {
         return;
+      }
+      if (moveRetry != null && !moveRetry.isDone() && reconnect.getSuggestedServer().isEmpty()) {
+        return; // a move found no server a moment ago; it is tried again after its back-off
       }
       log.info("Server {} asked this client to reconnect ({}){}", s.address,
           reconnect.getReason().isEmpty() ? "no reason given" : reconnect.getReason(),
@@ -451,7 +467,8 @@ final class ConnectionManager {
         }
       }
       if (s.state == Session.State.ACTIVE && !candidates.isEmpty()) {
-        move = new Move(s, new ArrayDeque<>(candidates));
+        cancel(moveRetry);
+        move = new Move(s, new ArrayDeque<>(candidates), reconnect.getReason());
         nextCandidate();
         return;
       }
@@ -491,17 +508,35 @@ final class ConnectionManager {
     Move m = move;
     if (m.candidates.isEmpty()) {
       move = null;
-      log.info("Could not move to another Roster server; leaving {} and reconnecting with back-off",
-          m.leaving.address);
-      if (m.leaving == current) {
-        if (addresses.get(nextIndex).equals(m.leaving.address)) {
-          nextIndex = (nextIndex + 1) % addresses.size();
-        }
-        leave(m.leaving, atLeast(backoff.next(), backoff.initial()));
+      if (m.leaving == current && m.leaving.state == Session.State.ACTIVE) {
+        // Leaving now would end the session that owns this client's instances, with nowhere to
+        // take them: they would go, and come back on the next connection. Stay, and try again
+        // after a back-off step; a server that stops ends the session itself at the end of its
+        // grace (then the client reconnects as after any loss).
+        Duration delay = atLeast(backoff.next(), backoff.initial());
+        log.info("Could not move to another Roster server; staying on {} and trying again in {} ms",
+            m.leaving.address, delay.toMillis());
+        Session s = m.leaving;
+        String reason = m.reason;
+        moveRetry = scheduler.schedule(() -> moveAgain(s, reason), delay.toNanos(), TimeUnit.NANOSECONDS);
       }
       return;
     }
     m.openTimer = scheduler.schedule(this::openStandby, 0, TimeUnit.NANOSECONDS);
+  }
+
+  /** On the scheduler: a move that found no server tries again, if still on {@code s}. */
+  private void moveAgain(Session s, String reason) {
+    lock.lock();
+    try {
+      moveRetry = null;
+      if (closed || move != null || s != current || s.state != Session.State.ACTIVE) {
+        return;
+      }
+      reconnectRequested(s, Reconnect.newBuilder().setReason(reason).build());
+    } finally {
+      lock.unlock();
+    }
   }
 
   /** On the scheduler: opens the standby session to the next candidate and says hello. */
@@ -560,15 +595,13 @@ final class ConnectionManager {
       }
       if (error != null) {
         if (!(error instanceof Session.SessionLostException)) { // an ended stream reports itself
-          s.cancel("no answer to the redo");
-          standbyFailed(s, "no answer to the redo: " + error);
+          dropStandby(s, "no answer to the redo: " + error);
         }
         return;
       }
       if (result != null && result.getCode() == io.roster.proto.v1.ErrorCode.ERROR_CODE_UNAVAILABLE) {
         // It cannot take writes (a cluster member cut off, or catching up): not a place to move to.
-        s.cancel("it could not take the redo");
-        standbyFailed(s, "it could not take the redo: " + result.getMessage());
+        dropStandby(s, "it could not take the redo: " + result.getMessage());
         return;
       }
       m.awaiting--;
@@ -591,17 +624,21 @@ final class ConnectionManager {
     activate(s);
     log.info("Moved from Roster server {} to {} (connection {}); saying goodbye to {}",
         old.address, s.address, s.connectionId, old.address);
+    List<Session> leaving = takeSpent();
     if (old.state != Session.State.CLOSED) {
       retire(old);
+      leaving.add(old);
       // A change the old session sent before the move may be applied after the new session's
       // redo (a cluster's log orders the two servers' entries as they come) and take its
       // instance back: the old session's end would then remove it. So once the old session has
       // answered everything, the new one registers everything again, and only then goodbye.
-      old.allAnswered().whenComplete((done, error) -> reclaimThenLeave(s, old));
+      old.allAnswered().whenComplete((done, error) -> reclaimThenLeave(s, leaving));
+    } else {
+      leaving.forEach(Session::halfClose);
     }
   }
 
-  private void reclaimThenLeave(Session s, Session old) {
+  private void reclaimThenLeave(Session s, List<Session> leaving) {
     List<CompletableFuture<Result>> again = List.of();
     lock.lock();
     try {
@@ -613,7 +650,40 @@ final class ConnectionManager {
     } finally {
       lock.unlock();
     }
-    CompletableFuture.allOf(again.toArray(CompletableFuture[]::new)).whenComplete((done, error) -> old.halfClose());
+    CompletableFuture.allOf(again.toArray(CompletableFuture[]::new))
+        .whenComplete((done, error) -> leaving.forEach(Session::halfClose));
+  }
+
+  /**
+   * Under lock: the standby {@code s} of the move failed. Before its redo went out it owns
+   * nothing and is cancelled; after, it may own some of this client's instances on its server,
+   * so it stays open (without keepalive) among the {@link #spent} sessions until a later session
+   * has registered everything, and the next candidate is tried.
+   */
+  private void dropStandby(Session s, String why) {
+    if (move.redoSent) {
+      spent.add(s);
+    } else {
+      s.cancel(why);
+    }
+    standbyFailed(s, why);
+  }
+
+  /** Under lock: the {@link #spent} sessions, which the caller now ends. */
+  private List<Session> takeSpent() {
+    List<Session> taken = new ArrayList<>(spent);
+    spent.clear();
+    return taken;
+  }
+
+  /** Under lock: the spent sessions get their goodbye once {@code redo} (just sent) is answered. */
+  private void endSpentAfter(List<CompletableFuture<Result>> redo) {
+    if (spent.isEmpty()) {
+      return;
+    }
+    List<Session> leaving = takeSpent();
+    CompletableFuture.allOf(redo.toArray(CompletableFuture[]::new))
+        .whenComplete((done, error) -> leaving.forEach(Session::halfClose));
   }
 
   /** Under lock: the standby {@code s} of the move failed (its stream is cancelled or over). */
@@ -740,6 +810,8 @@ final class ConnectionManager {
         }
       } else if (move != null && s == move.standby) {
         standbyFailed(s, why);
+      } else {
+        spent.remove(s);
       }
     } finally {
       lock.unlock();
@@ -849,10 +921,13 @@ final class ConnectionManager {
     /** Frames sent on the standby whose results have not come yet. */
     int awaiting;
     ScheduledFuture<?> openTimer;
+    /** Why the client moves (the server's reason), for a move tried again. */
+    final String reason;
 
-    Move(Session leaving, Deque<ServerAddress> candidates) {
+    Move(Session leaving, Deque<ServerAddress> candidates, String reason) {
       this.leaving = leaving;
       this.candidates = candidates;
+      this.reason = reason;
     }
   }
 

@@ -174,10 +174,47 @@ class MakeBeforeBreakTest {
     second.welcome();
     second.error(second.next(FrameCase.BATCH_REGISTER), ErrorCode.ERROR_CODE_UNAVAILABLE, "catching up", "");
     clock.runDue();
-    assertThat(second.cancelled).as("given up").isNotNull();
     FakeStream third = connector.latest();
     assertThat(third.address.toString()).as("the next candidate").isEqualTo("c:3");
     assertThat(first.halfClosed).as("the old session stays meanwhile").isFalse();
+    assertThat(second.cancelled).as("its redo went out: it may own instances there").isNull();
+    assertThat(second.halfClosed).isFalse();
+
+    third.welcome();
+    third.ok(third.next(FrameCase.BATCH_REGISTER));
+    third.ok(third.next(FrameCase.SUBSCRIBE));
+    assertThat(active()).isEqualTo("c:3");
+    ClientFrame reclaim = third.next(FrameCase.BATCH_REGISTER);
+    assertThat(second.halfClosed).as("no goodbye before the new session holds everything again").isFalse();
+    third.ok(reclaim);
+    assertThat(first.halfClosed).isTrue();
+    assertThat(second.halfClosed).as("given up with a goodbye once c:3 holds everything").isTrue();
+    assertThat(second.cancelled).isNull();
+  }
+
+  @Test
+  void aNewServerThatAsksToMoveAfterTheRedoKeepsItsSessionUntilTheNextOneHoldsEverything() throws Exception {
+    FakeStream first = start("a:1,b:2,c:3");
+    registerAndSubscribe(first, Instance.of("10.0.0.1", 8080));
+    first.reconnect("b:2");
+    clock.runDue();
+    FakeStream second = connector.latest();
+    second.welcome();
+    second.ok(second.next(FrameCase.BATCH_REGISTER)); // b:2 now owns the instance
+    second.reconnect("c:3"); // and stops too, before the subscribe is answered
+    clock.runDue();
+    assertThat(second.cancelled).as("ending it now would remove the instance it owns").isNull();
+    FakeStream third = connector.latest();
+    assertThat(third.address.toString()).isEqualTo("c:3");
+
+    third.welcome();
+    third.ok(third.next(FrameCase.BATCH_REGISTER));
+    third.ok(third.next(FrameCase.SUBSCRIBE));
+    third.ok(third.next(FrameCase.BATCH_REGISTER)); // the reclaim
+    assertThat(active()).isEqualTo("c:3");
+    assertThat(first.halfClosed).isTrue();
+    assertThat(second.halfClosed).isTrue();
+    assertThat(second.cancelled).isNull();
   }
 
   @Test
@@ -194,7 +231,7 @@ class MakeBeforeBreakTest {
   }
 
   @Test
-  void aFailingNewSessionKeepsTheOldOneTriesTheNextCandidateAndFinallyFallsBack() throws Exception {
+  void aFailingNewSessionKeepsTheOldOneTriesTheNextCandidateAndFinallyTriesTheMoveAgain() throws Exception {
     FakeStream first = start("a:1,b:2,c:3");
     registerAndSubscribe(first, Instance.of("10.0.0.1", 8080));
 
@@ -224,16 +261,24 @@ class MakeBeforeBreakTest {
     clock.forward(Duration.ofSeconds(2)); // no welcome within the connect timeout
     assertThat(silent.cancelled).contains("no welcome");
 
-    // Every candidate tried once: today's behaviour, goodbye and a reconnect after back-off.
-    assertThat(first.halfClosed).isTrue();
-    assertThat(active()).isNull();
+    // Every candidate tried once: leaving now would remove the client's instances with nowhere
+    // to take them, so it stays on a:1 and tries the move again after a back-off step.
+    assertThat(first.halfClosed).isFalse();
+    assertThat(active()).isEqualTo("a:1");
     assertThat(client.connection().standbySession()).isNull();
     assertThat(connector.streams).hasSize(4);
     clock.forward(Duration.ofMillis(99));
     assertThat(connector.streams).as("at least the initial back-off first").hasSize(4);
     clock.forward(Duration.ofMillis(1));
     assertThat(connector.streams).hasSize(5);
-    assertThat(connector.latest().address.toString()).isEqualTo("b:2");
+    FakeStream again = connector.latest();
+    assertThat(again.address.toString()).isEqualTo("b:2");
+    again.welcome();
+    again.ok(again.next(FrameCase.BATCH_REGISTER));
+    again.ok(again.next(FrameCase.SUBSCRIBE));
+    again.ok(again.next(FrameCase.BATCH_REGISTER)); // the reclaim
+    assertThat(active()).isEqualTo("b:2");
+    assertThat(first.halfClosed).isTrue();
   }
 
   @Test
@@ -249,9 +294,23 @@ class MakeBeforeBreakTest {
     clock.forward(Duration.ofMillis(1_999));
     assertThat(slow.cancelled).isNull();
     clock.forward(Duration.ofMillis(1));
-    assertThat(slow.cancelled).isNotNull();
-    assertThat(first.halfClosed).as("no candidate left: goodbye, then back-off").isTrue();
-    assertThat(active()).isNull();
+    assertThat(first.halfClosed).as("no candidate left: it stays, and tries again after back-off").isFalse();
+    assertThat(active()).isEqualTo("a:1");
+    assertThat(slow.cancelled).as("its redo may still land: it stays until another session holds everything")
+        .isNull();
+
+    clock.forward(Duration.ofSeconds(1));
+    FakeStream next = connector.latest();
+    assertThat(next).isNotSameAs(slow);
+    next.welcome();
+    next.ok(next.next(FrameCase.BATCH_REGISTER));
+    next.ok(next.next(FrameCase.SUBSCRIBE));
+    ClientFrame reclaim = next.next(FrameCase.BATCH_REGISTER);
+    assertThat(slow.halfClosed).isFalse();
+    next.ok(reclaim);
+    assertThat(active()).isEqualTo(next.address.toString());
+    assertThat(first.halfClosed).isTrue();
+    assertThat(slow.halfClosed).as("goodbye once another session holds everything").isTrue();
   }
 
   @Test
