@@ -123,6 +123,8 @@ final class ConnectionManager {
    * remove those. Each gets its goodbye once a later session has registered everything.
    */
   private final List<Session> spent = new ArrayList<>();
+  /** At most this many {@link #spent} sessions are kept open at once. */
+  private static final int MAX_SPENT = 2;
   /** A move that found no server to go to, tried again after a back-off step; or null. */
   private ScheduledFuture<?> moveRetry;
   private long sessionIds;
@@ -552,6 +554,7 @@ final class ConnectionManager {
       m.standby = s;
       m.redoSent = false;
       m.awaiting = 0;
+      m.claimed = false;
       log.debug("Opening a standby session to {} ({}) before leaving {}", address, s, m.leaving.address);
       try {
         s.attach(connector.openSession(address, new Inbound(s)));
@@ -599,12 +602,13 @@ final class ConnectionManager {
         }
         return;
       }
+      m.awaiting--;
       if (result != null && result.getCode() == io.roster.proto.v1.ErrorCode.ERROR_CODE_UNAVAILABLE) {
         // It cannot take writes (a cluster member cut off, or catching up): not a place to move to.
         dropStandby(s, "it could not take the redo: " + result.getMessage());
         return;
       }
-      m.awaiting--;
+      m.claimed |= result != null && result.getOk();
       promoteIfReady(s);
     } finally {
       lock.unlock();
@@ -655,14 +659,18 @@ final class ConnectionManager {
   }
 
   /**
-   * Under lock: the standby {@code s} of the move failed. Before its redo went out it owns
-   * nothing and is cancelled; after, it may own some of this client's instances on its server,
-   * so it stays open (without keepalive) among the {@link #spent} sessions until a later session
-   * has registered everything, and the next candidate is tried.
+   * Under lock: the standby {@code s} of the move failed. When some frame of its redo was taken
+   * there, or may still be (unanswered), it may own some of this client's instances on its
+   * server: it stays open (without keepalive) among the {@link #spent} sessions until a later
+   * session has registered everything. Otherwise (refused before or during its redo) it owns
+   * nothing and is cancelled. Then the next candidate is tried.
    */
   private void dropStandby(Session s, String why) {
-    if (move.redoSent) {
+    if (move.redoSent && (move.claimed || move.awaiting > 0)) {
       spent.add(s);
+      if (spent.size() > MAX_SPENT) {
+        spent.remove(0).halfClose(); // bounded: the oldest goes, with whatever it still owns
+      }
     } else {
       s.cancel(why);
     }
@@ -920,6 +928,8 @@ final class ConnectionManager {
     boolean redoSent;
     /** Frames sent on the standby whose results have not come yet. */
     int awaiting;
+    /** Some frame sent on the standby was answered ok: it owns something on its server. */
+    boolean claimed;
     ScheduledFuture<?> openTimer;
     /** Why the client moves (the server's reason), for a move tried again. */
     final String reason;

@@ -193,6 +193,23 @@ class MakeBeforeBreakTest {
   }
 
   @Test
+  void aNewSessionWhoseWholeRedoWasRefusedOwnsNothingAndIsCancelledAtOnce() throws Exception {
+    FakeStream first = start("a:1,b:2,c:3");
+    CompletableFuture<Void> reg = CompletableFuture.runAsync(
+        () -> client.registerInstance("demo", Instance.of("10.0.0.1", 8080)), callers);
+    first.ok(first.next(FrameCase.REGISTER));
+    await(reg);
+    first.reconnect("b:2");
+    clock.runDue();
+    FakeStream second = connector.latest();
+    second.welcome();
+    second.error(second.next(FrameCase.BATCH_REGISTER), ErrorCode.ERROR_CODE_UNAVAILABLE, "no leader", "");
+    assertThat(second.cancelled).as("nothing of its redo was taken: nothing to keep it open for").isNotNull();
+    clock.runDue();
+    assertThat(connector.latest().address.toString()).isEqualTo("c:3");
+  }
+
+  @Test
   void aNewServerThatAsksToMoveAfterTheRedoKeepsItsSessionUntilTheNextOneHoldsEverything() throws Exception {
     FakeStream first = start("a:1,b:2,c:3");
     registerAndSubscribe(first, Instance.of("10.0.0.1", 8080));
