@@ -555,7 +555,7 @@ public interface RosterClient extends AutoCloseable {
     /**
      * Sets the reconnect back-off: the wait before the n-th consecutive attempt is drawn
      * uniformly from {@code [0, min(max, initial * 2^n)]} ("full jitter"); it starts over after
-     * a successful connection. Default 100 ms .. 3 s: after an outage every client is back within
+     * a successful connection (one whose server took the client's registrations back). Default 100 ms .. 3 s: after an outage every client is back within
      * about 3 s of the server, which is what {@link #reconnectEmptyHold(Duration)} counts on.
      *
      * @param initial the first ceiling, positive

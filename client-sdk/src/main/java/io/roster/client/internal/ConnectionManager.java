@@ -38,8 +38,9 @@ import org.slf4j.LoggerFactory;
  * lock, so no request can slip in between). When a session ends (error, completion, no welcome
  * within the connect timeout, no frame within the keepalive timeout after a ping), the next
  * server of the list is tried after a jittered exponential back-off, which starts over after
- * every welcome. A welcome that says the server is warming up marks the session so
- * ({@link Session#warming}), until the time it gave or a {@code warm_up_done} frame.
+ * every welcome whose redo the server took. A welcome that says the server is warming up marks
+ * the session so ({@link Session#warming}), until the time it gave or a {@code warm_up_done}
+ * frame.
  *
  * <p><b>Make-before-break.</b> A {@code reconnect} frame (the server stops, or sheds clients for
  * balancing) moves this client without letting go of the old session first. The candidates are
@@ -392,10 +393,11 @@ final class ConnectionManager {
         standbyRedone(s, redo);
         return;
       }
-      activate(s);
+      activate(s, false);
       log.info("Connected to Roster server {} (connection {}, node {})",
           s.address, welcome.getConnectionId(), welcome.getNodeId());
       endSpentAfter(redo);
+      resetBackoffIfTaken(s, redo);
       for (CompletableFuture<Result> f : redo) {
         // A redo the server could not take (a member that cannot write) is redone elsewhere.
         f.thenAccept(r -> {
@@ -409,15 +411,46 @@ final class ConnectionManager {
     }
   }
 
-  /** Under lock: {@code s} (welcomed, redo sent) becomes the active session. */
+  /** Under lock: {@code s} (welcomed, redo sent and answered) becomes the active session. */
   private void activate(Session s) {
+    activate(s, true);
+  }
+
+  /**
+   * Under lock: {@code s} (welcomed, redo sent) becomes the active session; the back-off starts
+   * over now ({@code resetBackoff}) or once its redo was taken ({@link #resetBackoffIfTaken}).
+   */
+  private void activate(Session s, boolean resetBackoff) {
     cancel(s.connectTimer);
     s.state = Session.State.ACTIVE;
-    backoff.reset();
+    if (resetBackoff) {
+      backoff.reset();
+    }
     failedAttempts = 0;
     outageLogged = false;
     activeChanged.signalAll();
     scheduleKeepAlive(s, s.pingIntervalNanos);
+  }
+
+  /**
+   * The back-off starts over once the server took {@code redo}: a server that welcomes the client
+   * but refuses its redo (a cluster member whose log commits nothing) sends it elsewhere with a
+   * growing delay, not every initial back-off step.
+   */
+  private void resetBackoffIfTaken(Session s, List<CompletableFuture<Result>> redo) {
+    CompletableFuture.allOf(redo.toArray(CompletableFuture[]::new)).whenComplete((done, error) -> {
+      if (error != null || redo.stream().anyMatch(f -> f.join().getCode() == io.roster.proto.v1.ErrorCode.ERROR_CODE_UNAVAILABLE)) {
+        return;
+      }
+      lock.lock();
+      try {
+        if (s == current && s.state == Session.State.ACTIVE) {
+          backoff.reset();
+        }
+      } finally {
+        lock.unlock();
+      }
+    });
   }
 
   /**

@@ -87,6 +87,36 @@ class ConnectionManagerTest {
   }
 
   @Test
+  void aServerThatWelcomesButRefusesTheRedoDoesNotStartTheBackoffOver() throws Exception {
+    start("a:1", maxRandom());
+    FakeStream first = connector.latest();
+    first.welcome();
+    CompletableFuture<Void> reg = CompletableFuture.runAsync(
+        () -> client.registerInstance("demo", Instance.of("10.0.0.1", 8080)), callers);
+    first.ok(first.next(FrameCase.REGISTER));
+    reg.get(TestTime.seconds(5).toMillis(), TimeUnit.MILLISECONDS);
+
+    first.fail();
+    assertThat(clock.pendingDelays()).containsExactly(Duration.ofMillis(100));
+    clock.forward(Duration.ofMillis(100));
+    FakeStream refusing = connector.latest();
+    refusing.welcome();
+    refusing.error(refusing.next(FrameCase.BATCH_REGISTER), io.roster.proto.v1.ErrorCode.ERROR_CODE_UNAVAILABLE,
+        "the cluster's log did not take this change", "");
+    assertThat(refusing.halfClosed).as("nowhere else to go: it leaves and comes back").isTrue();
+    assertThat(clock.pendingDelays()).as("the next step of the back-off, not its start")
+        .contains(Duration.ofMillis(200)).doesNotContain(Duration.ofMillis(100));
+
+    clock.forward(Duration.ofMillis(200));
+    FakeStream taking = connector.latest();
+    taking.welcome();
+    taking.ok(taking.next(FrameCase.BATCH_REGISTER));
+    taking.fail();
+    assertThat(clock.pendingDelays()).as("starts over once a redo was taken")
+        .contains(Duration.ofMillis(100)).doesNotContain(Duration.ofMillis(400));
+  }
+
+  @Test
   void noWelcomeWithinTheConnectTimeoutMovesOn() {
     start("a:1,b:2", new Random(1));
     FakeStream first = connector.latest();
