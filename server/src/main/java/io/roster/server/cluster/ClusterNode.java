@@ -82,6 +82,8 @@ public final class ClusterNode implements AutoCloseable {
   static final Duration WATCH_EVERY = Duration.ofMillis(250);
   /** A watch this late means the member was stalled: frozen (SIGSTOP), or starved of CPU. */
   static final Duration STALL = Duration.ofSeconds(1);
+  /** A log client with nothing committed for this long, and failing, is replaced. */
+  static final Duration RENEW_CLIENT_AFTER = Duration.ofSeconds(5);
   /** How often a member reports its load and considers shedding sessions. */
   static final Duration BALANCE_EVERY = Duration.ofSeconds(2);
   /** The one group all members form. */
@@ -116,7 +118,12 @@ public final class ClusterNode implements AutoCloseable {
   private final String incarnation;
   private final RaftGroup group;
   private final RaftServer server;
-  private final RaftClient client;
+  private final RaftProperties props;
+  /** The log client; replaced when it is stuck (see {@link #renewIfStuck}). */
+  private volatile RaftClient client;
+  /** When an entry this member sent was last committed (or the client last renewed). */
+  private volatile long sentOkNanos = System.nanoTime();
+  private final java.util.concurrent.atomic.AtomicBoolean renewing = new java.util.concurrent.atomic.AtomicBoolean();
   private final RegistryStateMachine stateMachine;
   private final Proposer proposer;
   private final SystemScheduler timer;
@@ -159,15 +166,8 @@ public final class ClusterNode implements AutoCloseable {
     this.memberId = self.id();
     this.group = RaftGroup.valueOf(GROUP_ID, peers);
     this.timer = new SystemScheduler("roster-cluster", 1);
-    RaftProperties props = properties(config, memberId);
-    this.client = RaftClient.newBuilder()
-        .setProperties(props)
-        .setRaftGroup(group)
-        .setClientId(ClientId.randomId())
-        .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(40,
-            TimeDuration.valueOf(100, TimeUnit.MILLISECONDS)))
-        .setClientRpc(new GrpcFactory(new Parameters()).newRaftClientRpc(ClientId.randomId(), props))
-        .build();
+    this.props = properties(config, memberId);
+    this.client = newClient();
     this.proposer = new Proposer(memberId, incarnation, this::send, timer, config.groupCommitWindow(), 100_000,
         wallMicros, () -> unwritable, this::stalled);
     this.stateMachine = new RegistryStateMachine(registry, clock, this::onApplied);
@@ -267,13 +267,60 @@ public final class ClusterNode implements AutoCloseable {
     return unwritable;
   }
 
+  /** A client of the group, retrying each entry for up to 4 s (40 x 100 ms) across leader changes. */
+  private RaftClient newClient() {
+    ClientId id = ClientId.randomId();
+    return RaftClient.newBuilder()
+        .setProperties(props)
+        .setRaftGroup(group)
+        .setClientId(id)
+        .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(40,
+            TimeDuration.valueOf(100, TimeUnit.MILLISECONDS)))
+        .setClientRpc(new GrpcFactory(new Parameters()).newRaftClientRpc(id, props))
+        .build();
+  }
+
   private CompletableFuture<?> send(byte[] entry) {
-    return client.async().send(Message.valueOf(ByteString.copyFrom(entry))).thenApply(reply -> {
-      if (!reply.isSuccess()) {
-        throw new CompletionException(reply.getException());
+    RaftClient c = client;
+    return c.async().send(Message.valueOf(ByteString.copyFrom(entry))).handle((reply, error) -> {
+      Throwable failed = error != null ? error : reply.isSuccess() ? null : reply.getException();
+      if (failed == null) {
+        sentOkNanos = System.nanoTime();
+        return reply;
       }
-      return reply;
+      renewIfStuck(c, failed);
+      throw failed instanceof CompletionException ce ? ce : new CompletionException(failed);
     });
+  }
+
+  /**
+   * Replaces the log client when {@code failed}, the current one, has had no entry committed for
+   * {@link #RENEW_CLIENT_AFTER}. Ratis's ordered client was seen to stay on a leader that had
+   * been killed and restarted: every entry answered "not the leader, suggested leader: (the dead
+   * one)" for over a minute while the others committed (chaos, 2026-12-02). A new client finds
+   * the leader afresh; entries the old one still holds fail, and their requests with them
+   * (UNAVAILABLE: the SDK moves or retries; an owner's end is proposed again).
+   */
+  private void renewIfStuck(RaftClient failed, Throwable why) {
+    if (closed || client != failed || System.nanoTime() - sentOkNanos < RENEW_CLIENT_AFTER.toNanos()
+        || !renewing.compareAndSet(false, true)) {
+      return;
+    }
+    try {
+      client = newClient();
+      sentOkNanos = System.nanoTime();
+      log.warn("Cluster member {}: the log client committed nothing for {} ms (last: {}); using a new one", memberId,
+          RENEW_CLIENT_AFTER.toMillis(), why.toString());
+      timer.execute(() -> {
+        try {
+          failed.close();
+        } catch (IOException | RuntimeException e) {
+          log.debug("Closing the replaced log client", e);
+        }
+      });
+    } finally {
+      renewing.set(false);
+    }
   }
 
   private void onApplied(Batch batch, List<Object> results, long index) {
@@ -595,6 +642,9 @@ public final class ClusterNode implements AutoCloseable {
     }
     closed = true;
     timer.close();
+    long entries = stateMachine.entriesApplied();
+    log.info("Cluster member {} applied {} log entries with {} commands ({} per entry)", memberId, entries,
+        stateMachine.commandsApplied(), entries == 0 ? 0 : String.format("%.1f", (double) stateMachine.commandsApplied() / entries));
     proposer.failAll("this member is stopping");
     try {
       client.close();
