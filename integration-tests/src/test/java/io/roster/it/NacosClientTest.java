@@ -175,6 +175,24 @@ class NacosClientTest {
     await().atMost(bound()).untilAsserted(() -> assertThat(latest.addresses()).containsExactly("10.0.2.2:7000"));
   }
 
+  /** batchRegisterInstance sets the connection's instances of a service; batchDeregisterInstance removes some. */
+  @Test
+  void batchRegisterAndDeregister() throws Exception {
+    NamingService provider = nacos();
+    Instance a = instance("10.0.5.1", 6000, Map.of());
+    Instance b = instance("10.0.5.2", 6000, Map.of());
+    provider.batchRegisterInstance("shipping", "DEFAULT_GROUP", List.of(a, b));
+    NamingService consumer = nacos();
+    assertThat(consumer.getAllInstances("shipping", false)).extracting(Instance::getIp)
+        .containsExactlyInAnyOrder("10.0.5.1", "10.0.5.2");
+    assertThat(consumer.selectOneHealthyInstance("shipping", List.of("c1"), false).getIp()).startsWith("10.0.5.");
+
+    provider.batchDeregisterInstance("shipping", "DEFAULT_GROUP", List.of(b));
+    Latest latest = new Latest();
+    consumer.subscribe("shipping", latest::on);
+    await().atMost(bound()).untilAsserted(() -> assertThat(latest.addresses()).containsExactly("10.0.5.1:6000"));
+  }
+
   /** A Roster SDK consumer sees a Nacos-registered provider, and a Nacos consumer an SDK-registered one. */
   @Test
   void rosterSdkAndNacosClientsShareOneRegistry() throws Exception {
