@@ -175,6 +175,23 @@ class NacosClientTest {
     await().atMost(bound()).untilAsserted(() -> assertThat(latest.addresses()).containsExactly("10.0.2.2:7000"));
   }
 
+  /** kill -9 of a nacos-client provider process: the OS closes its socket, subscribers see it gone. */
+  @Test
+  void killedProviderProcessIsRemoved() throws Exception {
+    NamingService consumer = nacos();
+    Latest latest = new Latest();
+    consumer.subscribe("billing", latest::on);
+    try (NacosProviderMain.Process provider = new NacosProviderMain.Process("127.0.0.1:" + (server.port - 1000),
+        "billing", "10.0.6.1", 5000, cacheDir.toString())) {
+      provider.awaitRegistered();
+      await().atMost(bound()).untilAsserted(() -> assertThat(latest.addresses()).containsExactly("10.0.6.1:5000"));
+
+      provider.kill9();
+
+      await().atMost(bound()).untilAsserted(() -> assertThat(latest.addresses()).isEmpty());
+    }
+  }
+
   /** batchRegisterInstance sets the connection's instances of a service; batchDeregisterInstance removes some. */
   @Test
   void batchRegisterAndDeregister() throws Exception {
