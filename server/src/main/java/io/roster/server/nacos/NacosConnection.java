@@ -132,7 +132,7 @@ final class NacosConnection implements Outbound {
       Session.CloseSummary summary = sessions.close(s);
       if (summary != null) {
         sessions.closeConnection(scope);
-        log.debug("Nacos connection {} ended ({}): {} instances, {} subscriptions removed", id, reason,
+        log.info("Nacos connection closed: conn={} reason={} removed instances={} subscriptions={}", id, reason,
             summary.instances(), summary.subscriptions());
       }
     }

@@ -236,7 +236,20 @@ final class NacosService {
           log.debug("Nacos connection {}: ignored {} on the stream", id, type);
         }
       } catch (RuntimeException e) {
-        log.debug("Nacos connection {}: bad {} on the stream: {}", id, type, e.toString());
+        if (connection == null) {
+          // A setup that cannot be read or is refused: the client sees why and tries again.
+          String why = e instanceof RegistryException || e instanceof IllegalArgumentException
+              ? e.getMessage() : e.toString();
+          log.info("Nacos connection {}: {} refused: {}", id, type, why);
+          end("bad setup");
+          try {
+            out.onError(io.grpc.Status.INVALID_ARGUMENT.withDescription(type + ": " + why).asRuntimeException());
+          } catch (RuntimeException ignored) {
+            // Already cancelled.
+          }
+        } else {
+          log.debug("Nacos connection {}: bad {} on the stream: {}", id, type, e.toString());
+        }
       }
     }
 
@@ -276,6 +289,8 @@ final class NacosService {
         c.close("a second ConnectionSetupRequest on one transport");
         return;
       }
+      log.info("Nacos connection opened: conn={} app={} version={} remote={} connections={}", id,
+          info.clientName(), info.clientVersion(), info.remoteAddress(), connections.count());
       if (body.has("abilityTable") && !body.get("abilityTable").isNull()) {
         ObjectNode fields = NacosMapping.JSON.createObjectNode();
         fields.putObject("abilityTable").put(SUPPORT_PERSISTENT_BY_GRPC, true);

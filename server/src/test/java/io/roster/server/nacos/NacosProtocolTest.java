@@ -254,6 +254,31 @@ class NacosProtocolTest {
   }
 
   @Test
+  void aSetupThatIsRefusedEndsTheStreamSayingWhy() throws Exception {
+    Conn c = new Conn();
+    CompletableFuture<Throwable> ended = new CompletableFuture<>();
+    StreamObserver<Payload> stream = BiRequestStreamGrpc.newStub(c.channel).requestBiStream(new StreamObserver<>() {
+      @Override
+      public void onNext(Payload p) {}
+
+      @Override
+      public void onError(Throwable t) {
+        ended.complete(t);
+      }
+
+      @Override
+      public void onCompleted() {
+        ended.complete(null);
+      }
+    });
+    stream.onNext(payload("ConnectionSetupRequest", "{\"labels\":{\"\":\"empty key\"},\"abilityTable\":{}}"));
+    Throwable t = ended.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+    assertThat(io.grpc.Status.fromThrowable(t).getCode()).isEqualTo(io.grpc.Status.Code.INVALID_ARGUMENT);
+    assertThat(io.grpc.Status.fromThrowable(t).getDescription()).startsWith("ConnectionSetupRequest: labels key");
+    assertThat(body(c.call("HealthCheckRequest", "{}")).get("errorCode").asInt()).isEqualTo(301);
+  }
+
+  @Test
   void unsubscribeOfWhatWasNotSubscribedSucceeds() {
     Conn c = new Conn().setup();
     Payload r = c.call("SubscribeServiceRequest", subscribe("orders", false));
