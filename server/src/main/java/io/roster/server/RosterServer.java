@@ -89,7 +89,7 @@ public final class RosterServer implements AutoCloseable {
     this.warmUp = WarmUp.start(scheduler, config.warmUp());
     this.endpoint = new GrpcEndpoint(config, registry, engine, sessions, scheduler,
         cluster != null ? port -> cluster.ownerNode() : port -> nodeHost(config.host()) + ":" + port + "@" + boot,
-        VERSION, warmUp, cluster);
+        VERSION, warmUp, cluster, new io.roster.server.nacos.NacosEndpoint(sessions, registry));
     if (cluster != null) {
       endpoint.refuse("this cluster member is catching up with the log", true);
     }

@@ -16,11 +16,11 @@ import java.util.Objects;
  */
 public record Owner(String nodeId, Kind kind, String id) {
 
-  /** The sorts of owners. Only {@link #SESSION} is used today; the others are reserved. */
+  /** The sorts of owners. {@link #LEASE} is reserved for the HTTP adapter. */
   public enum Kind {
     /** A Roster {@code Session/Connect} stream. */
     SESSION,
-    /** A Nacos 2.x gRPC connection (reserved for the Nacos adapter). */
+    /** A Nacos 2.x gRPC connection (the {@code nacos} adapter): one HTTP/2 transport. */
     NACOS,
     /** An HTTP heartbeat instance of the v1 API (reserved for the HTTP adapter). */
     LEASE
@@ -38,6 +38,11 @@ public record Owner(String nodeId, Kind kind, String id) {
   /** The owner that a session (a connection) on node {@code nodeId} is. */
   public static Owner session(String nodeId, String connectionId) {
     return new Owner(nodeId, Kind.SESSION, connectionId);
+  }
+
+  /** The owner that a Nacos 2.x connection (one HTTP/2 transport) on node {@code nodeId} is. */
+  public static Owner nacos(String nodeId, String connectionId) {
+    return new Owner(nodeId, Kind.NACOS, connectionId);
   }
 
   @Override

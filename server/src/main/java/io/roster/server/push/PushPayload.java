@@ -20,7 +20,11 @@ public final class PushPayload {
   private final Set<String> clusters;
   private final ServiceDelta delta;
   private final String pushId;
-  private volatile Object encoded;
+  /**
+   * Encodings by encoder (one per wire format: Roster's frames, Nacos's JSON payloads), as
+   * {encoder, encoded, encoder, encoded, ...}; replaced, never changed, under the payload's lock.
+   */
+  private volatile Object[] encodings = new Object[0];
 
   /** The full state {@code snapshot}, a view through no clusters filter. */
   public PushPayload(ServiceSnapshot snapshot) {
@@ -68,20 +72,34 @@ public final class PushPayload {
   }
 
   /**
-   * The encoded form, computed by {@code encoder} on first use and then shared. Every caller
-   * of one payload must pass the same encoder.
+   * The encoded form {@code encoder} makes, computed on its first use and then shared: one
+   * encoding per wire format, keyed by the encoder's identity (so each wire format passes one
+   * encoder instance, e.g. a constant).
    */
   public Object encoded(Function<PushPayload, Object> encoder) {
-    Object e = encoded;
+    Object e = find(encodings, encoder);
     if (e == null) {
       synchronized (this) {
-        e = encoded;
+        Object[] now = encodings;
+        e = find(now, encoder);
         if (e == null) {
           e = encoder.apply(this);
-          encoded = e;
+          Object[] next = java.util.Arrays.copyOf(now, now.length + 2);
+          next[now.length] = encoder;
+          next[now.length + 1] = e;
+          encodings = next;
         }
       }
     }
     return e;
+  }
+
+  private static Object find(Object[] encodings, Function<PushPayload, Object> encoder) {
+    for (int i = 0; i < encodings.length; i += 2) {
+      if (encodings[i] == encoder) {
+        return encodings[i + 1];
+      }
+    }
+    return null;
   }
 }

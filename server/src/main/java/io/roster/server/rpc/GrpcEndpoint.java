@@ -57,6 +57,16 @@ public final class GrpcEndpoint {
   public GrpcEndpoint(ServerConfig config, Registry registry, PushEngine engine, SessionManager sessions,
       Scheduler scheduler, IntFunction<String> nodeId, String version, WarmUp warmUp,
       io.roster.server.cluster.ClusterNode cluster) {
+    this(config, registry, engine, sessions, scheduler, nodeId, version, warmUp, cluster, null);
+  }
+
+  /**
+   * @param nacos the Nacos 2.x services served on the same port (docs/nacos-compat.md), or null
+   *     for none
+   */
+  public GrpcEndpoint(ServerConfig config, Registry registry, PushEngine engine, SessionManager sessions,
+      Scheduler scheduler, IntFunction<String> nodeId, String version, WarmUp warmUp,
+      io.roster.server.cluster.ClusterNode cluster, io.roster.server.nacos.NacosEndpoint nacos) {
     this.nodeId = nodeId;
     this.sessions = sessions;
     this.registryService = new RegistryService(registry, sessions.writer(), engine, scheduler, sessions.limits(),
@@ -64,7 +74,12 @@ public final class GrpcEndpoint {
     this.sessionService = new SessionService(sessions, registryService::answer, config.keepaliveTime(),
         config.keepaliveTimeout(), config.pushAckTimeout(), scheduler, version, config.maxMessageSize(), warmUp);
     Connections connections = new Connections(sessions);
-    this.server = NettyServerBuilder.forAddress(new InetSocketAddress(config.host(), config.port()))
+    NettyServerBuilder builder = NettyServerBuilder.forAddress(new InetSocketAddress(config.host(), config.port()));
+    if (nacos != null) {
+      builder.addTransportFilter(nacos.transportFilter());
+      nacos.services().forEach(builder::addService);
+    }
+    this.server = builder
         // Session frames over --max-message-size are refused by SessionService with a status
         // naming the limit; gRPC's own check (which only cancels) is the backstop above that.
         .maxInboundMessageSize(backstop(config.maxMessageSize()))

@@ -120,9 +120,17 @@ public final class SessionManager {
    * session as a delta against the last one the client acked (docs/decisions.md, record 22).
    */
   public Session open(SessionInfo info, Outbound outbound, Scope scope, boolean deltas) {
+    return open(info, outbound, scope, deltas, Owner.Kind.SESSION);
+  }
+
+  /**
+   * Same, for an owner of another {@code kind}: a Nacos connection ({@link Owner.Kind#NACOS})
+   * is a session in every other respect (limits, pushes, acks, cleanup on close).
+   */
+  public Session open(SessionInfo info, Outbound outbound, Scope scope, boolean deltas, Owner.Kind kind) {
     scope.acquire(Scope.Counted.SESSIONS, limits);
     PushQueue queue = new PushQueue(outbound, scheduler, ackTimeout, deltas ? engine.deltas() : null);
-    Session s = new Session(info, Owner.session(nodeId, info.connectionId()), registry, writer, engine, queue, scope,
+    Session s = new Session(info, new Owner(nodeId, kind, info.connectionId()), registry, writer, engine, queue, scope,
         limits);
     sessions.put(info.connectionId(), s);
     return s;

@@ -131,10 +131,25 @@ class PushPipelineTest {
     clock.runDue();
     assertThat(a.sent.get(1)).isSameAs(b.sent.get(1));
     List<Object> encodings = new ArrayList<>();
-    Object e1 = a.sent.get(1).encoded(p -> new Object());
-    Object e2 = b.sent.get(1).encoded(p -> { encodings.add(p); return new Object(); });
+    java.util.function.Function<PushPayload, Object> roster = p -> { encodings.add(p); return new Object(); };
+    Object e1 = a.sent.get(1).encoded(roster);
+    Object e2 = b.sent.get(1).encoded(roster);
     assertThat(e1).isSameAs(e2);
-    assertThat(encodings).isEmpty();
+    assertThat(encodings).hasSize(1);
+  }
+
+  @Test
+  void oneEncodingPerRevisionAndWireFormat() {
+    RecordingOutbound a = subscribe();
+    RecordingOutbound b = subscribe();
+    registry.register(owner("p"), orders, inst(1));
+    clock.runDue();
+    java.util.function.Function<PushPayload, Object> roster = p -> "roster";
+    java.util.function.Function<PushPayload, Object> nacos = p -> "nacos";
+    assertThat(a.sent.get(1).encoded(roster)).isEqualTo("roster");
+    assertThat(b.sent.get(1).encoded(nacos)).isEqualTo("nacos");
+    assertThat(b.sent.get(1).encoded(roster)).isEqualTo("roster");
+    assertThat(a.sent.get(1).encoded(p -> "another encoder instance")).isEqualTo("another encoder instance");
   }
 
   @Test

@@ -1,0 +1,147 @@
+package io.roster.server.nacos;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.grpc.stub.ServerCallStreamObserver;
+import io.roster.proto.nacos.Payload;
+import io.roster.server.push.Outbound;
+import io.roster.server.push.PushPayload;
+import io.roster.server.session.Scope;
+import io.roster.server.session.Session;
+import io.roster.server.session.SessionManager;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One registered Nacos connection: its {@link Session} (owner kind NACOS) and the stream that
+ * carries its pushes. The session's push queue writes here ({@link Outbound}): a state goes
+ * out as a {@code NotifySubscriberRequest} whose {@code requestId} is the state's revision in
+ * decimal, and the client's {@code NotifySubscriberResponse}, which copies it, is the ack.
+ *
+ * <p>Thread-safe: writes to the stream are serialised on one lock; {@link #close} is
+ * idempotent and may come from the transport's end, the stream's end or a server stop.
+ */
+final class NacosConnection implements Outbound {
+
+  private static final Logger log = LoggerFactory.getLogger(NacosConnection.class);
+
+  /** The Nacos wire format of a push: one {@link Payload} per revision and view, shared by every Nacos subscriber. */
+  static final Function<PushPayload, Object> ENCODER = NacosConnection::encodePush;
+
+  private final String id;
+  private final ServerCallStreamObserver<Payload> out;
+  private final SessionManager sessions;
+  private final NacosConnections connections;
+  private final Scope scope;
+  private final Object writeLock = new Object();
+  private volatile Session session;
+  private boolean ended;
+
+  NacosConnection(String id, ServerCallStreamObserver<Payload> out, SessionManager sessions,
+      NacosConnections connections, Scope scope) {
+    this.id = id;
+    this.out = out;
+    this.sessions = sessions;
+    this.connections = connections;
+    this.scope = scope;
+  }
+
+  String id() {
+    return id;
+  }
+
+  /** Set once, right after the session is opened with this connection as its outbound. */
+  void session(Session s) {
+    this.session = s;
+  }
+
+  Session session() {
+    return session;
+  }
+
+  /** The stream can take more: the session's queue sends what waits. */
+  void onReady() {
+    Session s = session;
+    if (s != null) {
+      s.onReady();
+    }
+  }
+
+  /** The client's {@code NotifySubscriberResponse} for the push with this request id. */
+  void acked(String requestId) {
+    Session s = session;
+    if (s == null) {
+      return;
+    }
+    try {
+      s.ack(Long.toHexString(Long.parseLong(requestId.trim())));
+    } catch (NumberFormatException e) {
+      log.debug("Nacos connection {}: ack with a request id that is no push of ours: {}", id, requestId);
+    }
+  }
+
+  @Override
+  public boolean isReady() {
+    synchronized (writeLock) {
+      return !ended && out.isReady();
+    }
+  }
+
+  @Override
+  public void send(PushPayload payload) {
+    write((Payload) payload.encoded(ENCODER));
+  }
+
+  /** Writes one message on the stream; a no-op once it ended. */
+  void write(Payload p) {
+    synchronized (writeLock) {
+      if (ended) {
+        return;
+      }
+      try {
+        out.onNext(p);
+      } catch (RuntimeException e) {
+        // The call was cancelled under us; its cancel handler ends the connection.
+        ended = true;
+      }
+    }
+  }
+
+  /**
+   * Ends the connection: its session closes (instances and subscriptions removed, subscribers
+   * pushed) and the stream completes if it still can. Idempotent.
+   */
+  void close(String reason) {
+    synchronized (writeLock) {
+      if (ended && session == null) {
+        return;
+      }
+      if (!ended) {
+        ended = true;
+        try {
+          out.onCompleted();
+        } catch (RuntimeException ignored) {
+          // Already cancelled: nothing to complete.
+        }
+      }
+    }
+    connections.remove(this);
+    Session s = session;
+    session = null;
+    if (s != null) {
+      Session.CloseSummary summary = sessions.close(s);
+      if (summary != null) {
+        sessions.closeConnection(scope);
+        log.info("Nacos connection closed: conn={} reason={} removed instances={} subscriptions={}", id, reason,
+            summary.instances(), summary.subscriptions());
+      }
+    }
+  }
+
+  private static Object encodePush(PushPayload p) {
+    ObjectNode fields = NacosMapping.JSON.createObjectNode();
+    fields.put("requestId", Long.toString(p.revision()));
+    fields.set("serviceInfo", NacosMapping.serviceInfo(p.snapshot(), p.clusters()));
+    return Envelope.request("NotifySubscriberRequest", "naming", fields);
+  }
+}

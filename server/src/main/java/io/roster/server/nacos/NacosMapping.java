@@ -1,0 +1,199 @@
+package io.roster.server.nacos;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.roster.server.model.Instance;
+import io.roster.server.model.Names;
+import io.roster.server.model.RegistryException;
+import io.roster.server.model.ServiceKey;
+import io.roster.server.model.ServiceSnapshot;
+import java.util.Arrays;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * Nacos's JSON shapes (nacos-reference.md §3) to and from Roster's model records. Stateless.
+ *
+ * <p>Namespaces, groups and service names map one to one ({@code public} and empty are
+ * Roster's default namespace, as in Nacos); a Nacos service name may carry its group as
+ * {@code group@@name}. Every value goes through the model's validation, so a bad one is
+ * refused with the field, the value and the limit.
+ */
+final class NacosMapping {
+
+  /** Nacos's mapper settings: unknown properties ignored, nulls omitted. */
+  static final ObjectMapper JSON = new ObjectMapper()
+      .configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false)
+      .setSerializationInclusion(JsonInclude.Include.NON_NULL);
+
+  /** {@code cacheMillis} of every ServiceInfo, as a Nacos server sends it (defaultPushCacheMillis). */
+  static final long CACHE_MILLIS = 10_000;
+
+  private static final String GROUP_SEPARATOR = "@@";
+
+  private NacosMapping() {}
+
+  /**
+   * The service a naming request names: {@code namespace}, {@code groupName} and {@code
+   * serviceName} (which may be {@code group@@name}; its group then wins).
+   */
+  static ServiceKey service(JsonNode request) {
+    return service(text(request, "namespace"), text(request, "groupName"), text(request, "serviceName"));
+  }
+
+  static ServiceKey service(String namespace, String groupName, String serviceName) {
+    String group = groupName;
+    String name = serviceName;
+    int at = name.indexOf(GROUP_SEPARATOR);
+    if (at >= 0) {
+      group = name.substring(0, at);
+      name = name.substring(at + GROUP_SEPARATOR.length());
+    }
+    try {
+      return ServiceKey.of(namespace, group, name);
+    } catch (RegistryException e) {
+      throw renamed(e);
+    }
+  }
+
+  /** Roster's field names in a refusal ({@code service.name}) as the Nacos request names them. */
+  private static RegistryException renamed(RegistryException e) {
+    String field = switch (e.field()) {
+      case "service.namespace" -> "namespace";
+      case "service.group" -> "groupName";
+      case "service.name" -> "serviceName";
+      default -> e.field();
+    };
+    String message = e.getMessage().startsWith(e.field() + ":")
+        ? field + e.getMessage().substring(e.field().length()) : e.getMessage();
+    return new RegistryException(e.kind(), field, message);
+  }
+
+  /**
+   * A Nacos {@code Instance} as Roster's: missing fields take Nacos's defaults (weight 1,
+   * healthy, enabled, cluster {@code DEFAULT}); always ephemeral (it belongs to the connection).
+   * The instance id is the registry's ({@code ip#port#cluster#group@@service}).
+   */
+  static Instance instance(JsonNode json) {
+    if (json == null || !json.isObject()) {
+      throw RegistryException.invalid("instance", json == null ? "" : json.toString(), "an instance object");
+    }
+    Map<String, String> metadata = new LinkedHashMap<>();
+    JsonNode m = json.get("metadata");
+    if (m != null && m.isObject()) {
+      for (Iterator<Map.Entry<String, JsonNode>> it = m.fields(); it.hasNext(); ) {
+        Map.Entry<String, JsonNode> e = it.next();
+        metadata.put(e.getKey(), e.getValue().isNull() ? "" : e.getValue().asText());
+      }
+    }
+    JsonNode port = json.get("port");
+    if (port != null && !port.canConvertToInt()) {
+      throw RegistryException.invalid("instance.port", port.asText(), "1..65535");
+    }
+    return new Instance(
+        text(json, "ip"),
+        port == null ? 0 : port.asInt(),
+        json.path("weight").asDouble(1.0),
+        json.path("healthy").asBoolean(true),
+        json.path("enabled").asBoolean(true),
+        true,
+        text(json, "clusterName"),
+        metadata,
+        null);
+  }
+
+  /** Roster's instance of {@code service} in Nacos's JSON shape (§3.3). */
+  static ObjectNode instanceJson(Instance i, ServiceKey service) {
+    ObjectNode o = JSON.createObjectNode();
+    o.put("instanceId", i.instanceId().isEmpty() ? i.withId(service).instanceId() : i.instanceId());
+    o.put("ip", i.ip());
+    o.put("port", i.port());
+    o.put("weight", i.weight());
+    o.put("healthy", i.healthy());
+    o.put("enabled", i.enabled());
+    o.put("ephemeral", i.ephemeral());
+    o.put("clusterName", i.cluster());
+    o.put("serviceName", service.groupedName());
+    ObjectNode metadata = o.putObject("metadata");
+    i.sortedMetadata().forEach(metadata::put);
+    o.put("instanceHeartBeatInterval", preserved(i, "preserved.heart.beat.interval", 5000));
+    o.put("instanceHeartBeatTimeOut", preserved(i, "preserved.heart.beat.timeout", 15000));
+    o.put("ipDeleteTimeout", preserved(i, "preserved.ip.delete.timeout", 30000));
+    String generator = i.metadata().get("preserved.instance.id.generator");
+    if (generator != null || i.metadata().isEmpty()) {
+      o.put("instanceIdGenerator", generator != null ? generator : "simple");
+    }
+    return o;
+  }
+
+  private static long preserved(Instance i, String key, long defaultMillis) {
+    String v = i.metadata().get(key);
+    if (v == null) {
+      return defaultMillis;
+    }
+    try {
+      return Long.parseLong(v.trim());
+    } catch (NumberFormatException e) {
+      return defaultMillis;
+    }
+  }
+
+  /**
+   * A state in Nacos's {@code ServiceInfo} shape (§3.4). {@code lastRefTime} is the
+   * revision's time in milliseconds (revisions are {@code max(last + 1, now in µs)}): it never
+   * goes back for newer revisions, which the Nacos client needs to see a change as a change,
+   * and is the same in every encoding of one revision.
+   *
+   * @param clusters the view's clusters filter (empty = all), told back as a comma list
+   */
+  static ObjectNode serviceInfo(ServiceSnapshot s, Set<String> clusters) {
+    ObjectNode o = JSON.createObjectNode();
+    o.put("name", s.service().name());
+    o.put("groupName", s.service().group());
+    o.put("clusters", String.join(",", new TreeSet<>(clusters)));
+    o.put("cacheMillis", CACHE_MILLIS);
+    ArrayNode hosts = o.putArray("hosts");
+    for (Instance i : s.instances()) {
+      hosts.add(instanceJson(i, s.service()));
+    }
+    o.put("lastRefTime", lastRefTime(s.revision()));
+    o.put("checksum", s.checksum());
+    o.put("allIPs", false);
+    o.put("reachProtectionThreshold", s.protectThresholdReached());
+    o.put("valid", true);
+    return o;
+  }
+
+  /** The revision's time in ms; never negative. */
+  static long lastRefTime(long revision) {
+    return Math.max(0, revision / 1000);
+  }
+
+  /** A Nacos clusters list ({@code "a,b"}, empty = all) as a set; each name validated. */
+  static Set<String> clusters(String commaList) {
+    if (commaList == null || commaList.isBlank()) {
+      return Set.of();
+    }
+    TreeSet<String> set = new TreeSet<>();
+    for (String c : Arrays.asList(commaList.split(","))) {
+      String t = c.trim();
+      if (!t.isEmpty()) {
+        set.add(Names.cluster("clusters", t));
+      }
+    }
+    return Set.copyOf(set);
+  }
+
+  /** A string field, empty when missing or null. */
+  static String text(JsonNode json, String field) {
+    JsonNode v = json == null ? null : json.get(field);
+    return v == null || v.isNull() ? "" : v.asText();
+  }
+}

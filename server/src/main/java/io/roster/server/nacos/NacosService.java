@@ -1,0 +1,357 @@
+package io.roster.server.nacos;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.grpc.stub.ServerCallStreamObserver;
+import io.grpc.stub.StreamObserver;
+import io.roster.proto.nacos.Payload;
+import io.roster.server.model.Instance;
+import io.roster.server.model.Names;
+import io.roster.server.model.Owner;
+import io.roster.server.model.RegistryException;
+import io.roster.server.model.ServiceKey;
+import io.roster.server.model.ServiceSnapshot;
+import io.roster.server.registry.Registry;
+import io.roster.server.session.Scope;
+import io.roster.server.session.Session;
+import io.roster.server.session.SessionInfo;
+import io.roster.server.session.SessionManager;
+import java.net.SocketAddress;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The Nacos requests (nacos-reference.md §2–3), mapped to a {@link Session}'s calls: the
+ * handshake on the unary call and the stream, and the naming requests of the first slice
+ * ({@code InstanceRequest}, {@code BatchInstanceRequest}, {@code SubscribeServiceRequest},
+ * {@code ServiceQueryRequest}, {@code HealthCheckRequest}). Anything else is answered with an
+ * {@code ErrorResponse} that names the type.
+ *
+ * <p>Thread-safe. Requests run on the transport's thread; answers may complete on the
+ * writer's (a cluster member answers once the log has applied a change).
+ */
+final class NacosService {
+
+  private static final Logger log = LoggerFactory.getLogger(NacosService.class);
+
+  /** What {@code SetupAckRequest} tells the client (§2.1 step 6). */
+  private static final String SUPPORT_PERSISTENT_BY_GRPC = "supportPersistentInstanceByGrpc";
+
+  private final SessionManager sessions;
+  private final Registry registry;
+  private final NacosConnections connections;
+
+  NacosService(SessionManager sessions, Registry registry, NacosConnections connections) {
+    this.sessions = sessions;
+    this.registry = registry;
+    this.connections = connections;
+  }
+
+  // --- /Request/request ---
+
+  /** Answers one unary request; never fails (a failure is an {@code ErrorResponse}). */
+  void request(Payload request, StreamObserver<Payload> response) {
+    CompletableFuture<Payload> answer;
+    try {
+      answer = answer(request);
+    } catch (RuntimeException e) {
+      answer = CompletableFuture.completedFuture(error(Envelope.type(request), e));
+    }
+    answer.whenComplete((p, e) -> {
+      response.onNext(e == null ? p : error(Envelope.type(request), cause(e)));
+      response.onCompleted();
+    });
+  }
+
+  private CompletableFuture<Payload> answer(Payload request) {
+    String type = Envelope.type(request);
+    String connectionId = NacosConnections.currentId();
+    if (type.equals("ServerCheckRequest")) {
+      // Answered before the connection is registered: it tells the client its id.
+      ObjectNode fields = NacosMapping.JSON.createObjectNode();
+      fields.put("connectionId", connectionId == null ? "" : connectionId);
+      fields.put("supportAbilityNegotiation", true);
+      return done(Envelope.response("ServerCheckResponse", fields));
+    }
+    JsonNode body = Envelope.body(request);
+    String refusal = refusal(type, NacosMapping.text(body, "module"));
+    if (refusal != null) {
+      return done(Envelope.error(Envelope.NO_HANDLER, refusal));
+    }
+    NacosConnection c = connections.get(connectionId);
+    if (c == null || c.session() == null) {
+      return done(Envelope.error(Envelope.UN_REGISTER, "Connection is unregistered."));
+    }
+    Session session = c.session();
+    return switch (type) {
+      case "HealthCheckRequest" -> done(Envelope.response("HealthCheckResponse"));
+      case "InstanceRequest" -> instance(session, body);
+      case "BatchInstanceRequest" -> batchInstance(session, body);
+      case "SubscribeServiceRequest" -> subscribe(session, body);
+      case "ServiceQueryRequest" -> query(body);
+      default -> throw new IllegalStateException("unhandled " + type); // refusal() lets only these through
+    };
+  }
+
+  /** Why a request of this type is not served, or null when it is. */
+  static String refusal(String type, String module) {
+    switch (type) {
+      case "HealthCheckRequest", "InstanceRequest", "BatchInstanceRequest", "SubscribeServiceRequest",
+          "ServiceQueryRequest" -> {
+        return null;
+      }
+      case "PersistentInstanceRequest" -> {
+        return "Roster does not handle PersistentInstanceRequest yet: persistent instances cannot be registered "
+            + "through the Nacos gRPC port (register ephemeral instances, or use Roster's "
+            + "RegisterPersistentInstance); see docs/nacos-compat.md";
+      }
+      default -> {
+        if ("config".equals(module) || type.startsWith("Config")) {
+          return "Roster is a naming registry: config-center requests (" + type + ") are not served";
+        }
+        return "Roster does not handle " + (type.isEmpty() ? "a request without a type" : type)
+            + " on the Nacos port; see docs/nacos-compat.md";
+      }
+    }
+  }
+
+  /** {@code registerInstance}: this connection's one instance of the service; {@code deregisterInstance}: none. */
+  private CompletableFuture<Payload> instance(Session session, JsonNode body) {
+    String type = NacosMapping.text(body, "type");
+    ServiceKey service = NacosMapping.service(body);
+    CompletableFuture<?> applied = switch (type) {
+      case "registerInstance" -> session.batchRegister(service, List.of(NacosMapping.instance(body.get("instance"))));
+      // Nacos's rule: deregister removes this connection's entry for the service, whatever ip/port it names.
+      case "deregisterInstance" -> session.batchRegister(service, List.of());
+      default -> throw RegistryException.invalid("type", type, "registerInstance or deregisterInstance");
+    };
+    return applied.thenApply(r -> instanceResponse("InstanceResponse", type));
+  }
+
+  /** {@code batchRegisterInstance}: the connection's complete set in the service. */
+  private CompletableFuture<Payload> batchInstance(Session session, JsonNode body) {
+    String type = NacosMapping.text(body, "type");
+    if (!type.equals("batchRegisterInstance")) {
+      throw RegistryException.invalid("type", type, "batchRegisterInstance");
+    }
+    ServiceKey service = NacosMapping.service(body);
+    JsonNode list = body.path("instances");
+    List<Instance> instances = new java.util.ArrayList<>(list.size());
+    for (int i = 0; i < list.size(); i++) {
+      try {
+        instances.add(NacosMapping.instance(list.get(i)));
+      } catch (RegistryException e) {
+        throw new RegistryException(e.kind(), "instances[" + i + "]", "instances[" + i + "]." + e.getMessage());
+      }
+    }
+    return session.batchRegister(service, instances).thenApply(r -> instanceResponse("BatchInstanceResponse", type));
+  }
+
+  private static Payload instanceResponse(String responseType, String type) {
+    ObjectNode fields = NacosMapping.JSON.createObjectNode();
+    fields.put("type", type);
+    return Envelope.response(responseType, fields);
+  }
+
+  /**
+   * Subscribe (or unsubscribe, {@code subscribe:false}); the answer carries the current state,
+   * read after the subscription exists, so that it is never older than the first push.
+   */
+  private CompletableFuture<Payload> subscribe(Session session, JsonNode body) {
+    ServiceKey service = NacosMapping.service(body);
+    Set<String> clusters = NacosMapping.clusters(NacosMapping.text(body, "clusters"));
+    if (body.path("subscribe").asBoolean(true)) {
+      session.subscribe(service, clusters, () -> { });
+    } else {
+      try {
+        session.unsubscribe(service);
+      } catch (RegistryException e) {
+        if (e.kind() != RegistryException.Kind.NOT_FOUND) {
+          throw e;
+        }
+        // Nacos answers an unsubscribe of what was not subscribed with success.
+      }
+    }
+    ObjectNode fields = NacosMapping.JSON.createObjectNode();
+    fields.set("serviceInfo", NacosMapping.serviceInfo(registry.snapshot(service).view(clusters, false), clusters));
+    fields.put("message", "success");
+    return done(Envelope.response("SubscribeServiceResponse", fields));
+  }
+
+  /** {@code ServiceQueryRequest}: the state through the clusters filter, healthy only if asked. */
+  private CompletableFuture<Payload> query(JsonNode body) {
+    ServiceKey service = NacosMapping.service(body);
+    Set<String> clusters = NacosMapping.clusters(NacosMapping.text(body, "cluster"));
+    ServiceSnapshot view = registry.snapshot(service).view(clusters, body.path("healthyOnly").asBoolean(false));
+    ObjectNode fields = NacosMapping.JSON.createObjectNode();
+    fields.set("serviceInfo", NacosMapping.serviceInfo(view, clusters));
+    return done(Envelope.response("QueryServiceResponse", fields));
+  }
+
+  // --- /BiRequestStream/requestBiStream ---
+
+  /** The connection's stream: {@code ConnectionSetupRequest} registers it; responses ack pushes. */
+  StreamObserver<Payload> stream(StreamObserver<Payload> responses) {
+    ServerCallStreamObserver<Payload> out = (ServerCallStreamObserver<Payload>) responses;
+    String id = NacosConnections.currentId();
+    SocketAddress remote = NacosConnections.currentRemote();
+    Stream stream = new Stream(id, remote, out);
+    out.setOnReadyHandler(stream::onReady);
+    out.setOnCancelHandler(() -> stream.end("cancelled"));
+    return stream;
+  }
+
+  /** One stream: before setup it has no connection; after, it carries the connection's traffic. */
+  private final class Stream implements StreamObserver<Payload> {
+    private final String id;
+    private final SocketAddress remote;
+    private final ServerCallStreamObserver<Payload> out;
+    private volatile NacosConnection connection;
+
+    Stream(String id, SocketAddress remote, ServerCallStreamObserver<Payload> out) {
+      this.id = id;
+      this.remote = remote;
+      this.out = out;
+    }
+
+    @Override
+    public void onNext(Payload p) {
+      String type = Envelope.type(p);
+      try {
+        if (type.equals("ConnectionSetupRequest")) {
+          setup(p);
+        } else if (type.equals("NotifySubscriberResponse")) {
+          NacosConnection c = connection;
+          if (c != null) {
+            c.acked(NacosMapping.text(Envelope.body(p), "requestId"));
+          }
+        } else {
+          // Other responses (none are asked for yet) and requests are not expected here.
+          log.debug("Nacos connection {}: ignored {} on the stream", id, type);
+        }
+      } catch (RuntimeException e) {
+        if (connection == null) {
+          // A setup that cannot be read or is refused: the client sees why and tries again.
+          String why = e instanceof RegistryException || e instanceof IllegalArgumentException
+              ? e.getMessage() : e.toString();
+          log.info("Nacos connection {}: {} refused: {}", id, type, why);
+          end("bad setup");
+          try {
+            out.onError(io.grpc.Status.INVALID_ARGUMENT.withDescription(type + ": " + why).asRuntimeException());
+          } catch (RuntimeException ignored) {
+            // Already cancelled.
+          }
+        } else {
+          log.debug("Nacos connection {}: bad {} on the stream: {}", id, type, e.toString());
+        }
+      }
+    }
+
+    private void setup(Payload p) {
+      if (connection != null) {
+        return; // one setup per stream
+      }
+      if (id == null) {
+        end("no transport id");
+        return;
+      }
+      JsonNode body = Envelope.body(p);
+      Map<String, String> labels = new HashMap<>();
+      body.path("labels").fields().forEachRemaining(e -> labels.put(e.getKey(), e.getValue().asText()));
+      Names.checkMetadata("labels", labels);
+      String clientIp = p.getMetadata().getClientIp();
+      String host = NacosConnections.host(remote);
+      Scope scope = sessions.openConnection(host);
+      NacosConnection c = new NacosConnection(id, out, sessions, connections, scope);
+      String tenant = NacosMapping.text(body, "tenant");
+      SessionInfo info = new SessionInfo(id, id, tenant.isEmpty() ? Names.DEFAULT_NAMESPACE : tenant,
+          labels.getOrDefault("AppName", clientIp.isEmpty() ? "nacos" : clientIp),
+          NacosMapping.text(body, "clientVersion"), labels,
+          remote == null ? "" : remote.toString().replaceFirst("^[^/]*/", ""), System.currentTimeMillis());
+      Session session;
+      try {
+        session = sessions.open(info, c, scope, false, Owner.Kind.NACOS);
+      } catch (RuntimeException e) {
+        sessions.closeConnection(scope);
+        log.info("Nacos connection {} from {} refused: {}", id, host, e.getMessage());
+        out.onError(io.grpc.Status.RESOURCE_EXHAUSTED.withDescription(e.getMessage()).asRuntimeException());
+        return;
+      }
+      c.session(session);
+      connection = c;
+      if (!connections.register(c)) {
+        c.close("a second ConnectionSetupRequest on one transport");
+        return;
+      }
+      log.info("Nacos connection opened: conn={} app={} version={} remote={} connections={}", id,
+          info.clientName(), info.clientVersion(), info.remoteAddress(), connections.count());
+      if (body.has("abilityTable") && !body.get("abilityTable").isNull()) {
+        ObjectNode fields = NacosMapping.JSON.createObjectNode();
+        fields.putObject("abilityTable").put(SUPPORT_PERSISTENT_BY_GRPC, true);
+        c.write(Envelope.request("SetupAckRequest", "internal", fields));
+      }
+    }
+
+    void onReady() {
+      NacosConnection c = connection;
+      if (c != null) {
+        c.onReady();
+      }
+    }
+
+    void end(String reason) {
+      NacosConnection c = connection;
+      if (c != null) {
+        c.close(reason);
+      }
+    }
+
+    @Override
+    public void onError(Throwable t) {
+      end("stream error");
+    }
+
+    @Override
+    public void onCompleted() {
+      end("stream completed");
+    }
+  }
+
+  // --- errors ---
+
+  private static CompletableFuture<Payload> done(Payload p) {
+    return CompletableFuture.completedFuture(p);
+  }
+
+  private static RuntimeException cause(Throwable failed) {
+    Throwable t = failed;
+    while (t instanceof CompletionException && t.getCause() != null) {
+      t = t.getCause();
+    }
+    return t instanceof RuntimeException re ? re : new IllegalStateException(t);
+  }
+
+  /** The one place a failure becomes an {@code ErrorResponse}. */
+  static Payload error(String type, RuntimeException e) {
+    if (e instanceof RegistryException re) {
+      int code = switch (re.kind()) {
+        case INVALID_ARGUMENT, FAILED_PRECONDITION -> Envelope.BAD_REQUEST;
+        case NOT_FOUND -> Envelope.NOT_FOUND;
+        case RESOURCE_EXHAUSTED -> Envelope.OVER_LIMIT;
+        case UNAVAILABLE -> Envelope.UNAVAILABLE;
+      };
+      return Envelope.error(code, type + ": " + re.getMessage());
+    }
+    if (e instanceof IllegalArgumentException) {
+      return Envelope.error(Envelope.BAD_REQUEST, type + ": " + e.getMessage());
+    }
+    log.warn("Unexpected failure handling a Nacos {}", type, e);
+    return Envelope.error(Envelope.SERVER_ERROR, type + ": internal error: " + e);
+  }
+}

@@ -1,0 +1,16 @@
+/**
+ * The Nacos 2.x gRPC adapter: the official {@code nacos-client} talks to Roster on Roster's own
+ * gRPC port (docs/nacos-compat.md).
+ *
+ * <p>It serves {@code /Request/request} (unary) and {@code /BiRequestStream/requestBiStream}
+ * (bidi) with Nacos's envelope ({@code Payload}: a type name and a JSON body) and only maps:
+ * a Nacos connection (one HTTP/2 transport, {@link io.roster.server.nacos.NacosConnections})
+ * is a {@link io.roster.server.session.Session} whose owner kind is {@code NACOS}, so its
+ * registrations, subscriptions, pushes, acks, limits and cleanup are a Roster session's;
+ * Nacos requests become that session's calls ({@code NacosService}); Nacos JSON shapes come
+ * from and go to the {@code model} records ({@code NacosMapping}). There is no second registry.
+ *
+ * <p>Entry point: {@link io.roster.server.nacos.NacosEndpoint}, which the gRPC endpoint adds
+ * beside {@code roster.v1.*} on one port.
+ */
+package io.roster.server.nacos;

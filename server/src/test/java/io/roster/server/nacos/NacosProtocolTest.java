@@ -1,0 +1,288 @@
+package io.roster.server.nacos;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.google.protobuf.Any;
+import com.google.protobuf.ByteString;
+import io.grpc.ManagedChannel;
+import io.grpc.stub.StreamObserver;
+import io.roster.proto.nacos.BiRequestStreamGrpc;
+import io.roster.proto.nacos.Metadata;
+import io.roster.proto.nacos.Payload;
+import io.roster.proto.nacos.RequestGrpc;
+import io.roster.proto.v1.ClientFrame;
+import io.roster.proto.v1.Drain;
+import io.roster.proto.v1.DrainSummary;
+import io.roster.proto.v1.Result;
+import io.roster.server.model.ServiceKey;
+import io.roster.server.testing.LoopbackServer;
+import io.roster.server.testing.TestSession;
+import io.roster.server.testing.TestTime;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The Nacos 2.x envelope on Roster's port, spoken by hand (raw stubs, real loopback socket):
+ * handshake, the connection found through the transport, errors, pushes and their acks.
+ */
+class NacosProtocolTest {
+
+  @RegisterExtension
+  final LoopbackServer loopback = LoopbackServer.withDefaults();
+
+  private static final Duration WAIT = TestTime.seconds(10);
+
+  /** A hand-driven Nacos connection: one channel (one transport), its unary calls and its stream. */
+  private final class Conn {
+    final ManagedChannel channel = loopback.newChannel();
+    final List<Payload> received = new CopyOnWriteArrayList<>();
+    StreamObserver<Payload> stream;
+    volatile boolean ackPushes = true;
+
+    Payload call(String type, String json) {
+      return RequestGrpc.newBlockingStub(channel).withDeadlineAfter(WAIT.toMillis(), TimeUnit.MILLISECONDS)
+          .request(payload(type, json));
+    }
+
+    Conn setup() {
+      stream = BiRequestStreamGrpc.newStub(channel).requestBiStream(new StreamObserver<>() {
+        @Override
+        public void onNext(Payload p) {
+          received.add(p);
+          if (ackPushes && p.getMetadata().getType().equals("NotifySubscriberRequest")) {
+            String id = Envelope.body(p).get("requestId").asText();
+            send("NotifySubscriberResponse", "{\"resultCode\":200,\"errorCode\":0,\"requestId\":\"" + id + "\"}");
+          }
+        }
+
+        @Override
+        public void onError(Throwable t) {}
+
+        @Override
+        public void onCompleted() {}
+      });
+      send("ConnectionSetupRequest", "{\"headers\":{},\"clientVersion\":\"Nacos-Java-Client:v2.5.1\","
+          + "\"labels\":{\"source\":\"sdk\",\"module\":\"naming\",\"AppName\":\"test\"},\"abilityTable\":{},"
+          + "\"module\":\"internal\"}");
+      await().atMost(WAIT).until(() -> received.stream().anyMatch(p -> type(p).equals("SetupAckRequest")));
+      return this;
+    }
+
+    synchronized void send(String type, String json) {
+      stream.onNext(payload(type, json));
+    }
+
+    List<JsonNode> pushes() {
+      return received.stream().filter(p -> type(p).equals("NotifySubscriberRequest")).map(Envelope::body).toList();
+    }
+  }
+
+  private static Payload payload(String type, String json) {
+    return Payload.newBuilder().setMetadata(Metadata.newBuilder().setType(type).setClientIp("10.9.9.9"))
+        .setBody(Any.newBuilder().setValue(ByteString.copyFrom(json, StandardCharsets.UTF_8))).build();
+  }
+
+  private static String type(Payload p) {
+    return p.getMetadata().getType();
+  }
+
+  private static JsonNode body(Payload p) {
+    return Envelope.body(p);
+  }
+
+  private static String register(String service, String ip, int port) {
+    return "{\"headers\":{},\"namespace\":\"public\",\"serviceName\":\"" + service + "\",\"groupName\":\"DEFAULT_GROUP\","
+        + "\"type\":\"registerInstance\",\"instance\":{\"ip\":\"" + ip + "\",\"port\":" + port
+        + ",\"weight\":1.0,\"healthy\":true,\"enabled\":true,\"ephemeral\":true,\"clusterName\":\"DEFAULT\","
+        + "\"metadata\":{}},\"module\":\"naming\"}";
+  }
+
+  private static String subscribe(String service, boolean on) {
+    return "{\"headers\":{},\"namespace\":\"public\",\"serviceName\":\"" + service + "\",\"groupName\":\"DEFAULT_GROUP\","
+        + "\"subscribe\":" + on + ",\"clusters\":\"\",\"module\":\"naming\"}";
+  }
+
+  private List<String> registered(String service) {
+    return loopback.server().registry().snapshot(ServiceKey.of("", "", service)).instances().stream()
+        .map(i -> i.ip() + ":" + i.port()).toList();
+  }
+
+  @Test
+  void serverCheckNeedsNoConnectionAndNamesTheTransportsId() {
+    Conn c = new Conn();
+    Payload r = c.call("ServerCheckRequest", "{\"headers\":{},\"module\":\"internal\"}");
+    assertThat(type(r)).isEqualTo("ServerCheckResponse");
+    JsonNode b = body(r);
+    assertThat(b.get("resultCode").asInt()).isEqualTo(200);
+    assertThat(b.get("supportAbilityNegotiation").asBoolean()).isTrue();
+    String id = b.get("connectionId").asText();
+    assertThat(id).isNotEmpty();
+    // Same transport, same id; another channel is another connection.
+    assertThat(body(c.call("ServerCheckRequest", "{}")).get("connectionId").asText()).isEqualTo(id);
+    assertThat(body(new Conn().call("ServerCheckRequest", "{}")).get("connectionId").asText()).isNotEqualTo(id);
+  }
+
+  @Test
+  void aNamingRequestBeforeSetupIsUnregistered301() {
+    Payload r = new Conn().call("InstanceRequest", register("orders", "10.0.0.1", 80));
+    assertThat(type(r)).isEqualTo("ErrorResponse");
+    assertThat(body(r).get("errorCode").asInt()).isEqualTo(301);
+    assertThat(registered("orders")).isEmpty();
+  }
+
+  @Test
+  void setupIsAckedAndHealthChecksAnswered() {
+    Conn c = new Conn().setup();
+    JsonNode ack = body(c.received.stream().filter(p -> type(p).equals("SetupAckRequest")).findFirst().orElseThrow());
+    assertThat(ack.get("abilityTable").get("supportPersistentInstanceByGrpc").asBoolean()).isTrue();
+    assertThat(ack.get("module").asText()).isEqualTo("internal");
+    Payload r = c.call("HealthCheckRequest", "{\"headers\":{},\"module\":\"internal\"}");
+    assertThat(type(r)).isEqualTo("HealthCheckResponse");
+    assertThat(body(r).get("success").asBoolean()).isTrue();
+  }
+
+  @Test
+  void unknownAndUnsupportedTypesGetAnErrorNamingTheType() {
+    Conn c = new Conn().setup();
+    Payload persistent = c.call("PersistentInstanceRequest", register("orders", "10.0.0.1", 80));
+    assertThat(type(persistent)).isEqualTo("ErrorResponse");
+    assertThat(body(persistent).get("message").asText()).contains("PersistentInstanceRequest");
+    Payload config = c.call("ConfigQueryRequest", "{\"headers\":{},\"dataId\":\"d\",\"module\":\"config\"}");
+    assertThat(body(config).get("message").asText()).contains("naming registry").contains("ConfigQueryRequest");
+    Payload unknown = c.call("NoSuchRequest", "{}");
+    assertThat(body(unknown).get("errorCode").asInt()).isEqualTo(302);
+    assertThat(body(unknown).get("message").asText()).contains("NoSuchRequest");
+    Payload notJson = c.call("InstanceRequest", "{not json");
+    assertThat(body(notJson).get("errorCode").asInt()).isEqualTo(400);
+    assertThat(body(notJson).get("message").asText()).contains("InstanceRequest").contains("not JSON");
+  }
+
+  /** One instance per connection and service; deregister removes it whatever ip/port it names. */
+  @Test
+  void registerReplacesAndDeregisterRemovesTheConnectionsInstance() {
+    Conn c = new Conn().setup();
+    Payload r = c.call("InstanceRequest", register("orders", "10.0.0.1", 80));
+    assertThat(type(r)).isEqualTo("InstanceResponse");
+    assertThat(body(r).get("type").asText()).isEqualTo("registerInstance");
+    assertThat(registered("orders")).containsExactly("10.0.0.1:80");
+    c.call("InstanceRequest", register("orders", "10.0.0.2", 81));
+    assertThat(registered("orders")).containsExactly("10.0.0.2:81");
+    Payload d = c.call("InstanceRequest", register("orders", "10.0.0.99", 1).replace("registerInstance",
+        "deregisterInstance"));
+    assertThat(body(d).get("type").asText()).isEqualTo("deregisterInstance");
+    assertThat(registered("orders")).isEmpty();
+  }
+
+  @Test
+  void subscribeAnswersTheStateThenPushesChanges() {
+    Conn provider = new Conn().setup();
+    provider.call("InstanceRequest", register("orders", "10.0.0.1", 80));
+    Conn consumer = new Conn().setup();
+    Payload r = consumer.call("SubscribeServiceRequest", subscribe("orders", true));
+    assertThat(type(r)).isEqualTo("SubscribeServiceResponse");
+    assertThat(body(r).get("serviceInfo").get("hosts")).hasSize(1);
+
+    new Conn().setup().call("InstanceRequest", register("orders", "10.0.0.2", 80));
+    await().atMost(WAIT).until(() -> !consumer.pushes().isEmpty()
+        && consumer.pushes().get(consumer.pushes().size() - 1).get("serviceInfo").get("hosts").size() == 2);
+    // Push ids only grow.
+    List<Long> ids = consumer.pushes().stream().map(p -> p.get("requestId").asLong()).toList();
+    assertThat(ids).isSorted();
+
+    Payload q = consumer.call("ServiceQueryRequest", "{\"headers\":{},\"namespace\":\"public\",\"serviceName\":"
+        + "\"orders\",\"groupName\":\"DEFAULT_GROUP\",\"cluster\":\"\",\"healthyOnly\":true,\"module\":\"naming\"}");
+    assertThat(type(q)).isEqualTo("QueryServiceResponse");
+    assertThat(body(q).get("serviceInfo").get("hosts")).hasSize(2);
+  }
+
+  /** The transport's end removes the connection's instances, and subscribers are pushed. */
+  @Test
+  void theTransportsEndRemovesWhatTheConnectionOwned() {
+    Conn provider = new Conn().setup();
+    provider.call("InstanceRequest", register("orders", "10.0.0.1", 80));
+    Conn consumer = new Conn().setup();
+    consumer.call("SubscribeServiceRequest", subscribe("orders", true));
+    assertThat(registered("orders")).containsExactly("10.0.0.1:80");
+
+    provider.channel.shutdownNow();
+
+    await().atMost(WAIT).until(() -> registered("orders").isEmpty());
+    await().atMost(WAIT).until(() -> consumer.pushes().get(consumer.pushes().size() - 1)
+        .get("serviceInfo").get("hosts").isEmpty());
+  }
+
+  /**
+   * NotifySubscriberResponse is the ack: a Roster provider's drain counts the Nacos subscriber
+   * that acked as acked and the one that does not as timed out.
+   */
+  @Test
+  void nacosSubscribersAcksCountInADrain() throws Exception {
+    TestSession provider = loopback.session("provider");
+    assertThat(provider.register("pay", "10.0.0.1", 80).getOk()).isTrue();
+    Conn acking = new Conn().setup();
+    acking.call("SubscribeServiceRequest", subscribe("pay", true));
+    Conn silent = new Conn().setup();
+    silent.ackPushes = false;
+    silent.call("SubscribeServiceRequest", subscribe("pay", true));
+    await().atMost(WAIT).until(() -> !acking.pushes().isEmpty() && !silent.pushes().isEmpty());
+
+    Duration timeout = TestTime.millis(1_000);
+    Result r = CompletableFuture.supplyAsync(() -> provider.request(ClientFrame.newBuilder()
+        .setDrain(Drain.newBuilder().setTimeoutMs(timeout.toMillis())))).get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+
+    assertThat(r.getOk()).isTrue();
+    assertThat(r.getDrain()).isEqualTo(DrainSummary.newBuilder().setNotified(2).setAcked(1).setTimedOut(1).build());
+  }
+
+  @Test
+  void badInputIsAnErrorNamingFieldValueAndLimit() {
+    Conn c = new Conn().setup();
+    Payload r = c.call("InstanceRequest", register("orders", "10.0.0.1", 70000));
+    assertThat(type(r)).isEqualTo("ErrorResponse");
+    assertThat(body(r).get("errorCode").asInt()).isEqualTo(400);
+    assertThat(body(r).get("message").asText()).isEqualTo("InstanceRequest: instance.port: 70000 (expected: 1..65535)");
+    Payload g = c.call("SubscribeServiceRequest", subscribe("orders", true).replace("DEFAULT_GROUP", "bad group"));
+    assertThat(body(g).get("message").asText()).startsWith("SubscribeServiceRequest: groupName: \"bad group\"");
+  }
+
+  @Test
+  void aSetupThatIsRefusedEndsTheStreamSayingWhy() throws Exception {
+    Conn c = new Conn();
+    CompletableFuture<Throwable> ended = new CompletableFuture<>();
+    StreamObserver<Payload> stream = BiRequestStreamGrpc.newStub(c.channel).requestBiStream(new StreamObserver<>() {
+      @Override
+      public void onNext(Payload p) {}
+
+      @Override
+      public void onError(Throwable t) {
+        ended.complete(t);
+      }
+
+      @Override
+      public void onCompleted() {
+        ended.complete(null);
+      }
+    });
+    stream.onNext(payload("ConnectionSetupRequest", "{\"labels\":{\"\":\"empty key\"},\"abilityTable\":{}}"));
+    Throwable t = ended.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+    assertThat(io.grpc.Status.fromThrowable(t).getCode()).isEqualTo(io.grpc.Status.Code.INVALID_ARGUMENT);
+    assertThat(io.grpc.Status.fromThrowable(t).getDescription()).startsWith("ConnectionSetupRequest: labels key");
+    assertThat(body(c.call("HealthCheckRequest", "{}")).get("errorCode").asInt()).isEqualTo(301);
+  }
+
+  @Test
+  void unsubscribeOfWhatWasNotSubscribedSucceeds() {
+    Conn c = new Conn().setup();
+    Payload r = c.call("SubscribeServiceRequest", subscribe("orders", false));
+    assertThat(type(r)).isEqualTo("SubscribeServiceResponse");
+    assertThat(body(r).get("success").asBoolean()).isTrue();
+  }
+}
