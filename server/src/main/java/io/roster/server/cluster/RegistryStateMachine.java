@@ -78,6 +78,9 @@ final class RegistryStateMachine extends BaseStateMachine {
   private final Map<String, Long> staleSinceIndex = new TreeMap<>();
 
   private final SimpleStateMachineStorage storage = new SimpleStateMachineStorage();
+  /** Entries and commands applied since start (written on the apply thread only). */
+  private volatile long entriesApplied;
+  private volatile long commandsApplied;
 
   RegistryStateMachine(io.roster.server.registry.Registry registry, EntryClock clock, Applied applied) {
     this.registry = registry;
@@ -183,6 +186,8 @@ final class RegistryStateMachine extends BaseStateMachine {
       results.add(result);
     }
     updateLastAppliedTermIndex(entry.getTerm(), entry.getIndex());
+    entriesApplied++;
+    commandsApplied += batch.getCommandsCount();
     applied.onApplied(batch, results, entry.getIndex());
     return CompletableFuture.completedFuture(Message.EMPTY);
   }
@@ -243,6 +248,16 @@ final class RegistryStateMachine extends BaseStateMachine {
   private boolean hasOwnersNotOf(String member, String incarnation) {
     String prefix = member + "@";
     return !registry.owners(o -> o.nodeId().startsWith(prefix) && !o.nodeId().equals(prefix + incarnation)).isEmpty();
+  }
+
+  /** Log entries applied since this member started (each a batch of commands). */
+  long entriesApplied() {
+    return entriesApplied;
+  }
+
+  /** Commands applied since this member started, over all entries. */
+  long commandsApplied() {
+    return commandsApplied;
   }
 
   /** The members the log has heard of, by id. */
