@@ -107,9 +107,8 @@ final class NacosService {
         return null;
       }
       case "PersistentInstanceRequest" -> {
-        return "Roster does not handle PersistentInstanceRequest yet: persistent instances cannot be registered "
-            + "through the Nacos gRPC port (register ephemeral instances, or use Roster's "
-            + "RegisterPersistentInstance); see docs/nacos-compat.md";
+        return "Roster does not handle PersistentInstanceRequest: it has no persistent instances yet (register "
+            + "ephemeral instances); see docs/nacos-compat.md";
       }
       default -> {
         if ("config".equals(module) || type.startsWith("Config")) {
