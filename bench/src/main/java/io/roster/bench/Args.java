@@ -57,8 +57,8 @@ public final class Args {
     size("w9-warmup-changes", "20", "4", "W9: changes per phase before the measured ones");
     size("w9-changes", "40", "6", "W9: measured changes per phase");
     size("cluster-idle-seconds", "5", "2", "W10-W12: seconds the started cluster idles before its idle RSS is read");
-    size("cluster-settle-seconds", "35", "0", "W10-W12: seconds the cluster idles after the load before its RSS is read "
-        + "again (G1's idle collection runs every 15 s); 0 skips it");
+    size("cluster-settle-seconds", "35", "1", "W10-W12: seconds the cluster idles after the load before its RSS is read "
+        + "again (G1's idle collection runs every 15 s)");
     size("w10-subscribers", "10", "10", "W10: subscribers on node 3 (provider on node 1)");
     size("w10-warmup-changes", "50", "10", "W10: changes before the measured ones (reported apart as cold)");
     size("w10-changes", "200", "40", "W10: measured changes");
