@@ -165,20 +165,10 @@ final class ClusterWorkloads {
         return true;
       });
       stopMeasuring();
-      List<Long> lat = new ArrayList<>();
-      List<Long> cold = new ArrayList<>();
-      int missing = 0;
-      for (Tracker t : trackers) {
-        for (int k = 0; k < total; k++) {
-          Long at = (k % 2 == 0 ? t.seenAt : t.goneAt).get(40000 + k / 2);
-          if (at == null) {
-            missing++;
-          } else {
-            (k < warmup ? cold : lat).add(at - callStart[k]);
-          }
-        }
-      }
-      Stats st = Stats.ofNanosAsMillis(lat);
+      Workloads.NotifyDelays delays = Workloads.NotifyDelays.of(trackers, total, warmup, callStart);
+      List<Long> cold = delays.cold();
+      int missing = delays.missing();
+      Stats st = Stats.ofNanosAsMillis(delays.warm());
       r.row("change on node 1 -> each subscriber on node 3", st.format("ms"), "p50 <= 10 ms, p99 <= 50 ms",
           complete && st.p50() <= 10 && st.p99() <= 50);
       r.row("cold: the " + warmup + " changes before (not measured)", Stats.ofNanosAsMillis(cold).format("ms"));
