@@ -396,8 +396,7 @@ final class ConnectionManager {
       activate(s, false);
       log.info("Connected to Roster server {} (connection {}, node {})",
           s.address, welcome.getConnectionId(), welcome.getNodeId());
-      endSpentAfter(redo);
-      resetBackoffIfTaken(s, redo);
+      afterRedo(s, redo);
       for (CompletableFuture<Result> f : redo) {
         // A redo the server could not take (a member that cannot write) is redone elsewhere.
         f.thenAccept(r -> {
@@ -433,12 +432,15 @@ final class ConnectionManager {
   }
 
   /**
-   * The back-off starts over once the server took {@code redo}: a server that welcomes the client
-   * but refuses its redo (a cluster member whose log commits nothing) sends it elsewhere with a
-   * growing delay, not every initial back-off step.
+   * Under lock: once the redo just sent on {@code s} is answered, the {@link #spent} sessions get
+   * their goodbye, and, if the server took it, the back-off starts over (a server that welcomes
+   * the client but refuses its redo, a cluster member whose log commits nothing, sends it
+   * elsewhere with a growing delay, not every initial back-off step).
    */
-  private void resetBackoffIfTaken(Session s, List<CompletableFuture<Result>> redo) {
+  private void afterRedo(Session s, List<CompletableFuture<Result>> redo) {
+    List<Session> leaving = takeSpent();
     CompletableFuture.allOf(redo.toArray(CompletableFuture[]::new)).whenComplete((done, error) -> {
+      leaving.forEach(Session::halfClose);
       if (error != null || redo.stream().anyMatch(f -> f.join().getCode() == io.roster.proto.v1.ErrorCode.ERROR_CODE_UNAVAILABLE)) {
         return;
       }
@@ -715,16 +717,6 @@ final class ConnectionManager {
     List<Session> taken = new ArrayList<>(spent);
     spent.clear();
     return taken;
-  }
-
-  /** Under lock: the spent sessions get their goodbye once {@code redo} (just sent) is answered. */
-  private void endSpentAfter(List<CompletableFuture<Result>> redo) {
-    if (spent.isEmpty()) {
-      return;
-    }
-    List<Session> leaving = takeSpent();
-    CompletableFuture.allOf(redo.toArray(CompletableFuture[]::new))
-        .whenComplete((done, error) -> leaving.forEach(Session::halfClose));
   }
 
   /** Under lock: the standby {@code s} of the move failed (its stream is cancelled or over). */

@@ -105,18 +105,9 @@ final class Proposer implements Writer {
   @Override
   public <R> CompletableFuture<R> submit(Command<R> command) {
     if (command instanceof Command.RemoveOwner && stalled.getAsBoolean()) {
-      CompletableFuture<R> later = new CompletableFuture<>();
-      timer.schedule(() -> {
-        CompletableFuture<R> proposed = propose(LogCodec.encode(command), true);
-        proposed.whenComplete((r, e) -> {
-          if (e != null) {
-            later.completeExceptionally(e);
-          } else {
-            later.complete(r);
-          }
-        });
-      }, HOLD_ENDS_AFTER_STALL);
-      return later;
+      CompletableFuture<Void> held = new CompletableFuture<>();
+      timer.schedule(() -> held.complete(null), HOLD_ENDS_AFTER_STALL);
+      return held.thenCompose(x -> propose(LogCodec.encode(command), true));
     }
     return propose(LogCodec.encode(command), command instanceof Command.RemoveOwner);
   }
