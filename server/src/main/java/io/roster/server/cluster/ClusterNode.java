@@ -30,6 +30,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
 import java.util.stream.Collectors;
+import org.apache.ratis.RaftConfigKeys;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.client.RaftClientConfigKeys;
 import org.apache.ratis.conf.Parameters;
@@ -741,6 +742,7 @@ public final class ClusterNode implements AutoCloseable {
    */
   private static RaftProperties properties(ServerConfig config, String memberId) {
     RaftProperties p = new RaftProperties();
+    RaftConfigKeys.Rpc.setType(p, new CommitCappedRpc());
     GrpcConfigKeys.Server.setPort(p, config.peerPort());
     Path dir = config.dataDir().resolve("raft").resolve(memberId.replaceAll("[^A-Za-z0-9._-]", "_"));
     RaftServerConfigKeys.setStorageDir(p, List.of(dir.toFile()));
