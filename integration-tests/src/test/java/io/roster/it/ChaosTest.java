@@ -44,7 +44,7 @@ class ChaosTest {
   private static final String PROBE_SERVICE = "chaos-probe";
   private static final Path SUMMARY = Path.of("target", "chaos-summary.txt");
 
-  private final List<AutoCloseable> closing = new ArrayList<>();
+  private final Closer closing = new Closer();
   private final List<ClientsProcess> jvms = new ArrayList<>();
   private final Map<String, Integer> actions = new TreeMap<>();
   private LocalCluster cluster;
@@ -55,13 +55,7 @@ class ChaosTest {
 
   @AfterEach
   void tearDown() throws Exception {
-    for (int i = closing.size() - 1; i >= 0; i--) {
-      try {
-        closing.get(i).close();
-      } catch (Exception ignored) {
-        // Best effort.
-      }
-    }
+    closing.close();
     if (cluster != null) {
       cluster.close();
     }

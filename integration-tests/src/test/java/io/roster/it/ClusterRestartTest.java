@@ -24,20 +24,14 @@ import org.junit.jupiter.api.Test;
 class ClusterRestartTest {
 
   private static final String SERVICE = "restart-svc";
-  private final List<AutoCloseable> closing = new ArrayList<>();
+  private final Closer closing = new Closer();
   private final Set<String> live = new TreeSet<>();
   private final List<EventLog> subscribers = new ArrayList<>();
   private LocalCluster cluster;
 
   @AfterEach
   void tearDown() throws Exception {
-    for (int i = closing.size() - 1; i >= 0; i--) {
-      try {
-        closing.get(i).close();
-      } catch (Exception ignored) {
-        // Best effort.
-      }
-    }
+    closing.close();
     if (cluster != null) {
       cluster.close();
     }

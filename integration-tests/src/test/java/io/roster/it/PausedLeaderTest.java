@@ -27,18 +27,12 @@ import org.junit.jupiter.api.Test;
 class PausedLeaderTest {
 
   private static final String SERVICE = "paused-leader-svc";
-  private final List<AutoCloseable> closing = new ArrayList<>();
+  private final Closer closing = new Closer();
   private LocalCluster cluster;
 
   @AfterEach
   void tearDown() throws Exception {
-    for (int i = closing.size() - 1; i >= 0; i--) {
-      try {
-        closing.get(i).close();
-      } catch (Exception ignored) {
-        // Best effort.
-      }
-    }
+    closing.close();
     if (cluster != null) {
       cluster.close();
     }

@@ -25,18 +25,12 @@ class RollingRestartTest {
   private static final int JVMS = 4;
   private static final int PER_JVM = 25;
 
-  private final List<AutoCloseable> closing = new ArrayList<>();
+  private final Closer closing = new Closer();
   private LocalCluster cluster;
 
   @AfterEach
   void tearDown() throws Exception {
-    for (int i = closing.size() - 1; i >= 0; i--) {
-      try {
-        closing.get(i).close();
-      } catch (Exception ignored) {
-        // Best effort.
-      }
-    }
+    closing.close();
     if (cluster != null) {
       cluster.close();
     }
