@@ -353,6 +353,7 @@ public interface RosterClient extends AutoCloseable {
     private String clientName = "roster-java";
     private Map<String, String> labels = Map.of();
     private Duration requestTimeout = Duration.ofSeconds(3);
+    private Duration connectTimeout;
     private Duration pollInterval = Duration.ofSeconds(10);
     private Duration pollMaxBackoff = Duration.ofSeconds(60);
     private boolean pollEnabled = true;
@@ -453,6 +454,24 @@ public interface RosterClient extends AutoCloseable {
      */
     public Builder requestTimeout(Duration value) {
       this.requestTimeout = Objects.requireNonNull(value, "requestTimeout");
+      return this;
+    }
+
+    /**
+     * Sets how long one connection attempt waits for a server: for its welcome, then for the
+     * answers to the client's redo (its registrations and subscriptions). A server that does
+     * not answer in time, such as a frozen cluster member whose kernel still accepts TCP, is
+     * left for the next address. Default: the {@linkplain #requestTimeout(Duration) request
+     * timeout} (3 s). With a cluster, keep it well below the members' {@code --member-grace}
+     * (10 s): a client whose member died must find another one within that grace, and may
+     * meet a frozen member first. A blocking call can still wait for longer, across
+     * attempts, up to its request timeout.
+     *
+     * @param value a positive duration
+     * @return this builder
+     */
+    public Builder connectTimeout(Duration value) {
+      this.connectTimeout = Objects.requireNonNull(value, "connectTimeout");
       return this;
     }
 
@@ -652,6 +671,7 @@ public interface RosterClient extends AutoCloseable {
           clientName,
           labels,
           requestTimeout,
+          connectTimeout != null ? connectTimeout : requestTimeout,
           pollInterval,
           pollMaxBackoff,
           pollEnabled,

@@ -1,6 +1,7 @@
 package io.roster.client;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.roster.server.RosterServer;
@@ -87,6 +88,36 @@ class SdkTransportTest {
         .isGreaterThanOrEqualTo(connectTimeout.toNanos());
     client.registerInstance("transport.mute", "10.1.0.1", 80);
     assertThat(sessionsOf(server, "sdk-mute").get(0).instanceCount()).isEqualTo(1);
+  }
+
+  /**
+   * A long request timeout does not make the client wait as long on a mute server: the connect
+   * timeout is its own setting, and a blocking call issued at once waits across the attempts.
+   */
+  @Test
+  void theConnectTimeoutMovesOnLongBeforeALongRequestTimeout() throws Exception {
+    RosterServer server = server();
+    TcpProxy mute = track(new TcpProxy(server.port(), true));
+    Duration connectTimeout = TestServers.scaled(Duration.ofMillis(800));
+    Duration requestTimeout = TestServers.scaled(Duration.ofSeconds(20));
+    long start = System.nanoTime();
+
+    RosterClient client = track(RosterClient.builder()
+        .serverAddresses(mute.address() + "," + address(server)).randomStart(false).clientId("sdk-mute-long")
+        .requestTimeout(requestTimeout).connectTimeout(connectTimeout).drainTimeout(Duration.ZERO).build());
+    client.registerInstance("transport.mute-long", "10.1.0.3", 80);
+
+    long tookNanos = System.nanoTime() - start;
+    assertThat(mute.accepted()).as("the first server was tried").isGreaterThanOrEqualTo(1);
+    assertThat(tookNanos).as("left the mute server after the connect timeout, not the request timeout")
+        .isGreaterThanOrEqualTo(connectTimeout.toNanos()).isLessThan(requestTimeout.toNanos() / 2);
+    assertThat(sessionsOf(server, "sdk-mute-long").get(0).instanceCount()).isEqualTo(1);
+  }
+
+  @Test
+  void aConnectTimeoutThatIsNotPositiveIsRefusedByName() {
+    assertThatThrownBy(() -> RosterClient.builder().serverAddresses("127.0.0.1:1").connectTimeout(Duration.ZERO)
+        .build()).hasMessage("connectTimeout: PT0S (expected: a positive duration)");
   }
 
   /**

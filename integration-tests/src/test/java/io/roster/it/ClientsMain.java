@@ -41,7 +41,7 @@ public final class ClientsMain {
           .clientName("clients-main")
           .scheduler(scheduler)
           .listenerExecutor(listeners)
-          .requestTimeout(Timing.seconds(15))
+          .requestTimeout(Timing.seconds(15)).connectTimeout(Timing.seconds(3))
           .build());
     }
     long deadline = System.nanoTime() + Timing.seconds(60).toNanos();

@@ -18,6 +18,7 @@ import java.util.concurrent.ScheduledExecutorService;
  * @param clientName free-form client name sent in hello
  * @param labels labels sent in hello
  * @param requestTimeout how long blocking calls wait
+ * @param connectTimeout how long one connection attempt waits for the welcome and the redo's answers
  * @param pollInterval poll period per subscribed service
  * @param pollMaxBackoff longest poll period while polls fail
  * @param pollEnabled whether to poll at all
@@ -42,6 +43,7 @@ public record ClientOptions(
     String clientName,
     Map<String, String> labels,
     Duration requestTimeout,
+    Duration connectTimeout,
     Duration pollInterval,
     Duration pollMaxBackoff,
     boolean pollEnabled,
@@ -71,6 +73,7 @@ public record ClientOptions(
     Objects.requireNonNull(clientName, "clientName");
     labels = Map.copyOf(labels);
     positive("requestTimeout", requestTimeout);
+    positive("connectTimeout", connectTimeout);
     positive("pollInterval", pollInterval);
     positive("pollMaxBackoff", pollMaxBackoff);
     if (pollMaxBackoff.compareTo(pollInterval) < 0) {

@@ -154,7 +154,7 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
         this,
         this::hello,
         this::nextRequestId,
-        requestTimeout,
+        options.connectTimeout(),
         options.keepAliveTime(),
         options.keepAliveTimeout());
     Poller poller = new Poller(scheduler, options.pollInterval(), options.pollMaxBackoff(), lock,

@@ -20,7 +20,7 @@ final class Fixtures {
   static ClientOptions options(String servers, Duration requestTimeout, boolean poll,
       Executor listenerExecutor) {
     return new ClientOptions(servers, "public", "test-client", "roster-java-test", Map.of(),
-        requestTimeout, Duration.ofSeconds(10), Duration.ofSeconds(60), poll,
+        requestTimeout, requestTimeout, Duration.ofSeconds(10), Duration.ofSeconds(60), poll,
         Duration.ofMillis(100), Duration.ofSeconds(3), Duration.ofSeconds(5),
         Duration.ofSeconds(5), Duration.ZERO, Duration.ZERO, false, null, null, listenerExecutor);
   }

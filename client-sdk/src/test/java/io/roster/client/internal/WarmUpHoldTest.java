@@ -212,7 +212,7 @@ class WarmUpHoldTest {
   void theReconnectEmptyHoldIsTheSameHoldForEmptyStatesAndAcksWhenApplied() throws Exception {
     ClientOptions o = Fixtures.options("a:1", Duration.ofMillis(500), false, Runnable::run);
     start(new ClientOptions(o.serverAddresses(), o.namespace(), o.clientId(), o.clientName(), o.labels(),
-        o.requestTimeout(), o.pollInterval(), o.pollMaxBackoff(), o.pollEnabled(), o.reconnectInitial(),
+        o.requestTimeout(), o.connectTimeout(), o.pollInterval(), o.pollMaxBackoff(), o.pollEnabled(), o.reconnectInitial(),
         o.reconnectMax(), o.keepAliveTime(), o.keepAliveTimeout(), o.drainTimeout(), Duration.ofSeconds(2),
         o.pushEmptyProtection(), o.failoverDir(), o.scheduler(), o.listenerExecutor()));
     FakeStream old = subscribedWithThree();
