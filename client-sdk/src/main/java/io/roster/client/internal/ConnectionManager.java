@@ -440,18 +440,22 @@ final class ConnectionManager {
   private void afterRedo(Session s, List<CompletableFuture<Result>> redo) {
     List<Session> leaving = takeSpent();
     CompletableFuture.allOf(redo.toArray(CompletableFuture[]::new)).whenComplete((done, error) -> {
-      leaving.forEach(Session::halfClose);
-      if (error != null || redo.stream().anyMatch(f -> f.join().getCode() == io.roster.proto.v1.ErrorCode.ERROR_CODE_UNAVAILABLE)) {
-        return;
-      }
+      boolean taken = error == null
+          && redo.stream().noneMatch(f -> f.join().getCode() == io.roster.proto.v1.ErrorCode.ERROR_CODE_UNAVAILABLE);
       lock.lock();
       try {
+        if (!taken) {
+          // This server holds nothing yet: the spent sessions may still hold the instances.
+          leaving.forEach(this::spend);
+          return;
+        }
         if (s == current && s.state == Session.State.ACTIVE) {
           backoff.reset();
         }
       } finally {
         lock.unlock();
       }
+      leaving.forEach(Session::halfClose);
     });
   }
 
@@ -702,14 +706,27 @@ final class ConnectionManager {
    */
   private void dropStandby(Session s, String why) {
     if (move.redoSent && (move.claimed || move.awaiting > 0)) {
-      spent.add(s);
-      if (spent.size() > MAX_SPENT) {
-        spent.remove(0).halfClose(); // bounded: the oldest goes, with whatever it still owns
-      }
+      spend(s);
     } else {
       s.cancel(why);
     }
     standbyFailed(s, why);
+  }
+
+  /**
+   * Under lock: keeps {@code s}, which may own some of this client's instances on its server,
+   * open (without keepalive) among the {@link #spent} sessions, until a later session's redo
+   * has been taken. Bounded: beyond {@link #MAX_SPENT}, the oldest gets its goodbye.
+   */
+  private void spend(Session s) {
+    if (closed || s.endedFuture().isDone()) {
+      s.halfClose();
+      return;
+    }
+    spent.add(s);
+    if (spent.size() > MAX_SPENT) {
+      spent.remove(0).halfClose(); // bounded: the oldest goes, with whatever it still owns
+    }
   }
 
   /** Under lock: the {@link #spent} sessions, which the caller now ends. */
@@ -869,7 +886,11 @@ final class ConnectionManager {
                 s.address, keepAliveTimeout.toMillis());
             current = null;
             retire(s);
-            s.cancel("keepalive timeout");
+            // Not cancelled: a server that is only slow (starved, or a cluster member between
+            // leaders) would end the session at once and remove its instances, maybe before the
+            // next session's redo reaches the log. It ends with a goodbye once that redo is
+            // taken, or by the server's own silence check.
+            spend(s);
             activeChanged.signalAll();
             if (!handOver(s)) {
               scheduleConnect(backoff.next());

@@ -186,10 +186,47 @@ class ConnectionManagerTest {
     clock.forward(Duration.ofSeconds(1)); // 5 s since the ping went out: ping again
     s.next(FrameCase.PING);
     clock.forward(Duration.ofSeconds(5));
-    assertThat(s.cancelled).isEqualTo("keepalive timeout");
     assertThat(client.connection().activeSession()).isNull();
+    assertThat(s.cancelled).as("left open: a slow server would end it and remove its instances at once").isNull();
     clock.forward(Duration.ofMillis(100));
     assertThat(connector.streams).hasSize(2);
+    assertThat(s.halfClosed).as("no goodbye before another session took the redo").isFalse();
+    connector.latest().welcome(); // nothing to redo: taken at once
+    assertThat(s.halfClosed).as("goodbye once the next session holds everything").isTrue();
+  }
+
+  /**
+   * A silent server's session may own this client's instances: it is said goodbye only after a
+   * later session's redo was taken, not after a redo the next server refused.
+   */
+  @Test
+  void aSilentSessionKeepsItsInstancesUntilAnotherSessionTookTheRedo() throws Exception {
+    start("a:1,b:2", maxRandom());
+    FakeStream a = connector.latest();
+    a.welcome();
+    CompletableFuture<Void> reg = CompletableFuture.runAsync(
+        () -> client.registerInstance("demo", Instance.of("10.0.0.1", 8080)), callers);
+    a.ok(a.next(FrameCase.REGISTER));
+    reg.get(TestTime.seconds(5).toMillis(), TimeUnit.MILLISECONDS);
+
+    clock.forward(Duration.ofSeconds(5));
+    a.next(FrameCase.PING);
+    clock.forward(Duration.ofSeconds(5)); // no answer: a is given up
+    clock.forward(Duration.ofMillis(100));
+    FakeStream b = connector.latest();
+    assertThat(b.address.toString()).isEqualTo("b:2");
+    b.welcome();
+    b.error(b.next(FrameCase.BATCH_REGISTER), io.roster.proto.v1.ErrorCode.ERROR_CODE_UNAVAILABLE,
+        "this member has not heard from a leader", "");
+    assertThat(a.halfClosed).as("b refused the redo: a may still hold the instance").isFalse();
+    assertThat(a.cancelled).isNull();
+
+    b.fail();
+    clock.forward(Duration.ofSeconds(3));
+    FakeStream next = connector.latest();
+    next.welcome();
+    next.ok(next.next(FrameCase.BATCH_REGISTER));
+    assertThat(a.halfClosed).as("goodbye once a later session took the redo").isTrue();
   }
 
   @Test
