@@ -277,7 +277,13 @@ public final class RosterServer implements AutoCloseable {
         cluster.handOverLead(Duration.ofSeconds(2));
         cluster.leave(Duration.ofSeconds(2));
       }
-      endpoint.shutdown(config.shutdownGrace(), cluster != null ? cluster::suggest : () -> "");
+      if (cluster != null) {
+        // Sessions still here after the grace belong to live clients that were slow to move:
+        // cutting them must not remove their instances before their redo elsewhere.
+        endpoint.shutdown(config.shutdownGrace(), cluster::suggest, cluster::keepRemainingOwners);
+      } else {
+        endpoint.shutdown(config.shutdownGrace(), () -> "");
+      }
       if (cluster != null) {
         cluster.awaitProposed(Duration.ofSeconds(2));
       }

@@ -626,6 +626,15 @@ public final class ClusterNode implements AutoCloseable {
   }
 
   /**
+   * The stop grace is over: the sessions still here are about to be cut. Their owners are not
+   * ended in the log by this member; the leader ends those that do not move within
+   * {@code --member-grace} (this member has recorded itself down with {@link #leave}).
+   */
+  public void keepRemainingOwners() {
+    proposer.keepOwners();
+  }
+
+  /**
    * Waits until the changes this member proposed are applied or failed (its last sessions'
    * ends, as they leave), at most {@code timeout}.
    */

@@ -52,6 +52,16 @@ final class Proposer implements Writer {
    */
   static final Duration HOLD_ENDS_AFTER_STALL = Duration.ofSeconds(5);
 
+  /**
+   * This member is stopping and its grace is over: the sessions still here are cut, but their
+   * owners' ends are not proposed from now on. Their clients are alive (they were connected a
+   * moment ago) and will redo through another member; the leader ends what has not moved within
+   * {@code --member-grace}, as for any member that is down (decision 48).
+   */
+  void keepOwners() {
+    keepOwners = true;
+  }
+
   /** Sends one entry's bytes; the future fails when it could not be committed. */
   interface Log {
     CompletableFuture<?> send(byte[] entry);
@@ -76,6 +86,8 @@ final class Proposer implements Writer {
   private boolean waitingForSlot;
   private long sequence;
   private volatile boolean closed;
+  /** Set once this stopping member cuts its last sessions: their owners' ends stay out of the log. */
+  private volatile boolean keepOwners;
 
   /** Batches sent and not yet applied here, by sequence. */
   private final Map<Long, List<Pending>> inFlight = new ConcurrentHashMap<>();
@@ -104,6 +116,9 @@ final class Proposer implements Writer {
    */
   @Override
   public <R> CompletableFuture<R> submit(Command<R> command) {
+    if (command instanceof Command.RemoveOwner && keepOwners) {
+      return CompletableFuture.completedFuture(null);
+    }
     if (command instanceof Command.RemoveOwner && stalled.getAsBoolean()) {
       CompletableFuture<Void> held = new CompletableFuture<>();
       timer.schedule(() -> held.complete(null), HOLD_ENDS_AFTER_STALL);

@@ -182,12 +182,22 @@ public final class GrpcEndpoint {
    * the live members in turn, so that its clients spread over them).
    */
   public void shutdown(Duration grace, java.util.function.Supplier<String> suggest) throws InterruptedException {
+    shutdown(grace, suggest, () -> { });
+  }
+
+  /**
+   * Same, running {@code beforeCut} once the sessions have left or the grace is over, before
+   * the sessions still open are cut (a cluster member then keeps their owners out of the log).
+   */
+  public void shutdown(Duration grace, java.util.function.Supplier<String> suggest, Runnable beforeCut)
+      throws InterruptedException {
     long deadline = System.nanoTime() + grace.toNanos();
     health.enterTerminalState();
     registryService.stop("server shutting down");
     sessionService.reconnectAll("server shutting down", suggest);
     server.shutdown();
     sessionService.awaitAllEnded(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
+    beforeCut.run();
     // Every session has left (or the grace is over). What remains are idle connections and
     // calls that are answered UNAVAILABLE: a moment for those answers, then the cut.
     long settle = Math.min(Math.max(0, deadline - System.nanoTime()), SETTLE.toNanos());

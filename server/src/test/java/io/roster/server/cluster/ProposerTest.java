@@ -153,6 +153,28 @@ class ProposerTest {
     assertThat(registry.ownedCount(OWNER)).isZero();
   }
 
+  /**
+   * A stopping member past its grace cuts its last sessions without ending their owners: the
+   * clients are alive and moving, and the leader ends what does not move within the grace.
+   */
+  @Test
+  void afterTheStopGraceTheEndsOfOwnersStayOutOfTheLog() throws Exception {
+    Proposer p = proposer(Duration.ofMillis(1), 1000);
+    p.submit(new Command.Register(OWNER, SVC, instance(1)));
+    timer.advance(Duration.ofMillis(1));
+    int before = entries.size();
+
+    p.keepOwners();
+    p.submit(new Command.RemoveOwner(OWNER)).get(5, TimeUnit.SECONDS);
+    timer.advance(Duration.ofMillis(1));
+
+    assertThat(entries).as("nothing proposed").hasSize(before);
+    assertThat(registry.ownedCount(OWNER)).isEqualTo(1);
+    p.submit(new Command.Register(OWNER, SVC, instance(2)));
+    timer.advance(Duration.ofMillis(1));
+    assertThat(entries).as("other changes still go to the log").hasSize(before + 1);
+  }
+
   @Test
   void rightAfterAStallTheEndOfAnOwnerWaitsSoThatItsClientsNewRegistrationsGoFirst() throws Exception {
     Proposer p = proposer(Duration.ofMillis(1), 1000);
