@@ -341,13 +341,14 @@ public final class ClusterNode implements AutoCloseable {
   }
 
   /**
-   * True right after this member was stalled, or while it is (its watch is overdue): the ends of
-   * its sessions may be its clients' reaction to the stall, and must not overtake their new
-   * registrations through other members.
+   * True while this member holds back the ends of its sessions' owners: while it is stalled (its
+   * watch is overdue) or cut off, and for {@link Proposer#HOLD_ENDS_AFTER_STALL} after either.
+   * Those ends may be its clients' reaction to the trouble, and must not overtake their new
+   * registrations, which were refused everywhere while no member could write (decision 49).
    */
   boolean stalled() {
     long now = System.nanoTime();
-    return now - watchedAtNanos > STALL.toNanos() || now - stalledUntilNanos < 0;
+    return now - watchedAtNanos > STALL.toNanos() || now - stalledUntilNanos < 0 || unwritable != null;
   }
 
   // --- The watch ---
@@ -416,6 +417,11 @@ public final class ClusterNode implements AutoCloseable {
         log.info("Cluster member {} takes writes{}", memberId, wasCutOff ? " again" : "");
       }
       wasCutOff |= why != null;
+      if (why == null) {
+        // Back from being cut off: the ends of sessions that left meanwhile wait a little more,
+        // so that their clients' registrations (refused everywhere until now) reach the log first.
+        stalledUntilNanos = System.nanoTime() + Proposer.HOLD_ENDS_AFTER_STALL.toNanos();
+      }
       local.writable(why, this::suggest);
     }
     if (why == null) {

@@ -44,7 +44,8 @@ final class Proposer implements Writer {
   /** How soon an owner's end that the log did not take is proposed again. */
   static final Duration RETRY_ENDS_AFTER = Duration.ofSeconds(1);
   /**
-   * How long an owner's end waits when this member has just been stalled (frozen or starved).
+   * How long an owner's end waits when this member has just been stalled (frozen or starved), or
+   * is just back from being cut off (the {@code stalled} supplier stays true that long).
    * Its clients took the silence for a dead server and registered again through other members,
    * whose entries may still be on their way to a new leader: the ends of their old sessions here
    * must not reach the log first, or subscribers see live instances go and come back. Longer than
@@ -121,7 +122,7 @@ final class Proposer implements Writer {
     }
     if (command instanceof Command.RemoveOwner && stalled.getAsBoolean()) {
       CompletableFuture<Void> held = new CompletableFuture<>();
-      timer.schedule(() -> held.complete(null), HOLD_ENDS_AFTER_STALL);
+      afterHold(() -> held.complete(null));
       return held.thenCompose(x -> propose(LogCodec.encode(command), true));
     }
     return propose(LogCodec.encode(command), command instanceof Command.RemoveOwner);
@@ -238,7 +239,7 @@ final class Proposer implements Writer {
         "the cluster's log did not take this change (" + rootMessage(cause) + "); try again or another member");
     for (Pending p : waiting) {
       if (p.command.hasRemoveOwner() && !closed) {
-        timer.schedule(() -> requeue(p), RETRY_ENDS_AFTER);
+        timer.schedule(() -> afterHold(() -> requeue(p)), RETRY_ENDS_AFTER);
       } else {
         p.done.completeExceptionally(e);
       }
@@ -261,6 +262,22 @@ final class Proposer implements Writer {
   }
 
   /** Queues an owner's end again (see {@link #submit}). */
+  /**
+   * Runs {@code then} once this member no longer holds the ends of owners (it is not stalled,
+   * cut off, or just back: see the {@code stalled} supplier), checking every
+   * {@link #RETRY_ENDS_AFTER}.
+   */
+  private void afterHold(Runnable then) {
+    if (closed) {
+      return;
+    }
+    if (stalled.getAsBoolean()) {
+      timer.schedule(() -> afterHold(then), RETRY_ENDS_AFTER);
+    } else {
+      then.run();
+    }
+  }
+
   private void requeue(Pending p) {
     boolean schedule;
     synchronized (this) {

@@ -146,7 +146,14 @@ class ProposerTest {
     assertThat(end).isNotDone();
     assertThat(registry.ownedCount(OWNER)).isEqualTo(1);
 
-    failSends = false; // the member is back
+    stalled = true; // back, but still holding ends: the retry waits
+    failSends = false;
+    timer.advance(Proposer.RETRY_ENDS_AFTER.multipliedBy(3));
+    timer.advance(Duration.ofMillis(1));
+    assertThat(end).isNotDone();
+    assertThat(registry.ownedCount(OWNER)).isEqualTo(1);
+
+    stalled = false; // the hold is over
     timer.advance(Proposer.RETRY_ENDS_AFTER.plusMillis(1));
     timer.advance(Duration.ofMillis(1));
     end.get(5, TimeUnit.SECONDS);
@@ -190,10 +197,12 @@ class ProposerTest {
     assertThat(end).isNotDone();
     assertThat(registry.ownedCount(OWNER)).isEqualTo(1);
 
-    stalled = false;
-    timer.advance(Proposer.HOLD_ENDS_AFTER_STALL.minusMillis(1));
-    assertThat(end).isNotDone();
-    timer.advance(Duration.ofMillis(2));
+    timer.advance(Proposer.HOLD_ENDS_AFTER_STALL.multipliedBy(3));
+    assertThat(end).as("held as long as the member holds ends").isNotDone();
+
+    stalled = false; // the member's hold is over
+    timer.advance(Proposer.RETRY_ENDS_AFTER);
+    timer.advance(Duration.ofMillis(1));
     end.get(5, TimeUnit.SECONDS);
     assertThat(registry.ownedCount(OWNER)).isZero();
     assertThat(registry.ownedCount(moved)).isEqualTo(1);
