@@ -316,6 +316,18 @@ public final class Registry {
     }
   }
 
+  /** The instance with this identity as stored (disabled ones too), or null when there is none. */
+  public Instance instance(ServiceKey service, InstanceKey key) {
+    Entry e = services.get(service);
+    if (e == null) {
+      return null;
+    }
+    synchronized (e) {
+      Registration r = e.registrations.get(key);
+      return r == null ? null : r.instance;
+    }
+  }
+
   /** Who owns the instance with this identity, or null when there is none. */
   public Owner ownerOf(ServiceKey service, InstanceKey key) {
     Entry e = services.get(service);
