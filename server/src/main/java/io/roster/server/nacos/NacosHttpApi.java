@@ -165,7 +165,9 @@ public final class NacosHttpApi {
 
   /**
    * PUT /instance: an operator's change of {@code enabled}, {@code weight} and {@code metadata}
-   * (replaced), whoever holds the instance; a parameter not given is left as it is.
+   * (replaced), whoever holds the instance; a parameter not given is left as it is. {@code
+   * enabled=false} holds: the instance stays out of traffic whoever registers it again, until
+   * {@code enabled=true} or until it leaves the registry (decision 40).
    */
   private HttpResponse update(HttpRequest r) {
     ServiceKey service = service(r);
@@ -175,7 +177,7 @@ public final class NacosHttpApi {
     Boolean enabled = r.boolParam("enabled");
     Updates.InstanceChange change = new Updates.InstanceChange(enabled != null ? enabled : r.boolParam("enable"),
         r.doubleParam("weight"), null, metadata != null, metadata == null ? Map.of() : metadata(metadata));
-    Instance updated = await(updates.instance(service, key, change));
+    Instance updated = await(updates.instance(service, key, change, true)); // enabled=false holds (decision 40)
     if (updated == null) {
       throw notFound(service, key);
     }

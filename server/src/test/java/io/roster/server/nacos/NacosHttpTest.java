@@ -198,6 +198,7 @@ class NacosHttpTest {
     assertThat(both.getInstances(1).getMetadataMap()).containsEntry("v", "1");
   }
 
+  /** {@code enabled=false} (Spring Cloud's {@code /actuator/serviceregistry?status=DOWN}) holds until {@code enabled=true}. */
   @Test
   void enabledFalseHidesAnInstanceFromConsumersUntilEnabledTrue() {
     TestSession provider = loopback.open(loopback.newChannel()).hello("provider");
@@ -211,6 +212,9 @@ class NacosHttpTest {
     assertThat(call("GET", "/nacos/v1/ns/instance/list?serviceName=orders", null).json().get("hosts")).isEmpty();
     JsonNode detail = call("GET", "/nacos/v1/ns/instance?serviceName=orders&ip=10.0.0.7&port=8080", null).json();
     assertThat(detail.get("enabled").asBoolean()).isFalse();
+    // The owner registers it again (a redo, a refresh): it stays out of traffic (decision 40).
+    assertThat(provider.register("orders", "10.0.0.7", 8080).getOk()).isTrue();
+    assertThat(loopback.server().registry().snapshot(key("orders")).instances()).isEmpty();
 
     assertThat(call("PUT", "/nacos/v1/ns/instance", "serviceName=orders&ip=10.0.0.7&port=8080&enabled=true").status())
         .isEqualTo(200);
