@@ -124,6 +124,8 @@ public final class Leases implements AutoCloseable {
   private final int maxPerAddress;
   private final Map<Key, Lease> leases = new ConcurrentHashMap<>();
   private final Map<String, AtomicInteger> perAddress = new ConcurrentHashMap<>();
+  /** Numbers the leases, so that a late end of an old lease never ends a newer one of the same instance. */
+  private final java.util.concurrent.atomic.AtomicLong leaseIds = new java.util.concurrent.atomic.AtomicLong();
   private volatile boolean closed;
 
   /**
@@ -157,7 +159,8 @@ public final class Leases implements AutoCloseable {
       }
       take(address);
       created[0] = true;
-      return new Lease(k, new Owner(nodeId.get(), Owner.Kind.LEASE, ownerId(k)), address, timeouts, now);
+      return new Lease(k, new Owner(nodeId.get(), Owner.Kind.LEASE, ownerId(k, leaseIds.incrementAndGet())), address,
+          timeouts, now);
     });
     CompletableFuture<Instance> stored;
     synchronized (lease) {
@@ -198,7 +201,10 @@ public final class Leases implements AutoCloseable {
         return null;
       }
       if (!registry.owns(lease.owner, service, key)) {
-        forget(lease); // someone else registered it, or it was removed: the client must register again
+        // Someone else registered it, or it was removed: the client must register again.
+        if (forget(lease)) {
+          submitEnd(lease); // holds nothing: only the registry's index of owners forgets it
+        }
         return null;
       }
       lease.lastBeatNanos = scheduler.nanoTime();
@@ -224,8 +230,8 @@ public final class Leases implements AutoCloseable {
       if (!forget(lease)) {
         return CompletableFuture.completedFuture(false);
       }
-      return writer.submit(new Command.RemoveOwner(lease.owner)).thenApply(v -> true);
     }
+    return submitEnd(lease).thenApply(v -> true);
   }
 
   /** Whether this member holds a lease for the instance {@code key} of {@code service}. */
@@ -244,10 +250,10 @@ public final class Leases implements AutoCloseable {
     closed = true;
   }
 
-  /** The owner id of a lease: unique per namespace, service and instance identity. */
-  private static String ownerId(Key k) {
+  /** The owner id of a lease: the instance it keeps and the lease's number on this member. */
+  private static String ownerId(Key k, long n) {
     return k.service.namespace() + "/" + k.service.groupedName() + "/" + k.instance.ip() + ":" + k.instance.port()
-        + "/" + k.instance.cluster();
+        + "/" + k.instance.cluster() + "#" + n;
   }
 
   /** Schedules the lease's next check, replacing any scheduled before. Call under the lease's lock. */
@@ -281,6 +287,7 @@ public final class Leases implements AutoCloseable {
       if (silent >= t.unhealthyAfter.toNanos() && !lease.markedUnhealthy) {
         if (!registry.owns(lease.owner, lease.key.service, lease.key.instance)) {
           forget(lease);
+          submitEnd(lease); // holds nothing: only the registry's index of owners forgets it
           return;
         }
         lease.markedUnhealthy = true;
@@ -292,9 +299,13 @@ public final class Leases implements AutoCloseable {
     }
   }
 
-  /** Proposes the end of an expired lease's owner; tried again while the writer refuses. */
-  private void submitEnd(Lease lease) {
-    CompletableFuture<?> ended;
+  /**
+   * Proposes the end of a forgotten lease's owner. When the writer refuses (a cluster member
+   * cut off from the log) it is tried again every {@link #RETRY_AFTER} until it is applied or
+   * this closes, so that no instance is left without a lease to end it. Returns the first try.
+   */
+  private CompletableFuture<Void> submitEnd(Lease lease) {
+    CompletableFuture<Void> ended;
     try {
       ended = writer.submit(new Command.RemoveOwner(lease.owner));
     } catch (RuntimeException e) {
@@ -302,10 +313,11 @@ public final class Leases implements AutoCloseable {
     }
     ended.whenComplete((v, e) -> {
       if (e != null && !closed) {
-        log.debug("The end of expired {} was not applied ({}); trying again", lease.owner, e.toString());
+        log.debug("The end of {} was not applied ({}); trying again", lease.owner, e.toString());
         scheduler.schedule(() -> submitEnd(lease), RETRY_AFTER);
       }
     });
+    return ended;
   }
 
   private void submitQuietly(Command<?> command, Lease lease) {

@@ -127,6 +127,7 @@ class LeasesTest {
     registry.register(session, orders, inst("10.0.0.1", 80, Map.of()));
 
     assertThat(leases.beat(orders, key("10.0.0.1", 80))).as("unknown here: register again").isNull();
+    assertThat(registry.owners(o -> o.kind() == Owner.Kind.LEASE)).as("the registry forgets the empty owner").isEmpty();
     time.advance(Duration.ofSeconds(40));
     assertThat(stored("10.0.0.1", 80).healthy()).isTrue();
     assertThat(registry.ownerOf(orders, key("10.0.0.1", 80))).isEqualTo(session);
@@ -157,6 +158,56 @@ class LeasesTest {
     assertThat(stored("10.0.0.1", 1)).isNull();
     leases.register(orders, inst("10.0.0.1", 4, Map.of()), "10.9.9.9").join();
     assertThat(leases.deregister(orders, key("10.0.0.1", 99)).join()).isFalse();
+  }
+
+  /** Refuses owners' ends while {@link #refuseEnds} is set, as a cluster member cut off from the log. */
+  private volatile boolean refuseEnds;
+
+  private Leases withFlakyEnds() {
+    Writer direct = Writer.direct(registry);
+    Writer flaky = new Writer() {
+      @Override
+      public <R> java.util.concurrent.CompletableFuture<R> submit(io.roster.server.registry.Command<R> command) {
+        if (refuseEnds && command instanceof io.roster.server.registry.Command.RemoveOwner) {
+          return java.util.concurrent.CompletableFuture.failedFuture(new RegistryException(
+              RegistryException.Kind.UNAVAILABLE, "", "cut off"));
+        }
+        return direct.submit(command);
+      }
+    };
+    return new Leases(flaky, registry, time, () -> "n1", 10);
+  }
+
+  /**
+   * An expiry the log did not take is tried again until it is applied; meanwhile the client
+   * registered the instance again: the late end of the old lease must not remove it.
+   */
+  @Test
+  void aLateEndOfAnOldLeaseNeverRemovesANewerRegistration() {
+    Leases l = withFlakyEnds();
+    l.register(orders, inst("10.0.0.1", 80, Map.of()), "h").join();
+    refuseEnds = true;
+    time.advance(Duration.ofSeconds(31));
+    assertThat(stored("10.0.0.1", 80)).as("its end was refused").isNotNull();
+    assertThat(l.holds(orders, key("10.0.0.1", 80))).isFalse();
+
+    l.register(orders, inst("10.0.0.1", 80, Map.of()), "h").join(); // the client's beat got 20404
+    refuseEnds = false;
+    time.advance(Leases.RETRY_AFTER);
+    assertThat(stored("10.0.0.1", 80)).isNotNull();
+    assertThat(l.beat(orders, key("10.0.0.1", 80))).isNotNull();
+  }
+
+  @Test
+  void aDeregisterTheLogRefusedIsTriedAgain() {
+    Leases l = withFlakyEnds();
+    l.register(orders, inst("10.0.0.1", 80, Map.of()), "h").join();
+    refuseEnds = true;
+    assertThat(l.deregister(orders, key("10.0.0.1", 80))).isCompletedExceptionally();
+    refuseEnds = false;
+    time.advance(Leases.RETRY_AFTER);
+    assertThat(stored("10.0.0.1", 80)).isNull();
+    assertThat(registry.owners(o -> o.kind() == Owner.Kind.LEASE)).isEmpty();
   }
 
   @Test
