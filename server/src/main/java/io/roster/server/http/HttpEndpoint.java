@@ -26,9 +26,10 @@ import org.slf4j.LoggerFactory;
  * <p>Bounded: requests run on {@link Limits#threads()} threads with a queue of {@link
  * Limits#queue()}; when both are full the listener's own thread runs the request, so accepting
  * slows down instead of queueing without bound. A body larger than {@link Limits#maxBodyBytes()}
- * is refused with 413 before it is read. A request that takes longer than 30 s to arrive, or an
- * answer longer to leave, has its connection closed (the JDK server's {@code maxReqTime} and
- * {@code maxRspTime}, set here unless the JVM was given them). A handler that throws harms only
+ * is refused with 413 before it is read. A request that takes longer than 5 s to arrive (the
+ * JDK server reads it on a worker thread), or an answer longer than 30 s to leave, has its
+ * connection closed (the JDK server's {@code maxReqTime} and {@code maxRspTime}, set here
+ * unless the JVM was given them). A handler that throws harms only
  * its own request: {@link HttpException} becomes its status and message, anything else a 500.
  *
  * <p>Thread-safe after {@link #start()}; routes are added before it.
@@ -51,8 +52,8 @@ public final class HttpEndpoint implements AutoCloseable {
    * @param maxBodyBytes largest request body read
    */
   public record Limits(int threads, int queue, int maxBodyBytes) {
-    /** 4 threads, 256 waiting, 64 KiB bodies: far above what a naming request needs. */
-    public static final Limits DEFAULT = new Limits(4, 256, 64 * 1024);
+    /** 8 threads, 256 waiting, 64 KiB bodies: far above what a naming request needs. */
+    public static final Limits DEFAULT = new Limits(8, 256, 64 * 1024);
   }
 
   private final String host;
@@ -80,8 +81,9 @@ public final class HttpEndpoint implements AutoCloseable {
 
   /** Binds and starts serving. */
   public synchronized void start() throws IOException {
-    // Read once by the JDK server's configuration: a slow sender or reader cannot hold a thread.
-    System.getProperties().putIfAbsent("sun.net.httpserver.maxReqTime", "30");
+    // Read once by the JDK server's configuration. The JDK server reads a request's headers on
+    // a worker thread: a client that sends them slowly holds one for at most 5 s.
+    System.getProperties().putIfAbsent("sun.net.httpserver.maxReqTime", "5");
     System.getProperties().putIfAbsent("sun.net.httpserver.maxRspTime", "30");
     AtomicInteger n = new AtomicInteger();
     executor = new ThreadPoolExecutor(limits.threads(), limits.threads(), 30, TimeUnit.SECONDS,
