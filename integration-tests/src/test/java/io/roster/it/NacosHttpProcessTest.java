@@ -186,7 +186,7 @@ class NacosHttpProcessTest {
     Latest seen = new Latest();
     nacos().subscribe("billing", seen::on);
     String metadata = URLEncoder.encode("{\"preserved.heart.beat.interval\":\"200\","
-        + "\"preserved.heart.beat.timeout\":\"600\",\"preserved.ip.delete.timeout\":\"1200\"}", StandardCharsets.UTF_8);
+        + "\"preserved.heart.beat.timeout\":\"1000\",\"preserved.ip.delete.timeout\":\"3000\"}", StandardCharsets.UTF_8);
     assertThat(curl("POST", "/nacos/v1/ns/instance?serviceName=billing&ip=10.2.0.1&port=9000&metadata=" + metadata))
         .isEqualTo(new Answer(200, "ok"));
     assertThat(curl("GET", "/nacos/v1/ns/instance/list?serviceName=billing").body()).contains("\"ip\":\"10.2.0.1\"");

@@ -1,6 +1,7 @@
 package io.roster.server.nacos;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.LoggerContext;
@@ -162,11 +163,12 @@ class NacosHttpTest {
   void aSilentHeartbeatInstanceTurnsUnhealthyThenGoesAndSubscribersArePushedEachTime() {
     TestSession consumer = subscriber("orders");
     consumer.awaitPush("orders", i -> i.getInstancesCount() == 0);
-    // 100 ms beats, unhealthy after 300 ms, removed after 600 ms of silence.
+    // 100 ms beats, unhealthy after 300 ms, removed after 1.3 s of silence: each state lasts long
+    // enough to be pushed on its own, also on a loaded machine.
     register("serviceName=orders&ip=10.0.0.1&port=80&metadata=" + java.net.URLEncoder.encode(
         "{\"preserved.heart.beat.interval\":\"100\",\"preserved.heart.beat.timeout\":\"300\","
-            + "\"preserved.ip.delete.timeout\":\"600\"}", java.nio.charset.StandardCharsets.UTF_8));
-    consumer.awaitPush("orders", i -> i.getInstancesCount() == 1 && i.getInstances(0).getHealthy());
+            + "\"preserved.ip.delete.timeout\":\"1300\"}", java.nio.charset.StandardCharsets.UTF_8));
+    consumer.awaitPush("orders", i -> i.getInstancesCount() == 1);
     consumer.awaitPush("orders", i -> i.getInstancesCount() == 1 && !i.getInstances(0).getHealthy());
     consumer.awaitPush("orders", i -> i.getInstancesCount() == 0);
 
@@ -182,6 +184,8 @@ class NacosHttpTest {
         + "preserved.heart.beat.timeout%3D300,preserved.ip.delete.timeout%3D60000");
     TestSession consumer = subscriber("orders");
     consumer.awaitPush("orders", i -> i.getInstancesCount() == 1 && !i.getInstances(0).getHealthy());
+    assertThat(call("GET", "/nacos/v1/ns/instance/list?serviceName=orders&healthyOnly=true", null).json().get("hosts"))
+        .isEmpty();
     JsonNode beat = call("PUT", "/nacos/v1/ns/instance/beat", "serviceName=orders&ip=10.0.0.1&port=80").json();
     assertThat(beat.get("code").asInt()).isEqualTo(NacosHttpApi.OK);
     assertThat(beat.get("clientBeatInterval").asLong()).isEqualTo(100);
@@ -243,6 +247,22 @@ class NacosHttpTest {
     assertThat(refused.status()).isEqualTo(400);
     assertThat(refused.body()).contains("is held by a connection");
     assertThat(loopback.server().registry().snapshot(key("orders")).instances()).hasSize(1);
+  }
+
+  @Test
+  void closingTheServerClosesTheHttpPort() throws Exception {
+    int port = loopback.server().nacosHttpPort();
+    assertThat(call("GET", "/nacos/v1/ns/operator/metrics", null).status()).isEqualTo(200);
+    loopback.server().close();
+    assertThatThrownBy(() -> new java.net.Socket("127.0.0.1", port).close()).isInstanceOf(java.net.ConnectException.class);
+  }
+
+  @Test
+  void theHttpPortCanBeTurnedOff() {
+    try (LoopbackServer off = LoopbackServer.with(b -> b.nacosHttpPort(io.roster.server.config.ServerConfig.NACOS_HTTP_OFF))) {
+      off.start();
+      assertThat(off.server().nacosHttpPort()).isEqualTo(-1);
+    }
   }
 
   @Test
