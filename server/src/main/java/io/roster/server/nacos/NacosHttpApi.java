@@ -101,9 +101,9 @@ public final class NacosHttpApi {
         case "/instance" -> switch (r.method()) {
           case "POST" -> register(r);
           case "DELETE" -> deregister(r);
-          case "PUT" -> update(r);
+          case "PUT", "PATCH" -> update(r); // PUT changes only what it is given, so both are PATCH
           case "GET" -> detail(r);
-          default -> throw notAllowed(r, "GET, POST, PUT, DELETE");
+          default -> throw notAllowed(r, "GET, POST, PUT, PATCH, DELETE");
         };
         case "/instance/list" -> only(r, "GET", this::list);
         case "/instance/beat" -> only(r, "PUT", this::beat);
@@ -164,7 +164,7 @@ public final class NacosHttpApi {
   }
 
   /**
-   * PUT /instance: an operator's change of {@code enabled}, {@code weight} and {@code metadata}
+   * PUT (or PATCH) /instance: an operator's change of {@code enabled}, {@code weight} and {@code metadata}
    * (replaced), whoever holds the instance; a parameter not given is left as it is. {@code
    * enabled=false} holds: the instance stays out of traffic whoever registers it again, until
    * {@code enabled=true} or until it leaves the registry (decision 40).

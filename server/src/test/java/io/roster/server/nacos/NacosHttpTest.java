@@ -220,8 +220,8 @@ class NacosHttpTest {
     assertThat(provider.register("orders", "10.0.0.7", 8080).getOk()).isTrue();
     assertThat(loopback.server().registry().snapshot(key("orders")).instances()).isEmpty();
 
-    assertThat(call("PUT", "/nacos/v1/ns/instance", "serviceName=orders&ip=10.0.0.7&port=8080&enabled=true").status())
-        .isEqualTo(200);
+    assertThat(call("PATCH", "/nacos/v1/ns/instance", "serviceName=orders&ip=10.0.0.7&port=8080&enabled=true")
+        .status()).isEqualTo(200);
     consumer.awaitPush("orders", i -> i.getInstancesCount() == 1);
     assertThat(loopback.server().registry().ownerOf(key("orders"), new InstanceKey("10.0.0.7", 8080, "DEFAULT")).kind())
         .as("an update keeps the owner").isEqualTo(Owner.Kind.SESSION);
