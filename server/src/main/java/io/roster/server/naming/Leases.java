@@ -107,6 +107,8 @@ public final class Leases implements AutoCloseable {
     /** Only the check scheduled last acts; earlier ones (before a re-registration) do nothing. */
     long checkSeq;
     Scheduler.Cancellable pendingCheck;
+    /** A registration of it has been applied: a later refusal of another one leaves it be. */
+    boolean confirmed;
 
     Lease(Key key, Owner owner, String address, Timeouts timeouts, long now) {
       this.key = key;
@@ -151,39 +153,52 @@ public final class Leases implements AutoCloseable {
   public CompletableFuture<Instance> register(ServiceKey service, Instance instance, String address) {
     Timeouts timeouts = Timeouts.of(instance.metadata());
     Key key = new Key(service, instance.key());
-    long now = scheduler.nanoTime();
-    boolean[] created = new boolean[1];
-    Lease lease = leases.compute(key, (k, old) -> {
-      if (old != null) {
-        return old;
-      }
-      take(address);
-      created[0] = true;
-      return new Lease(k, new Owner(nodeId.get(), Owner.Kind.LEASE, ownerId(k, leaseIds.incrementAndGet())), address,
-          timeouts, now);
-    });
-    CompletableFuture<Instance> stored;
-    synchronized (lease) {
-      lease.timeouts = timeouts;
-      lease.lastBeatNanos = now;
-      lease.markedUnhealthy = false;
-      try {
-        stored = writer.submit(new Command.Register(lease.owner, service, instance));
-      } catch (RuntimeException e) {
-        stored = CompletableFuture.failedFuture(e);
-      }
-    }
-    stored.whenComplete((i, e) -> {
-      if (e == null) {
-        synchronized (lease) {
-          scheduleCheck(lease, timeouts.unhealthyAfter.compareTo(timeouts.deleteAfter) < 0
-              ? timeouts.unhealthyAfter : timeouts.deleteAfter);
+    while (true) {
+      long now = scheduler.nanoTime();
+      boolean[] created = new boolean[1];
+      Lease lease = leases.compute(key, (k, old) -> {
+        if (old != null) {
+          return old;
         }
-      } else if (created[0]) {
+        take(address);
+        created[0] = true;
+        return new Lease(k, new Owner(nodeId.get(), Owner.Kind.LEASE, ownerId(k, leaseIds.incrementAndGet())),
+            address, timeouts, now);
+      });
+      CompletableFuture<Instance> stored;
+      synchronized (lease) {
+        if (leases.get(key) != lease) {
+          continue; // it expired or was deregistered just now: a new lease
+        }
+        lease.timeouts = timeouts;
+        lease.lastBeatNanos = now;
+        lease.markedUnhealthy = false;
+        try {
+          stored = writer.submit(new Command.Register(lease.owner, service, instance));
+        } catch (RuntimeException e) {
+          stored = CompletableFuture.failedFuture(e);
+        }
+      }
+      stored.whenComplete((i, e) -> registered(lease, timeouts, e == null, created[0]));
+      return stored;
+    }
+  }
+
+  /** After a registration was applied (or refused): the lease's next check, or its end. */
+  private void registered(Lease lease, Timeouts timeouts, boolean applied, boolean created) {
+    synchronized (lease) {
+      boolean current = leases.get(lease.key) == lease;
+      if (applied && current) {
+        lease.confirmed = true;
+        scheduleCheck(lease, timeouts.unhealthyAfter.compareTo(timeouts.deleteAfter) < 0
+            ? timeouts.unhealthyAfter : timeouts.deleteAfter);
+      } else if (applied) {
+        // Dropped while the registration was on its way: nothing times it, so it must not stay.
+        submitEnd(lease);
+      } else if (!applied && created && !lease.confirmed) {
         forget(lease);
       }
-    });
-    return stored;
+    }
   }
 
   /**

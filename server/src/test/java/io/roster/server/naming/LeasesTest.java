@@ -210,6 +210,35 @@ class LeasesTest {
     assertThat(registry.owners(o -> o.kind() == Owner.Kind.LEASE)).isEmpty();
   }
 
+  /**
+   * A registration still on its way to the log when its lease is deregistered: once applied,
+   * nothing would time it, so its owner is ended instead of leaving an instance that never expires.
+   */
+  @Test
+  void aRegistrationAppliedAfterItsLeaseWasDroppedIsEnded() {
+    java.util.List<Runnable> pending = new java.util.ArrayList<>();
+    Writer direct = Writer.direct(registry);
+    Writer slowRegisters = new Writer() {
+      @Override
+      @SuppressWarnings("unchecked")
+      public <R> java.util.concurrent.CompletableFuture<R> submit(io.roster.server.registry.Command<R> command) {
+        if (command instanceof io.roster.server.registry.Command.Register) {
+          java.util.concurrent.CompletableFuture<R> later = new java.util.concurrent.CompletableFuture<>();
+          pending.add(() -> later.complete(command.applyTo(registry)));
+          return later;
+        }
+        return direct.submit(command);
+      }
+    };
+    Leases l = new Leases(slowRegisters, registry, time, () -> "n1", 10);
+    var registering = l.register(orders, inst("10.0.0.1", 80, Map.of()), "h");
+    assertThat(l.deregister(orders, key("10.0.0.1", 80)).join()).isTrue();
+    pending.forEach(Runnable::run);
+    assertThat(registering).isCompleted();
+    assertThat(stored("10.0.0.1", 80)).isNull();
+    assertThat(registry.owners(o -> o.kind() == Owner.Kind.LEASE)).isEmpty();
+  }
+
   @Test
   void aRefusedRegistrationLeavesNoLease() {
     Registry small = new Registry(() -> time.currentTimeMillis() * 1000,
