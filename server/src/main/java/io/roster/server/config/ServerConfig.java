@@ -348,7 +348,7 @@ public record ServerConfig(
         "Session/Connect streams open at once from one remote IP address (all its connections).",
         (b, v) -> b.maxSessionsPerAddress(Integer.parseInt(v)), c -> String.valueOf(c.maxSessionsPerAddress())));
     OPTIONS.put("max-instances-per-address", new Option("a positive integer",
-        "Ephemeral instances the sessions of one remote IP address may own together.",
+        "Ephemeral instances the sessions of one remote IP address may own together (and, counted apart, the Nacos HTTP API's heartbeat instances registered from one address).",
         (b, v) -> b.maxInstancesPerAddress(Integer.parseInt(v)), c -> String.valueOf(c.maxInstancesPerAddress())));
     OPTIONS.put("max-message-size", new Option("a size in bytes, at least 65536 (suffixes k, m: 4m)",
         "Largest gRPC message the server reads; a larger one ends its call with RESOURCE_EXHAUSTED.",
