@@ -55,8 +55,10 @@ final class ServerProcess extends JavaProcess {
     }
     // Steady state unless a test asks for the warm-up after start (a later flag wins): removals
     // in the first seconds would otherwise wait for it (decision 20).
+    // The Nacos HTTP port on any free port unless a test names one: port - 1000 may be taken.
     args.addAll(List.of("-jar", JAR.toString(),
-        "--host", host, "--port", Integer.toString(port), "--shutdown-grace", "2s", "--warm-up", "0s"));
+        "--host", host, "--port", Integer.toString(port), "--shutdown-grace", "2s", "--warm-up", "0s",
+        "--nacos-http-port", "0"));
     args.addAll(List.of(flags));
     return new ServerProcess(host, port, args, System.nanoTime());
   }

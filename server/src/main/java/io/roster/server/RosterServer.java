@@ -3,7 +3,10 @@ package io.roster.server;
 import io.roster.server.cluster.ClusterNode;
 import io.roster.server.cluster.EntryClock;
 import io.roster.server.config.ServerConfig;
+import io.roster.server.http.HttpEndpoint;
 import io.roster.server.model.Owner;
+import io.roster.server.nacos.NacosHttpApi;
+import io.roster.server.naming.Leases;
 import io.roster.server.push.PushEngine;
 import io.roster.server.registry.Registry;
 import io.roster.server.registry.WarmUp;
@@ -62,6 +65,11 @@ public final class RosterServer implements AutoCloseable {
   private final WarmUp warmUp;
   /** This server as a cluster member, or null when standalone. */
   private final ClusterNode cluster;
+  /** Heartbeat instances of the Nacos v1 HTTP API held by this server. */
+  private final Leases leases;
+  private final NacosHttpApi nacosHttp;
+  /** The Nacos v1 HTTP listener, or null when {@code --nacos-http-port off}. */
+  private final HttpEndpoint http;
   private final CountDownLatch terminated = new CountDownLatch(1);
   private boolean closed;
 
@@ -92,6 +100,13 @@ public final class RosterServer implements AutoCloseable {
         VERSION, warmUp, cluster, new io.roster.server.nacos.NacosEndpoint(sessions, registry));
     if (cluster != null) {
       endpoint.refuse("this cluster member is catching up with the log", true);
+    }
+    this.leases = new Leases(writer, registry, scheduler, sessions::nodeId, config.maxInstancesPerAddress());
+    this.nacosHttp = new NacosHttpApi(registry, writer, leases, sessions::count);
+    int httpPort = config.resolvedNacosHttpPort();
+    this.http = httpPort < 0 ? null : new HttpEndpoint(config.host(), httpPort, HttpEndpoint.Limits.DEFAULT);
+    if (http != null) {
+      nacosHttp.routeOn(http);
     }
   }
 
@@ -174,6 +189,16 @@ public final class RosterServer implements AutoCloseable {
     } catch (IOException e) {
       throw new UncheckedIOException("cannot listen on " + config.host() + ":" + config.port(), e);
     }
+    if (server.http != null) {
+      try {
+        server.http.start();
+      } catch (IOException e) {
+        server.close();
+        throw new UncheckedIOException("cannot listen on " + config.host() + ":" + config.resolvedNacosHttpPort()
+            + " (the Nacos v1 HTTP API; --nacos-http-port picks another port, or off)", e);
+      }
+      log.info("Nacos v1 HTTP API on {}:{}", config.host(), server.http.port());
+    }
     if (server.cluster != null) {
       server.cluster.announce(server.clientAddress());
     }
@@ -202,6 +227,11 @@ public final class RosterServer implements AutoCloseable {
       return config.advertise();
     }
     return cluster.memberHost() + ":" + port();
+  }
+
+  /** The bound port of the Nacos v1 HTTP API, or -1 when it is off. */
+  public int nacosHttpPort() {
+    return http == null ? -1 : http.port();
   }
 
   /** This server as a cluster member, or null when it is standalone. */
@@ -267,6 +297,14 @@ public final class RosterServer implements AutoCloseable {
     log.info("Stopping: {} sessions asked to reconnect, grace {}", sessions.count(),
         ServerConfig.formatDuration(config.shutdownGrace()));
     engine.stop();
+    // The HTTP API first: it says DOWN, lets requests in progress finish (1 s at most) and
+    // takes no more; heartbeat instances stay until the registry goes (or, in a cluster, until
+    // the members end this member's owners).
+    nacosHttp.markDown();
+    leases.close();
+    if (http != null) {
+      http.stop(Duration.ofSeconds(1));
+    }
     try {
       if (cluster != null) {
         // From now on no client may move here: its redo would take its instances to a session

@@ -42,7 +42,7 @@ final class LogCodec {
     } else if (command instanceof Command.UpdateInstance c) {
       var u = io.roster.proto.cluster.v1.UpdateInstance.newBuilder()
           .setService(service(c.service())).setKey(key(c.key()))
-          .setReplaceMetadata(c.replaceMetadata()).putAllMetadata(c.metadata());
+          .setReplaceMetadata(c.replaceMetadata()).putAllMetadata(c.metadata()).setHold(c.hold());
       if (c.enabled() != null) {
         u.setEnabled(c.enabled());
       }
@@ -89,7 +89,7 @@ final class LogCodec {
         var u = p.getUpdateInstance();
         yield new Command.UpdateInstance(service(u.getService()), key(u.getKey()),
             u.hasEnabled() ? u.getEnabled() : null, u.hasWeight() ? u.getWeight() : null,
-            u.hasHealthy() ? u.getHealthy() : null, u.getReplaceMetadata(), u.getMetadataMap());
+            u.hasHealthy() ? u.getHealthy() : null, u.getReplaceMetadata(), u.getMetadataMap(), u.getHold());
       }
       case UPDATE_SETTINGS -> {
         var u = p.getUpdateSettings();

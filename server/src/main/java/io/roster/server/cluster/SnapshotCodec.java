@@ -44,7 +44,7 @@ final class SnapshotCodec {
       for (Registry.Held h : s.registrations()) {
         b.addRegistrations(Registration.newBuilder().setOwner(LogCodec.owner(h.owner()))
             .setInstance(LogCodec.instance(h.instance()))
-            .setClientId(h.claim().clientId()).setSessionSeq(h.claim().seq()));
+            .setClientId(h.claim().clientId()).setSessionSeq(h.claim().seq()).setOperatorHeld(h.operatorHeld()));
       }
       b.build().writeDelimitedTo(out);
     }
@@ -72,7 +72,7 @@ final class SnapshotCodec {
       List<Registry.Held> held = new ArrayList<>(s.getRegistrationsCount());
       for (Registration r : s.getRegistrationsList()) {
         held.add(new Registry.Held(LogCodec.owner(r.getOwner()), LogCodec.instance(r.getInstance()),
-            new io.roster.server.registry.Claim(r.getClientId(), r.getSessionSeq())));
+            new io.roster.server.registry.Claim(r.getClientId(), r.getSessionSeq()), r.getOperatorHeld()));
       }
       services.add(new Registry.ServiceImage(LogCodec.service(s.getService()), s.getRevision(), held));
     }

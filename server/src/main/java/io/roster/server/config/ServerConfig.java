@@ -43,7 +43,13 @@ public record ServerConfig(
     Duration groupCommitWindow,
     Duration memberDownAfter,
     Duration memberGrace,
-    long snapshotEvery) {
+    long snapshotEvery,
+    int nacosHttpPort) {
+
+  /** {@code --nacos-http-port auto}: the client port − 1000 (8848 beside 9848), as Nacos apps expect. */
+  public static final int NACOS_HTTP_AUTO = -2;
+  /** {@code --nacos-http-port off}: no Nacos v1 HTTP listener. */
+  public static final int NACOS_HTTP_OFF = -1;
 
   /**
    * The largest {@code --max-service-bytes}: the Java SDK accepts messages of up to 16 MiB, and
@@ -115,6 +121,43 @@ public record ServerConfig(
     if (snapshotEvery < 10) {
       throw new IllegalArgumentException("snapshot-every: " + snapshotEvery + " (expected: >= 10 log entries)");
     }
+    if (nacosHttpPort < NACOS_HTTP_AUTO || nacosHttpPort > 65535) {
+      throw new IllegalArgumentException("nacos-http-port: " + nacosHttpPort
+          + " (expected: auto, off or 0..65535, 0 = any free port)");
+    }
+    if (nacosHttpPort == NACOS_HTTP_AUTO && port > 0 && port <= 1000) {
+      throw new IllegalArgumentException("nacos-http-port: auto needs --port above 1000 (it is --port - 1000), but "
+          + "--port is " + port + " (expected: a port, or off)");
+    }
+  }
+
+  /**
+   * The port the Nacos v1 HTTP API listens on: {@code --port - 1000} for {@code auto} (0, any
+   * free port, when {@code --port} is 0), or -1 when it is off.
+   */
+  public int resolvedNacosHttpPort() {
+    if (nacosHttpPort == NACOS_HTTP_AUTO) {
+      return port == 0 ? 0 : port - 1000;
+    }
+    return nacosHttpPort;
+  }
+
+  private static int parseNacosHttpPort(String v) {
+    return switch (v.toLowerCase(Locale.ROOT)) {
+      case "auto" -> NACOS_HTTP_AUTO;
+      case "off", "-1" -> NACOS_HTTP_OFF;
+      default -> {
+        int p = Integer.parseInt(v);
+        if (p < 0 || p > 65535) {
+          throw new IllegalArgumentException("not a port: " + v);
+        }
+        yield p;
+      }
+    };
+  }
+
+  private static String formatNacosHttpPort(int p) {
+    return p == NACOS_HTTP_AUTO ? "auto" : p == NACOS_HTTP_OFF ? "off" : Integer.toString(p);
   }
 
   private static void atLeastOne(String name, int value) {
@@ -305,7 +348,7 @@ public record ServerConfig(
         "Session/Connect streams open at once from one remote IP address (all its connections).",
         (b, v) -> b.maxSessionsPerAddress(Integer.parseInt(v)), c -> String.valueOf(c.maxSessionsPerAddress())));
     OPTIONS.put("max-instances-per-address", new Option("a positive integer",
-        "Ephemeral instances the sessions of one remote IP address may own together.",
+        "Ephemeral instances the sessions of one remote IP address may own together (and, counted apart, the Nacos HTTP API's heartbeat instances registered from one address).",
         (b, v) -> b.maxInstancesPerAddress(Integer.parseInt(v)), c -> String.valueOf(c.maxInstancesPerAddress())));
     OPTIONS.put("max-message-size", new Option("a size in bytes, at least 65536 (suffixes k, m: 4m)",
         "Largest gRPC message the server reads; a larger one ends its call with RESOURCE_EXHAUSTED.",
@@ -344,6 +387,9 @@ public record ServerConfig(
     OPTIONS.put("snapshot-every", new Option("a number of log entries, at least 10",
         "A member writes a snapshot of its state every this many log entries and drops the log before it.",
         (b, v) -> b.snapshotEvery(Long.parseLong(v)), c -> String.valueOf(c.snapshotEvery())));
+    OPTIONS.put("nacos-http-port", new Option("auto, off or 0..65535",
+        "Port of the Nacos v1 HTTP open API (naming half) on --host; auto = --port - 1000 (8848), off = none, 0 = any free port. See docs/nacos-compat.md.",
+        (b, v) -> b.nacosHttpPort(parseNacosHttpPort(v)), c -> formatNacosHttpPort(c.nacosHttpPort())));
   }
 
   /** Names of every option, in help order. */
@@ -381,6 +427,7 @@ public record ServerConfig(
     private Duration memberDownAfter = Duration.ofSeconds(3);
     private Duration memberGrace = Duration.ofSeconds(10);
     private long snapshotEvery = 20_000;
+    private int nacosHttpPort = NACOS_HTTP_AUTO;
 
     private Builder() {}
 
@@ -412,13 +459,15 @@ public record ServerConfig(
     public Builder memberDownAfter(Duration v) { memberDownAfter = v; return this; }
     public Builder memberGrace(Duration v) { memberGrace = v; return this; }
     public Builder snapshotEvery(long v) { snapshotEvery = v; return this; }
+    /** {@link #NACOS_HTTP_AUTO}, {@link #NACOS_HTTP_OFF} or a port (0 = any free port). */
+    public Builder nacosHttpPort(int v) { nacosHttpPort = v; return this; }
 
     public ServerConfig build() {
       return new ServerConfig(host, port, dataDir, logDir, keepaliveTime, keepaliveTimeout, pushWindow,
           pushAckTimeout, shutdownGrace, maxInstancesPerConnection, maxSubscriptionsPerConnection,
           maxSessionsPerConnection, maxWatchesPerConnection, maxSessionsPerAddress, maxInstancesPerAddress,
           maxMessageSize, maxServiceSettingsBytes, warmUp, maxInstancesPerService, maxServiceBytes, nodeId, peerPort,
-          members, advertise, groupCommitWindow, memberDownAfter, memberGrace, snapshotEvery);
+          members, advertise, groupCommitWindow, memberDownAfter, memberGrace, snapshotEvery, nacosHttpPort);
     }
   }
 }

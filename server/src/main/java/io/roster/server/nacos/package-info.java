@@ -12,5 +12,10 @@
  *
  * <p>Entry point: {@link io.roster.server.nacos.NacosEndpoint}, which the gRPC endpoint adds
  * beside {@code roster.v1.*} on one port.
+ *
+ * <p>The naming half of the Nacos v1 open API (HTTP) is {@link
+ * io.roster.server.nacos.NacosHttpApi}, routed on the {@link io.roster.server.http.HttpEndpoint}
+ * of {@code --nacos-http-port}; its instances are heartbeat instances ({@link
+ * io.roster.server.naming.Leases}).
  */
 package io.roster.server.nacos;

@@ -48,6 +48,16 @@ public final class Updates {
    * @throws RegistryException INVALID_ARGUMENT for a weight outside 0..10000 or bad metadata
    */
   public CompletableFuture<Instance> instance(ServiceKey service, InstanceKey key, InstanceChange change) {
+    return instance(service, key, change, false);
+  }
+
+  /**
+   * Same; with {@code hold}, an {@code enabled = false} is an operator's hold: the instance
+   * stays out of traffic whoever registers it again, until it is enabled or leaves the registry
+   * (docs/decisions.md, record 40).
+   */
+  public CompletableFuture<Instance> instance(ServiceKey service, InstanceKey key, InstanceChange change,
+      boolean hold) {
     if (change.weight() != null) {
       double weight = change.weight();
       if (!(weight >= 0 && weight <= Names.MAX_WEIGHT)) {
@@ -56,7 +66,7 @@ public final class Updates {
     }
     Names.checkMetadata("metadata", change.metadata());
     return writer.submit(new Command.UpdateInstance(service, key, change.enabled(), change.weight(),
-        change.healthy(), change.replaceMetadata(), change.metadata()));
+        change.healthy(), change.replaceMetadata(), change.metadata(), hold));
   }
 
   /**

@@ -93,11 +93,21 @@ public sealed interface Command<R> {
    * result is the instance as stored, or null when there is no such instance.
    *
    * @param metadata replaces the instance's metadata when {@code replaceMetadata}, else is merged into it
+   * @param hold {@code enabled = false} is an operator's hold: the instance stays disabled
+   *     whoever registers it again, until an update enables it or it leaves the registry
+   *     (decision 40); without it, the next registration of the instance decides. Any {@code
+   *     enabled = true} ends a hold.
    */
   record UpdateInstance(ServiceKey service, InstanceKey key, Boolean enabled, Double weight, Boolean healthy,
-      boolean replaceMetadata, Map<String, String> metadata) implements Command<Instance> {
+      boolean replaceMetadata, Map<String, String> metadata, boolean hold) implements Command<Instance> {
     public UpdateInstance {
       metadata = Map.copyOf(metadata);
+    }
+
+    /** Without a hold. */
+    public UpdateInstance(ServiceKey service, InstanceKey key, Boolean enabled, Double weight, Boolean healthy,
+        boolean replaceMetadata, Map<String, String> metadata) {
+      this(service, key, enabled, weight, healthy, replaceMetadata, metadata, false);
     }
 
     /** Only {@code enabled}: in or out of traffic. */
@@ -120,7 +130,7 @@ public sealed interface Command<R> {
         }
         // Validated again as part of the instance: the merged total must fit too.
         return next.withMetadata(merge(next.metadata(), replaceMetadata, metadata));
-      });
+      }, enabled == null ? null : enabled ? Boolean.FALSE : hold ? Boolean.TRUE : null);
     }
   }
 

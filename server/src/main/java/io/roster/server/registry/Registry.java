@@ -230,10 +230,10 @@ public final class Registry {
 
   /**
    * Puts an instance in or out of traffic, whoever owns it (operators). Returns false when
-   * there is no such instance; a no-op when it is already so.
+   * there is no such instance; a no-op when it is already so. Enabling ends an operator's hold.
    */
   public boolean setEnabled(ServiceKey service, InstanceKey key, boolean enabled) {
-    return update(service, key, i -> i.withEnabled(enabled)) != null;
+    return update(service, key, i -> i.withEnabled(enabled), enabled ? Boolean.FALSE : null) != null;
   }
 
   /**
@@ -242,6 +242,16 @@ public final class Registry {
    * such instance. A change that alters nothing costs no revision and no push.
    */
   public Instance update(ServiceKey service, InstanceKey key, UnaryOperator<Instance> change) {
+    return update(service, key, change, null);
+  }
+
+  /**
+   * Same, and sets whether an operator holds the instance out of traffic ({@code hold}; null
+   * leaves it as it is). A held instance is stored disabled whoever registers it again (its
+   * owner's redo, another owner taking it over), until an operator enables it or it leaves the
+   * registry (docs/decisions.md, record 40).
+   */
+  public Instance update(ServiceKey service, InstanceKey key, UnaryOperator<Instance> change, Boolean hold) {
     if (!services.containsKey(service)) {
       return null;
     }
@@ -256,9 +266,19 @@ public final class Registry {
       if (!updated.key().equals(key)) {
         throw new IllegalArgumentException("an update may not change the identity " + key);
       }
+      boolean held = hold != null ? hold : r.held;
+      if (held) {
+        updated = updated.withEnabled(false);
+      }
       stored[0] = updated;
       owner[0] = r.owner;
-      return e.put(r.owner, r.claim, updated, "metadata");
+      e.hold(key, held); // first: put keeps the hold it finds
+      try {
+        return e.put(r.owner, r.claim, updated, "metadata");
+      } catch (RuntimeException refused) {
+        e.hold(key, r.held);
+        throw refused;
+      }
     });
     if (revision >= 0) {
       publish(service, owner[0], Change.Kind.UPDATED, revision);
@@ -313,6 +333,18 @@ public final class Registry {
     synchronized (e) {
       Registration r = e.registrations.get(key);
       return r != null && r.owner.equals(owner);
+    }
+  }
+
+  /** The instance with this identity as stored (disabled ones too), or null when there is none. */
+  public Instance instance(ServiceKey service, InstanceKey key) {
+    Entry e = services.get(service);
+    if (e == null) {
+      return null;
+    }
+    synchronized (e) {
+      Registration r = e.registrations.get(key);
+      return r == null ? null : r.instance;
     }
   }
 
@@ -445,10 +477,19 @@ public final class Registry {
     return services.size();
   }
 
-  /** One registration in an {@link Image}. */
-  public record Held(Owner owner, Instance instance, Claim claim) {
+  /**
+   * One registration in an {@link Image}.
+   *
+   * @param operatorHeld an operator holds it out of traffic (see {@link #update(ServiceKey,
+   *     InstanceKey, UnaryOperator, Boolean)})
+   */
+  public record Held(Owner owner, Instance instance, Claim claim, boolean operatorHeld) {
     public Held(Owner owner, Instance instance) {
-      this(owner, instance, Claim.NONE);
+      this(owner, instance, Claim.NONE, false);
+    }
+
+    public Held(Owner owner, Instance instance, Claim claim) {
+      this(owner, instance, claim, false);
     }
   }
 
@@ -476,7 +517,7 @@ public final class Registry {
       synchronized (e) {
         List<Held> held = new ArrayList<>(e.registrations.size());
         for (Registration r : e.registrations.values()) {
-          held.add(new Held(r.owner, r.instance, r.claim));
+          held.add(new Held(r.owner, r.instance, r.claim, r.held));
         }
         held.sort((a, b) -> Instance.ORDER.compare(a.instance(), b.instance()));
         list.add(new ServiceImage(key, e.revision, held));
@@ -513,6 +554,7 @@ public final class Registry {
       synchronized (e) {
         for (Held h : si.registrations()) {
           e.store(h.owner(), h.claim(), h.instance(), WireSize.ofInstanceInList(h.instance()));
+          e.hold(h.instance().key(), h.operatorHeld());
         }
         e.revision = si.revision();
       }
@@ -601,8 +643,11 @@ public final class Registry {
     }
   }
 
-  /** @param size the instance's wire bytes in a list ({@link WireSize#ofInstanceInList}) */
-  private record Registration(Owner owner, Instance instance, int size, Claim claim) {}
+  /**
+   * @param size the instance's wire bytes in a list ({@link WireSize#ofInstanceInList})
+   * @param held an operator holds it out of traffic: whoever registers it again, it is stored disabled
+   */
+  private record Registration(Owner owner, Instance instance, int size, Claim claim, boolean held) {}
 
   /** Counters of one service; {@code bytes} is the wire size of its instances (see {@link ServiceLimits}). */
   public record ServiceStats(int instanceCount, int healthyCount, long revision, long bytes) {}
@@ -672,14 +717,30 @@ public final class Registry {
       if (old != null && !old.owner.equals(owner) && old.claim.newerThan(claim)) {
         return false;
       }
+      instance = heldBack(old, instance);
       int size = WireSize.ofInstanceInList(instance);
       checkLimits(old == null ? 1 : 0, size - (old == null ? 0 : old.size), field);
       return store(owner, claim, instance, size);
     }
 
-    /** Stores without checking limits; returns whether the visible instance changed. */
+    /** {@code instance} disabled when an operator holds the registration it replaces. */
+    private Instance heldBack(Registration old, Instance instance) {
+      return old != null && old.held ? instance.withEnabled(false) : instance;
+    }
+
+    /** Sets whether an operator holds the registration of {@code key} (if there is one). */
+    void hold(InstanceKey key, boolean held) {
+      Registration r = registrations.get(key);
+      if (r != null && r.held != held) {
+        registrations.put(key, new Registration(r.owner, r.instance, r.size, r.claim, held));
+      }
+    }
+
+    /** Stores without checking limits, keeping an operator's hold; returns whether the visible instance changed. */
     private boolean store(Owner owner, Claim claim, Instance instance, int size) {
-      Registration old = registrations.put(instance.key(), new Registration(owner, instance, size, claim));
+      Registration before = registrations.get(instance.key());
+      boolean held = before != null && before.held;
+      Registration old = registrations.put(instance.key(), new Registration(owner, instance, size, claim, held));
       bytes += size - (old == null ? 0 : old.size);
       if (old == null) {
         counted(owner, 1);
@@ -735,7 +796,7 @@ public final class Registry {
         Registration old = registrations.get(i.key());
         // Held by a newer session of the same client: left to it.
         if (old == null || old.owner.equals(owner) || !old.claim.newerThan(claim)) {
-          wanted.put(i.key(), i);
+          wanted.put(i.key(), heldBack(old, i));
         }
       }
       // The whole batch is checked before anything changes.

@@ -223,6 +223,7 @@ class ProposerTest {
         new Command.RemoveOwner(OWNER),
         new Command.UpdateInstance(SVC, key, true, 0.0, null, true, Map.of("x", "y")),
         new Command.UpdateInstance(SVC, key, null, null, false, false, Map.of()),
+        new Command.UpdateInstance(SVC, key, false, null, null, false, Map.of(), true),
         new Command.UpdateSettings(other, 0.25, false, Map.of("team", "t")),
         new Command.UpdateSettings(other, null, true, Map.of()));
     for (Command<?> c : all) {

@@ -34,6 +34,7 @@ class SnapshotCodecTest {
     source.register(TWO, A, instance(2, Map.of()));
     source.register(TWO, B, instance(3, Map.of("k", "v")));
     source.updateSettings(A, s -> s.withProtectThreshold(0.5).withMetadata(Map.of("team", "x")));
+    source.setEnabled(A, instance(2, Map.of()).key(), false); // an operator's hold travels too
     List<RegistryStateMachine.Member> members = List.of(
         new RegistryStateMachine.Member("m1:9849", "x", "h1:9848", false, 7),
         new RegistryStateMachine.Member("m2:9849", "y", "h2:9848", true, 0));

@@ -84,6 +84,26 @@ class ServerConfigTest {
   }
 
   @Test
+  void theNacosHttpPortIsThePortMinus1000ByDefaultAndCanBeSetOrTurnedOff() {
+    assertThat(ServerConfig.defaults().resolvedNacosHttpPort()).isEqualTo(8848);
+    assertThat(ServerConfig.parse(new String[] {"--port", "9000"}, Map.of()).resolvedNacosHttpPort()).isEqualTo(8000);
+    assertThat(ServerConfig.parse(new String[] {"--port", "0"}, Map.of()).resolvedNacosHttpPort()).isZero();
+    assertThat(ServerConfig.parse(new String[] {"--nacos-http-port", "18848"}, Map.of()).resolvedNacosHttpPort())
+        .isEqualTo(18848);
+    assertThat(ServerConfig.parse(new String[0], Map.of("ROSTER_NACOS_HTTP_PORT", "off")).resolvedNacosHttpPort())
+        .isEqualTo(-1);
+    assertThat(ServerConfig.parse(new String[] {"--nacos-http-port", "-1"}, Map.of()).resolvedNacosHttpPort())
+        .isEqualTo(-1);
+    assertThatThrownBy(() -> ServerConfig.parse(new String[] {"--nacos-http-port", "70000"}, Map.of()))
+        .hasMessage("--nacos-http-port: \"70000\" (expected: auto, off or 0..65535)");
+    assertThatThrownBy(() -> ServerConfig.parse(new String[] {"--port", "900"}, Map.of()))
+        .hasMessage("nacos-http-port: auto needs --port above 1000 (it is --port - 1000), but --port is 900 "
+            + "(expected: a port, or off)");
+    assertThat(ServerConfig.parse(new String[] {"--port", "900", "--nacos-http-port", "off"}, Map.of()).port())
+        .isEqualTo(900);
+  }
+
+  @Test
   void usageListsEveryOptionWithItsEnvironmentVariable() {
     String usage = ServerConfig.usage();
     for (String name : ServerConfig.optionNames()) {

@@ -1,0 +1,27 @@
+package io.roster.server.http;
+
+/**
+ * A request refused with an HTTP status and a text body that says why, naming the parameter,
+ * the value and what was expected. Thrown by handlers and by {@link HttpRequest}'s parameter
+ * accessors; the endpoint turns it into the answer.
+ */
+public final class HttpException extends RuntimeException {
+
+  private final int status;
+
+  public HttpException(int status, String message) {
+    super(message, null, false, false);
+    this.status = status;
+  }
+
+  /** The HTTP status to answer with. */
+  public int status() {
+    return status;
+  }
+
+  /** 400: a parameter is missing or has a value that is not allowed. */
+  public static HttpException badParameter(String name, String value, String expected) {
+    String shown = value == null ? "missing" : "\"" + (value.length() > 80 ? value.substring(0, 80) + "..." : value) + "\"";
+    return new HttpException(400, name + ": " + shown + " (expected: " + expected + ")");
+  }
+}

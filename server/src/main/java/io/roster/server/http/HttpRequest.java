@@ -1,0 +1,149 @@
+package io.roster.server.http;
+
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * One request as handlers see it: method, path, and its parameters from the query string and
+ * an {@code application/x-www-form-urlencoded} body together (the query string's value wins
+ * when a name is in both, as a servlet's {@code getParameter} answers). Immutable.
+ */
+public final class HttpRequest {
+
+  /** Parameters per request at most; more is refused (400) before any handler runs. */
+  static final int MAX_PARAMETERS = 64;
+
+  private final String method;
+  private final String path;
+  private final Map<String, String> params;
+  private final String remoteHost;
+
+  HttpRequest(String method, String path, Map<String, String> params, String remoteHost) {
+    this.method = method;
+    this.path = path;
+    this.params = Collections.unmodifiableMap(params);
+    this.remoteHost = remoteHost;
+  }
+
+  /** A request built by hand (tests and adapters that re-dispatch). */
+  public static HttpRequest of(String method, String path, Map<String, String> params, String remoteHost) {
+    return new HttpRequest(method, path, new LinkedHashMap<>(params), remoteHost);
+  }
+
+  /** {@code GET}, {@code POST}, ... in upper case. */
+  public String method() {
+    return method;
+  }
+
+  /** The path, decoded, without the query string. */
+  public String path() {
+    return path;
+  }
+
+  /** The caller's IP address (no port). */
+  public String remoteHost() {
+    return remoteHost;
+  }
+
+  /** Every parameter (first value of each name). */
+  public Map<String, String> params() {
+    return params;
+  }
+
+  /** A parameter, or null when it is absent. */
+  public String param(String name) {
+    return params.get(name);
+  }
+
+  /** A parameter, or {@code fallback} when it is absent or empty. */
+  public String param(String name, String fallback) {
+    String v = params.get(name);
+    return v == null || v.isEmpty() ? fallback : v;
+  }
+
+  /** A parameter that must be there and not be empty; else 400 naming it. */
+  public String required(String name) {
+    String v = params.get(name);
+    if (v == null || v.isEmpty()) {
+      throw HttpException.badParameter(name, null, "a value");
+    }
+    return v;
+  }
+
+  /** An integer parameter within {@code min..max}, or {@code fallback} when absent. */
+  public int intParam(String name, int fallback, int min, int max) {
+    String v = params.get(name);
+    if (v == null || v.isEmpty()) {
+      return fallback;
+    }
+    try {
+      int n = Integer.parseInt(v.trim());
+      if (n >= min && n <= max) {
+        return n;
+      }
+    } catch (NumberFormatException e) {
+      // below
+    }
+    throw HttpException.badParameter(name, v, "an integer " + min + ".." + max);
+  }
+
+  /** A {@code true}/{@code false} parameter, or null when absent. */
+  public Boolean boolParam(String name) {
+    String v = params.get(name);
+    if (v == null || v.isEmpty()) {
+      return null;
+    }
+    return switch (v.trim().toLowerCase(java.util.Locale.ROOT)) {
+      case "true" -> true;
+      case "false" -> false;
+      default -> throw HttpException.badParameter(name, v, "true or false");
+    };
+  }
+
+  /** A decimal parameter, or null when absent. */
+  public Double doubleParam(String name) {
+    String v = params.get(name);
+    if (v == null || v.isEmpty()) {
+      return null;
+    }
+    try {
+      return Double.parseDouble(v.trim());
+    } catch (NumberFormatException e) {
+      throw HttpException.badParameter(name, v, "a number");
+    }
+  }
+
+  /**
+   * Adds the pairs of {@code form} ({@code a=1&b=2}, URL-encoded) to {@code into}, keeping
+   * values already there; refuses more than {@link #MAX_PARAMETERS} names in all.
+   */
+  static void parseForm(String form, Map<String, String> into) {
+    if (form == null || form.isEmpty()) {
+      return;
+    }
+    for (String pair : form.split("&")) {
+      if (pair.isEmpty()) {
+        continue;
+      }
+      int eq = pair.indexOf('=');
+      String name = decode(eq < 0 ? pair : pair.substring(0, eq));
+      String value = eq < 0 ? "" : decode(pair.substring(eq + 1));
+      into.putIfAbsent(name, value);
+      if (into.size() > MAX_PARAMETERS) {
+        throw new HttpException(400, "too many parameters (limit: " + MAX_PARAMETERS + ")");
+      }
+    }
+  }
+
+  private static String decode(String s) {
+    try {
+      return URLDecoder.decode(s, StandardCharsets.UTF_8);
+    } catch (IllegalArgumentException e) {
+      throw new HttpException(400, "not URL-encoded: \"" + (s.length() > 64 ? s.substring(0, 64) + "..." : s)
+          + "\" (expected: %XX escapes)");
+    }
+  }
+}

@@ -1,0 +1,509 @@
+package io.roster.server.nacos;
+
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.LoggerContext;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.roster.server.http.HttpEndpoint;
+import io.roster.server.http.HttpException;
+import io.roster.server.http.HttpRequest;
+import io.roster.server.http.HttpResponse;
+import io.roster.server.model.Instance;
+import io.roster.server.model.InstanceKey;
+import io.roster.server.model.Names;
+import io.roster.server.model.Owner;
+import io.roster.server.model.RegistryException;
+import io.roster.server.model.ServiceKey;
+import io.roster.server.model.ServiceSnapshot;
+import io.roster.server.naming.Leases;
+import io.roster.server.naming.LogText;
+import io.roster.server.naming.Updates;
+import io.roster.server.registry.Command;
+import io.roster.server.registry.Registry;
+import io.roster.server.registry.Writer;
+import java.time.Duration;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.IntSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The naming half of the Nacos v1 open API ({@code /nacos/v1/ns/...}), mapped to the registry:
+ * instances registered here are heartbeat instances ({@link Leases}); reads come from the
+ * registry's states; updates are operator changes ({@link Updates}). {@code /nacos/v1/cs/...}
+ * (the config center) is answered 501. Parameters, defaults and answers follow Nacos 2.5's
+ * {@code InstanceController}, {@code ServiceController} and {@code OperatorController};
+ * docs/nacos-compat.md lists every difference.
+ *
+ * <p>Thread-safe; runs on the HTTP endpoint's worker threads. A change answers once this
+ * member has applied it (in a cluster, once the log has committed it), or 503 after {@link
+ * #APPLY_TIMEOUT}.
+ */
+public final class NacosHttpApi {
+
+  private static final Logger log = LoggerFactory.getLogger(NacosHttpApi.class);
+
+  /** The path prefix of the naming API. */
+  public static final String NAMING = "/nacos/v1/ns";
+  /** The path prefix of the config API, which Roster does not serve. */
+  public static final String CONFIG = "/nacos/v1/cs";
+  /** How long a request waits for its change to be applied. */
+  static final Duration APPLY_TIMEOUT = Duration.ofSeconds(5);
+  /** The beat answer's codes (Nacos's {@code NamingResponseCode}). */
+  static final int OK = 10200;
+  static final int RESOURCE_NOT_FOUND = 20404;
+  static final int MAX_PAGE_SIZE = 1000;
+
+  private final Registry registry;
+  private final Writer writer;
+  private final Leases leases;
+  private final Updates updates;
+  private final IntSupplier connections;
+  private volatile boolean up = true;
+
+  /**
+   * @param connections how many Roster sessions and Nacos gRPC connections this member has
+   *     (for {@code operator/metrics})
+   */
+  public NacosHttpApi(Registry registry, Writer writer, Leases leases, IntSupplier connections) {
+    this.registry = registry;
+    this.writer = writer;
+    this.leases = leases;
+    this.updates = new Updates(writer);
+    this.connections = connections;
+  }
+
+  /** Adds this API's routes to {@code endpoint}. */
+  public void routeOn(HttpEndpoint endpoint) {
+    endpoint.route(NAMING, this::naming);
+    endpoint.route(CONFIG, r -> HttpResponse.text(501, "Roster is a naming registry: the Nacos config center ("
+        + r.path() + ") is not served; see docs/nacos-compat.md"));
+  }
+
+  /** From now on {@code operator/metrics} says {@code DOWN} (the server is stopping). */
+  public void markDown() {
+    up = false;
+  }
+
+  /** Answers one request under {@code /nacos/v1/ns}. */
+  HttpResponse naming(HttpRequest r) {
+    String route = r.path().substring(NAMING.length());
+    try {
+      return switch (route) {
+        case "/instance" -> switch (r.method()) {
+          case "POST" -> register(r);
+          case "DELETE" -> deregister(r);
+          case "PUT", "PATCH" -> update(r); // PUT changes only what it is given, so both are PATCH
+          case "GET" -> detail(r);
+          default -> throw notAllowed(r, "GET, POST, PUT, PATCH, DELETE");
+        };
+        case "/instance/list" -> only(r, "GET", this::list);
+        case "/instance/beat" -> only(r, "PUT", this::beat);
+        case "/service/list" -> only(r, "GET", this::services);
+        case "/operator/metrics" -> only(r, "GET", this::metrics);
+        case "/operator/log" -> only(r, "PUT", this::logLevel);
+        default -> throw new HttpException(404, "no such path: " + r.path()
+            + " (Roster serves /nacos/v1/ns/instance, /instance/list, /instance/beat, /service/list, "
+            + "/operator/metrics and /operator/log; see docs/nacos-compat.md)");
+      };
+    } catch (RegistryException e) {
+      throw httpError(e);
+    }
+  }
+
+  private static HttpResponse only(HttpRequest r, String method, HttpEndpoint.Handler h) {
+    if (!r.method().equals(method)) {
+      throw notAllowed(r, method);
+    }
+    return h.handle(r);
+  }
+
+  private static HttpException notAllowed(HttpRequest r, String allowed) {
+    return new HttpException(405, r.method() + " " + r.path() + " is not served (expected: " + allowed + ")");
+  }
+
+  // --- instances ---
+
+  /** POST /instance: registers a heartbeat instance; "ok". */
+  private HttpResponse register(HttpRequest r) {
+    ServiceKey service = service(r);
+    Instance instance = instance(r);
+    await(leases.register(service, instance, r.remoteHost()));
+    return HttpResponse.text(200, "ok");
+  }
+
+  /**
+   * DELETE /instance: ends a heartbeat instance, wherever its lease is held; "ok" also when
+   * there is no such instance (as Nacos). An instance that a connection holds is refused: it
+   * goes with its owner.
+   */
+  private HttpResponse deregister(HttpRequest r) {
+    ServiceKey service = service(r);
+    InstanceKey key = instanceKey(r);
+    Owner owner = registry.ownerOf(service, key);
+    if (owner == null) {
+      return HttpResponse.text(200, "ok");
+    }
+    if (owner.kind() != Owner.Kind.LEASE) {
+      throw new HttpException(400, "instance " + key + " of " + service.groupedName() + " is held by a connection ("
+          + owner + "): it goes when that client deregisters it or disconnects; PUT enabled=false takes it out of "
+          + "traffic");
+    }
+    if (!await(leases.deregister(service, key))) {
+      await(writer.submit(new Command.RemoveOwner(owner))); // a lease another member holds
+    }
+    return HttpResponse.text(200, "ok");
+  }
+
+  /**
+   * PUT (or PATCH) /instance: an operator's change of {@code enabled}, {@code weight} and {@code metadata}
+   * (replaced), whoever holds the instance; a parameter not given is left as it is. {@code
+   * enabled=false} holds: the instance stays out of traffic whoever registers it again, until
+   * {@code enabled=true} or until it leaves the registry (decision 40).
+   */
+  private HttpResponse update(HttpRequest r) {
+    ServiceKey service = service(r);
+    InstanceKey key = instanceKey(r);
+    rejectPersistent(r);
+    String metadata = r.param("metadata");
+    Boolean enabled = r.boolParam("enabled");
+    Updates.InstanceChange change = new Updates.InstanceChange(enabled != null ? enabled : r.boolParam("enable"),
+        r.doubleParam("weight"), null, metadata != null, metadata == null ? Map.of() : metadata(metadata));
+    Instance updated = await(updates.instance(service, key, change, true)); // enabled=false holds (decision 40)
+    if (updated == null) {
+      throw notFound(service, key);
+    }
+    return HttpResponse.text(200, "ok");
+  }
+
+  /** GET /instance: one instance, disabled ones too. */
+  private HttpResponse detail(HttpRequest r) {
+    ServiceKey service = service(r);
+    InstanceKey key = instanceKey(r);
+    Instance i = registry.instance(service, key);
+    if (i == null) {
+      throw notFound(service, key);
+    }
+    ObjectNode o = NacosMapping.JSON.createObjectNode();
+    o.put("service", service.groupedName());
+    o.put("ip", i.ip());
+    o.put("port", i.port());
+    o.put("clusterName", i.cluster());
+    o.put("weight", i.weight());
+    o.put("healthy", i.healthy());
+    o.put("enabled", i.enabled());
+    o.put("ephemeral", i.ephemeral());
+    o.put("instanceId", i.instanceId());
+    ObjectNode m = o.putObject("metadata");
+    i.sortedMetadata().forEach(m::put);
+    return json(o);
+  }
+
+  /** GET /instance/list: the service's state (enabled instances), in Nacos's ServiceInfo shape. */
+  private HttpResponse list(HttpRequest r) {
+    ServiceKey service = service(r);
+    Set<String> clusters = NacosMapping.clusters(r.param("clusters", ""));
+    boolean healthyOnly = Boolean.TRUE.equals(r.boolParam("healthyOnly"));
+    ServiceSnapshot view = registry.snapshot(service).view(clusters, healthyOnly);
+    ObjectNode o = NacosMapping.serviceInfo(view, clusters);
+    o.put("name", service.groupedName()); // the v1 API names the service with its group
+    return json(o);
+  }
+
+  /**
+   * PUT /instance/beat: renews a heartbeat instance. An unknown one is registered from the
+   * {@code beat} body when there is one (as Nacos), else answered {@code code: 20404}, on
+   * which a client registers it again.
+   */
+  private HttpResponse beat(HttpRequest r) {
+    String beatText = r.param("beat");
+    JsonNode beat = beatText == null || beatText.isEmpty() ? null : json("beat", beatText, "a JSON object (RsInfo: ip, port, cluster, serviceName, weight, metadata)");
+    ServiceKey service = service(r, beat == null ? "" : NacosMapping.text(beat, "serviceName"));
+    String ip = beat != null && beat.hasNonNull("ip") ? beat.get("ip").asText() : r.required("ip");
+    int port = beat != null && beat.hasNonNull("port") ? port("beat.port", beat.get("port").asText()) : port(r);
+    String cluster = beat != null && !NacosMapping.text(beat, "cluster").isEmpty() ? NacosMapping.text(beat, "cluster")
+        : r.param("clusterName", r.param("cluster", Names.DEFAULT_CLUSTER));
+    InstanceKey key = new InstanceKey(ip, port, Names.cluster("clusterName", cluster));
+    Duration interval = leases.beat(service, key);
+    int code = OK;
+    if (interval == null && beat != null) {
+      Instance instance = NacosMapping.instance(beatInstance(beat, key));
+      interval = Leases.Timeouts.of(instance.metadata()).interval();
+      await(leases.register(service, instance, r.remoteHost()));
+    } else if (interval == null) {
+      code = RESOURCE_NOT_FOUND;
+      interval = Leases.Timeouts.DEFAULT.interval();
+    }
+    ObjectNode o = NacosMapping.JSON.createObjectNode();
+    o.put("clientBeatInterval", interval.toMillis());
+    o.put("code", code);
+    o.put("lightBeatEnabled", true);
+    return json(o);
+  }
+
+  /** A beat body ({@code RsInfo}) as a Nacos instance JSON for {@link NacosMapping#instance}. */
+  private static ObjectNode beatInstance(JsonNode beat, InstanceKey key) {
+    ObjectNode i = NacosMapping.JSON.createObjectNode();
+    i.put("ip", key.ip());
+    i.put("port", key.port());
+    i.put("clusterName", key.cluster());
+    i.put("weight", beat.path("weight").asDouble(1.0));
+    if (beat.has("metadata")) {
+      i.set("metadata", beat.get("metadata"));
+    }
+    return i;
+  }
+
+  // --- services and the server ---
+
+  /** GET /service/list: one page of the service names of a namespace and group. */
+  private HttpResponse services(HttpRequest r) {
+    String namespace = r.param("namespaceId", Names.DEFAULT_NAMESPACE);
+    String group = r.param("groupName", Names.DEFAULT_GROUP);
+    ServiceKey probe = service(namespace, group, "probe");
+    int pageNo = r.intParam("pageNo", 1, 1, Integer.MAX_VALUE / MAX_PAGE_SIZE);
+    int pageSize = r.intParam("pageSize", 10, 1, MAX_PAGE_SIZE);
+    Registry.ServicePage page = registry.listServices(probe.namespace(), probe.group(), pageNo, pageSize);
+    ObjectNode o = NacosMapping.JSON.createObjectNode();
+    o.put("count", page.total());
+    var doms = o.putArray("doms");
+    page.services().forEach(k -> doms.add(k.name()));
+    return json(o);
+  }
+
+  /** GET /operator/metrics: {@code {"status":"UP"}}, and counters with {@code onlyStatus=false}. */
+  private HttpResponse metrics(HttpRequest r) {
+    ObjectNode o = NacosMapping.JSON.createObjectNode();
+    o.put("status", up ? "UP" : "DOWN");
+    if (Boolean.FALSE.equals(r.boolParam("onlyStatus"))) {
+      int sessions = connections.getAsInt();
+      o.put("serviceCount", registry.serviceCount());
+      o.put("clientCount", sessions + leases.count());
+      o.put("connectionBasedClientCount", sessions);
+      o.put("ephemeralIpPortClientCount", leases.count());
+      o.put("persistentIpPortClientCount", 0);
+      o.put("responsibleClientCount", sessions + leases.count());
+      o.put("load", java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
+      Runtime rt = Runtime.getRuntime();
+      o.put("mem", (double) (rt.totalMemory() - rt.freeMemory()) / rt.maxMemory());
+    }
+    return json(o);
+  }
+
+  /** PUT /operator/log: sets the level of one of the server's loggers at runtime (logback). */
+  private HttpResponse logLevel(HttpRequest r) {
+    String name = r.required("logName");
+    String levelText = r.required("logLevel");
+    Level level = Level.toLevel(levelText.trim(), null);
+    if (level == null) {
+      throw HttpException.badParameter("logLevel", levelText, "TRACE, DEBUG, INFO, WARN, ERROR or OFF");
+    }
+    if (!(LoggerFactory.getILoggerFactory() instanceof LoggerContext context)) {
+      throw new HttpException(501, "log levels can only be changed with logback");
+    }
+    boolean root = name.equalsIgnoreCase(org.slf4j.Logger.ROOT_LOGGER_NAME);
+    // Only loggers that exist: a request must not create loggers (each one lives for good).
+    ch.qos.logback.classic.Logger logger = root ? context.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME)
+        : context.exists(name);
+    if (logger == null) {
+      throw HttpException.badParameter("logName", name, "ROOT or a logger the server has, e.g. io.roster.server");
+    }
+    logger.setLevel(level);
+    log.info("Log level of {} set to {} (HTTP, from {})", LogText.of(logger.getName()), level, r.remoteHost());
+    return HttpResponse.text(200, "ok");
+  }
+
+  // --- parameters ---
+
+  /** The service a request names: {@code namespaceId}, {@code groupName}, {@code serviceName} (may be {@code group@@name}). */
+  private static ServiceKey service(HttpRequest r) {
+    return service(r, "");
+  }
+
+  private static ServiceKey service(HttpRequest r, String fallbackName) {
+    String name = r.param("serviceName", fallbackName);
+    if (name.isEmpty()) {
+      throw HttpException.badParameter("serviceName", null, "a service name, optionally group@@name");
+    }
+    return service(r.param("namespaceId", Names.DEFAULT_NAMESPACE), r.param("groupName", Names.DEFAULT_GROUP), name);
+  }
+
+  private static ServiceKey service(String namespace, String group, String name) {
+    try {
+      return NacosMapping.service(namespace, group, name);
+    } catch (RegistryException e) {
+      throw renamed(e, "namespace", "namespaceId");
+    }
+  }
+
+  /** The instance a POST describes; 501 for {@code ephemeral=false}. */
+  private static Instance instance(HttpRequest r) {
+    rejectPersistent(r);
+    ObjectNode json = NacosMapping.JSON.createObjectNode();
+    json.put("ip", r.required("ip"));
+    json.put("port", port(r));
+    Double weight = r.doubleParam("weight");
+    json.put("weight", weight == null ? 1.0 : weight);
+    Boolean healthy = r.boolParam("healthy");
+    json.put("healthy", healthy == null || healthy);
+    Boolean enabled = r.boolParam("enabled");
+    if (enabled == null) {
+      enabled = r.boolParam("enable");
+    }
+    json.put("enabled", enabled == null || enabled);
+    json.put("clusterName", r.param("clusterName", r.param("cluster", Names.DEFAULT_CLUSTER)));
+    String metadata = r.param("metadata");
+    if (metadata != null && !metadata.isEmpty()) {
+      ObjectNode m = json.putObject("metadata");
+      metadata(metadata).forEach(m::put);
+    }
+    try {
+      return NacosMapping.instance(json);
+    } catch (RegistryException e) {
+      throw renamed(e, "instance.", "");
+    }
+  }
+
+  private static void rejectPersistent(HttpRequest r) {
+    if (Boolean.FALSE.equals(r.boolParam("ephemeral"))) {
+      throw new HttpException(501, "ephemeral: \"false\" (expected: true): Roster has no persistent instances yet; "
+          + "register ephemeral instances and keep them alive with PUT /nacos/v1/ns/instance/beat");
+    }
+  }
+
+  private static InstanceKey instanceKey(HttpRequest r) {
+    String ip = r.required("ip");
+    int port = port(r);
+    String cluster = r.param("clusterName", r.param("cluster", Names.DEFAULT_CLUSTER));
+    return new InstanceKey(ip, port, Names.cluster("clusterName", cluster));
+  }
+
+  private static int port(HttpRequest r) {
+    return port("port", r.required("port"));
+  }
+
+  private static int port(String name, String value) {
+    try {
+      int p = Integer.parseInt(value.trim());
+      if (p >= 1 && p <= 65535) {
+        return p;
+      }
+    } catch (NumberFormatException e) {
+      // below
+    }
+    throw HttpException.badParameter(name, value, "1..65535");
+  }
+
+  /** Nacos's metadata parameter: a JSON object, or {@code k1=v1,k2=v2}. */
+  static Map<String, String> metadata(String text) {
+    Map<String, String> m = new LinkedHashMap<>();
+    String t = text.trim();
+    if (t.isEmpty()) {
+      return m;
+    }
+    if (t.startsWith("{")) {
+      JsonNode node = json("metadata", t, "a JSON object or k1=v1,k2=v2");
+      for (Iterator<Map.Entry<String, JsonNode>> it = node.fields(); it.hasNext(); ) {
+        Map.Entry<String, JsonNode> e = it.next();
+        m.put(e.getKey(), e.getValue().isNull() ? "" : e.getValue().asText());
+      }
+    } else {
+      for (String pair : t.split(",")) {
+        int eq = pair.indexOf('=');
+        if (eq <= 0 || pair.indexOf('=', eq + 1) >= 0) {
+          throw HttpException.badParameter("metadata", text, "a JSON object or k1=v1,k2=v2");
+        }
+        m.put(pair.substring(0, eq).trim(), pair.substring(eq + 1).trim());
+      }
+    }
+    Names.checkMetadata("metadata", m);
+    return m;
+  }
+
+  private static JsonNode json(String name, String text, String expected) {
+    try {
+      JsonNode node = NacosMapping.JSON.readTree(text);
+      if (node != null && node.isObject()) {
+        return node;
+      }
+    } catch (JsonProcessingException e) {
+      // below
+    }
+    throw HttpException.badParameter(name, text, expected);
+  }
+
+  // --- answers ---
+
+  private static HttpResponse json(JsonNode body) {
+    try {
+      return HttpResponse.json(NacosMapping.JSON.writeValueAsString(body));
+    } catch (JsonProcessingException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private static HttpException notFound(ServiceKey service, InstanceKey key) {
+    return new HttpException(404, "no instance " + key + " in service " + service.groupedName() + " of namespace "
+        + service.namespace());
+  }
+
+  /** Waits for a change to be applied here; its refusal becomes the answer. */
+  private static <T> T await(CompletableFuture<T> applied) {
+    try {
+      return applied.get(APPLY_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (TimeoutException e) {
+      throw new HttpException(503, "the change was not applied within " + APPLY_TIMEOUT.toSeconds()
+          + " s (a cluster member that cannot reach the log?); try again or another server");
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new HttpException(503, "interrupted");
+    } catch (ExecutionException e) {
+      Throwable cause = e.getCause();
+      while (cause instanceof java.util.concurrent.CompletionException && cause.getCause() != null) {
+        cause = cause.getCause();
+      }
+      if (cause instanceof RegistryException re) {
+        throw httpError(re);
+      }
+      if (cause instanceof RuntimeException re) {
+        throw re;
+      }
+      throw new IllegalStateException(cause);
+    }
+  }
+
+  /** The one place a registry refusal becomes an HTTP status. */
+  static HttpException httpError(RegistryException e) {
+    RegistryException named = renamed(e, "instance.", "");
+    int status = switch (e.kind()) {
+      case INVALID_ARGUMENT, FAILED_PRECONDITION -> 400;
+      case NOT_FOUND -> 404;
+      case RESOURCE_EXHAUSTED -> 429;
+      case UNAVAILABLE -> 503;
+    };
+    return new HttpException(status, named.getMessage());
+  }
+
+  /**
+   * The refusal with the model's field names as this API's parameters: {@code instance.port}
+   * is {@code port}, {@code instance.cluster} is {@code clusterName}.
+   */
+  private static RegistryException renamed(RegistryException e, String prefix, String replacement) {
+    String message = e.getMessage();
+    if (message.startsWith(prefix)) {
+      message = replacement + message.substring(prefix.length());
+      if (message.startsWith("cluster:")) {
+        message = "clusterName" + message.substring("cluster".length());
+      }
+    }
+    return new RegistryException(e.kind(), e.field(), message);
+  }
+}
