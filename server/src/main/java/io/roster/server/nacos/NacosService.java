@@ -30,8 +30,8 @@ import org.slf4j.LoggerFactory;
  * The Nacos requests (nacos-reference.md §2–3), mapped to a {@link Session}'s calls: the
  * handshake on the unary call and the stream, and the naming requests of the first slice
  * ({@code InstanceRequest}, {@code BatchInstanceRequest}, {@code SubscribeServiceRequest},
- * {@code ServiceQueryRequest}, {@code HealthCheckRequest}). Anything else is answered with an
- * {@code ErrorResponse} that names the type.
+ * {@code ServiceQueryRequest}, {@code ServiceListRequest}, {@code HealthCheckRequest}). Anything
+ * else is answered with an {@code ErrorResponse} that names the type.
  *
  * <p>Thread-safe. Requests run on the transport's thread; answers may complete on the
  * writer's (a cluster member answers once the log has applied a change).
@@ -95,6 +95,7 @@ final class NacosService {
       case "BatchInstanceRequest" -> batchInstance(session, body);
       case "SubscribeServiceRequest" -> subscribe(session, body);
       case "ServiceQueryRequest" -> query(body);
+      case "ServiceListRequest" -> listServices(body);
       default -> throw new IllegalStateException("unhandled " + type); // refusal() lets only these through
     };
   }
@@ -103,7 +104,7 @@ final class NacosService {
   static String refusal(String type, String module) {
     switch (type) {
       case "HealthCheckRequest", "InstanceRequest", "BatchInstanceRequest", "SubscribeServiceRequest",
-          "ServiceQueryRequest" -> {
+          "ServiceQueryRequest", "ServiceListRequest" -> {
         return null;
       }
       case "PersistentInstanceRequest" -> {
@@ -191,6 +192,45 @@ final class NacosService {
     ObjectNode fields = NacosMapping.JSON.createObjectNode();
     fields.set("serviceInfo", NacosMapping.serviceInfo(view, clusters));
     return done(Envelope.response("QueryServiceResponse", fields));
+  }
+
+  /**
+   * {@code ServiceListRequest} ({@code getServicesOfServer}): one page of the names of the
+   * services of the namespace in exactly the group named (Nacos's rule: group
+   * {@code DEFAULT_GROUP} when none), sorted, without the {@code group@@} prefix; {@code count}
+   * is the number of such services, not the page's size. A page past the end is empty. The
+   * {@code selector} is ignored, as a Nacos 2.5 server ignores it.
+   */
+  private CompletableFuture<Payload> listServices(JsonNode body) {
+    String namespace = NacosMapping.text(body, "namespace");
+    namespace = namespace.isEmpty() ? Names.DEFAULT_NAMESPACE : namespace;
+    Names.checkSimpleName("namespace", namespace, Names.MAX_NAMESPACE);
+    String group = NacosMapping.text(body, "groupName");
+    group = group.isEmpty() ? Names.DEFAULT_GROUP : group;
+    Names.checkSimpleName("groupName", group, Names.MAX_GROUP);
+    int pageNo = positiveInt(body, "pageNo", "a page number from 1");
+    int pageSize = positiveInt(body, "pageSize", "1.." + Integer.MAX_VALUE);
+    // Spring Cloud Alibaba asks for page 1 of Integer.MAX_VALUE names: fine. A page that starts
+    // past what an int can skip is past the end whatever the registry holds.
+    boolean pastTheEnd = (long) (pageNo - 1) * pageSize > Integer.MAX_VALUE;
+    Registry.ServicePage page = pastTheEnd
+        ? registry.listServices(namespace, group, 1, 0)
+        : registry.listServices(namespace, group, pageNo, pageSize);
+    ObjectNode fields = NacosMapping.JSON.createObjectNode();
+    fields.put("count", page.total());
+    var names = fields.putArray("serviceNames");
+    page.services().forEach(k -> names.add(k.name()));
+    return done(Envelope.response("ServiceListResponse", fields));
+  }
+
+  /** A required integer field of at least 1. */
+  private static int positiveInt(JsonNode body, String field, String expected) {
+    JsonNode v = body.get(field);
+    if (v == null || !v.isIntegralNumber() || !v.canConvertToInt() || v.asInt() < 1) {
+      Object value = v == null ? RegistryException.described("missing") : v.isNumber() ? v.numberValue() : v.asText();
+      throw RegistryException.invalid(field, value, expected);
+    }
+    return v.asInt();
   }
 
   // --- /BiRequestStream/requestBiStream ---
