@@ -18,6 +18,9 @@ import org.slf4j.LoggerFactory;
  * out as a {@code NotifySubscriberRequest} whose {@code requestId} is the state's revision in
  * decimal, and the client's {@code NotifySubscriberResponse}, which copies it, is the ack.
  *
+ * <p>It also remembers when the client was last heard from (any unary request or stream
+ * message), for {@link ClientDetection}.
+ *
  * <p>Thread-safe: writes to the stream are serialised on one lock; {@link #close} is
  * idempotent and may come from the transport's end, the stream's end or a server stop.
  */
@@ -36,9 +39,12 @@ final class NacosConnection implements Outbound {
   private final Object writeLock = new Object();
   private volatile Session session;
   private boolean ended;
+  /** When the client was last heard from, in the scheduler's nanoseconds. */
+  private volatile long lastHeardNanos;
 
   NacosConnection(String id, ServerCallStreamObserver<Payload> out, SessionManager sessions,
-      NacosConnections connections, Scope scope) {
+      NacosConnections connections, Scope scope, long nowNanos) {
+    this.lastHeardNanos = nowNanos;
     this.id = id;
     this.out = out;
     this.sessions = sessions;
@@ -57,6 +63,27 @@ final class NacosConnection implements Outbound {
 
   Session session() {
     return session;
+  }
+
+  /** Something arrived from the client (a unary request or a stream message) at {@code nanos}. */
+  void heard(long nanos) {
+    lastHeardNanos = nanos;
+  }
+
+  long lastHeardNanos() {
+    return lastHeardNanos;
+  }
+
+  /** The connection was closed (its session ended). */
+  boolean isClosed() {
+    return session == null;
+  }
+
+  /** {@code ClientDetectionRequest}: the client answers at once if it is alive (§2.4). */
+  void probe(String requestId) {
+    ObjectNode fields = NacosMapping.JSON.createObjectNode();
+    fields.put("requestId", requestId);
+    write(Envelope.request("ClientDetectionRequest", "internal", fields));
   }
 
   /** The stream can take more: the session's queue sends what waits. */

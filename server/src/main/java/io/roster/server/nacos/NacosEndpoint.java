@@ -9,6 +9,8 @@ import io.roster.proto.nacos.Payload;
 import io.roster.proto.nacos.RequestGrpc;
 import io.roster.server.registry.Registry;
 import io.roster.server.session.SessionManager;
+import io.roster.server.time.Scheduler;
+import java.time.Duration;
 import java.util.List;
 
 /**
@@ -16,18 +18,24 @@ import java.util.List;
  * add {@link #services()} and {@link #transportFilter()} to the server that serves {@code
  * roster.v1.*}, on the same port.
  *
- * <p>Thread-safe; owns no threads. Connections end with their transports, so stopping the
- * gRPC server ends them all.
+ * <p>Thread-safe; owns no threads (silent-client checks run on the given scheduler).
+ * Connections end with their transports, so stopping the gRPC server ends them all.
  */
 public final class NacosEndpoint {
 
   private final NacosConnections connections;
   private final NacosService service;
 
-  /** Nacos connections become sessions of {@code sessions}; queries read {@code registry}. */
-  public NacosEndpoint(SessionManager sessions, Registry registry) {
+  /**
+   * Nacos connections become sessions of {@code sessions}; queries read {@code registry}. A
+   * connection silent for {@code keepaliveTime} is sent a {@code ClientDetectionRequest}, and
+   * one silent for {@code keepaliveTime + keepaliveTimeout} is ended ({@link ClientDetection}).
+   */
+  public NacosEndpoint(SessionManager sessions, Registry registry, Scheduler scheduler, Duration keepaliveTime,
+      Duration keepaliveTimeout) {
     this.connections = new NacosConnections(sessions);
-    this.service = new NacosService(sessions, registry, connections);
+    this.service = new NacosService(sessions, registry, connections,
+        new ClientDetection(scheduler, keepaliveTime, keepaliveTimeout));
   }
 
   /** Assigns each HTTP/2 transport its Nacos connection id and ends the connection with it. */

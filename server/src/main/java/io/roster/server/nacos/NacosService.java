@@ -46,11 +46,13 @@ final class NacosService {
   private final SessionManager sessions;
   private final Registry registry;
   private final NacosConnections connections;
+  private final ClientDetection detection;
 
-  NacosService(SessionManager sessions, Registry registry, NacosConnections connections) {
+  NacosService(SessionManager sessions, Registry registry, NacosConnections connections, ClientDetection detection) {
     this.sessions = sessions;
     this.registry = registry;
     this.connections = connections;
+    this.detection = detection;
   }
 
   // --- /Request/request ---
@@ -88,6 +90,7 @@ final class NacosService {
     if (c == null || c.session() == null) {
       return done(Envelope.error(Envelope.UN_REGISTER, "Connection is unregistered."));
     }
+    c.heard(detection.now());
     Session session = c.session();
     return switch (type) {
       case "HealthCheckRequest" -> done(Envelope.response("HealthCheckResponse"));
@@ -262,6 +265,10 @@ final class NacosService {
     @Override
     public void onNext(Payload p) {
       String type = Envelope.type(p);
+      NacosConnection heard = connection;
+      if (heard != null) {
+        heard.heard(detection.now());
+      }
       try {
         if (type.equals("ConnectionSetupRequest")) {
           setup(p);
@@ -270,6 +277,8 @@ final class NacosService {
           if (c != null) {
             c.acked(NacosMapping.text(Envelope.body(p), "requestId"));
           }
+        } else if (type.equals("ClientDetectionResponse")) {
+          // Heard (above): that is all a detection's answer is for.
         } else {
           // Other responses (none are asked for yet) and requests are not expected here.
           log.debug("Nacos connection {}: ignored {} on the stream", id, type);
@@ -307,7 +316,7 @@ final class NacosService {
       String clientIp = p.getMetadata().getClientIp();
       String host = NacosConnections.host(remote);
       Scope scope = sessions.openConnection(host);
-      NacosConnection c = new NacosConnection(id, out, sessions, connections, scope);
+      NacosConnection c = new NacosConnection(id, out, sessions, connections, scope, detection.now());
       String tenant = NacosMapping.text(body, "tenant");
       SessionInfo info = new SessionInfo(id, id, tenant.isEmpty() ? Names.DEFAULT_NAMESPACE : tenant,
           labels.getOrDefault("AppName", clientIp.isEmpty() ? "nacos" : clientIp),
@@ -328,6 +337,7 @@ final class NacosService {
         c.close("a second ConnectionSetupRequest on one transport");
         return;
       }
+      detection.watch(c);
       log.info("Nacos connection opened: conn={} app={} version={} remote={} connections={}", id,
           info.clientName(), info.clientVersion(), info.remoteAddress(), connections.count());
       if (body.has("abilityTable") && !body.get("abilityTable").isNull()) {
