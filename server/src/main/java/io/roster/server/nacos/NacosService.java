@@ -75,6 +75,12 @@ final class NacosService {
     String type = Envelope.type(request);
     String connectionId = NacosConnections.currentId();
     if (type.equals("ServerCheckRequest")) {
+      String refused = connections.refusal();
+      if (refused != null) {
+        // Anything but a ServerCheckResponse makes the client try its next server (§2.1 step 2).
+        return done(Envelope.error(Envelope.INVALID_SERVER_STATUS, refused + ": no new connections here; "
+            + "connect to another server, or to this one again once it is back"));
+      }
       // Answered before the connection is registered: it tells the client its id.
       ObjectNode fields = NacosMapping.JSON.createObjectNode();
       fields.put("connectionId", connectionId == null ? "" : connectionId);
@@ -277,8 +283,8 @@ final class NacosService {
           if (c != null) {
             c.acked(NacosMapping.text(Envelope.body(p), "requestId"));
           }
-        } else if (type.equals("ClientDetectionResponse")) {
-          // Heard (above): that is all a detection's answer is for.
+        } else if (type.equals("ClientDetectionResponse") || type.equals("ConnectResetResponse")) {
+          // Heard (above): that is all a detection's answer is for; a reset's answer says nothing more.
         } else {
           // Other responses (none are asked for yet) and requests are not expected here.
           log.debug("Nacos connection {}: ignored {} on the stream", id, type);
@@ -307,6 +313,12 @@ final class NacosService {
       }
       if (id == null) {
         end("no transport id");
+        return;
+      }
+      String refused = connections.refusal();
+      if (refused != null) {
+        out.onError(io.grpc.Status.UNAVAILABLE.withDescription(refused + ": no new connections here")
+            .asRuntimeException());
         return;
       }
       JsonNode body = Envelope.body(p);

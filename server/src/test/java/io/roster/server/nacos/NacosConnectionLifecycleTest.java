@@ -19,7 +19,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * A Nacos connection's life on a real loopback socket: silent-client detection
- * ({@code ClientDetectionRequest}).
+ * ({@code ClientDetectionRequest}), {@code ConnectResetRequest} when the server asks it to move
+ * (its instances kept for the client's redo), and a stopping server turning clients away.
  */
 class NacosConnectionLifecycleTest {
 
@@ -62,5 +63,65 @@ class NacosConnectionLifecycleTest {
     assertThat(answers.ofType("ClientDetectionRequest")).isNotEmpty()
         .allSatisfy(r -> assertThat(r.get("module").asText()).isEqualTo("internal"));
     assertThat(answers.streamEnded).isFalse();
+  }
+
+  /**
+   * Asked to move, a connection gets ConnectResetRequest naming the server (its Nacos HTTP port:
+   * client port - 1000). The client drops the old connection before it redoes its registration
+   * on the new one: the instance stays meanwhile, the redo takes it over, and the subscriber
+   * never sees it go.
+   */
+  @Test
+  void aConnectionAskedToMoveKeepsItsInstanceForTheRedo() {
+    loopback.start(b -> b.keepaliveTime(Duration.ofSeconds(4)).keepaliveTimeout(Duration.ofSeconds(5)));
+    NacosConn provider = new NacosConn(loopback).setup();
+    String id = body(provider.call("ServerCheckRequest", "{}")).get("connectionId").asText();
+    provider.call("InstanceRequest", register("orders", "10.0.0.1", 80));
+    NacosConn consumer = new NacosConn(loopback).setup();
+    consumer.call("SubscribeServiceRequest", subscribe("orders", true));
+    await().atMost(WAIT).until(() -> !consumer.pushes().isEmpty());
+
+    String target = "127.0.0.1:" + loopback.port();
+    assertThat(loopback.server().askToMove(id, target, "test")).isTrue();
+
+    await().atMost(WAIT).until(() -> !provider.ofType("ConnectResetRequest").isEmpty());
+    JsonNode reset = provider.ofType("ConnectResetRequest").get(0);
+    assertThat(reset.get("serverIp").asText()).isEqualTo("127.0.0.1");
+    assertThat(reset.get("serverPort").asText()).isEqualTo(Integer.toString(loopback.port() - 1000));
+    assertThat(reset.get("connectionId").asText()).isEqualTo(id);
+    int sessionsBefore = loopback.server().sessions().count();
+
+    provider.channel.shutdownNow();
+    await().atMost(WAIT).until(() -> loopback.server().sessions().count() == sessionsBefore - 1);
+    assertThat(registered("orders")).containsExactly("10.0.0.1:80");
+
+    NacosConn moved = new NacosConn(loopback).setup();
+    String newId = body(moved.call("ServerCheckRequest", "{}")).get("connectionId").asText();
+    moved.call("InstanceRequest", register("orders", "10.0.0.1", 80));
+    ServiceKey orders = ServiceKey.of("", "", "orders");
+    assertThat(loopback.server().registry().ownerOf(orders, new InstanceKey("10.0.0.1", 80, "DEFAULT")).id())
+        .isEqualTo(newId);
+    assertThat(consumer.pushes()).allSatisfy(p -> assertThat(p.get("serviceInfo").get("hosts")).hasSize(1));
+  }
+
+  /**
+   * A stopping server asks its Nacos connections to move (no server named: the client's next
+   * one), and stops as soon as they have left.
+   */
+  @Test
+  void aStoppingServerAsksConnectionsToMoveAndRefusesNewOnes() throws Exception {
+    loopback.start(b -> b.shutdownGrace(TestTime.seconds(30)));
+    NacosConn c = new NacosConn(loopback).setup();
+    c.call("InstanceRequest", register("orders", "10.0.0.1", 80));
+
+    Thread closing = loopback.closeInBackground();
+
+    await().atMost(WAIT).until(() -> !c.ofType("ConnectResetRequest").isEmpty());
+    assertThat(c.ofType("ConnectResetRequest").get(0).has("serverIp")).isFalse();
+    assertThat(closing.isAlive()).isTrue();
+
+    c.channel.shutdownNow();
+    closing.join(WAIT.toMillis());
+    assertThat(closing.isAlive()).as("server stopped once its last Nacos connection left").isFalse();
   }
 }
