@@ -42,6 +42,8 @@ public final class GrpcEndpoint {
   private final SessionManager sessions;
   /** The Nacos 2.x services on the same port, or null. */
   private final io.roster.server.nacos.NacosEndpoint nacos;
+  /** A cluster member: a stopping one has other members to send Nacos clients to, and waits for them. */
+  private final boolean clustered;
   private final HealthStatusManager health = new HealthStatusManager();
   private volatile String refused;
   private volatile boolean started;
@@ -72,6 +74,7 @@ public final class GrpcEndpoint {
     this.nodeId = nodeId;
     this.sessions = sessions;
     this.nacos = nacos;
+    this.clustered = cluster != null;
     this.registryService = new RegistryService(registry, sessions.writer(), engine, scheduler, sessions.limits(),
         warmUp);
     this.sessionService = new SessionService(sessions, registryService::answer, config.keepaliveTime(),
@@ -183,8 +186,8 @@ public final class GrpcEndpoint {
   /**
    * Stops gracefully: NOT_SERVING, {@code reconnect} to every session (a {@code
    * ConnectResetRequest} to every Nacos connection), no new sessions or calls; returns as soon
-   * as every session and Nacos connection has left, or cuts whatever is left once {@code grace}
-   * is over.
+   * as every session (and, on a cluster member, every Nacos connection) has left, or cuts
+   * whatever is left once {@code grace} is over.
    */
   public void shutdown(Duration grace) throws InterruptedException {
     shutdown(grace, () -> "");
@@ -204,7 +207,9 @@ public final class GrpcEndpoint {
     }
     server.shutdown();
     sessionService.awaitAllEnded(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
-    if (nacos != null) {
+    if (nacos != null && clustered) {
+      // A standalone server has nowhere to send them: a Nacos client whose list names only this
+      // server cannot move, and waiting for it would only delay the stop by the whole grace.
       nacos.awaitAllEnded(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
     }
     // Every session has left (or the grace is over). What remains are idle connections and
