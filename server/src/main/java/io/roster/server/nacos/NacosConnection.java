@@ -27,7 +27,7 @@ import org.slf4j.LoggerFactory;
  * <p>Thread-safe: writes to the stream are serialised on one lock; {@link #close} is
  * idempotent and may come from the transport's end, the stream's end or a server stop.
  */
-final class NacosConnection implements Outbound {
+final class NacosConnection implements Outbound, ClientDetection.Watched {
 
   private static final Logger log = LoggerFactory.getLogger(NacosConnection.class);
 
@@ -82,12 +82,14 @@ final class NacosConnection implements Outbound {
     lastHeardNanos = nanos;
   }
 
-  long lastHeardNanos() {
+  @Override
+  public long lastHeardNanos() {
     return lastHeardNanos;
   }
 
   /** The connection was closed (its session ended). */
-  boolean isClosed() {
+  @Override
+  public boolean isClosed() {
     return session == null;
   }
 
@@ -109,7 +111,8 @@ final class NacosConnection implements Outbound {
   }
 
   /** {@code ClientDetectionRequest}: the client answers at once if it is alive (§2.4). */
-  void probe(String requestId) {
+  @Override
+  public void probe(String requestId) {
     ObjectNode fields = NacosMapping.JSON.createObjectNode();
     fields.put("requestId", requestId);
     write(Envelope.request("ClientDetectionRequest", "internal", fields));
@@ -167,7 +170,8 @@ final class NacosConnection implements Outbound {
    * Ends the connection: its session closes (instances and subscriptions removed, subscribers
    * pushed) and the stream completes if it still can. Idempotent.
    */
-  void close(String reason) {
+  @Override
+  public void close(String reason) {
     synchronized (writeLock) {
       if (ended && session == null) {
         return;
