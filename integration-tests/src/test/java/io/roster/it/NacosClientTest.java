@@ -260,4 +260,56 @@ class NacosClientTest {
     await().atMost(bound()).ignoreExceptions().untilAsserted(() ->
         assertThat(c.getAllInstances("bad-metadata", false)).isEmpty());
   }
+
+  /**
+   * getServicesOfServer: the group's service names, sorted and paged, with the group's total as
+   * the count (Spring Cloud Alibaba's getServices() asks for page 1 of Integer.MAX_VALUE).
+   */
+  @Test
+  void getServicesOfServerPagesTheGroupsServices() throws Exception {
+    NamingService provider = nacos();
+    provider.batchRegisterInstance("list-b", "listing", List.of(instance("10.0.7.1", 1, Map.of())));
+    NamingService other = nacos();
+    other.registerInstance("list-a", "listing", instance("10.0.7.2", 1, Map.of()));
+    NamingService third = nacos();
+    third.registerInstance("list-c", "listing", instance("10.0.7.3", 1, Map.of()));
+
+    NamingService consumer = nacos();
+    var first = consumer.getServicesOfServer(1, 2, "listing");
+    assertThat(first.getCount()).isEqualTo(3);
+    assertThat(first.getData()).containsExactly("list-a", "list-b");
+    assertThat(consumer.getServicesOfServer(2, 2, "listing").getData()).containsExactly("list-c");
+    assertThat(consumer.getServicesOfServer(1, Integer.MAX_VALUE, "listing").getData())
+        .containsExactly("list-a", "list-b", "list-c");
+    assertThatThrownBy(() -> consumer.getServicesOfServer(0, 10, "listing"))
+        .isInstanceOf(NacosException.class).hasMessageContaining("pageNo: 0 (expected: a page number from 1)");
+  }
+
+  /**
+   * A provider process frozen with SIGSTOP (its TCP connection open, nothing coming from it):
+   * the server's ClientDetectionRequest goes unanswered and the connection is ended within
+   * --keepalive-time + --keepalive-timeout (4 s + 5 s by default); its subscribers are pushed.
+   */
+  @Test
+  void frozenProviderProcessIsRemovedWithinTheKeepaliveBound() throws Exception {
+    NamingService consumer = nacos();
+    Latest latest = new Latest();
+    consumer.subscribe("frozen", latest::on);
+    try (NacosProviderMain.Process provider = new NacosProviderMain.Process("127.0.0.1:" + (server.port - 1000),
+        "frozen", "10.0.8.1", 5000, cacheDir.toString())) {
+      provider.awaitRegistered();
+      await().atMost(bound()).untilAsserted(() -> assertThat(latest.addresses()).containsExactly("10.0.8.1:5000"));
+
+      long frozenAt = System.nanoTime();
+      provider.signal("STOP");
+      try {
+        await().atMost(Timing.seconds(10)).pollInterval(Duration.ofMillis(20))
+            .untilAsserted(() -> assertThat(latest.addresses()).isEmpty());
+        System.out.printf("nacos provider frozen (SIGSTOP) -> removal seen by a subscriber: %d ms%n",
+            (System.nanoTime() - frozenAt) / 1_000_000);
+      } finally {
+        provider.signal("CONT");
+      }
+    }
+  }
 }

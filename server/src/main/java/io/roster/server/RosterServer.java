@@ -97,7 +97,8 @@ public final class RosterServer implements AutoCloseable {
     this.warmUp = WarmUp.start(scheduler, config.warmUp());
     this.endpoint = new GrpcEndpoint(config, registry, engine, sessions, scheduler,
         cluster != null ? port -> cluster.ownerNode() : port -> nodeHost(config.host()) + ":" + port + "@" + boot,
-        VERSION, warmUp, cluster, new io.roster.server.nacos.NacosEndpoint(sessions, registry));
+        VERSION, warmUp, cluster, new io.roster.server.nacos.NacosEndpoint(sessions, registry, scheduler,
+            config.keepaliveTime(), config.keepaliveTimeout()));
     if (cluster != null) {
       endpoint.refuse("this cluster member is catching up with the log", true);
     }

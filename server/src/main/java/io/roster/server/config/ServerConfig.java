@@ -322,9 +322,9 @@ public record ServerConfig(
         (b, v) -> b.dataDir(Path.of(v)), c -> c.dataDir().toString()));
     OPTIONS.put("log-dir", new Option("a directory", "When set, also log to a size-capped rolling file roster.log there.",
         (b, v) -> b.logDir(v.isEmpty() ? null : Path.of(v)), c -> c.logDir() == null ? "(console only)" : c.logDir().toString()));
-    OPTIONS.put("keepalive-time", new Option("a duration like 5s", "A session must send a frame (a ping, if nothing else) at least this often.",
+    OPTIONS.put("keepalive-time", new Option("a duration like 5s", "A session must send a frame (a ping, if nothing else) at least this often; a Nacos connection silent this long is probed (ClientDetectionRequest).",
         (b, v) -> b.keepaliveTime(parseDuration(v)), c -> formatDuration(c.keepaliveTime())));
-    OPTIONS.put("keepalive-timeout", new Option("a duration like 5s", "Grace on top of --keepalive-time: a session silent for both is ended and its instances removed.",
+    OPTIONS.put("keepalive-timeout", new Option("a duration like 5s", "Grace on top of --keepalive-time: a session or Nacos connection silent for both is ended and its instances removed.",
         (b, v) -> b.keepaliveTimeout(parseDuration(v)), c -> formatDuration(c.keepaliveTimeout())));
     OPTIONS.put("push-window", new Option("a duration like 20ms", "Changes within this window after a push are merged into the next push.",
         (b, v) -> b.pushWindow(parseDuration(v)), c -> formatDuration(c.pushWindow())));

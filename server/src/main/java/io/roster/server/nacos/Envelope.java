@@ -16,6 +16,8 @@ import java.io.UncheckedIOException;
  */
 final class Envelope {
 
+  /** The server takes no connections now (Nacos: "Server is starting"); the client tries its next server. */
+  static final int INVALID_SERVER_STATUS = 300;
   /** {@code ErrorResponse.errorCode} a client reacts to by reconnecting: the connection is not known. */
   static final int UN_REGISTER = 301;
   /** No handler for the type. */

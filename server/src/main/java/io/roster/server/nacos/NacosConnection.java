@@ -8,6 +8,7 @@ import io.roster.server.push.PushPayload;
 import io.roster.server.session.Scope;
 import io.roster.server.session.Session;
 import io.roster.server.session.SessionManager;
+import java.time.Duration;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -18,15 +19,27 @@ import org.slf4j.LoggerFactory;
  * out as a {@code NotifySubscriberRequest} whose {@code requestId} is the state's revision in
  * decimal, and the client's {@code NotifySubscriberResponse}, which copies it, is the ack.
  *
+ * <p>It also remembers when the client was last heard from (any unary request or stream
+ * message, for {@link ClientDetection}) and whether the server asked it to move ({@code
+ * ConnectResetRequest}): a connection that ends after that keeps its instances for {@link
+ * #REDO_WAIT}, so that the client's redo on its new connection takes them over unseen.
+ *
  * <p>Thread-safe: writes to the stream are serialised on one lock; {@link #close} is
  * idempotent and may come from the transport's end, the stream's end or a server stop.
  */
-final class NacosConnection implements Outbound {
+final class NacosConnection implements Outbound, ClientDetection.Watched {
 
   private static final Logger log = LoggerFactory.getLogger(NacosConnection.class);
 
   /** The Nacos wire format of a push: one {@link Payload} per revision and view, shared by every Nacos subscriber. */
   static final Function<PushPayload, Object> ENCODER = NacosConnection::encodePush;
+
+  /**
+   * How long the instances of a connection that ended after a {@code ConnectResetRequest} stay
+   * registered: the Nacos client drops its old connection as soon as the new one is up, and
+   * redoes its registrations on the new one within its redo period (3 s by default) after that.
+   */
+  static final Duration REDO_WAIT = Duration.ofSeconds(10);
 
   private final String id;
   private final ServerCallStreamObserver<Payload> out;
@@ -36,9 +49,14 @@ final class NacosConnection implements Outbound {
   private final Object writeLock = new Object();
   private volatile Session session;
   private boolean ended;
+  /** When the client was last heard from, in the scheduler's nanoseconds. */
+  private volatile long lastHeardNanos;
+  /** The server asked the client to move (ConnectResetRequest): its end waits for the redo. */
+  private volatile boolean moving;
 
   NacosConnection(String id, ServerCallStreamObserver<Payload> out, SessionManager sessions,
-      NacosConnections connections, Scope scope) {
+      NacosConnections connections, Scope scope, long nowNanos) {
+    this.lastHeardNanos = nowNanos;
     this.id = id;
     this.out = out;
     this.sessions = sessions;
@@ -57,6 +75,47 @@ final class NacosConnection implements Outbound {
 
   Session session() {
     return session;
+  }
+
+  /** Something arrived from the client (a unary request or a stream message) at {@code nanos}. */
+  void heard(long nanos) {
+    lastHeardNanos = nanos;
+  }
+
+  @Override
+  public long lastHeardNanos() {
+    return lastHeardNanos;
+  }
+
+  /** The connection was closed (its session ended). */
+  @Override
+  public boolean isClosed() {
+    return session == null;
+  }
+
+  /**
+   * Asks the client to move: {@code ConnectResetRequest} naming {@code serverIp}/{@code
+   * serverPort} (both empty: the client's next server). From now on its end keeps its
+   * instances for {@link #REDO_WAIT}.
+   */
+  void reset(String requestId, String serverIp, String serverPort) {
+    moving = true;
+    ObjectNode fields = NacosMapping.JSON.createObjectNode();
+    fields.put("requestId", requestId);
+    if (!serverIp.isEmpty()) {
+      fields.put("serverIp", serverIp);
+      fields.put("serverPort", serverPort);
+    }
+    fields.put("connectionId", id);
+    write(Envelope.request("ConnectResetRequest", "internal", fields));
+  }
+
+  /** {@code ClientDetectionRequest}: the client answers at once if it is alive (§2.4). */
+  @Override
+  public void probe(String requestId) {
+    ObjectNode fields = NacosMapping.JSON.createObjectNode();
+    fields.put("requestId", requestId);
+    write(Envelope.request("ClientDetectionRequest", "internal", fields));
   }
 
   /** The stream can take more: the session's queue sends what waits. */
@@ -111,7 +170,8 @@ final class NacosConnection implements Outbound {
    * Ends the connection: its session closes (instances and subscriptions removed, subscribers
    * pushed) and the stream completes if it still can. Idempotent.
    */
-  void close(String reason) {
+  @Override
+  public void close(String reason) {
     synchronized (writeLock) {
       if (ended && session == null) {
         return;
@@ -129,11 +189,18 @@ final class NacosConnection implements Outbound {
     Session s = session;
     session = null;
     if (s != null) {
-      Session.CloseSummary summary = sessions.close(s);
+      boolean hold = moving;
+      Session.CloseSummary summary = hold ? sessions.closeHoldingEnd(s, REDO_WAIT) : sessions.close(s);
       if (summary != null) {
         sessions.closeConnection(scope);
-        log.info("Nacos connection closed: conn={} reason={} removed instances={} subscriptions={}", id, reason,
-            summary.instances(), summary.subscriptions());
+        if (hold) {
+          log.info("Nacos connection closed after it was asked to move: conn={} reason={} instances={} kept for "
+              + "its redo ({} s) subscriptions={}", id, reason, summary.instances(), REDO_WAIT.toSeconds(),
+              summary.subscriptions());
+        } else {
+          log.info("Nacos connection closed: conn={} reason={} removed instances={} subscriptions={}", id, reason,
+              summary.instances(), summary.subscriptions());
+        }
       }
     }
   }

@@ -9,11 +9,20 @@ import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.ServerTransportFilter;
+import io.roster.server.session.Session;
 import io.roster.server.session.SessionManager;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
+import java.time.Duration;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Predicate;
+import java.util.function.Supplier;
 
 /**
  * Nacos connections: one per HTTP/2 transport. The connection id is assigned when the
@@ -21,6 +30,11 @@ import java.util.concurrent.ConcurrentHashMap;
  * §1.4), because Nacos's unary calls never name their connection: they find it through the
  * transport they share with the connection's stream. The transport's end ends the connection
  * (its session: instances and subscriptions removed, subscribers pushed).
+ *
+ * <p>It is also where the server turns clients away (a stopping server, a cluster member
+ * catching up or cut off: {@code ServerCheckRequest} is answered with an error, so the client
+ * tries its next server) and asks them to move ({@code ConnectResetRequest}, the Nacos
+ * equivalent of Roster's {@code reconnect} frame).
  *
  * <p>Thread-safe.
  */
@@ -33,6 +47,13 @@ public final class NacosConnections extends ServerTransportFilter implements Ser
   private final SessionManager sessions;
   /** Registered connections (ConnectionSetupRequest seen), by id. */
   private final Map<String, NacosConnection> registered = new ConcurrentHashMap<>();
+  private final AtomicLong resets = new AtomicLong();
+  /** Why new connections are refused for now (a cluster member catching up or cut off), or null. */
+  private volatile String refusing;
+  /** Why new connections are refused for good (the server is stopping), or null. */
+  private volatile String stopping;
+  /** Completes once the server is stopping and every registered connection has ended. */
+  private final CompletableFuture<Void> allEnded = new CompletableFuture<>();
 
   NacosConnections(SessionManager sessions) {
     this.sessions = sessions;
@@ -87,6 +108,89 @@ public final class NacosConnections extends ServerTransportFilter implements Ser
   /** Forgets {@code c} (its stream ended). */
   void remove(NacosConnection c) {
     registered.remove(c.id(), c);
+    checkAllEnded();
+  }
+
+  /** Why a new connection is refused now, or null when it is welcome. */
+  String refusal() {
+    String s = stopping;
+    return s != null ? s : refusing;
+  }
+
+  /** Refuses new connections for now ({@code reason}), or accepts them again ({@code null}). */
+  void refuse(String reason) {
+    refusing = reason;
+  }
+
+  /** Refuses new connections from now on: the server is stopping. */
+  void refuseNew(String reason) {
+    stopping = reason;
+  }
+
+  /**
+   * Sends a {@code ConnectResetRequest} to each registered connection whose session {@code
+   * which} selects, naming the server {@code suggest} gives for it ({@code host:port} of a
+   * Roster client port, or empty for the client's own next server). Returns how many were asked.
+   */
+  int move(Predicate<Session> which, Supplier<String> suggest) {
+    int asked = 0;
+    for (NacosConnection c : registered.values()) {
+      Session s = c.session();
+      if (s != null && which.test(s)) {
+        String[] server = nacosServer(suggest.get());
+        c.reset("reset-" + resets.incrementAndGet(), server[0], server[1]);
+        asked++;
+      }
+    }
+    return asked;
+  }
+
+  /** The server is stopping: new connections are refused and every connection is asked to move. */
+  void moveAll(String reason, Supplier<String> suggest) {
+    refuseNew(reason);
+    move(s -> true, suggest);
+    checkAllEnded();
+  }
+
+  /** Waits until every connection has ended after {@link #moveAll}, or {@code timeout}. */
+  boolean awaitAllEnded(Duration timeout) throws InterruptedException {
+    try {
+      allEnded.get(Math.max(0, timeout.toNanos()), TimeUnit.NANOSECONDS);
+      return true;
+    } catch (TimeoutException e) {
+      return false;
+    } catch (ExecutionException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private void checkAllEnded() {
+    if (stopping != null && registered.isEmpty()) {
+      allEnded.complete(null);
+    }
+  }
+
+  /**
+   * A Roster client address {@code host:port} as a {@code ConnectResetRequest}'s {@code
+   * serverIp} and {@code serverPort}: the Nacos client adds 1000 to the port it is given (its
+   * HTTP port), so the port is {@code port - 1000}. Empty: both empty.
+   */
+  static String[] nacosServer(String address) {
+    int colon = address.lastIndexOf(':');
+    if (address.isEmpty() || colon <= 0) {
+      return new String[] {address, ""};
+    }
+    String host = address.substring(0, colon);
+    if (host.startsWith("[") && host.endsWith("]")) {
+      host = host.substring(1, host.length() - 1);
+    }
+    String port = address.substring(colon + 1);
+    try {
+      int p = Integer.parseInt(port);
+      return new String[] {host, Integer.toString(p > 1000 ? p - 1000 : p)};
+    } catch (NumberFormatException e) {
+      return new String[] {host, ""};
+    }
   }
 
   /** How many Nacos connections are registered. */

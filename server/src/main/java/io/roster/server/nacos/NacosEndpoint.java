@@ -8,26 +8,38 @@ import io.roster.proto.nacos.BiRequestStreamGrpc;
 import io.roster.proto.nacos.Payload;
 import io.roster.proto.nacos.RequestGrpc;
 import io.roster.server.registry.Registry;
+import io.roster.server.session.Session;
 import io.roster.server.session.SessionManager;
+import io.roster.server.time.Scheduler;
+import java.time.Duration;
 import java.util.List;
+import java.util.function.Predicate;
+import java.util.function.Supplier;
 
 /**
  * The Nacos 2.x services ({@code Request}, {@code BiRequestStream}) for Roster's gRPC server:
  * add {@link #services()} and {@link #transportFilter()} to the server that serves {@code
  * roster.v1.*}, on the same port.
  *
- * <p>Thread-safe; owns no threads. Connections end with their transports, so stopping the
- * gRPC server ends them all.
+ * <p>Thread-safe; owns no threads (silent-client checks run on the given scheduler).
+ * Connections end with their transports, so stopping the gRPC server ends them all; {@link
+ * #moveAll} asks them to leave first.
  */
 public final class NacosEndpoint {
 
   private final NacosConnections connections;
   private final NacosService service;
 
-  /** Nacos connections become sessions of {@code sessions}; queries read {@code registry}. */
-  public NacosEndpoint(SessionManager sessions, Registry registry) {
+  /**
+   * Nacos connections become sessions of {@code sessions}; queries read {@code registry}. A
+   * connection silent for {@code keepaliveTime} is sent a {@code ClientDetectionRequest}, and
+   * one silent for {@code keepaliveTime + keepaliveTimeout} is ended ({@link ClientDetection}).
+   */
+  public NacosEndpoint(SessionManager sessions, Registry registry, Scheduler scheduler, Duration keepaliveTime,
+      Duration keepaliveTimeout) {
     this.connections = new NacosConnections(sessions);
-    this.service = new NacosService(sessions, registry, connections);
+    this.service = new NacosService(sessions, registry, connections,
+        new ClientDetection(scheduler, keepaliveTime, keepaliveTimeout));
   }
 
   /** Assigns each HTTP/2 transport its Nacos connection id and ends the connection with it. */
@@ -52,6 +64,39 @@ public final class NacosEndpoint {
     return List.of(
         ServerInterceptors.intercept(RequestGrpc.bindService(unary), connections),
         ServerInterceptors.intercept(BiRequestStreamGrpc.bindService(bidi), connections));
+  }
+
+  /**
+   * Asks the connections whose session {@code which} selects to move ({@code
+   * ConnectResetRequest} naming the server {@code suggest} gives for each, a Roster client
+   * address {@code host:port}; empty: the client's next server). Returns how many were asked.
+   * A connection that then ends keeps its instances while its client redoes them elsewhere.
+   */
+  public int move(Predicate<Session> which, Supplier<String> suggest) {
+    return connections.move(which, suggest);
+  }
+
+  /**
+   * The server is stopping: {@code ServerCheckRequest} and setups are refused from now on, and
+   * every connection is asked to move ({@code suggest} as for {@link #move}).
+   */
+  public void moveAll(String reason, Supplier<String> suggest) {
+    connections.moveAll(reason, suggest);
+  }
+
+  /** Refuses new connections from now on (the server is about to stop); the present ones stay. */
+  public void refuseNew(String reason) {
+    connections.refuseNew(reason);
+  }
+
+  /** Refuses new connections for now ({@code reason}: a cluster member catching up or cut off), or again accepts them ({@code null}). */
+  public void refuse(String reason) {
+    connections.refuse(reason);
+  }
+
+  /** Waits until every connection has ended after {@link #moveAll}, or {@code timeout}; true if they all did. */
+  public boolean awaitAllEnded(Duration timeout) throws InterruptedException {
+    return connections.awaitAllEnded(timeout);
   }
 
   /** Registered Nacos connections. */

@@ -30,8 +30,8 @@ import org.slf4j.LoggerFactory;
  * The Nacos requests (nacos-reference.md §2–3), mapped to a {@link Session}'s calls: the
  * handshake on the unary call and the stream, and the naming requests of the first slice
  * ({@code InstanceRequest}, {@code BatchInstanceRequest}, {@code SubscribeServiceRequest},
- * {@code ServiceQueryRequest}, {@code HealthCheckRequest}). Anything else is answered with an
- * {@code ErrorResponse} that names the type.
+ * {@code ServiceQueryRequest}, {@code ServiceListRequest}, {@code HealthCheckRequest}). Anything
+ * else is answered with an {@code ErrorResponse} that names the type.
  *
  * <p>Thread-safe. Requests run on the transport's thread; answers may complete on the
  * writer's (a cluster member answers once the log has applied a change).
@@ -46,11 +46,13 @@ final class NacosService {
   private final SessionManager sessions;
   private final Registry registry;
   private final NacosConnections connections;
+  private final ClientDetection detection;
 
-  NacosService(SessionManager sessions, Registry registry, NacosConnections connections) {
+  NacosService(SessionManager sessions, Registry registry, NacosConnections connections, ClientDetection detection) {
     this.sessions = sessions;
     this.registry = registry;
     this.connections = connections;
+    this.detection = detection;
   }
 
   // --- /Request/request ---
@@ -73,6 +75,12 @@ final class NacosService {
     String type = Envelope.type(request);
     String connectionId = NacosConnections.currentId();
     if (type.equals("ServerCheckRequest")) {
+      String refused = connections.refusal();
+      if (refused != null) {
+        // Anything but a ServerCheckResponse makes the client try its next server (§2.1 step 2).
+        return done(Envelope.error(Envelope.INVALID_SERVER_STATUS, refused + ": no new connections here; "
+            + "connect to another server, or to this one again once it is back"));
+      }
       // Answered before the connection is registered: it tells the client its id.
       ObjectNode fields = NacosMapping.JSON.createObjectNode();
       fields.put("connectionId", connectionId == null ? "" : connectionId);
@@ -88,6 +96,7 @@ final class NacosService {
     if (c == null || c.session() == null) {
       return done(Envelope.error(Envelope.UN_REGISTER, "Connection is unregistered."));
     }
+    c.heard(detection.now());
     Session session = c.session();
     return switch (type) {
       case "HealthCheckRequest" -> done(Envelope.response("HealthCheckResponse"));
@@ -95,6 +104,7 @@ final class NacosService {
       case "BatchInstanceRequest" -> batchInstance(session, body);
       case "SubscribeServiceRequest" -> subscribe(session, body);
       case "ServiceQueryRequest" -> query(body);
+      case "ServiceListRequest" -> listServices(body);
       default -> throw new IllegalStateException("unhandled " + type); // refusal() lets only these through
     };
   }
@@ -103,7 +113,7 @@ final class NacosService {
   static String refusal(String type, String module) {
     switch (type) {
       case "HealthCheckRequest", "InstanceRequest", "BatchInstanceRequest", "SubscribeServiceRequest",
-          "ServiceQueryRequest" -> {
+          "ServiceQueryRequest", "ServiceListRequest" -> {
         return null;
       }
       case "PersistentInstanceRequest" -> {
@@ -193,6 +203,45 @@ final class NacosService {
     return done(Envelope.response("QueryServiceResponse", fields));
   }
 
+  /**
+   * {@code ServiceListRequest} ({@code getServicesOfServer}): one page of the names of the
+   * services of the namespace in exactly the group named (Nacos's rule: group
+   * {@code DEFAULT_GROUP} when none), sorted, without the {@code group@@} prefix; {@code count}
+   * is the number of such services, not the page's size. A page past the end is empty. The
+   * {@code selector} is ignored, as a Nacos 2.5 server ignores it.
+   */
+  private CompletableFuture<Payload> listServices(JsonNode body) {
+    String namespace = NacosMapping.text(body, "namespace");
+    namespace = namespace.isEmpty() ? Names.DEFAULT_NAMESPACE : namespace;
+    Names.checkSimpleName("namespace", namespace, Names.MAX_NAMESPACE);
+    String group = NacosMapping.text(body, "groupName");
+    group = group.isEmpty() ? Names.DEFAULT_GROUP : group;
+    Names.checkSimpleName("groupName", group, Names.MAX_GROUP);
+    int pageNo = positiveInt(body, "pageNo", "a page number from 1");
+    int pageSize = positiveInt(body, "pageSize", "1.." + Integer.MAX_VALUE);
+    // Spring Cloud Alibaba asks for page 1 of Integer.MAX_VALUE names: fine. A page that starts
+    // past what an int can skip is past the end whatever the registry holds.
+    boolean pastTheEnd = (long) (pageNo - 1) * pageSize > Integer.MAX_VALUE;
+    Registry.ServicePage page = pastTheEnd
+        ? registry.listServices(namespace, group, 1, 0)
+        : registry.listServices(namespace, group, pageNo, pageSize);
+    ObjectNode fields = NacosMapping.JSON.createObjectNode();
+    fields.put("count", page.total());
+    var names = fields.putArray("serviceNames");
+    page.services().forEach(k -> names.add(k.name()));
+    return done(Envelope.response("ServiceListResponse", fields));
+  }
+
+  /** A required integer field of at least 1. */
+  private static int positiveInt(JsonNode body, String field, String expected) {
+    JsonNode v = body.get(field);
+    if (v == null || !v.isIntegralNumber() || !v.canConvertToInt() || v.asInt() < 1) {
+      Object value = v == null ? RegistryException.described("missing") : v.isNumber() ? v.numberValue() : v.asText();
+      throw RegistryException.invalid(field, value, expected);
+    }
+    return v.asInt();
+  }
+
   // --- /BiRequestStream/requestBiStream ---
 
   /** The connection's stream: {@code ConnectionSetupRequest} registers it; responses ack pushes. */
@@ -222,6 +271,10 @@ final class NacosService {
     @Override
     public void onNext(Payload p) {
       String type = Envelope.type(p);
+      NacosConnection heard = connection;
+      if (heard != null) {
+        heard.heard(detection.now());
+      }
       try {
         if (type.equals("ConnectionSetupRequest")) {
           setup(p);
@@ -230,6 +283,8 @@ final class NacosService {
           if (c != null) {
             c.acked(NacosMapping.text(Envelope.body(p), "requestId"));
           }
+        } else if (type.equals("ClientDetectionResponse") || type.equals("ConnectResetResponse")) {
+          // Heard (above): that is all a detection's answer is for; a reset's answer says nothing more.
         } else {
           // Other responses (none are asked for yet) and requests are not expected here.
           log.debug("Nacos connection {}: ignored {} on the stream", id, type);
@@ -260,6 +315,12 @@ final class NacosService {
         end("no transport id");
         return;
       }
+      String refused = connections.refusal();
+      if (refused != null) {
+        out.onError(io.grpc.Status.UNAVAILABLE.withDescription(refused + ": no new connections here")
+            .asRuntimeException());
+        return;
+      }
       JsonNode body = Envelope.body(p);
       Map<String, String> labels = new HashMap<>();
       body.path("labels").fields().forEachRemaining(e -> labels.put(e.getKey(), e.getValue().asText()));
@@ -267,7 +328,7 @@ final class NacosService {
       String clientIp = p.getMetadata().getClientIp();
       String host = NacosConnections.host(remote);
       Scope scope = sessions.openConnection(host);
-      NacosConnection c = new NacosConnection(id, out, sessions, connections, scope);
+      NacosConnection c = new NacosConnection(id, out, sessions, connections, scope, detection.now());
       String tenant = NacosMapping.text(body, "tenant");
       SessionInfo info = new SessionInfo(id, id, tenant.isEmpty() ? Names.DEFAULT_NAMESPACE : tenant,
           labels.getOrDefault("AppName", clientIp.isEmpty() ? "nacos" : clientIp),
@@ -288,6 +349,7 @@ final class NacosService {
         c.close("a second ConnectionSetupRequest on one transport");
         return;
       }
+      detection.watch(c);
       log.info("Nacos connection opened: conn={} app={} version={} remote={} connections={}", id,
           info.clientName(), info.clientVersion(), info.remoteAddress(), connections.count());
       if (body.has("abilityTable") && !body.get("abilityTable").isNull()) {

@@ -10,6 +10,12 @@
  * Nacos requests become that session's calls ({@code NacosService}); Nacos JSON shapes come
  * from and go to the {@code model} records ({@code NacosMapping}). There is no second registry.
  *
+ * <p>What a Nacos connection has beyond a session: silent-client detection with {@code
+ * ClientDetectionRequest} on the keepalive settings ({@code ClientDetection}), and {@code
+ * ConnectResetRequest} wherever Roster sends its sessions {@code reconnect}, after which the
+ * connection's end leaves its instances registered for the client's redo ({@code
+ * NacosConnection.REDO_WAIT}).
+ *
  * <p>Entry point: {@link io.roster.server.nacos.NacosEndpoint}, which the gRPC endpoint adds
  * beside {@code roster.v1.*} on one port.
  *

@@ -40,6 +40,10 @@ public final class GrpcEndpoint {
   private final RegistryService registryService;
   private final IntFunction<String> nodeId;
   private final SessionManager sessions;
+  /** The Nacos 2.x services on the same port, or null. */
+  private final io.roster.server.nacos.NacosEndpoint nacos;
+  /** A cluster member: a stopping one has other members to send Nacos clients to, and waits for them. */
+  private final boolean clustered;
   private final HealthStatusManager health = new HealthStatusManager();
   private volatile String refused;
   private volatile boolean started;
@@ -69,6 +73,8 @@ public final class GrpcEndpoint {
       io.roster.server.cluster.ClusterNode cluster, io.roster.server.nacos.NacosEndpoint nacos) {
     this.nodeId = nodeId;
     this.sessions = sessions;
+    this.nacos = nacos;
+    this.clustered = cluster != null;
     this.registryService = new RegistryService(registry, sessions.writer(), engine, scheduler, sessions.limits(),
         warmUp);
     this.sessionService = new SessionService(sessions, registryService::answer, config.keepaliveTime(),
@@ -121,6 +127,9 @@ public final class GrpcEndpoint {
   public synchronized void refuse(String reason, boolean catchingUp) {
     refused = reason;
     sessionService.refuseSessions(reason);
+    if (nacos != null) {
+      nacos.refuse(reason);
+    }
     registryService.catchingUp(catchingUp ? reason : null);
     registryService.cutOff(catchingUp ? null : reason);
     if (started) {
@@ -130,11 +139,13 @@ public final class GrpcEndpoint {
 
   /**
    * Asks the sessions {@code which} selects to move ({@code reconnect}, with a server {@code
-   * suggest} names for each); returns how many were asked.
+   * suggest} names for each; Nacos connections get a {@code ConnectResetRequest}); returns how
+   * many were asked.
    */
   public int moveSessions(String reason, java.util.function.Predicate<io.roster.server.session.Session> which,
       java.util.function.Supplier<String> suggest) {
-    return sessionService.moveSessions(reason, which, suggest);
+    int asked = sessionService.moveSessions(reason, which, suggest);
+    return nacos == null ? asked : asked + nacos.move(which, suggest);
   }
 
   /** The bound port (useful when configured as 0). */
@@ -155,7 +166,8 @@ public final class GrpcEndpoint {
    * @return false when no open session has that connection id
    */
   public boolean askToMove(String connectionId, String suggestedServer, String reason) {
-    return sessionService.askToMove(connectionId, suggestedServer, reason);
+    return sessionService.askToMove(connectionId, suggestedServer, reason)
+        || (nacos != null && nacos.move(s -> s.info().connectionId().equals(connectionId), () -> suggestedServer) > 0);
   }
 
   /**
@@ -166,12 +178,16 @@ public final class GrpcEndpoint {
   public void refuseNewSessions() {
     health.enterTerminalState();
     sessionService.refuseNew("server shutting down");
+    if (nacos != null) {
+      nacos.refuseNew("server shutting down");
+    }
   }
 
   /**
-   * Stops gracefully: NOT_SERVING, {@code reconnect} to every session, no new sessions or
-   * calls; returns as soon as every session has left, or cuts whatever is left once {@code
-   * grace} is over.
+   * Stops gracefully: NOT_SERVING, {@code reconnect} to every session (a {@code
+   * ConnectResetRequest} to every Nacos connection), no new sessions or calls; returns as soon
+   * as every session (and, on a cluster member, every Nacos connection) has left, or cuts
+   * whatever is left once {@code grace} is over.
    */
   public void shutdown(Duration grace) throws InterruptedException {
     shutdown(grace, () -> "");
@@ -195,8 +211,16 @@ public final class GrpcEndpoint {
     health.enterTerminalState();
     registryService.stop("server shutting down");
     sessionService.reconnectAll("server shutting down", suggest);
+    if (nacos != null) {
+      nacos.moveAll("server shutting down", suggest);
+    }
     server.shutdown();
     sessionService.awaitAllEnded(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
+    if (nacos != null && clustered) {
+      // A standalone server has nowhere to send them: a Nacos client whose list names only this
+      // server cannot move, and waiting for it would only delay the stop by the whole grace.
+      nacos.awaitAllEnded(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
+    }
     beforeCut.run();
     // Every session has left (or the grace is over). What remains are idle connections and
     // calls that are answered UNAVAILABLE: a moment for those answers, then the cut.

@@ -260,6 +260,26 @@ public final class Session {
    * Idempotent; returns what was removed, or null if it was already closed.
    */
   public synchronized CloseSummary close() {
+    CloseSummary summary = closeKeepingRegistrations();
+    if (summary == null) {
+      return null;
+    }
+    try {
+      writer.submit(new Command.RemoveOwner(owner));
+    } catch (RuntimeException e) {
+      // A writer never refuses an end (a cluster member retries it); nothing else may stop a close.
+      org.slf4j.LoggerFactory.getLogger(Session.class).warn("Could not end {}: {}", owner, e.toString());
+    }
+    return summary;
+  }
+
+  /**
+   * Ends the session but leaves its instances registered under its owner: its subscriptions
+   * and push queue go, and the caller ends the owner later ({@code Command.RemoveOwner}), once
+   * the client has had time to register them again elsewhere. Idempotent; returns what it held,
+   * or null if it was already closed.
+   */
+  public synchronized CloseSummary closeKeepingRegistrations() {
     if (closed) {
       return null;
     }
@@ -271,12 +291,6 @@ public final class Session {
     }
     scope.release(Scope.Counted.SUBSCRIPTIONS, subscriptions.size());
     subscriptions.clear();
-    try {
-      writer.submit(new Command.RemoveOwner(owner));
-    } catch (RuntimeException e) {
-      // A writer never refuses an end (a cluster member retries it); nothing else may stop a close.
-      org.slf4j.LoggerFactory.getLogger(Session.class).warn("Could not end {}: {}", owner, e.toString());
-    }
     return summary;
   }
 

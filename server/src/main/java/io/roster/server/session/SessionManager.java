@@ -169,6 +169,30 @@ public final class SessionManager {
     return summary;
   }
 
+  /**
+   * Closes the session and forgets it, but ends its owner (removes its instances, pushes) only
+   * after {@code holdEnd}: a client that was asked to move and drops its old connection before
+   * it registers again (the Nacos client's redo) keeps its instances in the meantime, and its
+   * registrations on the new connection take them over without a change anyone sees. A client
+   * that does not come back loses them {@code holdEnd} later. Null if it was already closed.
+   */
+  public Session.CloseSummary closeHoldingEnd(Session session, Duration holdEnd) {
+    sessions.remove(session.info().connectionId(), session);
+    Session.CloseSummary summary = session.closeKeepingRegistrations();
+    if (summary != null) {
+      session.scope().release(Scope.Counted.SESSIONS, 1);
+      Owner owner = session.owner();
+      scheduler.schedule(() -> {
+        try {
+          writer.submit(new Command.RemoveOwner(owner));
+        } catch (RuntimeException e) {
+          org.slf4j.LoggerFactory.getLogger(SessionManager.class).warn("Could not end {}: {}", owner, e.toString());
+        }
+      }, holdEnd);
+    }
+    return summary;
+  }
+
   /** Live sessions, oldest first. */
   public List<Session> all() {
     List<Session> list = new ArrayList<>(sessions.values());

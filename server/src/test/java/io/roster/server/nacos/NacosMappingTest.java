@@ -163,6 +163,7 @@ class NacosMappingTest {
     assertThat(NacosService.refusal("PersistentInstanceRequest", "naming")).contains("PersistentInstanceRequest");
     assertThat(NacosService.refusal("ConfigQueryRequest", "config")).contains("naming registry")
         .contains("ConfigQueryRequest");
-    assertThat(NacosService.refusal("ServiceListRequest", "naming")).contains("ServiceListRequest");
+    assertThat(NacosService.refusal("ServiceListRequest", "naming")).isNull();
+    assertThat(NacosService.refusal("ServerLoaderInfoRequest", "internal")).contains("ServerLoaderInfoRequest");
   }
 }

@@ -40,75 +40,27 @@ class NacosProtocolTest {
 
   private static final Duration WAIT = TestTime.seconds(10);
 
-  /** A hand-driven Nacos connection: one channel (one transport), its unary calls and its stream. */
-  private final class Conn {
-    final ManagedChannel channel = loopback.newChannel();
-    final List<Payload> received = new CopyOnWriteArrayList<>();
-    StreamObserver<Payload> stream;
-    volatile boolean ackPushes = true;
-
-    Payload call(String type, String json) {
-      return RequestGrpc.newBlockingStub(channel).withDeadlineAfter(WAIT.toMillis(), TimeUnit.MILLISECONDS)
-          .request(payload(type, json));
-    }
-
-    Conn setup() {
-      stream = BiRequestStreamGrpc.newStub(channel).requestBiStream(new StreamObserver<>() {
-        @Override
-        public void onNext(Payload p) {
-          received.add(p);
-          if (ackPushes && p.getMetadata().getType().equals("NotifySubscriberRequest")) {
-            String id = Envelope.body(p).get("requestId").asText();
-            send("NotifySubscriberResponse", "{\"resultCode\":200,\"errorCode\":0,\"requestId\":\"" + id + "\"}");
-          }
-        }
-
-        @Override
-        public void onError(Throwable t) {}
-
-        @Override
-        public void onCompleted() {}
-      });
-      send("ConnectionSetupRequest", "{\"headers\":{},\"clientVersion\":\"Nacos-Java-Client:v2.5.1\","
-          + "\"labels\":{\"source\":\"sdk\",\"module\":\"naming\",\"AppName\":\"test\"},\"abilityTable\":{},"
-          + "\"module\":\"internal\"}");
-      await().atMost(WAIT).until(() -> received.stream().anyMatch(p -> type(p).equals("SetupAckRequest")));
-      return this;
-    }
-
-    synchronized void send(String type, String json) {
-      stream.onNext(payload(type, json));
-    }
-
-    List<JsonNode> pushes() {
-      return received.stream().filter(p -> type(p).equals("NotifySubscriberRequest")).map(Envelope::body).toList();
-    }
+  private static String type(Payload p) {
+    return NacosConn.type(p);
   }
 
   private static Payload payload(String type, String json) {
-    return Payload.newBuilder().setMetadata(Metadata.newBuilder().setType(type).setClientIp("10.9.9.9"))
-        .setBody(Any.newBuilder().setValue(ByteString.copyFrom(json, StandardCharsets.UTF_8))).build();
+    return NacosConn.payload(type, json);
   }
 
-  private static String type(Payload p) {
-    return p.getMetadata().getType();
+  private static String register(String service, String ip, int port) {
+    return NacosConn.register(service, ip, port);
+  }
+
+  private static String subscribe(String service, boolean on) {
+    return NacosConn.subscribe(service, on);
   }
 
   private static JsonNode body(Payload p) {
     return Envelope.body(p);
   }
 
-  private static String register(String service, String ip, int port) {
-    return "{\"headers\":{},\"namespace\":\"public\",\"serviceName\":\"" + service + "\",\"groupName\":\"DEFAULT_GROUP\","
-        + "\"type\":\"registerInstance\",\"instance\":{\"ip\":\"" + ip + "\",\"port\":" + port
-        + ",\"weight\":1.0,\"healthy\":true,\"enabled\":true,\"ephemeral\":true,\"clusterName\":\"DEFAULT\","
-        + "\"metadata\":{}},\"module\":\"naming\"}";
-  }
 
-  private static String subscribe(String service, boolean on) {
-    return "{\"headers\":{},\"namespace\":\"public\",\"serviceName\":\"" + service + "\",\"groupName\":\"DEFAULT_GROUP\","
-        + "\"subscribe\":" + on + ",\"clusters\":\"\",\"module\":\"naming\"}";
-  }
 
   private List<String> registered(String service) {
     return loopback.server().registry().snapshot(ServiceKey.of("", "", service)).instances().stream()
@@ -117,7 +69,7 @@ class NacosProtocolTest {
 
   @Test
   void serverCheckNeedsNoConnectionAndNamesTheTransportsId() {
-    Conn c = new Conn();
+    NacosConn c = new NacosConn(loopback);
     Payload r = c.call("ServerCheckRequest", "{\"headers\":{},\"module\":\"internal\"}");
     assertThat(type(r)).isEqualTo("ServerCheckResponse");
     JsonNode b = body(r);
@@ -127,12 +79,12 @@ class NacosProtocolTest {
     assertThat(id).isNotEmpty();
     // Same transport, same id; another channel is another connection.
     assertThat(body(c.call("ServerCheckRequest", "{}")).get("connectionId").asText()).isEqualTo(id);
-    assertThat(body(new Conn().call("ServerCheckRequest", "{}")).get("connectionId").asText()).isNotEqualTo(id);
+    assertThat(body(new NacosConn(loopback).call("ServerCheckRequest", "{}")).get("connectionId").asText()).isNotEqualTo(id);
   }
 
   @Test
   void aNamingRequestBeforeSetupIsUnregistered301() {
-    Payload r = new Conn().call("InstanceRequest", register("orders", "10.0.0.1", 80));
+    Payload r = new NacosConn(loopback).call("InstanceRequest", register("orders", "10.0.0.1", 80));
     assertThat(type(r)).isEqualTo("ErrorResponse");
     assertThat(body(r).get("errorCode").asInt()).isEqualTo(301);
     assertThat(registered("orders")).isEmpty();
@@ -140,7 +92,7 @@ class NacosProtocolTest {
 
   @Test
   void setupIsAckedAndHealthChecksAnswered() {
-    Conn c = new Conn().setup();
+    NacosConn c = new NacosConn(loopback).setup();
     JsonNode ack = body(c.received.stream().filter(p -> type(p).equals("SetupAckRequest")).findFirst().orElseThrow());
     assertThat(ack.get("abilityTable").get("supportPersistentInstanceByGrpc").asBoolean()).isTrue();
     assertThat(ack.get("module").asText()).isEqualTo("internal");
@@ -151,7 +103,7 @@ class NacosProtocolTest {
 
   @Test
   void unknownAndUnsupportedTypesGetAnErrorNamingTheType() {
-    Conn c = new Conn().setup();
+    NacosConn c = new NacosConn(loopback).setup();
     Payload persistent = c.call("PersistentInstanceRequest", register("orders", "10.0.0.1", 80));
     assertThat(type(persistent)).isEqualTo("ErrorResponse");
     assertThat(body(persistent).get("message").asText()).contains("PersistentInstanceRequest");
@@ -168,7 +120,7 @@ class NacosProtocolTest {
   /** One instance per connection and service; deregister removes it whatever ip/port it names. */
   @Test
   void registerReplacesAndDeregisterRemovesTheConnectionsInstance() {
-    Conn c = new Conn().setup();
+    NacosConn c = new NacosConn(loopback).setup();
     Payload r = c.call("InstanceRequest", register("orders", "10.0.0.1", 80));
     assertThat(type(r)).isEqualTo("InstanceResponse");
     assertThat(body(r).get("type").asText()).isEqualTo("registerInstance");
@@ -183,14 +135,14 @@ class NacosProtocolTest {
 
   @Test
   void subscribeAnswersTheStateThenPushesChanges() {
-    Conn provider = new Conn().setup();
+    NacosConn provider = new NacosConn(loopback).setup();
     provider.call("InstanceRequest", register("orders", "10.0.0.1", 80));
-    Conn consumer = new Conn().setup();
+    NacosConn consumer = new NacosConn(loopback).setup();
     Payload r = consumer.call("SubscribeServiceRequest", subscribe("orders", true));
     assertThat(type(r)).isEqualTo("SubscribeServiceResponse");
     assertThat(body(r).get("serviceInfo").get("hosts")).hasSize(1);
 
-    new Conn().setup().call("InstanceRequest", register("orders", "10.0.0.2", 80));
+    new NacosConn(loopback).setup().call("InstanceRequest", register("orders", "10.0.0.2", 80));
     await().atMost(WAIT).until(() -> !consumer.pushes().isEmpty()
         && consumer.pushes().get(consumer.pushes().size() - 1).get("serviceInfo").get("hosts").size() == 2);
     // Push ids only grow.
@@ -206,9 +158,9 @@ class NacosProtocolTest {
   /** The transport's end removes the connection's instances, and subscribers are pushed. */
   @Test
   void theTransportsEndRemovesWhatTheConnectionOwned() {
-    Conn provider = new Conn().setup();
+    NacosConn provider = new NacosConn(loopback).setup();
     provider.call("InstanceRequest", register("orders", "10.0.0.1", 80));
-    Conn consumer = new Conn().setup();
+    NacosConn consumer = new NacosConn(loopback).setup();
     consumer.call("SubscribeServiceRequest", subscribe("orders", true));
     assertThat(registered("orders")).containsExactly("10.0.0.1:80");
 
@@ -227,9 +179,9 @@ class NacosProtocolTest {
   void nacosSubscribersAcksCountInADrain() throws Exception {
     TestSession provider = loopback.session("provider");
     assertThat(provider.register("pay", "10.0.0.1", 80).getOk()).isTrue();
-    Conn acking = new Conn().setup();
+    NacosConn acking = new NacosConn(loopback).setup();
     acking.call("SubscribeServiceRequest", subscribe("pay", true));
-    Conn silent = new Conn().setup();
+    NacosConn silent = new NacosConn(loopback).setup();
     silent.ackPushes = false;
     silent.call("SubscribeServiceRequest", subscribe("pay", true));
     await().atMost(WAIT).until(() -> !acking.pushes().isEmpty() && !silent.pushes().isEmpty());
@@ -244,7 +196,7 @@ class NacosProtocolTest {
 
   @Test
   void badInputIsAnErrorNamingFieldValueAndLimit() {
-    Conn c = new Conn().setup();
+    NacosConn c = new NacosConn(loopback).setup();
     Payload r = c.call("InstanceRequest", register("orders", "10.0.0.1", 70000));
     assertThat(type(r)).isEqualTo("ErrorResponse");
     assertThat(body(r).get("errorCode").asInt()).isEqualTo(400);
@@ -255,7 +207,7 @@ class NacosProtocolTest {
 
   @Test
   void aSetupThatIsRefusedEndsTheStreamSayingWhy() throws Exception {
-    Conn c = new Conn();
+    NacosConn c = new NacosConn(loopback);
     CompletableFuture<Throwable> ended = new CompletableFuture<>();
     StreamObserver<Payload> stream = BiRequestStreamGrpc.newStub(c.channel).requestBiStream(new StreamObserver<>() {
       @Override
@@ -280,9 +232,56 @@ class NacosProtocolTest {
 
   @Test
   void unsubscribeOfWhatWasNotSubscribedSucceeds() {
-    Conn c = new Conn().setup();
+    NacosConn c = new NacosConn(loopback).setup();
     Payload r = c.call("SubscribeServiceRequest", subscribe("orders", false));
     assertThat(type(r)).isEqualTo("SubscribeServiceResponse");
     assertThat(body(r).get("success").asBoolean()).isTrue();
+  }
+
+  private static String listServices(String group, int pageNo, int pageSize) {
+    return "{\"headers\":{},\"namespace\":\"public\",\"serviceName\":\"\",\"groupName\":\"" + group
+        + "\",\"pageNo\":" + pageNo + ",\"pageSize\":" + pageSize + ",\"module\":\"naming\"}";
+  }
+
+  /**
+   * ServiceListRequest: the group's services only, sorted, names without {@code group@@},
+   * {@code count} the group's total; a page past the end is empty; the selector is ignored.
+   */
+  @Test
+  void serviceListPagesTheGroupsServiceNames() {
+    NacosConn c = new NacosConn(loopback).setup();
+    for (String name : List.of("c", "a", "b")) {
+      new NacosConn(loopback).setup().call("InstanceRequest", register(name, "10.0.0.1", 80));
+    }
+    new NacosConn(loopback).setup().call("InstanceRequest", register("other@@x", "10.0.0.1", 80));
+
+    JsonNode first = body(c.call("ServiceListRequest", listServices("DEFAULT_GROUP", 1, 2)));
+    assertThat(first.get("count").asInt()).isEqualTo(3);
+    assertThat(first.get("serviceNames")).extracting(JsonNode::asText).containsExactly("a", "b");
+    Payload second = c.call("ServiceListRequest", listServices("DEFAULT_GROUP", 2, 2)
+        .replace("\"module\"", "\"selector\":\"{\\\"type\\\":\\\"label\\\",\\\"expression\\\":\\\"x\\\"}\",\"module\""));
+    assertThat(type(second)).isEqualTo("ServiceListResponse");
+    assertThat(body(second).get("serviceNames")).extracting(JsonNode::asText).containsExactly("c");
+    assertThat(body(c.call("ServiceListRequest", listServices("DEFAULT_GROUP", 3, 2))).get("serviceNames")).isEmpty();
+    // Spring Cloud Alibaba's getServices(): page 1 of Integer.MAX_VALUE; and a page far past the end.
+    assertThat(body(c.call("ServiceListRequest", listServices("other", 1, Integer.MAX_VALUE))).get("serviceNames"))
+        .extracting(JsonNode::asText).containsExactly("x");
+    JsonNode far = body(c.call("ServiceListRequest", listServices("DEFAULT_GROUP", 5, Integer.MAX_VALUE)));
+    assertThat(far.get("count").asInt()).isEqualTo(3);
+    assertThat(far.get("serviceNames")).isEmpty();
+  }
+
+  @Test
+  void serviceListRefusesABadPageNamingFieldValueAndLimit() {
+    NacosConn c = new NacosConn(loopback).setup();
+    Payload zero = c.call("ServiceListRequest", listServices("DEFAULT_GROUP", 0, 10));
+    assertThat(type(zero)).isEqualTo("ErrorResponse");
+    assertThat(body(zero).get("errorCode").asInt()).isEqualTo(400);
+    assertThat(body(zero).get("message").asText())
+        .isEqualTo("ServiceListRequest: pageNo: 0 (expected: a page number from 1)");
+    assertThat(body(c.call("ServiceListRequest", listServices("DEFAULT_GROUP", 1, -1))).get("message").asText())
+        .isEqualTo("ServiceListRequest: pageSize: -1 (expected: 1..2147483647)");
+    assertThat(body(c.call("ServiceListRequest", listServices("bad group", 1, 1))).get("message").asText())
+        .startsWith("ServiceListRequest: groupName: \"bad group\"");
   }
 }
