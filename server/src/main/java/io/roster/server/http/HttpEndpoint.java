@@ -26,7 +26,8 @@ import org.slf4j.LoggerFactory;
  * <p>Bounded: requests run on {@link Limits#threads()} threads with a queue of {@link
  * Limits#queue()}; when both are full the listener's own thread runs the request, so accepting
  * slows down instead of queueing without bound. A body larger than {@link Limits#maxBodyBytes()}
- * is refused with 413 before it is read. A request that takes longer than 5 s to arrive (the
+ * is refused with 413 without being kept (up to 1 MiB of it is read and dropped, so that a
+ * client still sending it gets the answer, not a reset). A request that takes longer than 5 s to arrive (the
  * JDK server reads it on a worker thread), or an answer longer than 30 s to leave, has its
  * connection closed (the JDK server's {@code maxReqTime} and {@code maxRspTime}, set here
  * unless the JVM was given them). A handler that throws harms only
@@ -37,6 +38,8 @@ import org.slf4j.LoggerFactory;
 public final class HttpEndpoint implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(HttpEndpoint.class);
+  /** How much of a too-large body is read and dropped so that its client gets the 413. */
+  private static final long DRAIN_BYTES = 1 << 20;
 
   /** Answers one request; may throw {@link HttpException}. Runs on an HTTP worker thread. */
   @FunctionalInterface
@@ -211,19 +214,19 @@ public final class HttpEndpoint implements AutoCloseable {
   /** The body as text, at most {@link Limits#maxBodyBytes()}; 413 beyond. */
   private String readBody(HttpExchange ex) {
     String length = ex.getRequestHeaders().getFirst("Content-Length");
-    if (length != null) {
-      try {
-        if (Long.parseLong(length.trim()) > limits.maxBodyBytes()) {
-          throw tooLarge();
-        }
-      } catch (NumberFormatException e) {
-        throw new HttpException(400, "Content-Length: \"" + length + "\" (expected: a number of bytes)");
-      }
+    long declared;
+    try {
+      declared = length == null ? -1 : Long.parseLong(length.trim());
+    } catch (NumberFormatException e) {
+      throw new HttpException(400, "Content-Length: \"" + length + "\" (expected: a number of bytes)");
     }
     try (InputStream in = ex.getRequestBody()) {
+      if (declared > limits.maxBodyBytes()) {
+        throw tooLarge(in);
+      }
       byte[] bytes = in.readNBytes(limits.maxBodyBytes() + 1);
       if (bytes.length > limits.maxBodyBytes()) {
-        throw tooLarge();
+        throw tooLarge(in);
       }
       return new String(bytes, StandardCharsets.UTF_8);
     } catch (IOException e) {
@@ -231,7 +234,17 @@ public final class HttpEndpoint implements AutoCloseable {
     }
   }
 
-  private HttpException tooLarge() {
+  /**
+   * A 413, after reading and dropping what the client still sends, up to {@link #DRAIN_BYTES}:
+   * a client that writes its whole body before it reads the answer would otherwise see the
+   * connection reset instead of the 413. Beyond that the connection is simply closed.
+   */
+  private HttpException tooLarge(InputStream in) throws IOException {
+    byte[] sink = new byte[8192];
+    long drained = 0;
+    for (int n; drained <= DRAIN_BYTES && (n = in.read(sink)) >= 0; ) {
+      drained += n;
+    }
     return new HttpException(413, "request body larger than " + limits.maxBodyBytes() + " bytes (the limit)");
   }
 }
