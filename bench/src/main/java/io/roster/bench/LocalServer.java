@@ -97,7 +97,7 @@ final class LocalServer implements AutoCloseable {
         // Every bench client connects from 127.0.0.1: lift the per-address limits (W8 has 10,000 sessions).
         "--max-sessions-per-address", "1000000", "--max-instances-per-address", "10000000",
         // The Nacos HTTP API on any free port: a random port - 1000 may be taken.
-        "--nacos-http-port", "0"));
+        "--http-port", "0"));
     cmd.addAll(serverFlags);
     return new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
   }

@@ -50,7 +50,7 @@ class NacosHttpClusterTest {
 
   @Test
   void aHeartbeatInstanceIsReplicatedAndItsExpiryReachesEveryMember() throws Exception {
-    cluster = LocalCluster.start("--nacos-http-port", Integer.toString(httpPort));
+    cluster = LocalCluster.start("--http-port", Integer.toString(httpPort));
     sdk = RosterClient.builder().serverAddresses(cluster.address(2)).randomStart(false).clientName("sdk").build();
     Subscriber subscriber = new Subscriber(sdk, SERVICE);
 

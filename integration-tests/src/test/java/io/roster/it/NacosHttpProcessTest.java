@@ -57,7 +57,7 @@ class NacosHttpProcessTest {
       port = Ports.free();
     } while (port <= 1000 || !free(port - 1000));
     httpPort = port - 1000;
-    server = ServerProcess.start("127.0.0.1", port, "--nacos-http-port", "auto");
+    server = ServerProcess.start("127.0.0.1", port, "--http-port", "auto");
   }
 
   private static boolean free(int port) {

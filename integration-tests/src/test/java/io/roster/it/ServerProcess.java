@@ -58,7 +58,7 @@ final class ServerProcess extends JavaProcess {
     // The Nacos HTTP port on any free port unless a test names one: port - 1000 may be taken.
     args.addAll(List.of("-jar", JAR.toString(),
         "--host", host, "--port", Integer.toString(port), "--shutdown-grace", "2s", "--warm-up", "0s",
-        "--nacos-http-port", "0"));
+        "--http-port", "0"));
     args.addAll(List.of(flags));
     return new ServerProcess(host, port, args, System.nanoTime());
   }

@@ -48,7 +48,7 @@ class SpringCloudNacosTest {
     } while (port <= 1000);
     // The HTTP port where the Nacos client looks for it (serverAddr = gRPC port - 1000): the
     // actuator's status change goes there.
-    server = ServerProcess.start("127.0.0.1", port, "--nacos-http-port", "auto");
+    server = ServerProcess.start("127.0.0.1", port, "--http-port", "auto");
     Properties p = new Properties();
     p.setProperty(PropertyKeyConst.SERVER_ADDR, nacosAddress());
     observer = NamingFactory.createNamingService(p);

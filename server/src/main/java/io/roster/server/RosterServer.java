@@ -68,7 +68,7 @@ public final class RosterServer implements AutoCloseable {
   /** Heartbeat instances of the Nacos v1 HTTP API held by this server. */
   private final Leases leases;
   private final NacosHttpApi nacosHttp;
-  /** The Nacos v1 HTTP listener, or null when {@code --nacos-http-port off}. */
+  /** The Nacos v1 HTTP listener, or null when {@code --http-port off}. */
   private final HttpEndpoint http;
   private final CountDownLatch terminated = new CountDownLatch(1);
   private boolean closed;
@@ -104,7 +104,7 @@ public final class RosterServer implements AutoCloseable {
     }
     this.leases = new Leases(writer, registry, scheduler, sessions::nodeId, config.maxInstancesPerAddress());
     this.nacosHttp = new NacosHttpApi(registry, writer, leases, sessions::count);
-    int httpPort = config.resolvedNacosHttpPort();
+    int httpPort = config.resolvedHttpPort();
     this.http = httpPort < 0 ? null : new HttpEndpoint(config.host(), httpPort, HttpEndpoint.Limits.DEFAULT);
     if (http != null) {
       nacosHttp.routeOn(http);
@@ -195,8 +195,8 @@ public final class RosterServer implements AutoCloseable {
         server.http.start();
       } catch (IOException e) {
         server.close();
-        throw new UncheckedIOException("cannot listen on " + config.host() + ":" + config.resolvedNacosHttpPort()
-            + " (the Nacos v1 HTTP API; --nacos-http-port picks another port, or off)", e);
+        throw new UncheckedIOException("cannot listen on " + config.host() + ":" + config.resolvedHttpPort()
+            + " (the Nacos v1 HTTP API; --http-port picks another port, or off)", e);
       }
       log.info("Nacos v1 HTTP API on {}:{}", config.host(), server.http.port());
     }
@@ -231,7 +231,7 @@ public final class RosterServer implements AutoCloseable {
   }
 
   /** The bound port of the Nacos v1 HTTP API, or -1 when it is off. */
-  public int nacosHttpPort() {
+  public int httpPort() {
     return http == null ? -1 : http.port();
   }
 

@@ -44,12 +44,12 @@ public record ServerConfig(
     Duration memberDownAfter,
     Duration memberGrace,
     long snapshotEvery,
-    int nacosHttpPort) {
+    int httpPort) {
 
-  /** {@code --nacos-http-port auto}: the client port − 1000 (8848 beside 9848), as Nacos apps expect. */
-  public static final int NACOS_HTTP_AUTO = -2;
-  /** {@code --nacos-http-port off}: no Nacos v1 HTTP listener. */
-  public static final int NACOS_HTTP_OFF = -1;
+  /** {@code --http-port auto}: the client port − 1000 (8848 beside 9848), as Nacos apps expect. */
+  public static final int HTTP_PORT_AUTO = -2;
+  /** {@code --http-port off}: no Nacos v1 HTTP listener. */
+  public static final int HTTP_PORT_OFF = -1;
 
   /**
    * The largest {@code --max-service-bytes}: the Java SDK accepts messages of up to 16 MiB, and
@@ -121,12 +121,12 @@ public record ServerConfig(
     if (snapshotEvery < 10) {
       throw new IllegalArgumentException("snapshot-every: " + snapshotEvery + " (expected: >= 10 log entries)");
     }
-    if (nacosHttpPort < NACOS_HTTP_AUTO || nacosHttpPort > 65535) {
-      throw new IllegalArgumentException("nacos-http-port: " + nacosHttpPort
+    if (httpPort < HTTP_PORT_AUTO || httpPort > 65535) {
+      throw new IllegalArgumentException("http-port: " + httpPort
           + " (expected: auto, off or 0..65535, 0 = any free port)");
     }
-    if (nacosHttpPort == NACOS_HTTP_AUTO && port > 0 && port <= 1000) {
-      throw new IllegalArgumentException("nacos-http-port: auto needs --port above 1000 (it is --port - 1000), but "
+    if (httpPort == HTTP_PORT_AUTO && port > 0 && port <= 1000) {
+      throw new IllegalArgumentException("http-port: auto needs --port above 1000 (it is --port - 1000), but "
           + "--port is " + port + " (expected: a port, or off)");
     }
   }
@@ -135,17 +135,17 @@ public record ServerConfig(
    * The port the Nacos v1 HTTP API listens on: {@code --port - 1000} for {@code auto} (0, any
    * free port, when {@code --port} is 0), or -1 when it is off.
    */
-  public int resolvedNacosHttpPort() {
-    if (nacosHttpPort == NACOS_HTTP_AUTO) {
+  public int resolvedHttpPort() {
+    if (httpPort == HTTP_PORT_AUTO) {
       return port == 0 ? 0 : port - 1000;
     }
-    return nacosHttpPort;
+    return httpPort;
   }
 
-  private static int parseNacosHttpPort(String v) {
+  private static int parseHttpPort(String v) {
     return switch (v.toLowerCase(Locale.ROOT)) {
-      case "auto" -> NACOS_HTTP_AUTO;
-      case "off", "-1" -> NACOS_HTTP_OFF;
+      case "auto" -> HTTP_PORT_AUTO;
+      case "off", "-1" -> HTTP_PORT_OFF;
       default -> {
         int p = Integer.parseInt(v);
         if (p < 0 || p > 65535) {
@@ -156,8 +156,8 @@ public record ServerConfig(
     };
   }
 
-  private static String formatNacosHttpPort(int p) {
-    return p == NACOS_HTTP_AUTO ? "auto" : p == NACOS_HTTP_OFF ? "off" : Integer.toString(p);
+  private static String formatHttpPort(int p) {
+    return p == HTTP_PORT_AUTO ? "auto" : p == HTTP_PORT_OFF ? "off" : Integer.toString(p);
   }
 
   private static void atLeastOne(String name, int value) {
@@ -387,9 +387,9 @@ public record ServerConfig(
     OPTIONS.put("snapshot-every", new Option("a number of log entries, at least 10",
         "A member writes a snapshot of its state every this many log entries and drops the log before it.",
         (b, v) -> b.snapshotEvery(Long.parseLong(v)), c -> String.valueOf(c.snapshotEvery())));
-    OPTIONS.put("nacos-http-port", new Option("auto, off or 0..65535",
+    OPTIONS.put("http-port", new Option("auto, off or 0..65535",
         "Port of the Nacos v1 HTTP open API (naming half) on --host; auto = --port - 1000 (8848), off = none, 0 = any free port. See docs/nacos-compat.md.",
-        (b, v) -> b.nacosHttpPort(parseNacosHttpPort(v)), c -> formatNacosHttpPort(c.nacosHttpPort())));
+        (b, v) -> b.httpPort(parseHttpPort(v)), c -> formatHttpPort(c.httpPort())));
   }
 
   /** Names of every option, in help order. */
@@ -427,7 +427,7 @@ public record ServerConfig(
     private Duration memberDownAfter = Duration.ofSeconds(3);
     private Duration memberGrace = Duration.ofSeconds(10);
     private long snapshotEvery = 20_000;
-    private int nacosHttpPort = NACOS_HTTP_AUTO;
+    private int httpPort = HTTP_PORT_AUTO;
 
     private Builder() {}
 
@@ -459,15 +459,15 @@ public record ServerConfig(
     public Builder memberDownAfter(Duration v) { memberDownAfter = v; return this; }
     public Builder memberGrace(Duration v) { memberGrace = v; return this; }
     public Builder snapshotEvery(long v) { snapshotEvery = v; return this; }
-    /** {@link #NACOS_HTTP_AUTO}, {@link #NACOS_HTTP_OFF} or a port (0 = any free port). */
-    public Builder nacosHttpPort(int v) { nacosHttpPort = v; return this; }
+    /** {@link #HTTP_PORT_AUTO}, {@link #HTTP_PORT_OFF} or a port (0 = any free port). */
+    public Builder httpPort(int v) { httpPort = v; return this; }
 
     public ServerConfig build() {
       return new ServerConfig(host, port, dataDir, logDir, keepaliveTime, keepaliveTimeout, pushWindow,
           pushAckTimeout, shutdownGrace, maxInstancesPerConnection, maxSubscriptionsPerConnection,
           maxSessionsPerConnection, maxWatchesPerConnection, maxSessionsPerAddress, maxInstancesPerAddress,
           maxMessageSize, maxServiceSettingsBytes, warmUp, maxInstancesPerService, maxServiceBytes, nodeId, peerPort,
-          members, advertise, groupCommitWindow, memberDownAfter, memberGrace, snapshotEvery, nacosHttpPort);
+          members, advertise, groupCommitWindow, memberDownAfter, memberGrace, snapshotEvery, httpPort);
     }
   }
 }

@@ -21,7 +21,7 @@
  *
  * <p>The naming half of the Nacos v1 open API (HTTP) is {@link
  * io.roster.server.nacos.NacosHttpApi}, routed on the {@link io.roster.server.http.HttpEndpoint}
- * of {@code --nacos-http-port}; its instances are heartbeat instances ({@link
+ * of {@code --http-port}; its instances are heartbeat instances ({@link
  * io.roster.server.naming.Leases}).
  */
 package io.roster.server.nacos;

@@ -84,22 +84,22 @@ class ServerConfigTest {
   }
 
   @Test
-  void theNacosHttpPortIsThePortMinus1000ByDefaultAndCanBeSetOrTurnedOff() {
-    assertThat(ServerConfig.defaults().resolvedNacosHttpPort()).isEqualTo(8848);
-    assertThat(ServerConfig.parse(new String[] {"--port", "9000"}, Map.of()).resolvedNacosHttpPort()).isEqualTo(8000);
-    assertThat(ServerConfig.parse(new String[] {"--port", "0"}, Map.of()).resolvedNacosHttpPort()).isZero();
-    assertThat(ServerConfig.parse(new String[] {"--nacos-http-port", "18848"}, Map.of()).resolvedNacosHttpPort())
+  void theHttpPortIsThePortMinus1000ByDefaultAndCanBeSetOrTurnedOff() {
+    assertThat(ServerConfig.defaults().resolvedHttpPort()).isEqualTo(8848);
+    assertThat(ServerConfig.parse(new String[] {"--port", "9000"}, Map.of()).resolvedHttpPort()).isEqualTo(8000);
+    assertThat(ServerConfig.parse(new String[] {"--port", "0"}, Map.of()).resolvedHttpPort()).isZero();
+    assertThat(ServerConfig.parse(new String[] {"--http-port", "18848"}, Map.of()).resolvedHttpPort())
         .isEqualTo(18848);
-    assertThat(ServerConfig.parse(new String[0], Map.of("ROSTER_NACOS_HTTP_PORT", "off")).resolvedNacosHttpPort())
+    assertThat(ServerConfig.parse(new String[0], Map.of("ROSTER_HTTP_PORT", "off")).resolvedHttpPort())
         .isEqualTo(-1);
-    assertThat(ServerConfig.parse(new String[] {"--nacos-http-port", "-1"}, Map.of()).resolvedNacosHttpPort())
+    assertThat(ServerConfig.parse(new String[] {"--http-port", "-1"}, Map.of()).resolvedHttpPort())
         .isEqualTo(-1);
-    assertThatThrownBy(() -> ServerConfig.parse(new String[] {"--nacos-http-port", "70000"}, Map.of()))
-        .hasMessage("--nacos-http-port: \"70000\" (expected: auto, off or 0..65535)");
+    assertThatThrownBy(() -> ServerConfig.parse(new String[] {"--http-port", "70000"}, Map.of()))
+        .hasMessage("--http-port: \"70000\" (expected: auto, off or 0..65535)");
     assertThatThrownBy(() -> ServerConfig.parse(new String[] {"--port", "900"}, Map.of()))
-        .hasMessage("nacos-http-port: auto needs --port above 1000 (it is --port - 1000), but --port is 900 "
+        .hasMessage("http-port: auto needs --port above 1000 (it is --port - 1000), but --port is 900 "
             + "(expected: a port, or off)");
-    assertThat(ServerConfig.parse(new String[] {"--port", "900", "--nacos-http-port", "off"}, Map.of()).port())
+    assertThat(ServerConfig.parse(new String[] {"--port", "900", "--http-port", "off"}, Map.of()).port())
         .isEqualTo(900);
   }
 

@@ -48,7 +48,7 @@ class NacosHttpTest {
   }
 
   private Answer call(String method, String pathAndQuery, String form) {
-    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + loopback.server().nacosHttpPort()
+    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + loopback.server().httpPort()
         + pathAndQuery)).timeout(WAIT);
     if (form != null) {
       b.header("Content-Type", "application/x-www-form-urlencoded");
@@ -251,7 +251,7 @@ class NacosHttpTest {
 
   @Test
   void closingTheServerClosesTheHttpPort() throws Exception {
-    int port = loopback.server().nacosHttpPort();
+    int port = loopback.server().httpPort();
     assertThat(call("GET", "/nacos/v1/ns/operator/metrics", null).status()).isEqualTo(200);
     loopback.server().close();
     assertThatThrownBy(() -> new java.net.Socket("127.0.0.1", port).close()).isInstanceOf(java.net.ConnectException.class);
@@ -259,9 +259,9 @@ class NacosHttpTest {
 
   @Test
   void theHttpPortCanBeTurnedOff() {
-    try (LoopbackServer off = LoopbackServer.with(b -> b.nacosHttpPort(io.roster.server.config.ServerConfig.NACOS_HTTP_OFF))) {
+    try (LoopbackServer off = LoopbackServer.with(b -> b.httpPort(io.roster.server.config.ServerConfig.HTTP_PORT_OFF))) {
       off.start();
-      assertThat(off.server().nacosHttpPort()).isEqualTo(-1);
+      assertThat(off.server().httpPort()).isEqualTo(-1);
     }
   }
 
