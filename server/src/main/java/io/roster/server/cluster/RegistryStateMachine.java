@@ -203,6 +203,10 @@ final class RegistryStateMachine extends BaseStateMachine {
           if (before != null && !before.incarnation().equals(m.getIncarnation()) || hasOwnersNotOf(m.getMember(),
               m.getIncarnation())) {
             staleSinceIndex.putIfAbsent(m.getMember(), index);
+          } else {
+            // Back with the same incarnation (it was recorded down, e.g. frozen, and was not):
+            // nothing of it is stale any more, and a later "down" starts a grace of its own.
+            staleSinceIndex.remove(m.getMember());
           }
         }
       }

@@ -1,0 +1,90 @@
+package io.roster.server.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.roster.proto.cluster.v1.Batch;
+import io.roster.proto.cluster.v1.MemberDown;
+import io.roster.proto.cluster.v1.MemberStarted;
+import io.roster.server.model.Instance;
+import io.roster.server.model.Owner;
+import io.roster.server.model.ServiceKey;
+import io.roster.server.registry.Command;
+import io.roster.server.registry.Registry;
+import java.util.Map;
+import org.apache.ratis.proto.RaftProtos.LogEntryProto;
+import org.apache.ratis.proto.RaftProtos.RaftPeerRole;
+import org.apache.ratis.proto.RaftProtos.StateMachineLogEntryProto;
+import org.apache.ratis.statemachine.TransactionContext;
+import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
+import org.junit.jupiter.api.Test;
+
+/** The membership facts the log keeps, applied entry by entry as a follower would. */
+class RegistryStateMachineTest {
+
+  private static final ServiceKey SVC = ServiceKey.of("public", "DEFAULT_GROUP", "svc");
+
+  private final EntryClock clock = new EntryClock();
+  private final Registry registry = new Registry(clock);
+  private final RegistryStateMachine machine = new RegistryStateMachine(registry, clock, (b, r, i) -> { });
+  private long index;
+
+  private void apply(io.roster.proto.cluster.v1.Command... commands) {
+    Batch.Builder b = Batch.newBuilder().setOrigin("n2").setIncarnation("x").setSequence(index)
+        .setTimeMicros(1_000_000L + index);
+    for (io.roster.proto.cluster.v1.Command c : commands) {
+      b.addCommands(c);
+    }
+    index++;
+    LogEntryProto entry = LogEntryProto.newBuilder().setTerm(1).setIndex(index)
+        .setStateMachineLogEntry(StateMachineLogEntryProto.newBuilder().setLogData(ByteString.copyFrom(b.build().toByteArray())))
+        .build();
+    machine.applyTransaction(TransactionContext.newBuilder().setStateMachine(machine)
+        .setServerRole(RaftPeerRole.FOLLOWER).setLogEntry(entry).build()).join();
+  }
+
+  private static io.roster.proto.cluster.v1.Command started(String member, String incarnation) {
+    return io.roster.proto.cluster.v1.Command.newBuilder().setMemberStarted(MemberStarted.newBuilder()
+        .setMember(member).setIncarnation(incarnation).setClientAddress(member + ":9848")).build();
+  }
+
+  private static io.roster.proto.cluster.v1.Command down(String member) {
+    return io.roster.proto.cluster.v1.Command.newBuilder().setMemberDown(MemberDown.newBuilder().setMember(member))
+        .build();
+  }
+
+  private static io.roster.proto.cluster.v1.Command register(String nodeId) {
+    return LogCodec.encode(new Command.Register(Owner.session(nodeId, "c-1"), SVC,
+        new Instance("10.0.0.1", 80, 1, true, true, true, "DEFAULT", Map.of(), "")));
+  }
+
+  /**
+   * A member recorded down that comes back with the same incarnation (it was frozen, not dead)
+   * is not stale any more: when it goes down again later, the leader's grace starts anew
+   * instead of ending its owners at once (chaos run of 2026-12-02, 13:40:57).
+   */
+  @Test
+  void aMemberBackWithTheSameIncarnationIsNoLongerStale() {
+    apply(started("n1", "a"), register("n1@a"));
+    assertThat(machine.stale()).isEmpty();
+
+    apply(down("n1"));
+    assertThat(machine.stale()).containsOnlyKeys("n1");
+
+    apply(started("n1", "a"));
+    assertThat(machine.stale()).as("back: its owners are live again").isEmpty();
+    assertThat(registry.ownedCount(Owner.session("n1@a", "c-1"))).isEqualTo(1);
+
+    apply(down("n1"));
+    assertThat(machine.stale()).as("down again: stale from this entry on").containsEntry("n1", index);
+  }
+
+  @Test
+  void aMemberBackWithANewIncarnationStaysStaleWhileOwnersOfTheOldOneRemain() {
+    apply(started("n1", "a"), register("n1@a"));
+    apply(down("n1"));
+
+    apply(started("n1", "b"));
+
+    assertThat(machine.stale()).containsOnlyKeys("n1");
+  }
+}
