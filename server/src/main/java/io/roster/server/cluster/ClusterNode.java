@@ -147,8 +147,8 @@ public final class ClusterNode implements AutoCloseable {
   private long leaderSeenNanos = System.nanoTime();
   /** When the watch last ran; a gap far beyond its period means this JVM was stalled. */
   private volatile long watchedAtNanos = System.nanoTime();
-  /** Until when this member counts as just stalled (see {@link Proposer#HOLD_ENDS_AFTER_STALL}). */
-  private volatile long stalledUntilNanos;
+  /** Until when this member holds back owners' ends after a stall or a cut-off (see {@link Proposer#HOLD_ENDS_AFTER_STALL}). */
+  private volatile long holdEndsUntilNanos;
   // The watch's own (one thread).
   private long lastBalanceNanos = System.nanoTime();
   private int reportedSessions;
@@ -170,7 +170,7 @@ public final class ClusterNode implements AutoCloseable {
     this.props = properties(config, memberId);
     this.client = newClient();
     this.proposer = new Proposer(memberId, incarnation, this::send, timer, config.groupCommitWindow(), 100_000,
-        wallMicros, () -> unwritable, this::stalled);
+        wallMicros, () -> unwritable, this::holdsEnds);
     this.stateMachine = new RegistryStateMachine(registry, clock, this::onApplied);
     this.server = RaftServer.newBuilder()
         .setServerId(peerId(memberId))
@@ -346,9 +346,9 @@ public final class ClusterNode implements AutoCloseable {
    * Those ends may be its clients' reaction to the trouble, and must not overtake their new
    * registrations, which were refused everywhere while no member could write (decision 49).
    */
-  boolean stalled() {
+  boolean holdsEnds() {
     long now = System.nanoTime();
-    return now - watchedAtNanos > STALL.toNanos() || now - stalledUntilNanos < 0 || unwritable != null;
+    return now - watchedAtNanos > STALL.toNanos() || now - holdEndsUntilNanos < 0 || unwritable != null;
   }
 
   // --- The watch ---
@@ -358,7 +358,7 @@ public final class ClusterNode implements AutoCloseable {
     long gap = now - watchedAtNanos;
     watchedAtNanos = now;
     if (gap > STALL.toNanos()) {
-      stalledUntilNanos = now + Proposer.HOLD_ENDS_AFTER_STALL.toNanos();
+      holdEndsUntilNanos = now + Proposer.HOLD_ENDS_AFTER_STALL.toNanos();
       log.warn("Cluster member {} was stalled for {} ms (frozen or starved of CPU); the ends of sessions "
           + "are held for {} ms", memberId, TimeUnit.NANOSECONDS.toMillis(gap), Proposer.HOLD_ENDS_AFTER_STALL.toMillis());
     }
@@ -420,7 +420,7 @@ public final class ClusterNode implements AutoCloseable {
       if (why == null) {
         // Back from being cut off: the ends of sessions that left meanwhile wait a little more,
         // so that their clients' registrations (refused everywhere until now) reach the log first.
-        stalledUntilNanos = System.nanoTime() + Proposer.HOLD_ENDS_AFTER_STALL.toNanos();
+        holdEndsUntilNanos = System.nanoTime() + Proposer.HOLD_ENDS_AFTER_STALL.toNanos();
       }
       local.writable(why, this::suggest);
     }

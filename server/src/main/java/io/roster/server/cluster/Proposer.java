@@ -45,7 +45,7 @@ final class Proposer implements Writer {
   static final Duration RETRY_ENDS_AFTER = Duration.ofSeconds(1);
   /**
    * How long an owner's end waits when this member has just been stalled (frozen or starved), or
-   * is just back from being cut off (the {@code stalled} supplier stays true that long).
+   * is just back from being cut off (the {@code holdEnds} supplier stays true that long).
    * Its clients took the silence for a dead server and registered again through other members,
    * whose entries may still be on their way to a new leader: the ends of their old sessions here
    * must not reach the log first, or subscribers see live instances go and come back. Longer than
@@ -77,8 +77,8 @@ final class Proposer implements Writer {
   private final LongSupplier wallMicros;
   /** Null when writes are possible, else why not (this member is cut off, or catching up). */
   private final Supplier<String> unwritable;
-  /** True while this member counts as just stalled (see {@link #HOLD_ENDS_AFTER_STALL}). */
-  private final BooleanSupplier stalled;
+  /** True while this member holds back owners' ends (stalled, cut off, or just back from either). */
+  private final BooleanSupplier holdEnds;
 
   // Guarded by this.
   private final ArrayDeque<Pending> queue = new ArrayDeque<>();
@@ -94,7 +94,7 @@ final class Proposer implements Writer {
   private final Map<Long, List<Pending>> inFlight = new ConcurrentHashMap<>();
 
   Proposer(String member, String incarnation, Log logClient, Scheduler timer, Duration window,
-      int maxQueued, LongSupplier wallMicros, Supplier<String> unwritable, BooleanSupplier stalled) {
+      int maxQueued, LongSupplier wallMicros, Supplier<String> unwritable, BooleanSupplier holdEnds) {
     this.member = member;
     this.incarnation = incarnation;
     this.logClient = logClient;
@@ -103,7 +103,7 @@ final class Proposer implements Writer {
     this.maxQueued = maxQueued;
     this.wallMicros = wallMicros;
     this.unwritable = unwritable;
-    this.stalled = stalled;
+    this.holdEnds = holdEnds;
   }
 
   /**
@@ -120,7 +120,7 @@ final class Proposer implements Writer {
     if (command instanceof Command.RemoveOwner && keepOwners) {
       return CompletableFuture.completedFuture(null);
     }
-    if (command instanceof Command.RemoveOwner && stalled.getAsBoolean()) {
+    if (command instanceof Command.RemoveOwner && holdEnds.getAsBoolean()) {
       CompletableFuture<Void> held = new CompletableFuture<>();
       afterHold(() -> held.complete(null));
       return held.thenCompose(x -> propose(LogCodec.encode(command), true));
@@ -264,14 +264,14 @@ final class Proposer implements Writer {
   /** Queues an owner's end again (see {@link #submit}). */
   /**
    * Runs {@code then} once this member no longer holds the ends of owners (it is not stalled,
-   * cut off, or just back: see the {@code stalled} supplier), checking every
+   * cut off, or just back: see the {@code holdEnds} supplier), checking every
    * {@link #RETRY_ENDS_AFTER}.
    */
   private void afterHold(Runnable then) {
     if (closed) {
       return;
     }
-    if (stalled.getAsBoolean()) {
+    if (holdEnds.getAsBoolean()) {
       timer.schedule(() -> afterHold(then), RETRY_ENDS_AFTER);
     } else {
       then.run();
