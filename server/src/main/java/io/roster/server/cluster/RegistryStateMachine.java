@@ -25,6 +25,7 @@ import org.apache.ratis.server.protocol.TermIndex;
 import org.apache.ratis.server.raftlog.RaftLog;
 import org.apache.ratis.server.storage.FileInfo;
 import org.apache.ratis.server.storage.RaftStorage;
+import org.apache.ratis.statemachine.SnapshotInfo;
 import org.apache.ratis.statemachine.StateMachineStorage;
 import org.apache.ratis.statemachine.impl.SimpleStateMachineStorage;
 import org.apache.ratis.statemachine.impl.SingleFileSnapshotInfo;
@@ -78,6 +79,12 @@ final class RegistryStateMachine extends BaseStateMachine {
   private final Map<String, Long> staleSinceIndex = new TreeMap<>();
 
   private final SimpleStateMachineStorage storage = new SimpleStateMachineStorage();
+  /**
+   * The newest snapshot on disk, or null: read at start and after an installed snapshot, set by
+   * {@link #takeSnapshot}. Ratis asks for it on every round of every log appender; the storage
+   * it would otherwise ask lists the snapshot directory on each call while there is none.
+   */
+  private volatile SingleFileSnapshotInfo latestSnapshot;
   /** Entries and commands applied since start (written on the apply thread only). */
   private volatile long entriesApplied;
   private volatile long commandsApplied;
@@ -109,6 +116,11 @@ final class RegistryStateMachine extends BaseStateMachine {
   }
 
   @Override
+  public SnapshotInfo getLatestSnapshot() {
+    return latestSnapshot;
+  }
+
+  @Override
   public StateMachineStorage getStateMachineStorage() {
     return storage;
   }
@@ -135,13 +147,14 @@ final class RegistryStateMachine extends BaseStateMachine {
       SnapshotCodec.write(out, image, known, stale);
     }
     MD5Hash md5 = MD5FileUtil.computeAndSaveMd5ForFile(file);
-    storage.updateLatestSnapshot(new SingleFileSnapshotInfo(new FileInfo(file.toPath(), md5), last));
+    latestSnapshot = storage.updateLatestSnapshot(new SingleFileSnapshotInfo(new FileInfo(file.toPath(), md5), last));
     log.info("Snapshot at log index {}: {} services, {} members ({} KiB)", last.getIndex(), image.services().size(),
         known.size(), file.length() / 1024);
     return last.getIndex();
   }
 
   private void load(SingleFileSnapshotInfo snapshot) throws IOException {
+    latestSnapshot = snapshot;
     if (snapshot == null) {
       return;
     }
