@@ -494,8 +494,10 @@ public interface RosterClient extends AutoCloseable {
      * with instances is held back (also while reconnecting, when a poll brings such a state). When a standalone server restarts, a consumer may subscribe
      * again before its providers have registered again; without the hold it would see them all
      * vanish for that moment. A non-empty state arriving meanwhile replaces the held one; a
-     * held push is acknowledged only once applied. Default 4 s (longer than the largest
-     * reconnect back-off, 3 s, plus a margin); zero applies it at once; at
+     * held push is acknowledged only once applied. A move that the server asked for and that
+     * this client made before it let go of the old session (a cluster member's balance or
+     * drain) is not a reconnect here: the new member's states are whole. Default 4 s (longer
+     * than the largest reconnect back-off, 3 s, plus a margin); zero applies it at once; at
      * most 1 minute.
      *
      * @param value a duration from zero to one minute

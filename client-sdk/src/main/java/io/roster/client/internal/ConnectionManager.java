@@ -79,8 +79,11 @@ final class ConnectionManager {
     /**
      * A session was welcomed. Called under the lock; send the redo on it and return the results
      * of its requests (a move waits for all of them before it makes the session active).
+     *
+     * @param seamless the session takes over from one that still serves (a move, make-before-break)
+     *     and its server is not warming up: nothing was missed, and its states are whole
      */
-    List<CompletableFuture<Result>> onWelcome(Session session);
+    List<CompletableFuture<Result>> onWelcome(Session session, boolean seamless);
 
     /** A push arrived. Called without the lock, in the stream's order; ack it. */
     void onPush(Session session, Push push);
@@ -382,7 +385,7 @@ final class ConnectionManager {
       s.pingIntervalNanos = serverTime > 0 ? Math.min(serverTime, keepAliveTime.toNanos()) : keepAliveTime.toNanos();
       List<CompletableFuture<Result>> redo = List.of();
       try {
-        redo = handler.onWelcome(s);
+        redo = handler.onWelcome(s, asStandby && !s.warming);
       } catch (RuntimeException e) {
         log.warn("Redo on {} failed; it continues on the next connection", s.address, e);
       }

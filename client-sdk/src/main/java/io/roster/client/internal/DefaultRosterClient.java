@@ -298,8 +298,8 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
 
   /** Redo: the full desired state onto a new session. Called under the lock. */
   @Override
-  public List<CompletableFuture<Result>> onWelcome(Session session) {
-    cache.onWelcome();
+  public List<CompletableFuture<Result>> onWelcome(Session session, boolean seamless) {
+    cache.onWelcome(seamless);
     return desired.redo(session);
   }
 

@@ -119,9 +119,15 @@ final class ShrinkHold {
     this.due = due;
   }
 
-  /** A session was welcomed; from the second one on, this is a reconnect. */
-  void onWelcome() {
-    if (welcomedBefore && !reconnectEmptyHold.isZero()) {
+  /**
+   * A session was welcomed; from the second one on, this is a reconnect, which starts the
+   * reconnect empty hold, unless it is {@code seamless}: a move to a server that is not warming
+   * up, made while the old session still served (make-before-break: balance, a member's drain).
+   * Nothing was missed then, and the new server's states are whole: an empty one is true, and
+   * holding it would only keep a gone instance in the list for the length of the hold (decision 51).
+   */
+  void onWelcome(boolean seamless) {
+    if (welcomedBefore && !seamless && !reconnectEmptyHold.isZero()) {
       reconnectedAtNanos = ticker.nanoTime();
       reconnected = true;
     }

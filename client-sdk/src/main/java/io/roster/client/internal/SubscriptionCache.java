@@ -207,9 +207,12 @@ final class SubscriptionCache {
 
   // ---- states arriving ----
 
-  /** A session was welcomed (under the lock, before the redo): from the second one on, a reconnect. */
-  void onWelcome() {
-    hold.onWelcome();
+  /**
+   * A session was welcomed (under the lock, before the redo): from the second one on, a
+   * reconnect, unless {@code seamless} (see {@link ShrinkHold#onWelcome}).
+   */
+  void onWelcome(boolean seamless) {
+    hold.onWelcome(seamless);
   }
 
   /** A push: applied (full or delta) and acked by the rules above. Transport thread; no blocking. */

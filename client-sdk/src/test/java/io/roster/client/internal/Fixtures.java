@@ -19,10 +19,15 @@ final class Fixtures {
    */
   static ClientOptions options(String servers, Duration requestTimeout, boolean poll,
       Executor listenerExecutor) {
+    return options(servers, requestTimeout, poll, listenerExecutor, Duration.ZERO);
+  }
+
+  static ClientOptions options(String servers, Duration requestTimeout, boolean poll,
+      Executor listenerExecutor, Duration reconnectEmptyHold) {
     return new ClientOptions(servers, "public", "test-client", "roster-java-test", Map.of(),
         requestTimeout, requestTimeout, Duration.ofSeconds(10), Duration.ofSeconds(60), poll,
         Duration.ofMillis(100), Duration.ofSeconds(3), Duration.ofSeconds(5),
-        Duration.ofSeconds(5), Duration.ZERO, Duration.ZERO, false, null, null, listenerExecutor);
+        Duration.ofSeconds(5), Duration.ZERO, reconnectEmptyHold, false, null, null, listenerExecutor);
   }
 
   static io.roster.proto.v1.Instance proto(String ip, int port) {

@@ -40,8 +40,12 @@ class MakeBeforeBreakTest {
 
   /** A client whose request and connect timeouts are 2 s, connected and welcomed by a:1. */
   private FakeStream start(String servers) {
+    return start(servers, Duration.ZERO);
+  }
+
+  private FakeStream start(String servers, Duration reconnectEmptyHold) {
     client = new DefaultRosterClient(
-        Fixtures.options(servers, Duration.ofSeconds(2), false, Runnable::run),
+        Fixtures.options(servers, Duration.ofSeconds(2), false, Runnable::run, reconnectEmptyHold),
         ServerAddress.parseList(servers), connector, clock.scheduler(), false, clock,
         ConnectionManagerTest.maxRandom());
     client.start();
@@ -328,6 +332,56 @@ class MakeBeforeBreakTest {
     assertThat(active()).isEqualTo(next.address.toString());
     assertThat(first.halfClosed).isTrue();
     assertThat(slow.halfClosed).as("goodbye once another session holds everything").isTrue();
+  }
+
+  /**
+   * A move the server asked for, made before the old session let go, is not a reconnect: the
+   * new member's state that empties a service is shown at once, not held for the reconnect
+   * empty hold (W10 saw each deregistration reach moved subscribers 100 ms late, decision 51).
+   */
+  @Test
+  void aStateThatEmptiesAServiceIsShownAtOnceAfterAMoveMadeBeforeTheBreak() throws Exception {
+    FakeStream first = start("a:1,b:2", Duration.ofSeconds(4));
+    subscribeOther(first);
+    first.push("p1", info(OTHER, 5, "c5", proto("10.9.0.1", 80)));
+    assertThat(client.cached(OTHER)).hasSize(1);
+
+    first.reconnect("b:2");
+    clock.runDue();
+    FakeStream second = connector.latest();
+    second.welcome();
+    second.ok(second.next(FrameCase.SUBSCRIBE));
+    assertThat(first.halfClosed).as("moved: the old session got its goodbye").isTrue();
+
+    second.push("p2", info(OTHER, 6, "c6"));
+    assertThat(client.cached(OTHER)).as("the last instance is gone, at once").isEmpty();
+    assertThat(second.next(FrameCase.PUSH_ACK).getPushAck().getPushId()).isEqualTo("p2");
+  }
+
+  /** The contrast: after the old session died, the same state is held for the reconnect empty hold. */
+  @Test
+  void aStateThatEmptiesAServiceIsHeldAfterAReconnect() throws Exception {
+    FakeStream first = start("a:1,b:2", Duration.ofSeconds(4));
+    subscribeOther(first);
+    first.push("p1", info(OTHER, 5, "c5", proto("10.9.0.1", 80)));
+
+    first.fail();
+    clock.forward(Duration.ofSeconds(3)); // past any reconnect back-off
+    FakeStream second = connector.latest();
+    assertThat(second).isNotSameAs(first);
+    second.welcome();
+    second.ok(second.next(FrameCase.SUBSCRIBE));
+
+    second.push("p2", info(OTHER, 6, "c6"));
+    assertThat(client.cached(OTHER)).as("held: its providers may still be reconnecting").hasSize(1);
+    clock.forward(Duration.ofSeconds(4));
+    assertThat(client.cached(OTHER)).as("the hold is over").isEmpty();
+  }
+
+  private void subscribeOther(FakeStream s) throws Exception {
+    CompletableFuture<Void> sub = CompletableFuture.runAsync(() -> client.subscribe("other", e -> { }), callers);
+    s.ok(s.next(FrameCase.SUBSCRIBE));
+    await(sub);
   }
 
   @Test
