@@ -60,6 +60,8 @@ public final class Args {
     size("cluster-settle-seconds", "35", "1", "W10-W12: seconds the cluster idles after the load before its RSS is read "
         + "again (G1's idle collection runs every 15 s)");
     size("w10-subscribers", "10", "10", "W10: subscribers on node 3 (provider on node 1)");
+    size("w10-warmup-rounds", "10", "1", "W10: rounds of W12's registration burst before the changes, so that the "
+        + "members' JIT has compiled the log's path (0: none, the cold figure)");
     size("w10-warmup-changes", "50", "10", "W10: changes before the measured ones (reported apart as cold)");
     size("w10-changes", "200", "40", "W10: measured changes");
     size("w10-interval-ms", "100", "50", "W10: milliseconds between changes");
@@ -70,7 +72,8 @@ public final class Args {
     size("w12-clients", "100", "21", "W12: registering clients, client i on node (i mod 3) + 1");
     size("w12-instances", "100", "50", "W12: instances per client");
     size("w12-services", "1000", "200", "W12: services the instances are spread over (fresh ones every round)");
-    size("w12-rounds", "6", "2", "W12: rounds (fresh clients each round); round 1 is cold, the median of the later half warm");
+    size("w12-rounds", "20", "2", "W12: rounds (fresh clients each round); round 1 is cold, the median of the later half "
+        + "warm (as W2: three members compiling on 2 shared cores settle after ~10 rounds)");
     size("connect-concurrency", "32", "32", "clients connected in parallel (W1, W5, W8, setup)");
   }
 
