@@ -91,6 +91,42 @@ class ProposerTest {
     assertThat(registry.snapshot(SVC).revision()).isEqualTo(1_000_000L + 99);
   }
 
+  /**
+   * Under load, entries grow instead of multiplying: while this member's entry is in the log,
+   * what its sessions send meanwhile waits, over any number of windows, and goes as one entry
+   * once that one is applied here.
+   */
+  @Test
+  void whileAnEntryIsInTheLogWhatComesMeanwhileGathersIntoTheNextOne() throws Exception {
+    List<Batch> sent = new CopyOnWriteArrayList<>();
+    Proposer p = new Proposer("m1:9849", "x", bytes -> {
+      try {
+        sent.add(Batch.parseFrom(bytes));
+      } catch (Exception e) {
+        return CompletableFuture.failedFuture(e);
+      }
+      return new CompletableFuture<>(); // committed later, when the test applies it
+    }, timer, Duration.ofMillis(1), 1000, () -> 1_000_000L, () -> null, () -> false);
+    CompletableFuture<Instance> first = p.submit(new Command.Register(OWNER, SVC, instance(1)));
+    timer.advance(Duration.ofMillis(1));
+    assertThat(sent).hasSize(1);
+
+    List<CompletableFuture<Instance>> meanwhile = new ArrayList<>();
+    for (int port = 2; port <= 6; port++) {
+      meanwhile.add(p.submit(new Command.Register(OWNER, SVC, instance(port))));
+      timer.advance(Duration.ofMillis(1)); // a window ends after each
+    }
+    assertThat(sent).as("one entry of this member in the log at a time").hasSize(1);
+
+    p.onApplied(sent.get(0), List.of(instance(1)));
+    assertThat(first).isCompleted();
+    timer.runDue();
+    assertThat(sent).hasSize(2);
+    assertThat(sent.get(1).getCommandsCount()).as("everything that came meanwhile, in one entry").isEqualTo(5);
+    p.onApplied(sent.get(1), List.of(instance(2), instance(3), instance(4), instance(5), instance(6)));
+    assertThat(meanwhile).allMatch(CompletableFuture::isDone);
+  }
+
   @Test
   void aRefusedCommandFailsAloneAndTheOthersOfItsEntryApply() throws Exception {
     Proposer p = proposer(Duration.ofMillis(50), 1000);
