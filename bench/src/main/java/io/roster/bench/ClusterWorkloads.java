@@ -22,13 +22,8 @@ import java.util.Collections;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.IntFunction;
 
 /**
@@ -209,7 +204,8 @@ final class ClusterWorkloads {
       final int rd = round;
       List<BenchClient> clients = connectAll(nClients, i -> drivers[i % LocalCluster.SIZE].client("warm-r" + rd + "-" + i));
       try {
-        Burst b = burst(clients, perClient, "warm-r" + rd + "-svc-", args.size("w12-services"));
+        Workloads.Burst b = Workloads.burst(clients, perClient, "warm-r" + rd + "-svc-", args.size("w12-services"),
+            "10.12.", true, () -> { });
         last = nClients * perClient / (b.elapsedNanos() / 1e9);
       } finally {
         closeAll(clients);
@@ -472,9 +468,11 @@ final class ClusterWorkloads {
       String prefix = "w12-r" + rd + "-svc-";
       List<BenchClient> clients = connectAll(nClients, i -> drivers[i % LocalCluster.SIZE].client("w12-r" + rd + "-" + i));
       try {
-        startMeasuring();
-        long own0 = Workloads.ownCpuMillis();
-        Burst burst = burst(clients, perClient, prefix, services);
+        long[] own0 = new long[1];
+        Workloads.Burst burst = Workloads.burst(clients, perClient, prefix, services, "10.12.", true, () -> {
+          startMeasuring();
+          own0[0] = Workloads.ownCpuMillis();
+        });
         long own1 = Workloads.ownCpuMillis();
         stopMeasuring();
         long tEnd = burst.end();
@@ -516,7 +514,7 @@ final class ClusterWorkloads {
             String.format("%,.0f registrations/s (%,d in %.0f ms); call %s; CPU per registration: servers %.0f µs "
                     + "(sum of 3) + load generator %.0f µs; every node holds all %s after the last call",
                 rates[round - 1], total, elapsed / 1e6, Stats.ofNanosAsMillis(lat).format("ms"),
-                serverCpu * 1000.0 / total, (own1 - own0) * 1000.0 / total,
+                serverCpu * 1000.0 / total, (own1 - own0[0]) * 1000.0 / total,
                 all < 0 ? "NOT within 60 s" : String.format("%.0f ms", all / 1e6))
                 + (burst.failed() > 0 ? String.format("; %,d calls failed (timeout or no leader)", burst.failed()) : ""));
       } finally {
@@ -537,55 +535,6 @@ final class ClusterWorkloads {
         + "time includes one pass of GetService over the round's services on each node (3 pollers at once), so it is "
         + "an upper bound; the sentinel row is the log's own order: a register made after the last call returned, "
         + "seen on every node");
-  }
-
-  /** One burst of registrations: when its last call returned, how long it took, each call's time, the failed calls. */
-  private record Burst(long end, long elapsedNanos, List<Long> latencies, long failed) {}
-
-  /**
-   * Every client registers {@code perClient} instances, one blocking call at a time, all clients
-   * at once, over {@code services} services named {@code prefix} + number.
-   */
-  private static Burst burst(List<BenchClient> clients, int perClient, String prefix, int services) throws Exception {
-    int nClients = clients.size();
-    List<Long> lat = Collections.synchronizedList(new ArrayList<>(nClients * perClient));
-    AtomicLong failed = new AtomicLong();
-    CountDownLatch start = new CountDownLatch(1);
-    ExecutorService pool = Executors.newFixedThreadPool(nClients);
-    try {
-      List<Future<?>> done = new ArrayList<>();
-      for (int c = 0; c < nClients; c++) {
-        final int ci = c;
-        done.add(pool.submit(() -> {
-          start.await();
-          BenchClient client = clients.get(ci);
-          long[] mine = new long[perClient];
-          for (int j = 0; j < perClient; j++) {
-            String service = prefix + ((ci * perClient + j) % services);
-            long s = System.nanoTime();
-            try {
-              client.register(service, new Endpoint("10.12." + (ci / 256) + "." + (ci % 256), 20000 + j));
-            } catch (RuntimeException e) {
-              failed.incrementAndGet(); // timed out or refused (no leader); the SDK applies it again on reconnect
-            }
-            mine[j] = System.nanoTime() - s;
-          }
-          for (long v : mine) {
-            lat.add(v);
-          }
-          return null;
-        }));
-      }
-      long t0 = System.nanoTime();
-      start.countDown();
-      for (Future<?> f : done) {
-        f.get();
-      }
-      long tEnd = System.nanoTime();
-      return new Burst(tEnd, tEnd - t0, lat, failed.get());
-    } finally {
-      pool.shutdown();
-    }
   }
 
   /** Nanoseconds from {@code from} until member {@code n} counts every instance of the round; -1 after 60 s. */

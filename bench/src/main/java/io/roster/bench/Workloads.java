@@ -136,39 +136,17 @@ final class Workloads {
     for (int round = 1; round <= rounds; round++) {
       final int rd = round;
       List<BenchClient> clients = connectAll(nClients, i -> driver.client("w2-r" + rd + "-" + i));
-      List<Long> lat = Collections.synchronizedList(new ArrayList<>(total));
-      CountDownLatch start = new CountDownLatch(1);
-      ExecutorService pool = Executors.newFixedThreadPool(nClients);
-      List<Future<?>> done = new ArrayList<>();
-      for (int c = 0; c < nClients; c++) {
-        final int ci = c;
-        done.add(pool.submit(() -> {
-          start.await();
-          BenchClient client = clients.get(ci);
-          long[] mine = new long[perClient];
-          for (int j = 0; j < perClient; j++) {
-            String service = "w2-svc-" + ((ci * perClient + j) % services);
-            long s = System.nanoTime();
-            client.register(service, new Endpoint("10.2." + (ci / 256) + "." + (ci % 256), 20000 + j));
-            mine[j] = System.nanoTime() - s;
-          }
-          for (long v : mine) {
-            lat.add(v);
-          }
-          return null;
-        }));
-      }
-      long cpu0 = cpu();
-      long own0 = ownCpuMillis();
-      long t0 = System.nanoTime();
-      start.countDown();
-      for (Future<?> f : done) {
-        f.get();
-      }
-      long elapsed = System.nanoTime() - t0;
+      long[] before = new long[2];
+      Burst burst = burst(clients, perClient, "w2-svc-", services, "10.2.", false, () -> {
+        before[0] = cpu();
+        before[1] = ownCpuMillis();
+      });
+      long cpu0 = before[0];
+      long own0 = before[1];
+      long elapsed = burst.elapsedNanos();
+      List<Long> lat = burst.latencies();
       long cpu1 = cpu();
       long own1 = ownCpuMillis();
-      pool.shutdown();
       rates[round - 1] = total / (elapsed / 1e9);
       r.row("round " + round + (round == 1 ? " (cold)" : ""),
           String.format("%,.0f registrations/s (%,d in %.0f ms); call %s; CPU per registration: %s",
@@ -185,6 +163,63 @@ final class Workloads {
     r.note("each client registers its instances one blocking call at a time (registerInstance), "
         + "all clients at once; clients connect before and close after the timed part");
     return r;
+  }
+
+  /** One burst of registrations: when its last call returned, how long it took, each call's time, the failed calls. */
+  record Burst(long end, long elapsedNanos, List<Long> latencies, long failed) {}
+
+  /**
+   * Every client registers {@code perClient} instances, one blocking call at a time, all clients
+   * at once, over {@code services} services named {@code servicePrefix} + number; client c's
+   * instances are at {@code ipPrefix} + (c / 256) + "." + (c % 256), ports 20000 and up.
+   * {@code atStart} runs just before the first call. A failed call (timed out, or refused while
+   * there is no leader) is counted when {@code countFailures}, else it fails the burst.
+   */
+  static Burst burst(List<BenchClient> clients, int perClient, String servicePrefix, int services, String ipPrefix,
+      boolean countFailures, Runnable atStart) throws Exception {
+    int nClients = clients.size();
+    List<Long> lat = Collections.synchronizedList(new ArrayList<>(nClients * perClient));
+    AtomicLong failed = new AtomicLong();
+    CountDownLatch start = new CountDownLatch(1);
+    ExecutorService pool = Executors.newFixedThreadPool(nClients);
+    try {
+      List<Future<?>> done = new ArrayList<>();
+      for (int c = 0; c < nClients; c++) {
+        final int ci = c;
+        done.add(pool.submit(() -> {
+          start.await();
+          BenchClient client = clients.get(ci);
+          long[] mine = new long[perClient];
+          for (int j = 0; j < perClient; j++) {
+            String service = servicePrefix + ((ci * perClient + j) % services);
+            long s = System.nanoTime();
+            try {
+              client.register(service, new Endpoint(ipPrefix + (ci / 256) + "." + (ci % 256), 20000 + j));
+            } catch (RuntimeException e) {
+              if (!countFailures) {
+                throw e;
+              }
+              failed.incrementAndGet(); // the SDK keeps the change and applies it again on its next session
+            }
+            mine[j] = System.nanoTime() - s;
+          }
+          for (long v : mine) {
+            lat.add(v);
+          }
+          return null;
+        }));
+      }
+      atStart.run();
+      long t0 = System.nanoTime();
+      start.countDown();
+      for (Future<?> f : done) {
+        f.get();
+      }
+      long tEnd = System.nanoTime();
+      return new Burst(tEnd, tEnd - t0, lat, failed.get());
+    } finally {
+      pool.shutdown();
+    }
   }
 
   // ---- W3 query ----
