@@ -130,7 +130,8 @@ public final class ClusterNode implements AutoCloseable {
   private final SystemScheduler timer;
   private final Local local;
   private final CompletableFuture<Void> caughtUp = new CompletableFuture<>();
-  private final Map<String, Long> staleSeenNanos = new HashMap<>();
+  /** Leader only (watch thread): since when this leader has seen each stale member stale, and since which entry. */
+  private final Map<String, StaleSeen> staleSeen = new HashMap<>();
   private final AtomicInteger suggestions = new AtomicInteger();
   private volatile String clientAddress = "";
   private volatile String unwritable = "catching up with the cluster's log";
@@ -434,7 +435,7 @@ public final class ClusterNode implements AutoCloseable {
     if (info.isLeader() && why == null) {
       lead(role, silenceMs);
     } else {
-      staleSeenNanos.clear();
+      staleSeen.clear();
     }
     if (why == null && !leaving) {
       balance();
@@ -495,14 +496,21 @@ public final class ClusterNode implements AutoCloseable {
       }
     }
     Map<String, Long> stale = stateMachine.stale();
-    staleSeenNanos.keySet().retainAll(stale.keySet());
+    staleSeen.keySet().retainAll(stale.keySet());
     long now = System.nanoTime();
-    for (String id : stale.keySet()) {
-      long seen = staleSeenNanos.computeIfAbsent(id, k -> now);
-      if (now - seen >= config.memberGrace().toNanos()) {
+    for (Map.Entry<String, Long> e : stale.entrySet()) {
+      String id = e.getKey();
+      // The grace runs from when this leader saw the member stale since that entry: a new "down"
+      // (a new stale-since index) starts it again.
+      StaleSeen seen = staleSeen.get(id);
+      if (seen == null || seen.sinceIndex() != e.getValue()) {
+        seen = new StaleSeen(e.getValue(), now);
+        staleSeen.put(id, seen);
+      }
+      if (now - seen.nanos() >= config.memberGrace().toNanos()) {
         RegistryStateMachine.Member m = stateMachine.member(id);
         String keep = m == null || m.down() ? "" : m.incarnation();
-        staleSeenNanos.put(id, now); // at most one proposal per grace
+        staleSeen.put(id, new StaleSeen(seen.sinceIndex(), now)); // at most one proposal per grace
         proposeQuietly(io.roster.proto.cluster.v1.Command.newBuilder()
             .setEndStaleOwners(EndStaleOwners.newBuilder().setMember(id).setKeepIncarnation(keep)).build());
       }
@@ -780,4 +788,7 @@ public final class ClusterNode implements AutoCloseable {
     RaftClientConfigKeys.Rpc.setRequestTimeout(p, TimeDuration.valueOf(3, TimeUnit.SECONDS));
     return p;
   }
+
+  /** A stale member as the leader's watch saw it: stale since log entry {@code sinceIndex}, seen so at {@code nanos}. */
+  private record StaleSeen(long sinceIndex, long nanos) {}
 }

@@ -229,7 +229,10 @@ final class RegistryStateMachine extends BaseStateMachine {
           Member before = members.get(m.getMember());
           if (before != null && !before.down()) {
             members.put(m.getMember(), before.withDown(true));
-            staleSinceIndex.putIfAbsent(m.getMember(), index);
+            // Stale from this entry on, even if owners of a past incarnation kept it stale: the
+            // leader's grace starts anew, so the owners of the incarnation that just went down
+            // (its clients are moving now) get a full grace too (decision 54).
+            staleSinceIndex.put(m.getMember(), index);
           }
         }
       }

@@ -87,4 +87,24 @@ class RegistryStateMachineTest {
 
     assertThat(machine.stale()).containsOnlyKeys("n1");
   }
+
+  /**
+   * A member back with a new incarnation while owners of the old one remain stays stale; when it
+   * goes down again it is stale from that entry on, so that the leader's grace starts anew for
+   * the owners of the incarnation that just went down. Short chaos of 2026-12-02, 17:10:38: a
+   * member restarted 4 s before its SIGTERM had its 7 live sessions' owners ended 116 ms after
+   * it, because the grace had run since its previous incarnation went down (decision 54).
+   */
+  @Test
+  void aMemberThatGoesDownAgainIsStaleFromItsNewDown() {
+    apply(started("n1", "a"), register("n1@a"));
+    apply(down("n1"));
+    long firstDown = index;
+    apply(started("n1", "b"), register("n1@b"));
+    assertThat(machine.stale()).as("owners of incarnation a remain").containsEntry("n1", firstDown);
+
+    apply(down("n1"));
+
+    assertThat(machine.stale()).containsEntry("n1", index);
+  }
 }
