@@ -388,13 +388,7 @@ public final class ClusterNode implements AutoCloseable {
     if (!caughtUp.isDone()) {
       why = "catching up with the cluster's log";
     } else if (info.isLeader()) {
-      int heard = 1;
-      for (ServerRpcProto f : role.getLeaderInfo().getFollowerInfoList()) {
-        heard += f.getLastRpcElapsedTimeMs() <= silenceMs ? 1 : 0;
-      }
-      if (heard * 2 <= group.getPeers().size()) {
-        why = "this member leads but hears from only " + heard + " of " + group.getPeers().size() + " members";
-      }
+      why = leaderCutOff(role, group.getPeers().size(), silenceMs);
     } else {
       long now = System.nanoTime();
       // A follower that knows no leader reports an empty leader with no elapsed time: not contact.
@@ -440,6 +434,24 @@ public final class ClusterNode implements AutoCloseable {
     if (why == null && !leaving) {
       balance();
     }
+  }
+
+  /**
+   * Why a leader cannot take writes, or null: it has heard from fewer than a majority (itself
+   * included) within {@code silenceMs}. A leader elected less than {@code silenceMs} ago counts
+   * the votes that elected it as contact: until Ratis has started its leader state the role
+   * lists no followers at all, and a member that took that for "cut off" asked all its sessions
+   * to move right after winning an election (decision 55).
+   */
+  static String leaderCutOff(RoleInfoProto role, int members, long silenceMs) {
+    if (role.getRoleElapsedTimeMs() < silenceMs) {
+      return null;
+    }
+    int heard = 1;
+    for (ServerRpcProto f : role.getLeaderInfo().getFollowerInfoList()) {
+      heard += f.getLastRpcElapsedTimeMs() <= silenceMs ? 1 : 0;
+    }
+    return heard * 2 <= members ? "this member leads but hears from only " + heard + " of " + members + " members" : null;
   }
 
   /**
