@@ -269,15 +269,15 @@ public final class ClusterNode implements AutoCloseable {
     return unwritable;
   }
 
-  /** A client of the group, retrying each entry for up to 4 s (40 x 100 ms) across leader changes. */
+  /** A client of the group, retrying each entry for up to 4 s (200 x 20 ms) across leader changes (decision 55). */
   private RaftClient newClient() {
     ClientId id = ClientId.randomId();
     return RaftClient.newBuilder()
         .setProperties(props)
         .setRaftGroup(group)
         .setClientId(id)
-        .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(40,
-            TimeDuration.valueOf(100, TimeUnit.MILLISECONDS)))
+        .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(200,
+            TimeDuration.valueOf(20, TimeUnit.MILLISECONDS)))
         .setClientRpc(new GrpcFactory(new Parameters()).newRaftClientRpc(id, props))
         .build();
   }
