@@ -83,6 +83,10 @@ public final class ClusterNode implements AutoCloseable {
   static final Duration WATCH_EVERY = Duration.ofMillis(250);
   /** A watch this late means the member was stalled: frozen (SIGSTOP), or starved of CPU. */
   static final Duration STALL = Duration.ofSeconds(1);
+  /** How often the log client sends an entry again while no leader takes it (decision 55). */
+  static final Duration RETRY_EVERY = Duration.ofMillis(20);
+  /** How long the log client retries an entry in all before the entry fails. */
+  static final Duration RETRY_FOR = Duration.ofSeconds(4);
   /** A log client with nothing committed for this long, and failing, is replaced. */
   static final Duration RENEW_CLIENT_AFTER = Duration.ofSeconds(5);
   /** How often a member reports its load and considers shedding sessions. */
@@ -269,15 +273,15 @@ public final class ClusterNode implements AutoCloseable {
     return unwritable;
   }
 
-  /** A client of the group, retrying each entry for up to 4 s (200 x 20 ms) across leader changes (decision 55). */
+  /** A client of the group, retrying each entry every {@link #RETRY_EVERY} for {@link #RETRY_FOR} across leader changes. */
   private RaftClient newClient() {
     ClientId id = ClientId.randomId();
     return RaftClient.newBuilder()
         .setProperties(props)
         .setRaftGroup(group)
         .setClientId(id)
-        .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(200,
-            TimeDuration.valueOf(20, TimeUnit.MILLISECONDS)))
+        .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep((int) (RETRY_FOR.toMillis() / RETRY_EVERY.toMillis()),
+            TimeDuration.valueOf(RETRY_EVERY.toMillis(), TimeUnit.MILLISECONDS)))
         .setClientRpc(new GrpcFactory(new Parameters()).newRaftClientRpc(id, props))
         .build();
   }

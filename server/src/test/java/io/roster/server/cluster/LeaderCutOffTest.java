@@ -8,7 +8,7 @@ import org.apache.ratis.proto.RaftProtos.RoleInfoProto;
 import org.apache.ratis.proto.RaftProtos.ServerRpcProto;
 import org.junit.jupiter.api.Test;
 
-/** When a leader of three counts itself cut off ({@link ClusterNode#leaderCutOff}); silence limit 3 s. */
+/** When a leader counts itself cut off ({@link ClusterNode#leaderCutOff}); silence limit 3 s, three members unless said. */
 class LeaderCutOffTest {
 
   private static final long SILENCE_MS = 3000;
