@@ -95,6 +95,13 @@ public final class RosterServer implements AutoCloseable {
     String boot = Long.toString(registry.bootRevision(), 36);
     // A fresh process: the clients of the previous one are still coming back (decision 20).
     this.warmUp = WarmUp.start(scheduler, config.warmUp());
+    // While it warms up, states list the departures this process saw, so that clients hold
+    // only what it never had (decision 20); once warm, its states are whole.
+    registry.recordDepartures(true);
+    warmUp.onWarm(() -> registry.recordDepartures(false));
+    if (warmUp.isWarm()) {
+      registry.recordDepartures(false);
+    }
     this.endpoint = new GrpcEndpoint(config, registry, engine, sessions, scheduler,
         cluster != null ? port -> cluster.ownerNode() : port -> nodeHost(config.host()) + ":" + port + "@" + boot,
         VERSION, warmUp, cluster, new io.roster.server.nacos.NacosEndpoint(sessions, registry, scheduler,

@@ -59,8 +59,7 @@ final class DeltaApplier {
     }
     List<InstancesDiff.Identity> removed = new ArrayList<>(delta.getRemovedCount());
     for (InstanceIdentity r : delta.getRemovedList()) {
-      removed.add(new InstancesDiff.Identity(r.getIp(), r.getPort(),
-          r.getCluster().isEmpty() ? Instance.DEFAULT_CLUSTER : r.getCluster()));
+      removed.add(ProtoMapper.identity(r));
     }
     List<Instance> result = merge(cached.instances(), upserted, removed);
     ServiceKey key = cached.key();
@@ -69,7 +68,7 @@ final class DeltaApplier {
       return new Resync("the result's checksum " + checksum + " is not the server's " + delta.getChecksum());
     }
     return new Applied(new ServiceSnapshot(key, result, delta.getRevision(), delta.getChecksum(),
-        delta.getProtectThresholdReached()));
+        delta.getProtectThresholdReached(), ProtoMapper.identities(delta.getDepartedList())));
   }
 
   /** One pass over the sorted lists: linear in their sizes. */

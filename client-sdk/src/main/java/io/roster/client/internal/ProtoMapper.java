@@ -10,6 +10,7 @@ import io.roster.proto.v1.BatchRegisterInstances;
 import io.roster.proto.v1.ClientFrame;
 import io.roster.proto.v1.DeregisterInstance;
 import io.roster.proto.v1.ErrorCode;
+import io.roster.proto.v1.InstanceIdentity;
 import io.roster.proto.v1.PushAck;
 import io.roster.proto.v1.RegisterInstance;
 import io.roster.proto.v1.Subscribe;
@@ -18,7 +19,9 @@ import io.roster.proto.v1.Result;
 import io.roster.proto.v1.ServiceInfo;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
@@ -111,7 +114,24 @@ final class ProtoMapper {
       }
     }
     return new ServiceSnapshot(fromProto(info.getService()), instances, info.getRevision(),
-        info.getChecksum(), info.getProtectThresholdReached());
+        info.getChecksum(), info.getProtectThresholdReached(), identities(info.getDepartedList()));
+  }
+
+  /** Instance identities as the server sends them (an empty cluster is the default one). */
+  static Set<InstancesDiff.Identity> identities(List<InstanceIdentity> list) {
+    if (list.isEmpty()) {
+      return Set.of();
+    }
+    Set<InstancesDiff.Identity> ids = new HashSet<>(list.size() * 2);
+    for (InstanceIdentity p : list) {
+      ids.add(identity(p));
+    }
+    return ids;
+  }
+
+  static InstancesDiff.Identity identity(InstanceIdentity p) {
+    return new InstancesDiff.Identity(p.getIp(), p.getPort(),
+        p.getCluster().isEmpty() ? Instance.DEFAULT_CLUSTER : p.getCluster());
   }
 
   /** The client code of a server error code. */

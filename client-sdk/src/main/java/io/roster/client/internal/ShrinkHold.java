@@ -33,8 +33,11 @@ import org.slf4j.LoggerFactory;
  *       sessions). This is the same rule for a server that does not announce its warm-up, and
  *       for empties only.
  * </ul>
- * While held, the subscription shows the new state <em>merged</em> with what it showed: the new
- * state's instances (additions and changes at once) plus the ones it lacks, at the new
+ * A lack is never held when the state lists it as <em>departed</em>: a warming server lists the
+ * instances it saw leave (deregistered, their owner's connection or lease ended there, or
+ * disabled), and only the ones it never had may still be on their way back. While held, the
+ * subscription shows the new state <em>merged</em> with what it showed: the new state's
+ * instances (additions, changes and departures at once) plus the ones it lacks, at the new
  * state's revision. The true state is kept here and applied ({@link #settle}) when the hold
  * ends; a newer state that drops nothing replaces it at once. The push of a held state is not
  * acknowledged until the true state is applied: a drain must not be told that this client
@@ -298,7 +301,10 @@ final class ShrinkHold {
     }
   }
 
-  /** The instances {@code shown} has that {@code next} lacks, by identity. */
+  /**
+   * The instances {@code shown} has that {@code next} lacks, by identity, less those {@code next}
+   * lists as departed: their removal is a fact its server saw, never held.
+   */
   private static List<Instance> lacking(ServiceSnapshot shown, ServiceSnapshot next) {
     Set<Identity> ids = new HashSet<>(next.instances().size() * 2);
     for (Instance i : next.instances()) {
@@ -306,7 +312,8 @@ final class ShrinkHold {
     }
     List<Instance> lacking = new ArrayList<>();
     for (Instance i : shown.instances()) {
-      if (!ids.contains(Identity.of(i))) {
+      Identity id = Identity.of(i);
+      if (!ids.contains(id) && !next.departed().contains(id)) {
         lacking.add(i);
       }
     }

@@ -330,4 +330,90 @@ class WarmUpHoldTest {
     assertThat(ips(client.cached(DEMO))).containsExactly("10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.0.4");
     assertThat(acks(s)).as("acked once applied").containsExactly("f", "14");
   }
+
+  private static io.roster.proto.v1.InstanceIdentity identity(String ip, int port) {
+    return io.roster.proto.v1.InstanceIdentity.newBuilder().setIp(ip).setPort(port).setCluster("DEFAULT").build();
+  }
+
+  /**
+   * The merge rule inside a warm-up: a lack the warming server lists as departed (it saw that
+   * instance leave) is applied at once; a lack it does not list (it never had that instance: its
+   * owner may still be reconnecting) is held; a newer state that lacks nothing unseen replaces the
+   * held one at once, and is acked.
+   */
+  @Test
+  void aDepartureTheWarmingServerSawIsAppliedAtOnceAndOnlyTheUnseenLackIsHeld() throws Exception {
+    start(false);
+    FakeStream s = reconnectedToAWarmingServer(subscribedWithThree());
+
+    // B deregistered on the new server; C has not come back yet.
+    s.push("b", info(DEMO, 20, "c20", proto("10.0.0.1", 80)).toBuilder()
+        .addDeparted(identity("10.0.0.2", 80)).build());
+    clock.runDue();
+    assertThat(events).hasSize(2);
+    assertThat(ips(events.get(1).removed())).as("the departure, at once").containsExactly("10.0.0.2");
+    assertThat(ips(client.cached(DEMO))).as("the unseen lack, held").containsExactly("10.0.0.1", "10.0.0.3");
+    assertThat(acks(s)).as("C is still held: no ack").isEmpty();
+
+    // C's owner comes back and leaves again: now the server saw it go, and nothing is held.
+    s.push("c", info(DEMO, 21, "c21", proto("10.0.0.1", 80)).toBuilder()
+        .addDeparted(identity("10.0.0.2", 80)).addDeparted(identity("10.0.0.3", 80)).build());
+    clock.runDue();
+    assertThat(events).hasSize(3);
+    assertThat(ips(events.get(2).removed())).containsExactly("10.0.0.3");
+    assertThat(ips(client.cached(DEMO))).containsExactly("10.0.0.1");
+    assertThat(acks(s)).as("the newer state holds nothing back: acked at once").containsExactly("c");
+
+    clock.forward(Duration.ofMillis(WARM_UP_MS));
+    clock.runDue();
+    assertThat(events).as("nothing left to apply when the warm-up ends").hasSize(3);
+  }
+
+  /** A state whose every lack is a departure the server saw is applied and acked at once. */
+  @Test
+  void aStateThatLacksOnlyDeparturesIsAppliedAndAckedAtOnce() throws Exception {
+    start(false);
+    FakeStream s = reconnectedToAWarmingServer(subscribedWithThree());
+    s.push("b", info(DEMO, 20, "c20", proto("10.0.0.1", 80), proto("10.0.0.2", 80)).toBuilder()
+        .addDeparted(identity("10.0.0.3", 80)).build());
+    clock.runDue();
+    assertThat(events).hasSize(2);
+    assertThat(ips(events.get(1).removed())).containsExactly("10.0.0.3");
+    assertThat(acks(s)).containsExactly("b");
+  }
+
+  /** The departures a delta push lists count as a full state's do. */
+  @Test
+  void aDeltaThatListsTheDepartureIsAppliedAtOnce() throws Exception {
+    start(false);
+    FakeStream s = reconnectedToAWarmingServer(subscribedWithThree());
+    Instance a = Instance.of("10.0.0.1", 80);
+    Instance b = Instance.of("10.0.0.2", 80);
+    Instance c = Instance.of("10.0.0.3", 80);
+    s.push("f", infoOf(15, a, b, c));
+    clock.runDue();
+    s.push("14", io.roster.proto.v1.ServiceDelta.newBuilder().setService(ProtoMapper.toProto(DEMO))
+        .setBaseRevision(15).setRevision(20).setChecksum(serverChecksum(a, b))
+        .addRemoved(identity("10.0.0.3", 80)).addDeparted(identity("10.0.0.3", 80))
+        .build());
+    clock.runDue();
+    assertThat(ips(client.cached(DEMO))).containsExactly("10.0.0.1", "10.0.0.2");
+    assertThat(acks(s)).containsExactly("f", "14");
+  }
+
+  /**
+   * An empty state from a server just reconnected to is held by the reconnect empty hold, unless
+   * it lists every lack as departed.
+   */
+  @Test
+  void theReconnectEmptyHoldDoesNotHoldDepartures() throws Exception {
+    ClientOptions o = Fixtures.options("a:1", Duration.ofMillis(500), false, Runnable::run, Duration.ofSeconds(2));
+    start(o);
+    FakeStream s = reconnectedToAWarmingServer(subscribedWithThree());
+    s.push("b", info(DEMO, 20, "c20").toBuilder().addDeparted(identity("10.0.0.1", 80))
+        .addDeparted(identity("10.0.0.2", 80)).addDeparted(identity("10.0.0.3", 80)).build());
+    clock.runDue();
+    assertThat(client.cached(DEMO)).isEmpty();
+    assertThat(acks(s)).containsExactly("b");
+  }
 }

@@ -253,7 +253,7 @@ final class RegistryStateMachine extends BaseStateMachine {
         List<Owner> ended = registry.owners(o -> o.nodeId().startsWith(prefix)
             && (keep.isEmpty() || !o.nodeId().equals(prefix + keep)));
         for (Owner o : ended) {
-          registry.removeOwner(o);
+          registry.removeOwner(o, false); // ended for want of news: not a departure seen here
         }
         synchronized (this) {
           staleSinceIndex.remove(e.getMember());

@@ -14,18 +14,34 @@ import java.util.Set;
  * The consumer-visible state of a service at one revision: enabled instances sorted by
  * (ip, port, cluster), and a checksum of exactly that content.
  *
+ * <p>While the node warms up, a state also lists what it saw <em>depart</em>: identities that left
+ * the state through a departure this process observed (a deregistration, the end of the owner's
+ * connection or lease), and those of registered instances that are disabled. A client applies
+ * those removals at once and holds only the instances the state lacks that the node never had
+ * (docs/decisions.md, record 20). The list is not part of the content: the checksum ignores it.
+ *
  * @param revision hybrid-clock revision of the change that produced this state
  * @param checksum hex SHA-256 prefix of the canonical content; independent of the revision
+ * @param departed identities this node saw leave that the state does not show, sorted; empty
+ *     once the node is warm
  */
 public record ServiceSnapshot(
     ServiceKey service,
     List<Instance> instances,
     long revision,
     String checksum,
-    boolean protectThresholdReached) {
+    boolean protectThresholdReached,
+    List<InstanceKey> departed) {
 
   public ServiceSnapshot {
     instances = List.copyOf(instances);
+    departed = List.copyOf(departed);
+  }
+
+  /** A state that lists no departures (a warm node's). */
+  public ServiceSnapshot(ServiceKey service, List<Instance> instances, long revision, String checksum,
+      boolean protectThresholdReached) {
+    this(service, instances, revision, checksum, protectThresholdReached, List.of());
   }
 
   /**
@@ -44,18 +60,32 @@ public record ServiceSnapshot(
    */
   public static ServiceSnapshot of(ServiceKey service, Collection<Instance> registered, long revision,
       double protectThreshold) {
+    return of(service, registered, revision, protectThreshold, null);
+  }
+
+  /**
+   * Same, listing departures: {@code departed} (identities that left through a departure this
+   * node saw; none of them registered now) and the identities of the disabled instances among
+   * {@code registered}. Null for a node that lists none (a warm one).
+   */
+  public static ServiceSnapshot of(ServiceKey service, Collection<Instance> registered, long revision,
+      double protectThreshold, Collection<InstanceKey> departed) {
     List<Instance> visible = new ArrayList<>(registered.size());
+    List<InstanceKey> gone = departed == null || departed.isEmpty() ? new ArrayList<>(0) : new ArrayList<>(departed);
     int healthy = 0;
     for (Instance i : registered) {
       if (i.enabled()) {
         visible.add(i);
         healthy += i.healthy() ? 1 : 0;
+      } else if (departed != null) {
+        gone.add(i.key());
       }
     }
     visible.sort(Instance.ORDER);
+    gone.sort(null);
     boolean reached = protectThreshold > 0 && !visible.isEmpty()
         && (double) healthy / visible.size() <= protectThreshold;
-    return new ServiceSnapshot(service, visible, revision, checksum(service, visible, reached), reached);
+    return new ServiceSnapshot(service, visible, revision, checksum(service, visible, reached), reached, gone);
   }
 
   /**
@@ -73,11 +103,20 @@ public record ServiceSnapshot(
         kept.add(i);
       }
     }
-    if (kept.size() == instances.size()) {
+    List<InstanceKey> gone = departed;
+    if (!clusters.isEmpty() && !departed.isEmpty()) {
+      gone = new ArrayList<>(departed.size());
+      for (InstanceKey k : departed) {
+        if (clusters.contains(k.cluster())) {
+          gone.add(k);
+        }
+      }
+    }
+    if (kept.size() == instances.size() && gone.size() == departed.size()) {
       return this;
     }
     return new ServiceSnapshot(service, kept, revision, checksum(service, kept, protectThresholdReached),
-        protectThresholdReached);
+        protectThresholdReached, gone);
   }
 
   static String checksum(ServiceKey service, List<Instance> sorted, boolean protectThresholdReached) {

@@ -45,6 +45,12 @@ import org.slf4j.LoggerFactory;
  * its instances are kept as running totals, so checking a change costs the size of the change.
  * A change that would cross a limit throws RESOURCE_EXHAUSTED before anything changes.
  *
+ * <p>While it records departures ({@link #recordDepartures}, a node that warms up), each state
+ * also lists the identities that left it through a departure this node saw: a deregistration, a
+ * batch or drain that dropped them, the end of their owner ({@link #removeOwner(Owner)}), but not
+ * an owner ended because its member went down or restarted ({@link #removeOwner(Owner, boolean)}).
+ * A client holds back only the lacks that are not listed (docs/decisions.md, record 20).
+ *
  * <p>Thread-safe. Changes to one service are serialised on that service; different services
  * change in parallel.
  */
@@ -85,6 +91,21 @@ public final class Registry {
   private final long bootRevision;
   private volatile long absentRevision;
   private final List<ChangeListener> listeners = new CopyOnWriteArrayList<>();
+  /**
+   * While recording, per service, the identities that left it through a seen departure and
+   * have not been registered since; null when not recording. Each set is immutable and
+   * replaced under the service's lock (a service's entries follow one another: the next is
+   * created only once the last has left the map), so readers need no lock.
+   */
+  private volatile Map<ServiceKey, Set<InstanceKey>> departures;
+
+  /**
+   * The most departures one service lists: a state lists them beside its instances (bounded
+   * by {@link ServiceLimits}), and every client's message limit must still hold both. A
+   * departure beyond it is not listed, so clients hold it as an unseen lack, as before there
+   * were lists.
+   */
+  public static final int MAX_DEPARTED_PER_SERVICE = 1000;
 
   /** A registry with the default {@link ServiceLimits}. */
   public Registry(LongSupplier clockMicros) {
@@ -117,6 +138,14 @@ public final class Registry {
     this.limits = limits;
     this.bootRevision = nextRevision();
     this.absentRevision = bootRevision;
+  }
+
+  /**
+   * Starts or stops listing departures in states (see the class comment): on while the node
+   * warms up, off (and forgotten) once it is warm. States built before keep what they listed.
+   */
+  public void recordDepartures(boolean on) {
+    departures = on ? new ConcurrentHashMap<>() : null;
   }
 
   /** Adds a listener of every change from now on (see {@link ChangeListener} for its contract). */
@@ -221,7 +250,13 @@ public final class Registry {
     if (!services.containsKey(service)) {
       return false;
     }
-    long revision = mutateAt(service, e -> e.removeIfOwned(owner, key));
+    long revision = mutateAt(service, e -> {
+      boolean removed = e.removeIfOwned(owner, key);
+      if (removed) {
+        e.departed(List.of(key));
+      }
+      return removed;
+    });
     if (revision >= 0) {
       publish(service, owner, Change.Kind.REMOVED, revision);
     }
@@ -374,7 +409,7 @@ public final class Registry {
     for (Instance i : instances) {
       stored.add(i.withId(service));
     }
-    long revision = mutateAt(service, e -> e.replaceOwned(owner, claim, stored));
+    long revision = mutateAt(service, e -> e.replaceOwned(owner, claim, stored, true));
     if (revision >= 0) {
       publish(service, owner, stored.isEmpty() ? Change.Kind.REMOVED : Change.Kind.REGISTERED, revision);
     }
@@ -388,7 +423,8 @@ public final class Registry {
    * revision (an absent service is pushed at the absent revision, which is never older).
    */
   public long removeOwned(Owner owner, ServiceKey service) {
-    long revision = services.containsKey(service) ? mutateAt(service, e -> e.replaceOwned(owner, Claim.NONE, List.of())) : -1;
+    long revision = services.containsKey(service)
+        ? mutateAt(service, e -> e.replaceOwned(owner, Claim.NONE, List.of(), true)) : -1;
     if (revision >= 0) {
       publish(service, owner, Change.Kind.REMOVED, revision);
       return revision;
@@ -397,14 +433,24 @@ public final class Registry {
   }
 
   /**
-   * Removes everything {@code owner} owns (its session ended), found through the per-owner
-   * index, and forgets the owner and its tally. Each affected service gets one revision and one
-   * change report. Costs O(services of that owner). The owner must not register concurrently
-   * (a session calls this once it is closed).
+   * Removes everything {@code owner} owns (its session, connection or lease ended: a departure
+   * this node saw), found through the per-owner index, and forgets the owner and its tally. Each
+   * affected service gets one revision and one change report. Costs O(services of that owner).
+   * The owner must not register concurrently (a session calls this once it is closed).
    */
   public void removeOwner(Owner owner) {
+    removeOwner(owner, true);
+  }
+
+  /**
+   * Same; {@code departure} false for an owner ended for want of news of it (its member went
+   * down or restarted, and it did not come back within the grace): its instances are not listed
+   * as departed, since nothing here saw them leave.
+   */
+  public void removeOwner(Owner owner, boolean departure) {
     for (ServiceKey service : servicesOf(owner)) {
-      long revision = services.containsKey(service) ? mutateAt(service, e -> e.replaceOwned(owner, Claim.NONE, List.of())) : -1;
+      long revision = services.containsKey(service)
+          ? mutateAt(service, e -> e.replaceOwned(owner, Claim.NONE, List.of(), departure)) : -1;
       if (revision >= 0) {
         publish(service, owner, Change.Kind.REMOVED, revision);
       }
@@ -416,7 +462,7 @@ public final class Registry {
   public ServiceSnapshot snapshot(ServiceKey service) {
     Entry e = services.get(service);
     if (e == null) {
-      return ServiceSnapshot.of(service, List.of(), absentRevision);
+      return ServiceSnapshot.of(service, List.of(), absentRevision, 0, departedFrom(service));
     }
     ServiceSnapshot s = e.snapshot;
     if (s != null) {
@@ -424,10 +470,17 @@ public final class Registry {
     }
     synchronized (e) {
       if (e.snapshot == null) {
-        e.snapshot = ServiceSnapshot.of(service, e.instances(), e.revision, settings(service).protectThreshold());
+        e.snapshot = ServiceSnapshot.of(service, e.instances(), e.revision, settings(service).protectThreshold(),
+            departedFrom(service));
       }
       return e.snapshot;
     }
+  }
+
+  /** What a state of {@code service} lists as departed: null when not recording. */
+  private Set<InstanceKey> departedFrom(ServiceKey service) {
+    Map<ServiceKey, Set<InstanceKey>> d = departures;
+    return d == null ? null : d.getOrDefault(service, Set.of());
   }
 
   /** The limits every service is held to. */
@@ -540,6 +593,9 @@ public final class Registry {
         }
         e.removed = true;
       }
+    }
+    if (departures != null) {
+      departures = new ConcurrentHashMap<>(); // nothing of the image was seen leaving
     }
     services.clear();
     index.clear();
@@ -739,6 +795,9 @@ public final class Registry {
     /** Stores without checking limits, keeping an operator's hold; returns whether the visible instance changed. */
     private boolean store(Owner owner, Claim claim, Instance instance, int size) {
       Registration before = registrations.get(instance.key());
+      if (before == null) {
+        returned(instance.key());
+      }
       boolean held = before != null && before.held;
       Registration old = registrations.put(instance.key(), new Registration(owner, instance, size, claim, held));
       bytes += size - (old == null ? 0 : old.size);
@@ -790,7 +849,46 @@ public final class Registry {
       count(owner, service, delta, n[0]);
     }
 
-    boolean replaceOwned(Owner owner, Claim claim, List<Instance> instances) {
+    /** The registration of {@code key} is back: it is no longer listed as departed. */
+    private void returned(InstanceKey key) {
+      Map<ServiceKey, Set<InstanceKey>> d = departures;
+      Set<InstanceKey> gone = d == null ? null : d.get(service);
+      if (gone != null && gone.contains(key)) {
+        Set<InstanceKey> rest = new java.util.HashSet<>(gone);
+        rest.remove(key);
+        if (rest.isEmpty()) {
+          d.remove(service);
+        } else {
+          d.put(service, Set.copyOf(rest));
+        }
+      }
+    }
+
+    /** {@code keys} left through a departure seen here: listed, up to the bound, while recording. */
+    void departed(Collection<InstanceKey> keys) {
+      Map<ServiceKey, Set<InstanceKey>> d = departures;
+      if (d == null || keys.isEmpty()) {
+        return;
+      }
+      Set<InstanceKey> gone = d.getOrDefault(service, Set.of());
+      if (gone.size() >= MAX_DEPARTED_PER_SERVICE) {
+        return;
+      }
+      Set<InstanceKey> more = new java.util.HashSet<>(gone);
+      for (InstanceKey k : keys) {
+        if (more.size() == MAX_DEPARTED_PER_SERVICE) {
+          break;
+        }
+        more.add(k);
+      }
+      d.put(service, Set.copyOf(more));
+    }
+
+    /**
+     * @param departure whether what this drops left through a departure seen here (see {@link
+     *     #departed})
+     */
+    boolean replaceOwned(Owner owner, Claim claim, List<Instance> instances, boolean departure) {
       Map<InstanceKey, Instance> wanted = new HashMap<>();
       for (Instance i : instances) {
         Registration old = registrations.get(i.key());
@@ -815,6 +913,7 @@ public final class Registry {
       }
       checkLimits(moreInstances, moreBytes, "instances");
       boolean changed = false;
+      List<InstanceKey> dropped = new ArrayList<>();
       var it = registrations.entrySet().iterator();
       while (it.hasNext()) {
         var en = it.next();
@@ -822,8 +921,12 @@ public final class Registry {
           bytes -= en.getValue().size;
           it.remove();
           counted(owner, -1);
+          dropped.add(en.getKey());
           changed = true;
         }
+      }
+      if (departure) {
+        departed(dropped);
       }
       for (Instance i : wanted.values()) {
         changed |= store(owner, claim, i, WireSize.ofInstanceInList(i)); // checked above, as a whole

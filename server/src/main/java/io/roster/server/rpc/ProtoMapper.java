@@ -96,7 +96,14 @@ final class ProtoMapper {
     for (Instance i : s.instances()) {
       b.addInstances(toProto(i));
     }
+    for (InstanceKey k : s.departed()) {
+      b.addDeparted(toProto(k));
+    }
     return b.build();
+  }
+
+  static InstanceIdentity toProto(InstanceKey k) {
+    return InstanceIdentity.newBuilder().setIp(k.ip()).setPort(k.port()).setCluster(k.cluster()).build();
   }
 
   /** A delta push's body: the target's header, the upserted instances and the removed identities. */
@@ -112,7 +119,10 @@ final class ProtoMapper {
       b.addUpserted(toProto(i));
     }
     for (InstanceKey k : d.removed()) {
-      b.addRemoved(InstanceIdentity.newBuilder().setIp(k.ip()).setPort(k.port()).setCluster(k.cluster()));
+      b.addRemoved(toProto(k));
+    }
+    for (InstanceKey k : target.departed()) {
+      b.addDeparted(toProto(k));
     }
     return b.build();
   }
