@@ -20,7 +20,7 @@ public final class Args {
 
   /** Every workload, in run order. */
   public static final List<String> ALL_WORKLOADS =
-      List.of("startup", "w1", "w2", "w3", "w4", "w5", "w6", "w7", "w8", "w9", "w10", "w11", "w12");
+      List.of("startup", "first", "warmkill", "w1", "w2", "w3", "w4", "w5", "w6", "w7", "w8", "w9", "w10", "w11", "w12");
 
   /** The cluster workloads (the W9-W11): three local Roster servers each, roster driver only. */
   public static final List<String> CLUSTER_WORKLOADS = List.of("w10", "w11", "w12");
@@ -30,6 +30,8 @@ public final class Args {
 
   static {
     size("startup-trials", "5", "2", "server starts to time (local server only)");
+    size("first-trials", "3", "1", "first: fresh servers per driver and client kind (local server only)");
+    size("warmkill-trials", "5", "2", "warmkill: fresh servers, one provider killed inside each one's warm-up (local server only)");
     size("w1-clients", "1000", "200", "W1: clients to connect");
     size("w2-clients", "100", "20", "W2: registering clients");
     size("w2-instances", "100", "50", "W2: instances per client");
@@ -189,6 +191,8 @@ public final class Args {
     }
     if (target != null) {
       workloads.remove("startup");
+      workloads.remove("first");
+      workloads.remove("warmkill");
     }
     Map<String, Integer> sizes = new LinkedHashMap<>();
     for (Map.Entry<String, String[]> e : SIZES.entrySet()) {
@@ -253,7 +257,7 @@ public final class Args {
           --server-jar PATH        default server/target/roster-server.jar
           --server-jvm "FLAGS"     JVM flags of the started server (default: server/jvm.options as make run, plus -Xmx1g)
           --roster-mass raw|sdk    W1/W5/W8 clients: raw Connect streams on a shared event loop (default) or SDK clients
-          --workloads LIST         all, or some of startup,w1,...,w12 (w10-w12: a local 3-node
+          --workloads LIST         all, or some of startup,first,warmkill,w1,...,w12 (w10-w12: a local 3-node
                                    cluster each, roster driver only; left out of "all" with --target)
           --quick                  small sizes (make bench QUICK=1)
           --out FILE               markdown results (default bench/target/bench-results.md)

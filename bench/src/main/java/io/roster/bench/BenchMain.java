@@ -55,6 +55,14 @@ public final class BenchMain {
       Result r;
       if (w.equals("startup")) {
         r = Workloads.startup(args, jar, logDir);
+      } else if (w.equals("first") || w.equals("warmkill")) {
+        try {
+          r = w.equals("first") ? FirstRequest.run(args, jar, logDir) : WarmUpKill.run(args, jar, logDir);
+        } catch (Exception | Error e) {
+          ok = false;
+          r = new Result(w, w + " failed").row("error", String.valueOf(e));
+          e.printStackTrace();
+        }
       } else if (Args.CLUSTER_WORKLOADS.contains(w)) {
         try {
           r = ClusterWorkloads.run(args, jar, logDir, w);
