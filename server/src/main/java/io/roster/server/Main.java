@@ -3,7 +3,9 @@ package io.roster.server;
 import io.grpc.netty.shaded.io.netty.util.ResourceLeakDetector;
 import io.roster.server.config.ServerConfig;
 import java.lang.management.ManagementFactory;
+import java.time.Duration;
 import java.util.Arrays;
+import java.util.concurrent.CompletableFuture;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -38,9 +40,11 @@ public final class Main {
       smallRaftBufferPools();
     }
     Logger log = LoggerFactory.getLogger(Main.class);
+    // Primed on a thread of its own while the server is built; the port opens once it is done.
+    CompletableFuture<Duration> primed = Primer.startPriming();
     RosterServer server;
     try {
-      server = RosterServer.start(config);
+      server = RosterServer.start(config, primed::join);
     } catch (RuntimeException e) {
       log.error("Cannot start: {}", e.getMessage(), e);
       System.exit(1);
@@ -50,9 +54,10 @@ public final class Main {
       server.close();
       LogSetup.shutdown();
     }, "roster-shutdown"));
-    log.info("Roster {} {} on {}:{} (started in {} ms; keepalive {}/{}, push window {})", RosterServer.VERSION,
+    log.info("Roster {} {} on {}:{} (started in {} ms, priming the request paths meanwhile in {} ms; keepalive "
+        + "{}/{}, push window {})", RosterServer.VERSION,
         server.cluster() == null ? "serving" : "listening, SERVING once caught up with the cluster's log,",
-        config.host(), server.port(), (System.nanoTime() - startNanos) / 1_000_000,
+        config.host(), server.port(), (System.nanoTime() - startNanos) / 1_000_000, primed.join().toMillis(),
         ServerConfig.formatDuration(config.keepaliveTime()), ServerConfig.formatDuration(config.keepaliveTimeout()),
         ServerConfig.formatDuration(config.pushWindow()));
     warnUnlessCrashOnly(log);

@@ -169,9 +169,17 @@ public final class RosterServer implements AutoCloseable {
    * system clock; returns once the port is bound and health is SERVING.
    */
   public static RosterServer start(ServerConfig config) {
+    return start(config, () -> { });
+  }
+
+  /**
+   * Same, running {@code beforeListening} once the server is built and before its port opens
+   * (the process's start waits there for its priming, which runs meanwhile).
+   */
+  static RosterServer start(ServerConfig config, Runnable beforeListening) {
     SystemScheduler own = new SystemScheduler("roster-push", 1);
     try {
-      return start(config, own, own, RosterServer::systemMicros);
+      return start(config, own, own, RosterServer::systemMicros, beforeListening);
     } catch (RuntimeException e) {
       own.close();
       throw e;
@@ -185,13 +193,14 @@ public final class RosterServer implements AutoCloseable {
    * close it.
    */
   public static RosterServer start(ServerConfig config, Scheduler scheduler, LongSupplier wallClockMicros) {
-    return start(config, scheduler, null, wallClockMicros);
+    return start(config, scheduler, null, wallClockMicros, () -> { });
   }
 
   private static RosterServer start(ServerConfig config, Scheduler scheduler, SystemScheduler own,
-      LongSupplier wallClockMicros) {
+      LongSupplier wallClockMicros, Runnable beforeListening) {
     RosterServer server = new RosterServer(Objects.requireNonNull(config), Objects.requireNonNull(scheduler), own,
         Objects.requireNonNull(wallClockMicros));
+    beforeListening.run();
     try {
       server.endpoint.start();
     } catch (IOException e) {

@@ -205,7 +205,7 @@ final class NacosConnection implements Outbound, ClientDetection.Watched {
     }
   }
 
-  private static Object encodePush(PushPayload p) {
+  static Object encodePush(PushPayload p) {
     ObjectNode fields = NacosMapping.JSON.createObjectNode();
     fields.put("requestId", Long.toString(p.revision()));
     fields.set("serviceInfo", NacosMapping.serviceInfo(p.snapshot(), p.clusters()));

@@ -42,6 +42,20 @@ public final class NacosEndpoint {
         new ClientDetection(scheduler, keepaliveTime, keepaliveTimeout));
   }
 
+  /**
+   * Runs this protocol's per-request code once on sample values (reading and mapping each naming
+   * request's body, writing an answer), so that a fresh server's first Nacos client does not pay
+   * for loading and linking it. Called by the start's priming; touches no server's state.
+   */
+  public static void prime() {
+    Priming.run();
+  }
+
+  /** Encodes {@code push} as a Nacos connection would (the start's priming; nothing is sent). */
+  public static void primePush(io.roster.server.push.PushPayload push) {
+    NacosConnection.encodePush(push);
+  }
+
   /** Assigns each HTTP/2 transport its Nacos connection id and ends the connection with it. */
   public ServerTransportFilter transportFilter() {
     return connections;

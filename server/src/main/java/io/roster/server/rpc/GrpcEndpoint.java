@@ -108,6 +108,20 @@ public final class GrpcEndpoint {
     setHealth(ServingStatus.NOT_SERVING);
   }
 
+  /**
+   * Runs this protocol's per-request code once on sample values (decoding and mapping each frame
+   * kind, encoding an answer), so that a fresh server's first client does not pay for loading
+   * and linking it. Called by the start's priming; touches no server's state.
+   */
+  public static void prime() {
+    Priming.run();
+  }
+
+  /** Encodes {@code push} as a session's stream would (the start's priming; nothing is sent). */
+  public static void primePush(io.roster.server.push.PushPayload push) {
+    SessionService.encodePush(push);
+  }
+
   /** Binds the port and reports SERVING (unless {@link #refuse} said why not yet). */
   public void start() throws IOException {
     server.start();

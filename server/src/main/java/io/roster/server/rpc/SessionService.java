@@ -261,7 +261,7 @@ final class SessionService {
     return nanos <= 0 ? 0 : (nanos + 999_999) / 1_000_000;
   }
 
-  private static Object encodePush(PushPayload p) {
+  static Object encodePush(PushPayload p) {
     return new EncodedFrame(PushEncoder.encode(p));
   }
 

@@ -1,0 +1,27 @@
+package io.roster.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
+
+import io.roster.server.testing.TestTime;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The start's priming drives every step a client would (each waits for the push it causes and
+ * acks it), on scratch state of its own.
+ */
+class PrimerTest {
+
+  @Test
+  void everyStepOfThePrimingSeesWhatAClientWould() {
+    assertThatCode(Primer::run).doesNotThrowAnyException();
+  }
+
+  @Test
+  void thePrimingThreadAlwaysCompletes() throws Exception {
+    Duration took = Primer.startPriming().get(TestTime.seconds(30).toMillis(), TimeUnit.MILLISECONDS);
+    assertThat(took).isPositive();
+  }
+}
