@@ -22,7 +22,7 @@ public final class Args {
   public static final List<String> ALL_WORKLOADS =
       List.of("startup", "first", "warmkill", "w1", "w2", "w3", "w4", "w5", "w6", "w7", "w8", "w9", "w10", "w11", "w12");
 
-  /** The cluster workloads (the W9-W11): three local Roster servers each, roster driver only. */
+  /** The cluster workloads: three local Roster servers each, roster driver only. */
   public static final List<String> CLUSTER_WORKLOADS = List.of("w10", "w11", "w12");
 
   /** name -> {full default, quick default, help}. */

@@ -27,7 +27,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.IntFunction;
 
 /**
- * The cluster workloads W10-W12 (the issue's W9-W11): each starts its own three-member
+ * The cluster workloads W10-W12: each starts its own three-member
  * {@link LocalCluster}, drives it with Roster SDK clients whose server list starts with the
  * member they should use, and reports per member the idle RSS after start, the RSS after the
  * load, the largest GC pause of the run and the CPU time of the measured phase, plus the load

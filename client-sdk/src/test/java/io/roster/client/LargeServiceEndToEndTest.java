@@ -16,13 +16,13 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Issue 9, item 3: one large service broke every subscriber of it. 300 valid registrations
- * with 15 KB of metadata each made the service's state 4.4 MiB, over gRPC's default 4 MiB
- * message limit: every SDK subscriber of it went into a reconnect loop (each loop removing its
- * own instances, so observers of unrelated services saw empties) and {@code getAllInstances}
- * threw RESOURCE_EXHAUSTED.
+ * One large service must not break its subscribers (decision 21). Unbounded, 300 valid
+ * registrations with 15 KB of metadata each make the service's state 4.4 MiB, over gRPC's
+ * default 4 MiB message limit: every SDK subscriber of it goes into a reconnect loop (each loop
+ * removing its own instances, so observers of unrelated services see empties) and {@code
+ * getAllInstances} throws RESOURCE_EXHAUSTED.
  *
- * <p>Now the server bounds each service's bytes (default 3 MiB, under the 4 MiB limit): the
+ * <p>The server bounds each service's bytes (default 3 MiB, under the 4 MiB limit): the
  * registration that would cross it is refused with an error naming the service, the limit and
  * the flag, and everything else keeps working. Real server, real loopback sockets, default
  * settings.

@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
- * Issue 12 §7: chaos against three real members with peer links through freezable proxies and
+ * Chaos against three real members with peer links through freezable proxies and
  * SDK clients in child JVMs (25 per JVM, each registering one instance). Random actions, one
  * every few seconds, from a seed that is printed: kill -9, SIGSTOP/SIGCONT, or SIGTERM of a
  * member and its restart with its data; a frozen peer link; and, meanwhile, kill -9 of a client

@@ -15,7 +15,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Issue 12 §7: partitions between real members. Every peer link goes through proxies that can
+ * Partitions between real members. Every peer link goes through proxies that can
  * freeze it ({@link LocalCluster#startWithLinks}); clients reach the members directly. Six
  * providers (two preferring each member) stay alive throughout, so every listener event at every
  * subscriber must hold all six, and once the links heal every member's registry must hold

@@ -15,7 +15,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Issue 12 §7: a member restarted with its data directory (after SIGTERM, and after kill -9)
+ * A member restarted with its data directory (after SIGTERM, and after kill -9)
  * rejoins, its view equals the others', and nothing is resurrected: an instance deregistered,
  * and one whose client closed, while the member was away come back nowhere, and one
  * registered meanwhile is there. Three providers (one preferring each member) live throughout:

@@ -16,7 +16,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Three real server processes on 127.0.0.1-3 forming one cluster (issue 12, docs/cluster.md):
+ * Three real server processes on 127.0.0.1-3 forming one cluster (docs/cluster.md):
  * a change through one member reaches subscribers of another, and a member's death moves its
  * clients without any subscriber seeing their instances go.
  */

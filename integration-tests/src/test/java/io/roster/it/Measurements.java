@@ -36,7 +36,8 @@ import org.junit.jupiter.api.TestMethodOrder;
 import io.roster.server.testing.TcpProxy;
 
 /**
- * The issue-2 figures, measured against the real server jar with real processes. Not part of
+ * Latency (register → notify, kill -9 and freeze → removal, drain), start → SERVING, idle RSS
+ * and restart figures, measured against the real server jar with real processes. Not part of
  * {@code make test} (tag "measure"); run with {@code make measure}. Prints a table and writes
  * it to integration-tests/target/measurements.txt. Timings here are reports, not assertions.
  * The correctness checks made along the way (drain acked by every subscriber, restart confirmed
@@ -97,7 +98,7 @@ class Measurements {
         int port = 20000 + i;
         // Pacing, not synchronisation: each change is isolated, outside the previous push's
         // coalescing window (--push-window, 20 ms), so this measures "a lone change goes out
-        // at once". Back-to-back changes are coalesced by design; issue 3's W4 covers rates.
+        // at once". Back-to-back changes are coalesced by design; the bench's W4 covers rates.
         LockSupport.parkNanos(Duration.ofMillis(100).toNanos());
         long start = System.nanoTime();
         provider.registerInstance("m-notify", Instance.of("10.9.0.1", port));

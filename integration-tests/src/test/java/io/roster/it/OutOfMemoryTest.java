@@ -13,8 +13,8 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
- * Issue 9.4: a server that ran out of memory lost its event-loop and push threads and went on
- * half-alive: port open, health failing, SIGTERM ignored. A Roster server is crash-only: it
+ * A JVM that runs out of memory loses threads at random (event loops, the push thread) and goes
+ * on half-alive: port open, health failing, SIGTERM ignored. A Roster server is crash-only: it
  * ships with {@code -XX:+ExitOnOutOfMemoryError} (server/jvm.options, as {@code make run}
  * starts it), so it exits and whatever supervises it starts a fresh one, to which the clients
  * reconnect and redo.

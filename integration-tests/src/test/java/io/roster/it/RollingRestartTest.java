@@ -13,7 +13,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Issue 12 §7: a rolling restart under load. 100 SDK clients in four child JVMs (25 each,
+ * A rolling restart under load. 100 SDK clients in four child JVMs (25 each,
  * spread over the members) each register one instance; a subscriber preferring each member
  * records every listener event. Each member in turn gets SIGTERM and is started again with its
  * data, the next one only once it is SERVING. No event may lack a live instance, and at the end

@@ -3,6 +3,8 @@
  * scheduler and the system clock or on ones given from outside (tests on a fake clock); {@link
  * io.roster.server.Main} is the command line. Packages: model (values), registry (truth),
  * push (pipeline), session (connected clients), naming (protocol rules, transport-neutral),
- * rpc (gRPC adapters), config, time.
+ * rpc (the roster.v1 gRPC adapters), nacos (the Nacos 2.x gRPC adapter and the Nacos v1 HTTP
+ * routes), http (the HTTP/1.1 listener), cluster (the Raft log of a cluster member), config,
+ * time.
  */
 package io.roster.server;

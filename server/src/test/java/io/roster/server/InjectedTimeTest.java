@@ -16,9 +16,9 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
- * A server started on a scheduler and a wall clock given from outside (issue 12 §1): its
- * revisions come from that clock, and its sessions own as (the node id told in welcome,
- * SESSION, the connection id).
+ * A server started on a scheduler and a wall clock given from outside ({@code
+ * RosterServer.start(config, scheduler, wallClockMicros)}): its revisions come from that clock,
+ * and its sessions own as (the node id told in welcome, SESSION, the connection id).
  */
 class InjectedTimeTest {
 

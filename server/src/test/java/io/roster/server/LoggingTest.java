@@ -14,8 +14,8 @@ import org.junit.jupiter.api.Test;
 import org.slf4j.LoggerFactory;
 
 /**
- * Issue 9.7: gRPC's own stack traces bypassed logback (java.util.logging to stderr), and a
- * client could repeat a warning without bound.
+ * gRPC's own logging (java.util.logging) goes through logback, not straight to stderr, and a
+ * client cannot repeat a warning without bound (decision 19).
  */
 class LoggingTest {
 

@@ -9,7 +9,7 @@ import java.util.Comparator;
 import java.util.List;
 
 /**
- * Applies a delta push (docs/protocol.md, §5a) to the state of its service at the delta's base
+ * Applies a delta push (docs/protocol.md, "Delta pushes") to the state of its service at the delta's base
  * revision, which the subscription keeps among its last few states ({@link Subscription#base}).
  * The result only counts when its checksum is the server's and it is newer than the cache;
  * anything else asks the server for the full state (an ack with {@code resync}). Stateless.

@@ -3,7 +3,7 @@ package io.roster.server.model;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
 
-/** Validation of names, addresses and metadata: the limits of DESIGN §2 in one place. */
+/** Validation of names, addresses and metadata: the limits of docs/protocol.md ("Limits") in one place. */
 public final class Names {
 
   public static final String DEFAULT_NAMESPACE = "public";

@@ -3,8 +3,8 @@ package io.roster.server.model;
 import java.util.Objects;
 
 /**
- * Who holds a registration (DESIGN §4): the member that holds it, the kind of owner and the
- * owner's id within that kind. A session's owner is (this node's id, {@link Kind#SESSION}, its
+ * Who holds a registration (docs/cluster.md, "Owners"): the member that holds it, the kind of
+ * owner and the owner's id within that kind. A session's owner is (this node's id, {@link Kind#SESSION}, its
  * connection id). Ending an owner removes everything it holds, whatever its kind.
  *
  * <p>Immutable; equal owners are the same owner.

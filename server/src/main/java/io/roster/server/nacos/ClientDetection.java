@@ -7,7 +7,7 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * Finds Nacos clients that went silent (a frozen process, a partition without a TCP reset) with
  * the server's keepalive settings, the way a Nacos server does with its {@code
- * ClientDetectionRequest} (nacos-reference.md §2.4) but on Roster's bound: a connection from
+ * ClientDetectionRequest} but on Roster's bound (decision 42): a connection from
  * which nothing (a unary request, a stream message) has arrived for {@code probeAfter}
  * ({@code --keepalive-time}) is sent a {@code ClientDetectionRequest}, which a live client
  * answers at once; one silent for {@code probeAfter + answerWithin} ({@code

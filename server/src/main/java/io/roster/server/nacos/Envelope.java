@@ -11,8 +11,9 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 
 /**
- * Nacos's envelope (nacos-reference.md §1.2): {@code Payload{metadata{type}, body=Any{value=JSON}}},
- * and the base fields of its requests and responses (§3.1). Stateless.
+ * Nacos's envelope (proto/src/main/proto/nacos_grpc_service.proto): {@code
+ * Payload{metadata{type}, body=Any{value=JSON}}}, and the base fields of its requests and
+ * responses. Stateless.
  */
 final class Envelope {
 

@@ -110,7 +110,7 @@ final class NacosConnection implements Outbound, ClientDetection.Watched {
     write(Envelope.request("ConnectResetRequest", "internal", fields));
   }
 
-  /** {@code ClientDetectionRequest}: the client answers at once if it is alive (§2.4). */
+  /** {@code ClientDetectionRequest}: the client answers at once if it is alive. */
   @Override
   public void probe(String requestId) {
     ObjectNode fields = NacosMapping.JSON.createObjectNode();

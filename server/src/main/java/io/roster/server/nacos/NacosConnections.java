@@ -26,8 +26,8 @@ import java.util.function.Supplier;
 
 /**
  * Nacos connections: one per HTTP/2 transport. The connection id is assigned when the
- * transport is ready and put into the {@link Context} of every call on it (nacos-reference.md
- * §1.4), because Nacos's unary calls never name their connection: they find it through the
+ * transport is ready and put into the {@link Context} of every call on it (decision 35),
+ * because Nacos's unary calls never name their connection: they find it through the
  * transport they share with the connection's stream. The transport's end ends the connection
  * (its session: instances and subscriptions removed, subscribers pushed).
  *

@@ -19,7 +19,8 @@ import java.util.Set;
 import java.util.TreeSet;
 
 /**
- * Nacos's JSON shapes (nacos-reference.md §3) to and from Roster's model records. Stateless.
+ * Nacos's JSON shapes (as nacos-client 2.x writes and reads them) to and from Roster's model
+ * records. Stateless.
  *
  * <p>Namespaces, groups and service names map one to one ({@code public} and empty are
  * Roster's default namespace, as in Nacos); a Nacos service name may carry its group as
@@ -109,7 +110,7 @@ final class NacosMapping {
         null);
   }
 
-  /** Roster's instance of {@code service} in Nacos's JSON shape (§3.3). */
+  /** Roster's instance of {@code service} in Nacos's JSON shape ({@code Instance}). */
   static ObjectNode instanceJson(Instance i, ServiceKey service) {
     ObjectNode o = JSON.createObjectNode();
     o.put("instanceId", i.instanceId().isEmpty() ? i.withId(service).instanceId() : i.instanceId());
@@ -146,7 +147,7 @@ final class NacosMapping {
   }
 
   /**
-   * A state in Nacos's {@code ServiceInfo} shape (§3.4). {@code lastRefTime} is the
+   * A state in Nacos's {@code ServiceInfo} shape. {@code lastRefTime} is the
    * revision's time in milliseconds (revisions are {@code max(last + 1, now in µs)}): it never
    * goes back for newer revisions, which the Nacos client needs to see a change as a change,
    * and is the same in every encoding of one revision.

@@ -19,9 +19,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Heartbeat instances (the Nacos v1 HTTP API, nacos-reference.md §4.9): each one is an owner
- * of kind {@link Owner.Kind#LEASE} of its own, held by this member, alive while beats come.
- * Silent for {@code preserved.heart.beat.timeout} (15 s) it is marked unhealthy; silent for
+ * Heartbeat instances (the Nacos v1 HTTP API, docs/nacos-compat.md): each one is an owner of
+ * kind {@link Owner.Kind#LEASE} of its own, held by this member, alive while beats come. Silent for {@code preserved.heart.beat.timeout} (15 s) it is marked unhealthy; silent for
  * {@code preserved.ip.delete.timeout} (30 s) its owner is ended, which removes it. Both are
  * registry commands through the {@link Writer}, so every member of a cluster applies them and
  * every subscriber is pushed; only the member that holds a lease decides its expiry

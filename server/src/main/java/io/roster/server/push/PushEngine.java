@@ -16,7 +16,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Predicate;
 
 /**
- * Turns registry changes into pushes (DESIGN §5).
+ * Turns registry changes into pushes (docs/protocol.md, "Pushes and pushAck"; decisions 1, 3
+ * and 4).
  *
  * <p><b>Coalescing, leading edge.</b> A change to a service that has not been pushed within
  * the window is pushed at once. A change that arrives while a push is scheduled is merged

@@ -1,5 +1,5 @@
 /**
- * From change to push (DESIGN §5): {@link io.roster.server.push.PushEngine} coalesces per
+ * From change to push (docs/protocol.md, "Pushes and pushAck"): {@link io.roster.server.push.PushEngine} coalesces per
  * service, builds one payload per revision and fans out to subscribers;
  * {@link io.roster.server.push.PushQueue} is a session's latest-wins, readiness-driven,
  * acked outbound queue; {@link io.roster.server.push.DeltaPushes} turns a state into a delta

@@ -11,7 +11,7 @@ import java.util.Objects;
 
 /**
  * One change to the registry as a value: what a {@link Writer} applies directly (standalone) or
- * after the cluster's log has committed it, with the same result on every node (DESIGN §7).
+ * after the cluster's log has committed it, with the same result on every node (docs/cluster.md, "One log"; decision 25).
  *
  * <p>A command holds only data (no lambdas), so that it can be written to a log, and applying
  * it depends only on the registry's state and the command: applied in the same order from the

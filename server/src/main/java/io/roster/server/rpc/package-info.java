@@ -1,5 +1,6 @@
 /**
- * The gRPC adapters: the only server package that speaks protobuf. {@link
+ * The gRPC adapters of {@code roster.v1}: with {@code cluster} (the log's entries) and {@code
+ * nacos} (Nacos's envelope), one of the server packages that speak protobuf. {@link
  * io.roster.server.rpc.GrpcEndpoint} assembles Session, Registry, Admin, health and reflection;
  * ProtoMapper converts messages, Errors maps failures to statuses and error results. The
  * protocol rules themselves are {@code naming}'s: the services here map and delegate.

@@ -15,7 +15,7 @@ import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
-/** Nacos's JSON shapes (nacos-reference.md §3.3, §3.4, §3.6) to and from Roster's model. */
+/** Nacos's JSON shapes (as nacos-client 2.5.1 writes and reads them) to and from Roster's model. */
 class NacosMappingTest {
 
   private static JsonNode json(String s) throws Exception {
@@ -51,7 +51,7 @@ class NacosMappingTest {
     assertThatThrownBy(() -> NacosMapping.service("p u b", "g", "s")).hasMessageStartingWith("namespace: ");
   }
 
-  /** The instance the 2.5.1 client sends (§3.6), with its output-only fields, read as Roster's. */
+  /** The instance the 2.5.1 client sends, with its output-only fields, read as Roster's. */
   @Test
   void readsTheClientsInstance() throws Exception {
     Instance i = NacosMapping.instance(json("{\"ip\":\"10.0.0.5\",\"port\":8080,\"weight\":2.0,\"healthy\":false,"
@@ -85,7 +85,7 @@ class NacosMappingTest {
     assertThatThrownBy(() -> NacosMapping.instance(null)).hasMessageStartingWith("instance: ");
   }
 
-  /** §3.3: every field the client reads, the grouped service name, the heartbeat defaults. */
+  /** Nacos's {@code Instance}: every field the client reads, the grouped service name, the heartbeat defaults. */
   @Test
   void writesNacosInstanceJson() {
     ServiceKey svc = new ServiceKey("public", "DEFAULT_GROUP", "orders");
@@ -97,7 +97,7 @@ class NacosMappingTest {
         + "\"instanceIdGenerator\":\"simple\"}");
   }
 
-  /** §3.4: name without the group, groupName, cacheMillis 10000, lastRefTime = the revision's ms. */
+  /** Nacos's {@code ServiceInfo}: name without the group, groupName, cacheMillis 10000, lastRefTime = the revision's ms. */
   @Test
   void writesNacosServiceInfoJson() {
     ServiceKey svc = new ServiceKey("public", "shop", "orders");
@@ -127,7 +127,7 @@ class NacosMappingTest {
     assertThatThrownBy(() -> NacosMapping.clusters("a b")).hasMessageStartingWith("clusters: \"a b\"");
   }
 
-  /** §3.6: ServerCheckResponse and ErrorResponse as the client parses them; type in the metadata. */
+  /** ServerCheckResponse and ErrorResponse as the client parses them; type in the metadata. */
   @Test
   void responsesCarryTheBaseFields() {
     Payload ok = Envelope.response("HealthCheckResponse");

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import org.junit.jupiter.api.Test;
 
-/** Issue 9.7: client-supplied strings cannot forge or flood log lines. */
+/** Client-supplied strings cannot forge or flood log lines (decision 19). */
 class LogTextTest {
 
   @Test

@@ -18,7 +18,8 @@ import org.junit.jupiter.api.Test;
  * with the same id. The queue kept one slot per push id, so the second push overwrote the
  * first one's entry: the client's ack cleared only one, and the other was never acked, never
  * re-sent, and held a drain until its timeout (seen as a flaky DrainRulesTest). One ack must
- * clear every push of the session that carries its id (docs/protocol.md §5).
+ * clear every push of the session that carries its id (docs/protocol.md, "Pushes and
+ * pushAck").
  */
 class SharedPushIdTest {
 

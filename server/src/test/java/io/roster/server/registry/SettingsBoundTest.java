@@ -10,8 +10,9 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
- * Issue 9.4: 10,000 UpdateService calls on services that do not exist kept 168 MB of heap.
- * What all settings take together is bounded; a refusal changes nothing.
+ * Settings outlive instances, so without a bound 10,000 UpdateService calls on services that do
+ * not exist would keep about 168 MB of heap. What all settings take together is bounded; a
+ * refusal changes nothing (decision 18).
  */
 class SettingsBoundTest {
 

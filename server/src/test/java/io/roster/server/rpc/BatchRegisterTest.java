@@ -28,7 +28,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-/** {@code batchRegister} as docs/protocol.md §3 describes it. */
+/** {@code batchRegister} as docs/protocol.md ("register, deregister, batchRegister") describes it. */
 class BatchRegisterTest {
 
   private static final ServiceKey ORDERS = ServiceKey.of("", "", "orders");

@@ -28,7 +28,7 @@ import org.assertj.core.api.Assertions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-/** The drain rules of docs/protocol.md §7 and docs/operations.md that DrainTest leaves out. */
+/** The drain rules of docs/protocol.md ("drain") and docs/operations.md that DrainTest leaves out. */
 class DrainRulesTest {
 
   @RegisterExtension

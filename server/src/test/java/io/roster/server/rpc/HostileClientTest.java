@@ -36,9 +36,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * Regression tests for issue 9, the hostile test of a standalone server: each scenario is one a
- * raw client ran against {@code make run}'s server, and each asserts what a production
- * registry must do instead. Real loopback sockets throughout.
+ * A standalone server against hostile or careless raw clients: each scenario is an abuse a raw
+ * client can attempt against {@code make run}'s server, and each asserts what a production
+ * registry must do instead (decisions 16-19). Real loopback sockets throughout.
  */
 class HostileClientTest {
 
@@ -56,8 +56,8 @@ class HostileClientTest {
   }
 
   /**
-   * Issue 9.6: 20 Connect streams on one TCP connection registered 100,000 instances (5,000
-   * each). Sessions per connection are limited, and the instance limit holds for the whole
+   * 20 Connect streams on one TCP connection must not multiply the instance limit (20 × 5,000).
+   * Sessions per connection are limited, and the instance limit holds for the whole
    * connection, however many streams share it.
    */
   @Test
@@ -92,7 +92,7 @@ class HostileClientTest {
     assertThat(other.register("orders", "10.0.0.3", 1).getOk()).isTrue();
   }
 
-  /** Issue 9.6: the sessions and instances of every connection from one address add up. */
+  /** The sessions and instances of every connection from one address add up. */
   @Test
   void limitsHoldPerRemoteAddress() {
     RosterServer server = loopback.start(b -> b.maxSessionsPerAddress(2).maxInstancesPerAddress(3));
@@ -123,7 +123,7 @@ class HostileClientTest {
     assertThat(again.register("orders", "10.0.0.3", 1).getOk()).isTrue();
   }
 
-  /** Issue 9.6: 10,000 Watch calls on one connection were all accepted. */
+  /** Watch calls are limited per connection (10,000 on one connection would all be taken otherwise). */
   @Test
   void watchCallsArePerConnectionLimited() throws Exception {
     loopback.start(b -> b.maxWatchesPerConnection(2));
@@ -145,8 +145,8 @@ class HostileClientTest {
   }
 
   /**
-   * Issue 9.9: a 5 MiB frame ended the stream with a bare CANCELLED (and a server stack
-   * trace). The client learns the limit instead.
+   * A 5 MiB frame ends the stream with RESOURCE_EXHAUSTED naming the limit, not a bare
+   * CANCELLED (and a server stack trace): the client learns the limit.
    */
   @Test
   void anOversizedFrameEndsTheStreamWithTheLimit() throws Exception {
@@ -161,7 +161,7 @@ class HostileClientTest {
     assertThat(status.getDescription()).contains("over the limit of 4194304 bytes").contains("--max-message-size");
   }
 
-  /** Issue 9.9: a 3 MiB request id was echoed into the status; now it is cut short. */
+  /** A 3 MiB request id is not echoed into the status: it is cut short. */
   @Test
   void aHugeRequestIdIsNotEchoed() throws Exception {
     loopback.start();
@@ -182,10 +182,10 @@ class HostileClientTest {
   }
 
   /**
-   * Issue 9.1: after sending {@code reconnect} to every session a stopping server still
-   * accepted new sessions (clients came back to it and were cut at the end of the grace), and
-   * it always took the whole grace. Now a new session is refused with UNAVAILABLE, and the
-   * server stops as soon as its sessions have left.
+   * Once a stopping server has sent {@code reconnect} to every session, a new session is refused
+   * with UNAVAILABLE (otherwise clients come back to it and are cut at the end of the grace),
+   * and the server stops as soon as its sessions have left instead of taking the whole grace
+   * (decision 17).
    */
   @Test
   void aStoppingServerRefusesNewSessionsAndStopsOnceTheLastOneLeft() throws Exception {
@@ -215,8 +215,8 @@ class HostileClientTest {
   }
 
   /**
-   * Issue 9.8: with 300 sessions carrying 15 KB of labels, ListConnections answered one
-   * message over 4 MiB and failed for every caller. It is paged now, and a page always fits.
+   * With 300 sessions carrying 15 KB of labels, one ListConnections answer would exceed 4 MiB
+   * and fail for every caller. It is paged, and a page always fits.
    */
   @Test
   void listConnectionsIsPagedAndEveryPageFits() {
@@ -246,7 +246,7 @@ class HostileClientTest {
     assertThat(tooBig.getStatus().getDescription()).contains("page_size").contains("1..100");
   }
 
-  /** Issue 9.7: a client id with a newline forged a log line. Control characters are refused. */
+  /** A client id with a newline could forge a log line: control characters are refused. */
   @Test
   void controlCharactersInHelloAreRefused() {
     loopback.start();
@@ -261,11 +261,11 @@ class HostileClientTest {
   }
 
   /**
-   * Issue 9.5: a register refused at the instance limit rescanned the session's 5,000
-   * instances (~350–400 µs each), and 20k refusals in a row stalled other connections on the
-   * same event loop for seconds; a new client timed out waiting for its welcome. Now a
-   * refusal is two counter reads, and a flooding stream gives the event loop back every few
-   * dozen frames: other connections' pings and hellos are answered throughout.
+   * 20,000 refusals in a row must not stall the other connections on the same event loop (with
+   * a rescan of the session's 5,000 instances per refusal, ~350–400 µs each, they stalled for
+   * seconds and a new client timed out waiting for its welcome). A refusal is two counter
+   * reads, and a flooding stream gives the event loop back every few dozen frames: other
+   * connections' pings and hellos are answered throughout (decision 16).
    */
   @Test
   void aFloodOfRefusalsDoesNotStallOtherConnections() throws Exception {

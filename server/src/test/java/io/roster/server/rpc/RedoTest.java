@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * docs/protocol.md §9: a reconnecting client redoes its registrations on the new session
+ * docs/protocol.md, "Reconnecting": a reconnecting client redoes its registrations on the new session
  * before the old one ends. When the redone set equals what the old session had, subscribers
  * see nothing at all: no new revision, no push, not even when the old session ends.
  */

@@ -25,7 +25,7 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-/** Session frames as docs/protocol.md §1–6 describe them, over loopback. */
+/** Session frames as docs/protocol.md describes them (from hello to ping), over loopback. */
 class SessionProtocolTest {
 
   private static final Duration ACK_TIMEOUT = TestTime.millis(300);

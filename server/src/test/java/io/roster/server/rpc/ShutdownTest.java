@@ -34,7 +34,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-/** The server's shutdown (docs/protocol.md §8, docs/operations.md "Server restarts"), over loopback. */
+/** The server's shutdown (docs/protocol.md "Ending a session", docs/operations.md "Server restarts"), over loopback. */
 class ShutdownTest {
 
   /** Each test starts the server with the grace it is about. */
