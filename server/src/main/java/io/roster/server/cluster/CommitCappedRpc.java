@@ -14,7 +14,7 @@ import org.apache.ratis.server.raftlog.RaftLogIOException;
 
 /**
  * Ratis's gRPC transport with one fix: an append-entries request that names no previous entry
- * never tells the follower to commit past the entries it carries (decision 38).
+ * never tells the follower to commit past the entries it carries (decision 44).
  *
  * <p>Ratis 3.2 bounds the commit index it sends by {@code previous + entries}, taking a missing
  * previous entry as index 0 where it means "before index 0" (-1). A heartbeat to a follower whose
@@ -23,7 +23,7 @@ import org.apache.ratis.server.raftlog.RaftLogIOException;
  * lead before that entry was replicated) commits and applies it. From then on it refuses the
  * leader's own index 0 as already committed and the leader's index 1 as not following anything
  * it has, and the two trade {@code INCONSISTENCY} replies forever: the member never catches up.
- * This was seen in fresh 3-member clusters on a starved CPU, with 3.2.0 and 3.2.2 alike.
+ * It happens to fresh 3-member clusters on a starved CPU, with Ratis 3.2.0 and 3.2.2 alike.
  *
  * <p>Selected by {@code RaftConfigKeys.Rpc.setType(properties, new CommitCappedRpc())}; Ratis
  * finds the type again by its class name, so this class needs its public no-argument constructor.

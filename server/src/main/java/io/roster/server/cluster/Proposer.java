@@ -38,9 +38,9 @@ final class Proposer implements Writer {
   /**
    * Entries of this member in the log's pipeline at once. While one is, changes gather for the
    * next entry: under load, entries grow instead of multiplying, and each registration costs a
-   * fraction of a consensus round. One, not two: W12 measured 5,326/s against 4,793/s with two
-   * (warm median; 187-245 against 249-315 µs of CPU per registration), with W10's latency the
-   * same (decision 52).
+   * fraction of a consensus round. One, not two: a member's cost is per entry, so fewer, larger
+   * entries cost less CPU per registration, and a lone change still goes after one window
+   * (decision 52; figures in docs/benchmarks.md).
    */
   static final int MAX_IN_FLIGHT_BATCHES = 1;
   /** How soon an owner's end that the log did not take is proposed again. */
