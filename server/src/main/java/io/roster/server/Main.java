@@ -2,6 +2,7 @@ package io.roster.server;
 
 import io.grpc.netty.shaded.io.netty.util.ResourceLeakDetector;
 import io.roster.server.config.ServerConfig;
+import io.roster.server.time.Stopwatch;
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.Arrays;
@@ -19,7 +20,7 @@ public final class Main {
   private Main() {}
 
   public static void main(String[] args) throws InterruptedException {
-    long startNanos = System.nanoTime();
+    Stopwatch started = Stopwatch.start();
     if (Arrays.asList(args).contains("--help") || Arrays.asList(args).contains("-h")) {
       System.out.print(ServerConfig.usage());
       return;
@@ -57,7 +58,7 @@ public final class Main {
     log.info("Roster {} {} on {}:{} (started in {} ms, priming the request paths meanwhile in {} ms; keepalive "
         + "{}/{}, push window {})", RosterServer.VERSION,
         server.cluster() == null ? "serving" : "listening, SERVING once caught up with the cluster's log,",
-        config.host(), server.port(), (System.nanoTime() - startNanos) / 1_000_000, primed.join().toMillis(),
+        config.host(), server.port(), started.elapsed().toMillis(), primed.join().toMillis(),
         ServerConfig.formatDuration(config.keepaliveTime()), ServerConfig.formatDuration(config.keepaliveTimeout()),
         ServerConfig.formatDuration(config.pushWindow()));
     warnUnlessCrashOnly(log);

@@ -13,6 +13,7 @@ import io.roster.server.session.Session;
 import io.roster.server.session.SessionInfo;
 import io.roster.server.session.SessionLimits;
 import io.roster.server.session.SessionManager;
+import io.roster.server.time.Stopwatch;
 import io.roster.server.time.SystemScheduler;
 import java.time.Duration;
 import java.util.List;
@@ -57,11 +58,11 @@ final class Primer {
   static CompletableFuture<Duration> startPriming() {
     CompletableFuture<Duration> done = new CompletableFuture<>();
     Thread t = new Thread(() -> {
-      long t0 = System.nanoTime();
+      Stopwatch took = Stopwatch.start();
       try {
         prime();
       } finally {
-        done.complete(Duration.ofNanos(System.nanoTime() - t0));
+        done.complete(took.elapsed());
       }
     }, "roster-primer");
     t.setDaemon(true);

@@ -29,7 +29,7 @@ public final class RepeatedWarningFilter extends TurboFilter {
   private long windowNanos = TimeUnit.SECONDS.toNanos(10);
   private Cache<String, Window> windows;
   private final ThreadLocal<Boolean> summarising = new ThreadLocal<>();
-  private LongSupplier nanoClock = System::nanoTime;
+  private LongSupplier nanoClock = io.roster.server.time.SystemScheduler::systemNanoTime;
 
   /** For tests: the clock windows are measured on. */
   void clock(LongSupplier nanoClock) {

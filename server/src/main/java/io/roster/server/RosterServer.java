@@ -20,8 +20,6 @@ import io.roster.server.time.SystemScheduler;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
-import java.time.Instant;
-import java.time.temporal.ChronoUnit;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
@@ -155,7 +153,7 @@ public final class RosterServer implements AutoCloseable {
     public int shed(int count, String to) {
       // The newest of the sessions that have settled here: one opened in the last seconds may be
       // a client in the middle of a move (its redo not yet applied), which must not be moved again.
-      long settled = System.currentTimeMillis() - SETTLED_FOR.toMillis();
+      long settled = scheduler.currentTimeMillis() - SETTLED_FOR.toMillis();
       List<io.roster.server.session.Session> all = sessions.all().stream()
           .filter(s -> s.info().connectedAtMillis() <= settled).toList();
       Set<io.roster.server.session.Session> chosen = new HashSet<>(all.subList(Math.max(0, all.size() - count),
@@ -179,7 +177,7 @@ public final class RosterServer implements AutoCloseable {
   static RosterServer start(ServerConfig config, Runnable beforeListening) {
     SystemScheduler own = new SystemScheduler("roster-push", 1);
     try {
-      return start(config, own, own, RosterServer::systemMicros, beforeListening);
+      return start(config, own, own, SystemScheduler::wallClockMicros, beforeListening);
     } catch (RuntimeException e) {
       own.close();
       throw e;
@@ -222,10 +220,6 @@ public final class RosterServer implements AutoCloseable {
     // The delta cache's classes load off the event loops, after SERVING (decision 22).
     server.scheduler.execute(server.engine.deltas()::prepare);
     return server;
-  }
-
-  private static long systemMicros() {
-    return ChronoUnit.MICROS.between(Instant.EPOCH, Instant.now());
   }
 
   /**

@@ -201,7 +201,7 @@ final class ConnectionManager {
    * UNAVAILABLE: the client is moving away from it); null on timeout.
    */
   Session awaitActiveOtherThan(Session not, Duration timeout) {
-    long deadline = System.nanoTime() + timeout.toNanos();
+    Deadline deadline = Deadline.after(timeout);
     lock.lock();
     try {
       while (true) {
@@ -211,7 +211,7 @@ final class ConnectionManager {
         if (current != null && current.state == Session.State.ACTIVE && current != not) {
           return current;
         }
-        long left = deadline - System.nanoTime();
+        long left = deadline.remainingNanos();
         if (left <= 0) {
           return null;
         }
@@ -833,7 +833,7 @@ final class ConnectionManager {
   private void sayHello(Session s) {
     // Grows with every session, also across restarts of a client with a fixed id: the wall
     // clock in µs, kept increasing. The server lets a newer session's registration win.
-    lastSessionSeq = Math.max(lastSessionSeq + 1, System.currentTimeMillis() * 1000);
+    lastSessionSeq = Math.max(lastSessionSeq + 1, ticker.currentTimeMillis() * 1000);
     ClientFrame.Builder h = hello.get();
     h.getHelloBuilder().setSessionSeq(lastSessionSeq);
     s.send(h.setRequestId(requestIds.get()).build());

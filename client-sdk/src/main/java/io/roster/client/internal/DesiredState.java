@@ -259,7 +259,7 @@ final class DesiredState {
       lock.unlock();
     }
     String what = "drain";
-    long deadline = System.nanoTime() + requestTimeout.toNanos();
+    Deadline deadline = Deadline.after(requestTimeout);
     Session session = connection.awaitActive(requestTimeout);
     if (session == null) {
       throw new RosterException(Code.UNAVAILABLE, "cannot drain: not connected to any Roster server of "
@@ -267,7 +267,7 @@ final class DesiredState {
           + " the instances when it notices the connection is gone");
     }
     // The server answers within the timeout it was given; allow the request timeout on top.
-    Duration wait = Requests.remaining(deadline).plus(timeout.isZero() ? DEFAULT_SERVER_DRAIN : timeout);
+    Duration wait = deadline.remaining().plus(timeout.isZero() ? DEFAULT_SERVER_DRAIN : timeout);
     CompletableFuture<Result> future = session.request(ClientFrame.newBuilder()
         .setDrain(Drain.newBuilder().setTimeoutMs(timeout.toMillis())), wait);
     // A move in progress: the server this client moves to deregisters them too (not waited for:
@@ -318,7 +318,7 @@ final class DesiredState {
   void reconcile(String what, BooleanSupplier stillWanted,
       Supplier<ClientFrame.Builder> frame, Runnable rollback, boolean waitForConnection,
       ErrorCode alsoOk) {
-    long deadline = System.nanoTime() + requestTimeout.toNanos();
+    Deadline deadline = Deadline.after(requestTimeout);
     Session tried = null;
     while (true) {
       CompletableFuture<Result> future = null;
@@ -332,7 +332,7 @@ final class DesiredState {
         session = connection.activeSession();
         if (session != null && session != tried) {
           tried = session;
-          future = session.request(frame.get(), Requests.remaining(deadline));
+          future = session.request(frame.get(), deadline.remaining());
           // During a move, the session being readied gets it too: its redo predates the change.
           connection.sendToStandby(frame.get(), requestTimeout, what, true);
         }
@@ -343,7 +343,7 @@ final class DesiredState {
         if (session == null && !waitForConnection) {
           return;
         }
-        if (connection.awaitActive(Requests.remaining(deadline)) == null) {
+        if (connection.awaitActive(deadline.remaining()) == null) {
           throw new RosterException(Code.UNAVAILABLE, "cannot " + what + ": not connected to any"
               + " Roster server of " + connection.addresses() + " within "
               + requestTimeout.toMillis() + " ms; the change is kept and applied when the"
@@ -352,7 +352,7 @@ final class DesiredState {
         continue;
       }
       Session asked = tried;
-      Result result = Requests.awaitResult(future, Requests.remaining(deadline), what, () -> timeout(what, asked));
+      Result result = Requests.awaitResult(future, deadline.remaining(), what, () -> timeout(what, asked));
       if (result == null) {
         continue; // the session ended: the next one gets it by redo or by this loop
       }
@@ -363,7 +363,7 @@ final class DesiredState {
         // That server cannot take writes now (a cluster member cut off from the majority, or
         // catching up): the change is kept, the client moves, and the next server gets it.
         connection.moveAway(asked, "it could not take a change: " + result.getMessage());
-        if (connection.awaitActiveOtherThan(asked, Requests.remaining(deadline)) == null) {
+        if (connection.awaitActiveOtherThan(asked, deadline.remaining()) == null) {
           throw new RosterException(Code.UNAVAILABLE, "cannot " + what + ": " + asked.address
               + " could not take it (" + result.getMessage() + ") and no other server was ready within "
               + requestTimeout.toMillis() + " ms; the change is kept and applied when one is");

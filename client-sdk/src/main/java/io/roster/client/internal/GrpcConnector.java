@@ -108,10 +108,10 @@ final class GrpcConnector implements Connector {
     List<ManagedChannel> all = new ArrayList<>(channels.values());
     channels.clear();
     all.forEach(ManagedChannel::shutdown);
-    long deadline = System.nanoTime() + timeout.toNanos();
+    Deadline deadline = Deadline.after(timeout);
     for (ManagedChannel c : all) {
       try {
-        long left = deadline - System.nanoTime();
+        long left = deadline.remainingNanos();
         if (left <= 0 || !c.awaitTermination(left, TimeUnit.NANOSECONDS)) {
           c.shutdownNow();
         }

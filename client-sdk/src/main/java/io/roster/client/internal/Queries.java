@@ -93,7 +93,7 @@ final class Queries {
         .setPageSize(pageSize)
         .build();
     ListServicesResponse response = unary("list the services of " + namespace,
-        System.nanoTime() + requestTimeout.toNanos(),
+        Deadline.after(requestTimeout),
         (address, timeout) -> connector.listServices(address, request, timeout));
     List<String> names = new ArrayList<>(response.getServicesCount());
     response.getServicesList().forEach(s -> names.add(s.getName()));
@@ -126,7 +126,7 @@ final class Queries {
         .setService(ProtoMapper.toProto(key))
         .build();
     String what = "query the instances of " + key;
-    long deadline = System.nanoTime() + requestTimeout.toNanos();
+    Deadline deadline = Deadline.after(requestTimeout);
     try {
       QueryInstancesResponse response = queryOnSession(request, what, deadline);
       if (response == null) {
@@ -153,12 +153,12 @@ final class Queries {
    * {@code Registry/QueryInstances} instead: no active session, a server that does not answer
    * queries on the stream, a stopping server, or a session that ended before answering.
    */
-  private QueryInstancesResponse queryOnSession(QueryInstancesRequest request, String what, long deadline) {
+  private QueryInstancesResponse queryOnSession(QueryInstancesRequest request, String what, Deadline deadline) {
     Session session = connection.activeSession();
     if (session == null || !session.supports(Session.FEATURE_QUERY)) {
       return null;
     }
-    Duration wait = Requests.remaining(deadline);
+    Duration wait = deadline.remaining();
     Result result = Requests.awaitResult(session.request(ClientFrame.newBuilder().setQuery(request), wait), wait, what,
         () -> new RosterException(Code.TIMEOUT, "cannot " + what + ": no answer from " + session.address
             + " within " + requestTimeout.toMillis() + " ms"));
@@ -171,12 +171,12 @@ final class Queries {
     return result.getQuery();
   }
 
-  /** A one-off Registry call, trying the servers in order until {@code deadline} ({@link System#nanoTime}). */
-  private <T> T unary(String what, long deadline,
+  /** A one-off Registry call, trying the servers in order until {@code deadline}. */
+  private <T> T unary(String what, Deadline deadline,
       BiFunction<ServerAddress, Duration, CompletableFuture<T>> call) {
     RosterException last = null;
     for (ServerAddress address : connection.addressesInPreferredOrder()) {
-      Duration left = Requests.remaining(deadline);
+      Duration left = deadline.remaining();
       if (left.isZero()) {
         break;
       }

@@ -59,8 +59,4 @@ final class Requests {
     }
   }
 
-  /** What is left until {@code deadline} ({@link System#nanoTime}), never negative. */
-  static Duration remaining(long deadline) {
-    return Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
-  }
 }

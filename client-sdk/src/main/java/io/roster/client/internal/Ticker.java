@@ -12,6 +12,15 @@ interface Ticker {
   long nanoTime();
 
   /**
+   * The wall clock, in milliseconds since the epoch: what outlives the process (a session's
+   * sequence number grows across restarts of a client). The system's unless a test's ticker
+   * says otherwise.
+   */
+  default long currentTimeMillis() {
+    return System.currentTimeMillis();
+  }
+
+  /**
    * Returns the system ticker.
    *
    * @return a ticker reading {@link System#nanoTime()}

@@ -8,6 +8,7 @@ import io.roster.server.config.ServerConfig;
 import io.roster.server.model.Owner;
 import io.roster.server.registry.Registry;
 import io.roster.server.registry.Writer;
+import io.roster.server.time.Deadline;
 import io.roster.server.time.SystemScheduler;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -127,7 +128,7 @@ public final class ClusterNode implements AutoCloseable {
   /** The log client; replaced when it is stuck (see {@link #renewIfStuck}). */
   private volatile RaftClient client;
   /** When an entry this member sent was last committed (or the client last renewed). */
-  private volatile long sentOkNanos = System.nanoTime();
+  private volatile long sentOkNanos;
   private final java.util.concurrent.atomic.AtomicBoolean renewing = new java.util.concurrent.atomic.AtomicBoolean();
   private final RegistryStateMachine stateMachine;
   private final Proposer proposer;
@@ -149,13 +150,13 @@ public final class ClusterNode implements AutoCloseable {
    * progress (this member a candidate, with no leader to report) is not "cut off" until it has
    * lasted as long as a silent leader would.
    */
-  private long leaderSeenNanos = System.nanoTime();
+  private long leaderSeenNanos;
   /** When the watch last ran; a gap far beyond its period means this JVM was stalled. */
-  private volatile long watchedAtNanos = System.nanoTime();
+  private volatile long watchedAtNanos;
   /** Until when this member holds back owners' ends after a stall or a cut-off (see {@link Proposer#HOLD_ENDS_AFTER_STALL}). */
   private volatile long holdEndsUntilNanos;
   // The watch's own (one thread).
-  private long lastBalanceNanos = System.nanoTime();
+  private long lastBalanceNanos;
   private int reportedSessions;
   private volatile boolean closed;
 
@@ -172,6 +173,11 @@ public final class ClusterNode implements AutoCloseable {
     this.memberId = self.id();
     this.group = RaftGroup.valueOf(GROUP_ID, peers);
     this.timer = new SystemScheduler("roster-cluster", 1);
+    long now = timer.nanoTime();
+    this.sentOkNanos = now;
+    this.leaderSeenNanos = now;
+    this.watchedAtNanos = now;
+    this.lastBalanceNanos = now;
     this.props = properties(config, memberId);
     this.client = newClient();
     this.proposer = new Proposer(memberId, incarnation, this::send, timer, config.groupCommitWindow(), 100_000,
@@ -200,7 +206,7 @@ public final class ClusterNode implements AutoCloseable {
       node.server.start();
       log.info("Cluster member {} (incarnation {}) started on peer port {}; members {}", node.memberId, incarnation,
           config.peerPort(), config.members());
-      node.watchedAtNanos = System.nanoTime();
+      node.watchedAtNanos = node.timer.nanoTime();
       node.timer.schedule(node::watchAndAgain, WATCH_EVERY);
       return node;
     } catch (IOException e) {
@@ -291,7 +297,7 @@ public final class ClusterNode implements AutoCloseable {
     return c.async().send(Message.valueOf(ByteString.copyFrom(entry))).handle((reply, error) -> {
       Throwable failed = error != null ? error : reply.isSuccess() ? null : reply.getException();
       if (failed == null) {
-        sentOkNanos = System.nanoTime();
+        sentOkNanos = timer.nanoTime();
         return reply;
       }
       renewIfStuck(c, failed);
@@ -308,13 +314,13 @@ public final class ClusterNode implements AutoCloseable {
    * (UNAVAILABLE: the SDK moves or retries; an owner's end is proposed again).
    */
   private void renewIfStuck(RaftClient failed, Throwable why) {
-    if (closed || client != failed || System.nanoTime() - sentOkNanos < RENEW_CLIENT_AFTER.toNanos()
+    if (closed || client != failed || timer.nanoTime() - sentOkNanos < RENEW_CLIENT_AFTER.toNanos()
         || !renewing.compareAndSet(false, true)) {
       return;
     }
     try {
       client = newClient();
-      sentOkNanos = System.nanoTime();
+      sentOkNanos = timer.nanoTime();
       log.warn("Cluster member {}: the log client committed nothing for {} ms (last: {}); using a new one", memberId,
           RENEW_CLIENT_AFTER.toMillis(), why.toString());
       timer.execute(() -> {
@@ -352,14 +358,14 @@ public final class ClusterNode implements AutoCloseable {
    * registrations, which were refused everywhere while no member could write (decision 49).
    */
   boolean holdsEnds() {
-    long now = System.nanoTime();
+    long now = timer.nanoTime();
     return now - watchedAtNanos > STALL.toNanos() || now - holdEndsUntilNanos < 0 || unwritable != null;
   }
 
   // --- The watch ---
 
   private void watchAndAgain() {
-    long now = System.nanoTime();
+    long now = timer.nanoTime();
     long gap = now - watchedAtNanos;
     watchedAtNanos = now;
     if (gap > STALL.toNanos()) {
@@ -394,7 +400,7 @@ public final class ClusterNode implements AutoCloseable {
     } else if (info.isLeader()) {
       why = leaderCutOff(role, group.getPeers().size(), silenceMs);
     } else {
-      long now = System.nanoTime();
+      long now = timer.nanoTime();
       // A follower that knows no leader reports an empty leader with no elapsed time: not contact.
       if (role.hasFollowerInfo() && role.getFollowerInfo().getLeaderInfo().hasId()) {
         long heardAt = now - TimeUnit.MILLISECONDS.toNanos(role.getFollowerInfo().getLeaderInfo().getLastRpcElapsedTimeMs());
@@ -405,7 +411,7 @@ public final class ClusterNode implements AutoCloseable {
       }
     }
     if (info.isLeader()) {
-      leaderSeenNanos = System.nanoTime();
+      leaderSeenNanos = timer.nanoTime();
     }
     String before = unwritable;
     unwritable = why;
@@ -419,7 +425,7 @@ public final class ClusterNode implements AutoCloseable {
       if (why == null) {
         // Back from being cut off: the ends of sessions that left meanwhile wait a little more,
         // so that their clients' registrations (refused everywhere until now) reach the log first.
-        holdEndsUntilNanos = System.nanoTime() + Proposer.HOLD_ENDS_AFTER_STALL.toNanos();
+        holdEndsUntilNanos = timer.nanoTime() + Proposer.HOLD_ENDS_AFTER_STALL.toNanos();
       }
       local.writable(why, this::suggest);
     }
@@ -465,7 +471,7 @@ public final class ClusterNode implements AutoCloseable {
    * a member that (re)joins fills up gradually, never with every client at once.
    */
   private void balance() {
-    long now = System.nanoTime();
+    long now = timer.nanoTime();
     if (now - lastBalanceNanos < BALANCE_EVERY.toNanos()) {
       return;
     }
@@ -513,7 +519,7 @@ public final class ClusterNode implements AutoCloseable {
     }
     Map<String, Long> stale = stateMachine.stale();
     staleSeen.keySet().retainAll(stale.keySet());
-    long now = System.nanoTime();
+    long now = timer.nanoTime();
     for (Map.Entry<String, Long> e : stale.entrySet()) {
       String id = e.getKey();
       // The grace runs from when this leader saw the member stale since that entry: a new "down"
@@ -669,8 +675,8 @@ public final class ClusterNode implements AutoCloseable {
    * ends, as they leave), at most {@code timeout}.
    */
   public void awaitProposed(Duration timeout) throws InterruptedException {
-    long deadline = System.nanoTime() + timeout.toNanos();
-    while ((proposer.queued() > 0 || proposer.inFlightBatches() > 0) && System.nanoTime() < deadline) {
+    Deadline deadline = Deadline.after(timeout);
+    while ((proposer.queued() > 0 || proposer.inFlightBatches() > 0) && !deadline.passed()) {
       Thread.sleep(5);
     }
   }

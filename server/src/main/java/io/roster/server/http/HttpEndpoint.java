@@ -2,6 +2,7 @@ package io.roster.server.http;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import io.roster.server.time.Deadline;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -118,11 +119,11 @@ public final class HttpEndpoint implements AutoCloseable {
     // New requests get 503 from now on; the JDK 17 server's own stop(delay) would wait the
     // whole delay even when idle, so the wait for requests in progress is ours.
     stopping = true;
-    long deadline = System.nanoTime() + grace.toNanos();
+    Deadline deadline = Deadline.after(grace);
     synchronized (active) {
       try {
-        while (active.get() > 0 && System.nanoTime() < deadline) {
-          active.wait(Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
+        while (active.get() > 0 && !deadline.passed()) {
+          active.wait(Math.max(1, deadline.remaining().toMillis()));
         }
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();

@@ -333,7 +333,7 @@ final class NacosService {
       SessionInfo info = new SessionInfo(id, id, tenant.isEmpty() ? Names.DEFAULT_NAMESPACE : tenant,
           labels.getOrDefault("AppName", clientIp.isEmpty() ? "nacos" : clientIp),
           NacosMapping.text(body, "clientVersion"), labels,
-          remote == null ? "" : remote.toString().replaceFirst("^[^/]*/", ""), System.currentTimeMillis());
+          remote == null ? "" : remote.toString().replaceFirst("^[^/]*/", ""), sessions.currentTimeMillis());
       Session session;
       try {
         session = sessions.open(info, c, scope, false, Owner.Kind.NACOS);

@@ -59,7 +59,7 @@ public final class Hellos {
     checkText("hello.client_version", hello.clientVersion(), 0, 64, "at most 64 printable characters");
     Names.checkMetadata("hello.labels", hello.labels());
     SessionInfo info = new SessionInfo(sessions.nextConnectionId(), hello.clientId(), namespace,
-        hello.clientName(), hello.clientVersion(), hello.labels(), remoteAddress, System.currentTimeMillis(),
+        hello.clientName(), hello.clientVersion(), hello.labels(), remoteAddress, sessions.currentTimeMillis(),
         hello.sessionSeq());
     // Refused (RESOURCE_EXHAUSTED) when this connection or its address has its fill of sessions.
     return scope != null

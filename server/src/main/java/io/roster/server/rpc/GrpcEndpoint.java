@@ -13,6 +13,7 @@ import io.roster.server.config.ServerConfig;
 import io.roster.server.push.PushEngine;
 import io.roster.server.registry.Registry;
 import io.roster.server.registry.WarmUp;
+import io.roster.server.time.Deadline;
 import io.roster.server.session.SessionManager;
 import io.roster.server.time.Scheduler;
 import java.io.IOException;
@@ -221,7 +222,7 @@ public final class GrpcEndpoint {
    */
   public void shutdown(Duration grace, java.util.function.Supplier<String> suggest, Runnable beforeCut)
       throws InterruptedException {
-    long deadline = System.nanoTime() + grace.toNanos();
+    Deadline deadline = Deadline.after(grace);
     health.enterTerminalState();
     registryService.stop("server shutting down");
     sessionService.reconnectAll("server shutting down", suggest);
@@ -229,16 +230,16 @@ public final class GrpcEndpoint {
       nacos.moveAll("server shutting down", suggest);
     }
     server.shutdown();
-    sessionService.awaitAllEnded(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
+    sessionService.awaitAllEnded(deadline.remaining());
     if (nacos != null && clustered) {
       // A standalone server has nowhere to send them: a Nacos client whose list names only this
       // server cannot move, and waiting for it would only delay the stop by the whole grace.
-      nacos.awaitAllEnded(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
+      nacos.awaitAllEnded(deadline.remaining());
     }
     beforeCut.run();
     // Every session has left (or the grace is over). What remains are idle connections and
     // calls that are answered UNAVAILABLE: a moment for those answers, then the cut.
-    long settle = Math.min(Math.max(0, deadline - System.nanoTime()), SETTLE.toNanos());
+    long settle = Math.min(deadline.remainingNanos(), SETTLE.toNanos());
     if (!server.awaitTermination(settle, TimeUnit.NANOSECONDS)) {
       server.shutdownNow();
       server.awaitTermination(5, TimeUnit.SECONDS);

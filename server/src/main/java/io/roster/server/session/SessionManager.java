@@ -78,6 +78,11 @@ public final class SessionManager {
     return writer;
   }
 
+  /** The wall clock of this manager's scheduler, in milliseconds: when a session opens. */
+  public long currentTimeMillis() {
+    return scheduler.currentTimeMillis();
+  }
+
   /** The limits sessions, subscriptions and Watch calls are held to. */
   public SessionLimits limits() {
     return limits;

@@ -35,6 +35,16 @@ public final class SystemScheduler implements Scheduler, AutoCloseable {
     return System.currentTimeMillis();
   }
 
+  /** The system's monotonic clock, for what cannot be handed a scheduler (a logging filter made by Logback). */
+  public static long systemNanoTime() {
+    return System.nanoTime();
+  }
+
+  /** The system's wall clock in microseconds since the epoch (a registry's revisions, decision 2). */
+  public static long wallClockMicros() {
+    return java.time.temporal.ChronoUnit.MICROS.between(java.time.Instant.EPOCH, java.time.Instant.now());
+  }
+
   @Override
   public void execute(Runnable task) {
     executor.execute(guarded(task));
