@@ -8,11 +8,15 @@ import io.roster.client.Instance;
 import io.roster.client.RosterClient;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.testcontainers.containers.ComposeContainer;
 import org.testcontainers.containers.wait.strategy.Wait;
 import org.testcontainers.containers.wait.strategy.WaitStrategy;
-import org.testcontainers.junit.jupiter.Container;
 import org.testcontainers.junit.jupiter.Testcontainers;
 
 /**
@@ -20,10 +24,12 @@ import org.testcontainers.junit.jupiter.Testcontainers;
  * tree, three nodes in one cluster. A registration through node 1 reaches a subscriber of node 3
  * (by push: its poll is off) and a query on node 2.
  *
- * <p>Needs a Docker engine and Compose v2 ({@code docker compose}) on the PATH; where no engine
- * runs, the whole class is skipped. The compose file also publishes its fixed host ports
- * (9848/9858/9868, 8848/8858/8868), so nothing else may hold them; the test itself reaches the
- * nodes through Testcontainers' own mapped ports.
+ * <p>Needs a Docker engine and Compose v2 ({@code docker compose}) on the PATH; without an
+ * engine the class is skipped, and so it is when {@code docker compose version} fails. The
+ * compose file's published ports are set to container ports alone, so Docker picks free host
+ * ports and a running {@code make run} or {@code make cluster} is no obstacle; the test reaches
+ * the nodes through Testcontainers' own mapped ports ({@link ComposeContainer#getServiceHost},
+ * {@link ComposeContainer#getServicePort}).
  */
 @Testcontainers(disabledWithoutDocker = true)
 class ComposeClusterTest {
@@ -37,16 +43,50 @@ class ComposeClusterTest {
   private static final String NODE2 = "roster2-1";
   private static final String NODE3 = "roster3-1";
 
-  @Container
-  static final ComposeContainer cluster = new ComposeContainer(COMPOSE_FILE.toFile())
-      // The local `docker compose`: the build context is the repository root, outside docker/,
-      // which a containerised compose (it mounts only the compose file's folder) cannot see.
-      .withLocalCompose(true)
-      .withBuild(true)
-      .withPull(false) // roster-server:local is built, not pulled; the build pulls its base images
-      .withExposedService(NODE1, CLIENT_PORT, healthy())
-      .withExposedService(NODE2, CLIENT_PORT, healthy())
-      .withExposedService(NODE3, CLIENT_PORT, healthy());
+  private static ComposeContainer cluster;
+
+  @BeforeAll
+  static void startCluster() {
+    Assumptions.assumeTrue(composeV2(), "`docker compose version` failed: Compose v2 is needed");
+    cluster = new ComposeContainer(COMPOSE_FILE.toFile())
+        // The local `docker compose`: the build context is the repository root, outside docker/,
+        // which a containerised compose (it mounts only the compose file's folder) cannot see.
+        .withLocalCompose(true)
+        .withBuild(true)
+        .withPull(false) // roster-server:local is built, not pulled; the build pulls its base images
+        // A container port alone: published on a free host port (see the compose file).
+        .withEnv(Map.of("ROSTER1_CLIENT", "9848", "ROSTER1_HTTP", "8848", "ROSTER2_CLIENT", "9848",
+            "ROSTER2_HTTP", "8848", "ROSTER3_CLIENT", "9848", "ROSTER3_HTTP", "8848"))
+        .withExposedService(NODE1, CLIENT_PORT, healthy())
+        .withExposedService(NODE2, CLIENT_PORT, healthy())
+        .withExposedService(NODE3, CLIENT_PORT, healthy());
+    cluster.start();
+  }
+
+  @AfterAll
+  static void stopCluster() {
+    if (cluster != null) {
+      cluster.stop();
+    }
+  }
+
+  /** Whether {@code docker compose version} answers (Compose v2 as a docker CLI plugin). */
+  private static boolean composeV2() {
+    try {
+      Process p = new ProcessBuilder("docker", "compose", "version").redirectErrorStream(true)
+          .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+      if (!p.waitFor(30, TimeUnit.SECONDS)) {
+        p.destroyForcibly();
+        return false;
+      }
+      return p.exitValue() == 0;
+    } catch (java.io.IOException e) {
+      return false;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    }
+  }
 
   /** The container's own HEALTHCHECK (HealthProbe: gRPC health is SERVING); the first start also builds. */
   private static WaitStrategy healthy() {
