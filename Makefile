@@ -5,7 +5,7 @@ ARGS     ?=
 BUF_VERSION := 1.75.0
 BUF      := $(CURDIR)/.tools/node_modules/.bin/buf
 JAR      := server/target/roster-server.jar
-# Class-data-sharing archive of the server's startup classes: ~0.7 s -> ~0.25 s to SERVING.
+# Class-data-sharing archive of the server's startup classes: a shorter start to SERVING (docs/benchmarks.md).
 CDS      := server/target/roster-server.jsa
 # The JVM flags the server ships with (one line; the bench and the integration tests read it too):
 # a small initial heap that gives memory back after a peak. See docs/benchmarks.md (W8).
@@ -70,7 +70,8 @@ lint: tools
 test: lint
 	$(MVN) install -Droster.buf=$(BUF)
 
-## measure: the issue-2 latency/startup/RSS figures against the real jar (not part of test)
+## measure: latency (register -> notify, kill -9 and freeze -> removal, drain), start -> SERVING, idle RSS and
+##          restart figures against the real jar and real processes (not part of test); writes integration-tests/target/measurements.txt
 measure: build
 	$(MVN) -q test -pl integration-tests -Dtest=Measurements -Dgroups=measure -Droster.excludedGroups=
 	@cat integration-tests/target/measurements.txt
