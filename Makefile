@@ -86,7 +86,7 @@ chaos: build
 	  -Droster.chaos.duration=$(CHAOS_DURATION) $(if $(CHAOS_SEED),-Droster.chaos.seed=$(CHAOS_SEED))
 	@cat integration-tests/target/chaos-summary.txt
 
-## bench: the load generator (startup, W1-W9, own server per workload; W10-W12, own 3-node cluster each) then the JMH microbenchmarks;
+## bench: the load generator (startup, first, warmkill, W1-W9, own server per workload; W10-W12, own 3-node cluster each) then the JMH microbenchmarks;
 ##        QUICK=1 for small sizes (under 2 minutes); BENCH_ARGS="--workloads w4,w6" or
 ##        BENCH_ARGS="--driver nacos --target host:8848" to pass flags (see: java -jar $(BENCH_JAR) --help)
 BENCH_JAR  := bench/target/roster-bench.jar

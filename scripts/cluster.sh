@@ -4,7 +4,9 @@
 #   scripts/cluster.sh JAR [server flag...]     the flags go to every node (CLUSTER_ARGS)
 #
 # JAVA and JAVA_OPTS come from the environment (the Makefile passes those of `make run`).
-# Node N: node id nodeN, client port 9848/9858/9868, peer port 9849/9859/9869, data in
+# Node N: nodeN in these messages, client port 9848/9858/9868, peer port 9849/9859/9869 (its
+# --node-id nodeN matches no --members entry, so each node takes the entry of its --peer-port:
+# member ids 127.0.0.1:9849, :9859, :9869, as logs and Admin/ListMembers show them), data in
 # target/cluster/nodeN, console output (every log line, and a start-up error) in
 # target/cluster/nodeN.log. Ctrl-C or SIGTERM stops all three with SIGTERM, so each drains as
 # usual, then SIGKILLs whatever still runs after STOP_WAIT seconds (default 30). A node that
