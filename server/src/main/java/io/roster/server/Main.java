@@ -86,7 +86,7 @@ public final class Main {
   /**
    * The Raft traffic (Ratis' own shaded Netty) is a few connections to the other members: one
    * pooled arena each for direct and heap buffers is plenty, and saves the chunks that one
-   * arena per core would hold (about 6 MB of RSS here). Set before Ratis loads Netty; a
+   * arena per core would hold. Set before Ratis loads Netty; a
    * -D on the command line wins.
    */
   private static void smallRaftBufferPools() {

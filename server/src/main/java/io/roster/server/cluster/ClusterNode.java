@@ -307,9 +307,9 @@ public final class ClusterNode implements AutoCloseable {
 
   /**
    * Replaces the log client when {@code failed}, the current one, has had no entry committed for
-   * {@link #RENEW_CLIENT_AFTER}. Ratis's ordered client was seen to stay on a leader that had
-   * been killed and restarted: every entry answered "not the leader, suggested leader: (the dead
-   * one)" for over a minute while the others committed (chaos, 2026-12-02). A new client finds
+   * {@link #RENEW_CLIENT_AFTER}. Ratis's ordered client can stay on a leader that was killed and
+   * restarted: every entry is answered "not the leader, suggested leader: (the dead one)" while
+   * the other members commit (decision 34). A new client finds
    * the leader afresh; entries the old one still holds fail, and their requests with them
    * (UNAVAILABLE: the SDK moves or retries; an owner's end is proposed again).
    */

@@ -318,7 +318,7 @@ public record ServerConfig(
         (b, v) -> b.host(v), c -> c.host()));
     OPTIONS.put("port", new Option("0..65535", "Client gRPC port (Session, Registry, Admin, health, reflection).",
         (b, v) -> b.port(Integer.parseInt(v)), c -> String.valueOf(c.port())));
-    OPTIONS.put("data-dir", new Option("a directory", "Where durable state will live (reserved for persistent instances).",
+    OPTIONS.put("data-dir", new Option("a directory", "Where durable state lives: a cluster member's Raft log and snapshots (under raft/); unused by a standalone server.",
         (b, v) -> b.dataDir(Path.of(v)), c -> c.dataDir().toString()));
     OPTIONS.put("log-dir", new Option("a directory", "When set, also log to a size-capped rolling file roster.log there.",
         (b, v) -> b.logDir(v.isEmpty() ? null : Path.of(v)), c -> c.logDir() == null ? "(console only)" : c.logDir().toString()));
@@ -369,7 +369,7 @@ public record ServerConfig(
         (b, v) -> b.members(v.isEmpty() ? List.of() : List.of(v.split("\\s*,\\s*"))),
         c -> c.members().isEmpty() ? "(standalone)" : String.join(",", c.members())));
     OPTIONS.put("node-id", new Option("a name without '@' or ','",
-        "This member's name in logs and welcome frames; it also picks this node's entry of --members (by host or host:port).",
+        "Picks this node's entry of --members (by its id, host or host:port); without it, the entry whose port is --peer-port on an address of this machine.",
         (b, v) -> b.nodeId(v), c -> c.nodeId().isEmpty() ? "(its --members entry)" : c.nodeId()));
     OPTIONS.put("peer-port", new Option("0..65535", "Port of the cluster's own traffic (the Raft log); never for clients.",
         (b, v) -> b.peerPort(Integer.parseInt(v)), c -> String.valueOf(c.peerPort())));

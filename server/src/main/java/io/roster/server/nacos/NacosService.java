@@ -27,7 +27,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The Nacos requests (nacos-reference.md §2–3), mapped to a {@link Session}'s calls: the
+ * The Nacos 2.x requests (docs/nacos-compat.md), mapped to a {@link Session}'s calls: the
  * handshake on the unary call and the stream, and the naming requests of the first slice
  * ({@code InstanceRequest}, {@code BatchInstanceRequest}, {@code SubscribeServiceRequest},
  * {@code ServiceQueryRequest}, {@code ServiceListRequest}, {@code HealthCheckRequest}). Anything
@@ -40,7 +40,7 @@ final class NacosService {
 
   private static final Logger log = LoggerFactory.getLogger(NacosService.class);
 
-  /** What {@code SetupAckRequest} tells the client (§2.1 step 6). */
+  /** What {@code SetupAckRequest} tells the client: the last step of a Nacos connection's setup. */
   private static final String SUPPORT_PERSISTENT_BY_GRPC = "supportPersistentInstanceByGrpc";
 
   private final SessionManager sessions;
@@ -77,7 +77,8 @@ final class NacosService {
     if (type.equals("ServerCheckRequest")) {
       String refused = connections.refusal();
       if (refused != null) {
-        // Anything but a ServerCheckResponse makes the client try its next server (§2.1 step 2).
+        // Anything but a ServerCheckResponse makes a Nacos client try its next server: its first
+        // step in connecting is this check, before it opens the stream.
         return done(Envelope.error(Envelope.INVALID_SERVER_STATUS, refused + ": no new connections here; "
             + "connect to another server, or to this one again once it is back"));
       }

@@ -25,7 +25,9 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The client-facing gRPC server: Session, Registry, Admin, health and reflection on one
- * port, with HTTP/2 keepalive that drops silent peers. Owns the Netty server.
+ * port, with the Nacos 2.x services ({@code Request}, {@code BiRequestStream}) when given a
+ * {@link io.roster.server.nacos.NacosEndpoint}, and HTTP/2 keepalive that drops silent peers.
+ * Owns the Netty server.
  */
 public final class GrpcEndpoint {
 
