@@ -4,9 +4,11 @@ import io.roster.client.internal.ClientOptions;
 import io.roster.client.internal.DefaultRosterClient;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
@@ -343,7 +345,9 @@ public interface RosterClient extends AutoCloseable {
 
   /**
    * Configures and builds a {@link RosterClient}. Not thread-safe; every setting has a default
-   * except {@link #serverAddresses}. Every time setting is a {@link Duration}.
+   * except {@link #serverAddresses}, and may be made once: a second call of the same setter
+   * throws {@link IllegalStateException} naming the setting and its value. Every time setting is
+   * a {@link Duration}.
    */
   final class Builder {
     private String serverAddresses;
@@ -368,7 +372,20 @@ public interface RosterClient extends AutoCloseable {
     private Executor listenerExecutor;
     private ScheduledExecutorService scheduler;
 
+    /** The settings made so far: each may be made once. */
+    private final Set<String> made = new HashSet<>();
+
     private Builder() {}
+
+    /**
+     * Refuses a second setting of {@code setting} (two calls are a mistake: the second would hide
+     * the first); a setting counts as made once its value was accepted.
+     */
+    private void once(String setting, Object current) {
+      if (made.contains(setting)) {
+        throw new IllegalStateException(setting + ": already set to " + current + " (a builder takes each setting once)");
+      }
+    }
 
     /**
      * Sets the servers to connect to, tried in turn and rotated through on failure; a client
@@ -381,7 +398,9 @@ public interface RosterClient extends AutoCloseable {
      * @return this builder
      */
     public Builder serverAddresses(String addresses) {
+      once("serverAddresses", serverAddresses);
       this.serverAddresses = Objects.requireNonNull(addresses, "addresses");
+      made.add("serverAddresses");
       return this;
     }
 
@@ -394,7 +413,9 @@ public interface RosterClient extends AutoCloseable {
      * @return this builder
      */
     public Builder randomStart(boolean value) {
+      once("randomStart", randomStart);
       this.randomStart = value;
+      made.add("randomStart");
       return this;
     }
 
@@ -406,7 +427,9 @@ public interface RosterClient extends AutoCloseable {
      * @return this builder
      */
     public Builder namespace(String value) {
+      once("namespace", namespace);
       this.namespace = Objects.requireNonNull(value, "namespace");
+      made.add("namespace");
       return this;
     }
 
@@ -418,7 +441,9 @@ public interface RosterClient extends AutoCloseable {
      * @return this builder
      */
     public Builder clientId(String value) {
+      once("clientId", clientId);
       this.clientId = Objects.requireNonNull(value, "clientId");
+      made.add("clientId");
       return this;
     }
 
@@ -430,7 +455,9 @@ public interface RosterClient extends AutoCloseable {
      * @return this builder
      */
     public Builder clientName(String value) {
+      once("clientName", clientName);
       this.clientName = Objects.requireNonNull(value, "clientName");
+      made.add("clientName");
       return this;
     }
 
@@ -441,7 +468,9 @@ public interface RosterClient extends AutoCloseable {
      * @return this builder
      */
     public Builder labels(Map<String, String> value) {
+      once("labels", labels);
       this.labels = Map.copyOf(value);
+      made.add("labels");
       return this;
     }
 
@@ -453,7 +482,9 @@ public interface RosterClient extends AutoCloseable {
      * @return this builder
      */
     public Builder requestTimeout(Duration value) {
+      once("requestTimeout", requestTimeout);
       this.requestTimeout = Objects.requireNonNull(value, "requestTimeout");
+      made.add("requestTimeout");
       return this;
     }
 
@@ -471,7 +502,9 @@ public interface RosterClient extends AutoCloseable {
      * @return this builder
      */
     public Builder connectTimeout(Duration value) {
+      once("connectTimeout", connectTimeout);
       this.connectTimeout = Objects.requireNonNull(value, "connectTimeout");
+      made.add("connectTimeout");
       return this;
     }
 
@@ -485,7 +518,9 @@ public interface RosterClient extends AutoCloseable {
      * @return this builder
      */
     public Builder drainTimeout(Duration value) {
+      once("drainTimeout", drainTimeout);
       this.drainTimeout = Objects.requireNonNull(value, "drainTimeout");
+      made.add("drainTimeout");
       return this;
     }
 
@@ -504,7 +539,9 @@ public interface RosterClient extends AutoCloseable {
      * @return this builder
      */
     public Builder reconnectEmptyHold(Duration value) {
+      once("reconnectEmptyHold", reconnectEmptyHold);
       this.reconnectEmptyHold = Objects.requireNonNull(value, "reconnectEmptyHold");
+      made.add("reconnectEmptyHold");
       return this;
     }
 
@@ -520,7 +557,9 @@ public interface RosterClient extends AutoCloseable {
      * @return this builder
      */
     public Builder pushEmptyProtection(boolean value) {
+      once("pushEmptyProtection", pushEmptyProtection);
       this.pushEmptyProtection = value;
+      made.add("pushEmptyProtection");
       return this;
     }
 
@@ -535,7 +574,9 @@ public interface RosterClient extends AutoCloseable {
      * @return this builder
      */
     public Builder failoverDir(Path dir) {
+      once("failoverDir", failoverDir);
       this.failoverDir = dir;
+      made.add("failoverDir");
       return this;
     }
 
@@ -546,7 +587,9 @@ public interface RosterClient extends AutoCloseable {
      * @return this builder
      */
     public Builder pollInterval(Duration value) {
+      once("pollInterval", pollInterval);
       this.pollInterval = Objects.requireNonNull(value, "pollInterval");
+      made.add("pollInterval");
       return this;
     }
 
@@ -558,7 +601,9 @@ public interface RosterClient extends AutoCloseable {
      * @return this builder
      */
     public Builder pollMaxBackoff(Duration value) {
+      once("pollMaxBackoff", pollMaxBackoff);
       this.pollMaxBackoff = Objects.requireNonNull(value, "pollMaxBackoff");
+      made.add("pollMaxBackoff");
       return this;
     }
 
@@ -569,7 +614,9 @@ public interface RosterClient extends AutoCloseable {
      * @return this builder
      */
     public Builder pollEnabled(boolean value) {
+      once("pollEnabled", pollEnabled);
       this.pollEnabled = value;
+      made.add("pollEnabled");
       return this;
     }
 
@@ -584,8 +631,10 @@ public interface RosterClient extends AutoCloseable {
      * @return this builder
      */
     public Builder reconnectBackoff(Duration initial, Duration max) {
+      once("reconnectBackoff", reconnectInitial + " .. " + reconnectMax);
       this.reconnectInitial = Objects.requireNonNull(initial, "initial");
       this.reconnectMax = Objects.requireNonNull(max, "max");
+      made.add("reconnectBackoff");
       return this;
     }
 
@@ -601,8 +650,10 @@ public interface RosterClient extends AutoCloseable {
      * @return this builder
      */
     public Builder keepAlive(Duration time, Duration timeout) {
+      once("keepAlive", keepAliveTime + " / " + keepAliveTimeout);
       this.keepAliveTime = Objects.requireNonNull(time, "time");
       this.keepAliveTimeout = Objects.requireNonNull(timeout, "timeout");
+      made.add("keepAlive");
       return this;
     }
 
@@ -618,7 +669,9 @@ public interface RosterClient extends AutoCloseable {
      * @return this builder
      */
     public Builder scheduler(ScheduledExecutorService value) {
+      once("scheduler", scheduler);
       this.scheduler = Objects.requireNonNull(value, "scheduler");
+      made.add("scheduler");
       return this;
     }
 
@@ -631,7 +684,9 @@ public interface RosterClient extends AutoCloseable {
      * @return this builder
      */
     public Builder listenerExecutor(Executor value) {
+      once("listenerExecutor", listenerExecutor);
       this.listenerExecutor = Objects.requireNonNull(value, "listenerExecutor");
+      made.add("listenerExecutor");
       return this;
     }
 
