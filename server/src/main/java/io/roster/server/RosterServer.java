@@ -92,7 +92,8 @@ public final class RosterServer implements AutoCloseable {
             config.maxInstancesPerAddress()));
     String boot = Long.toString(registry.bootRevision(), 36);
     // A fresh process: the clients of the previous one are still coming back (decision 20).
-    this.warmUp = WarmUp.start(scheduler, config.warmUp());
+    // Its window runs from the port's opening (start), when the clients come back.
+    this.warmUp = WarmUp.pending(scheduler, config.warmUp());
     // While it warms up, states list the departures this process saw, so that clients hold
     // only what it never had (decision 20); once warm, its states are whole.
     registry.recordDepartures(true);
@@ -199,6 +200,7 @@ public final class RosterServer implements AutoCloseable {
     RosterServer server = new RosterServer(Objects.requireNonNull(config), Objects.requireNonNull(scheduler), own,
         Objects.requireNonNull(wallClockMicros));
     beforeListening.run();
+    server.warmUp.begin();
     try {
       server.endpoint.start();
     } catch (IOException e) {

@@ -21,16 +21,20 @@ import java.util.concurrent.CopyOnWriteArrayList;
 public final class WarmUp {
 
   private final Scheduler scheduler;
-  private final long endsAtNanos;
+  private final Duration window;
   private final List<Runnable> listeners = new CopyOnWriteArrayList<>();
-  private final Scheduler.Cancellable timer;
+  /** When the window ends; Long.MIN_VALUE until it has begun. Guarded by this. */
+  private long endsAtNanos = Long.MIN_VALUE;
+  private Scheduler.Cancellable timer;
   private volatile boolean done;
 
   private WarmUp(Scheduler scheduler, Duration window) {
+    if (window.isNegative()) {
+      throw new IllegalArgumentException("warm-up window: " + window + " (expected: >= 0)");
+    }
     this.scheduler = scheduler;
-    this.endsAtNanos = scheduler.nanoTime() + window.toNanos();
+    this.window = window;
     this.done = window.isZero();
-    this.timer = done ? null : scheduler.schedule(this::warmUpDone, window);
   }
 
   /**
@@ -39,10 +43,29 @@ public final class WarmUp {
    * @param window zero for a node that is warm from the start
    */
   public static WarmUp start(Scheduler scheduler, Duration window) {
-    if (window.isNegative()) {
-      throw new IllegalArgumentException("warm-up window: " + window + " (expected: >= 0)");
-    }
+    WarmUp w = new WarmUp(scheduler, window);
+    w.begin();
+    return w;
+  }
+
+  /**
+   * A warm-up whose window runs from {@link #begin()}: the server's port opening, since the
+   * clients of the previous process come back from then on. Until then it is not warm and its
+   * whole window is left.
+   *
+   * @param window zero for a node that is warm from the start
+   */
+  public static WarmUp pending(Scheduler scheduler, Duration window) {
     return new WarmUp(scheduler, window);
+  }
+
+  /** Starts the window now (idempotent); a warm-up already over stays over. */
+  public synchronized void begin() {
+    if (done || endsAtNanos != Long.MIN_VALUE) {
+      return;
+    }
+    endsAtNanos = scheduler.nanoTime() + window.toNanos();
+    timer = scheduler.schedule(this::warmUpDone, window);
   }
 
   /** A node that is warm from the start. */
@@ -60,7 +83,14 @@ public final class WarmUp {
     if (done) {
       return Duration.ZERO;
     }
-    long left = endsAtNanos - scheduler.nanoTime();
+    long ends;
+    synchronized (this) {
+      ends = endsAtNanos;
+    }
+    if (ends == Long.MIN_VALUE) {
+      return window;
+    }
+    long left = ends - scheduler.nanoTime();
     return left > 0 ? Duration.ofNanos(left) : Duration.ZERO;
   }
 
@@ -69,14 +99,16 @@ public final class WarmUp {
    * cluster member that has caught up from the log. Listeners run on this thread.
    */
   public void warmUpDone() {
+    Scheduler.Cancellable t;
     synchronized (this) {
       if (done) {
         return;
       }
       done = true;
+      t = timer;
     }
-    if (timer != null) {
-      timer.cancel();
+    if (t != null) {
+      t.cancel();
     }
     for (Runnable l : listeners) {
       l.run();

@@ -55,4 +55,21 @@ class WarmUpTest {
     assertThatThrownBy(() -> WarmUp.start(scheduler, Duration.ofSeconds(-1)))
         .isInstanceOf(IllegalArgumentException.class);
   }
+
+  /**
+   * A server's window runs from its port's opening, not from its construction: a start that is
+   * slow before the port opens (priming, a cluster member's catch-up) must not shorten it.
+   */
+  @Test
+  void aPendingWarmUpRunsItsWholeWindowFromBegin() {
+    WarmUp w = WarmUp.pending(scheduler, Duration.ofSeconds(5));
+    scheduler.advance(Duration.ofSeconds(3));
+    assertThat(w.isWarm()).isFalse();
+    assertThat(w.remaining()).isEqualTo(Duration.ofSeconds(5));
+    w.begin();
+    scheduler.advance(Duration.ofMillis(4999));
+    assertThat(w.isWarm()).isFalse();
+    scheduler.advance(Duration.ofMillis(1));
+    assertThat(w.isWarm()).isTrue();
+  }
 }
