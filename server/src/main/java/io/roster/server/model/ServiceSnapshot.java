@@ -33,6 +33,14 @@ public record ServiceSnapshot(
     boolean protectThresholdReached,
     List<InstanceKey> departed) {
 
+  /**
+   * The most departures a state lists: it lists them beside its instances (bounded by the
+   * service limits), and every client's message limit must still hold both. A departure beyond
+   * it is not listed, so clients hold it as an unseen lack, as they do with a server that lists
+   * none.
+   */
+  public static final int MAX_DEPARTED = 1000;
+
   public ServiceSnapshot {
     instances = List.copyOf(instances);
     departed = List.copyOf(departed);
@@ -77,7 +85,7 @@ public record ServiceSnapshot(
       if (i.enabled()) {
         visible.add(i);
         healthy += i.healthy() ? 1 : 0;
-      } else if (departed != null) {
+      } else if (departed != null && gone.size() < MAX_DEPARTED) {
         gone.add(i.key());
       }
     }

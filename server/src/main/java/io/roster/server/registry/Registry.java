@@ -99,13 +99,6 @@ public final class Registry {
    */
   private volatile Map<ServiceKey, Set<InstanceKey>> departures;
 
-  /**
-   * The most departures one service lists: a state lists them beside its instances (bounded
-   * by {@link ServiceLimits}), and every client's message limit must still hold both. A
-   * departure beyond it is not listed, so clients hold it as an unseen lack, as before there
-   * were lists.
-   */
-  public static final int MAX_DEPARTED_PER_SERVICE = 1000;
 
   /** A registry with the default {@link ServiceLimits}. */
   public Registry(LongSupplier clockMicros) {
@@ -142,10 +135,18 @@ public final class Registry {
 
   /**
    * Starts or stops listing departures in states (see the class comment): on while the node
-   * warms up, off (and forgotten) once it is warm. States built before keep what they listed.
+   * warms up, off (and forgotten) once it is warm. Turning it off drops the states kept for
+   * reads, so that none is served with a list any more.
    */
   public void recordDepartures(boolean on) {
     departures = on ? new ConcurrentHashMap<>() : null;
+    if (!on) {
+      for (Entry e : services.values()) {
+        synchronized (e) {
+          e.snapshot = null;
+        }
+      }
+    }
   }
 
   /** Adds a listener of every change from now on (see {@link ChangeListener} for its contract). */
@@ -594,8 +595,23 @@ public final class Registry {
         e.removed = true;
       }
     }
-    if (departures != null) {
-      departures = new ConcurrentHashMap<>(); // nothing of the image was seen leaving
+    Map<ServiceKey, Set<InstanceKey>> seen = departures;
+    if (seen != null) {
+      // What was seen leaving stays listed unless the image has it again.
+      Map<ServiceKey, Set<InstanceKey>> kept = new ConcurrentHashMap<>();
+      Map<ServiceKey, ServiceImage> byKey = new HashMap<>();
+      image.services().forEach(si -> byKey.put(si.service(), si));
+      seen.forEach((k, gone) -> {
+        Set<InstanceKey> rest = new java.util.HashSet<>(gone);
+        ServiceImage si = byKey.get(k);
+        if (si != null) {
+          si.registrations().forEach(h -> rest.remove(h.instance().key()));
+        }
+        if (!rest.isEmpty()) {
+          kept.put(k, Set.copyOf(rest));
+        }
+      });
+      departures = kept;
     }
     services.clear();
     index.clear();
@@ -871,12 +887,12 @@ public final class Registry {
         return;
       }
       Set<InstanceKey> gone = d.getOrDefault(service, Set.of());
-      if (gone.size() >= MAX_DEPARTED_PER_SERVICE) {
+      if (gone.size() >= ServiceSnapshot.MAX_DEPARTED) {
         return;
       }
       Set<InstanceKey> more = new java.util.HashSet<>(gone);
       for (InstanceKey k : keys) {
-        if (more.size() == MAX_DEPARTED_PER_SERVICE) {
+        if (more.size() == ServiceSnapshot.MAX_DEPARTED) {
           break;
         }
         more.add(k);

@@ -6,6 +6,7 @@ import io.roster.server.model.Instance;
 import io.roster.server.model.InstanceKey;
 import io.roster.server.model.Owner;
 import io.roster.server.model.ServiceKey;
+import io.roster.server.model.ServiceSnapshot;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -115,12 +116,34 @@ class DeparturesTest {
   @Test
   void aServiceListsAtMostTheBound() {
     List<Instance> many = new ArrayList<>();
-    for (int i = 0; i < Registry.MAX_DEPARTED_PER_SERVICE + 5; i++) {
+    for (int i = 0; i < ServiceSnapshot.MAX_DEPARTED + 5; i++) {
       many.add(inst("10.1." + (i / 250) + "." + (i % 250), 80));
     }
     registry.replaceOwned(alice, orders, many);
     registry.register(bob, orders, inst("10.0.0.9", 80));
     registry.removeOwner(alice);
-    assertThat(departed()).hasSize(Registry.MAX_DEPARTED_PER_SERVICE);
+    assertThat(departed()).hasSize(ServiceSnapshot.MAX_DEPARTED);
+  }
+
+  @Test
+  void aStateReadBeforeTheWarmUpEndedIsNotServedWithItsListAfter() {
+    registry.register(alice, orders, inst("10.0.0.1", 80));
+    registry.register(alice, orders, inst("10.0.0.2", 80));
+    registry.deregister(alice, orders, key("10.0.0.1", 80));
+    assertThat(departed()).hasSize(1); // read while warming: kept for later reads
+    registry.recordDepartures(false);
+    assertThat(departed()).isEmpty();
+  }
+
+  @Test
+  void aSnapshotLoadedWhileWarmingKeepsTheDeparturesItDoesNotHaveAgain() {
+    registry.register(alice, orders, inst("10.0.0.1", 80));
+    registry.register(alice, orders, inst("10.0.0.2", 80));
+    registry.removeOwner(alice);
+    Registry other = new Registry(micros::get);
+    other.register(bob, orders, inst("10.0.0.2", 80));
+    registry.restore(other.image());
+    assertThat(departed()).as("10.0.0.2 is back in the image; 10.0.0.1 is still gone")
+        .containsExactly(key("10.0.0.1", 80));
   }
 }
