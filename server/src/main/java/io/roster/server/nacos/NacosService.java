@@ -11,6 +11,7 @@ import io.roster.server.model.Owner;
 import io.roster.server.model.RegistryException;
 import io.roster.server.model.ServiceKey;
 import io.roster.server.model.ServiceSnapshot;
+import io.roster.server.naming.Hellos;
 import io.roster.server.registry.Registry;
 import io.roster.server.session.Scope;
 import io.roster.server.session.Session;
@@ -40,6 +41,10 @@ final class NacosService {
 
   private static final Logger log = LoggerFactory.getLogger(NacosService.class);
 
+  /** How a {@code ConnectionSetupRequest} names the fields of a hello, in its errors. */
+  private static final Hellos.Fields SETUP_FIELDS =
+      new Hellos.Fields("connectionId", "tenant", "labels.AppName", "clientVersion", "labels");
+
   /** What {@code SetupAckRequest} tells the client: the last step of a Nacos connection's setup. */
   private static final String SUPPORT_PERSISTENT_BY_GRPC = "supportPersistentInstanceByGrpc";
 
@@ -47,12 +52,14 @@ final class NacosService {
   private final Registry registry;
   private final NacosConnections connections;
   private final ClientDetection detection;
+  private final Hellos hellos;
 
   NacosService(SessionManager sessions, Registry registry, NacosConnections connections, ClientDetection detection) {
     this.sessions = sessions;
     this.registry = registry;
     this.connections = connections;
     this.detection = detection;
+    this.hellos = new Hellos(sessions);
   }
 
   // --- /Request/request ---
@@ -325,19 +332,18 @@ final class NacosService {
       JsonNode body = Envelope.body(p);
       Map<String, String> labels = new HashMap<>();
       body.path("labels").fields().forEachRemaining(e -> labels.put(e.getKey(), e.getValue().asText()));
-      Names.checkMetadata("labels", labels);
       String clientIp = p.getMetadata().getClientIp();
+      // The checks every protocol's hello gets (INVALID_ARGUMENT, before anything is opened).
+      Hellos.Hello hello = hellos.check(new Hellos.Hello(id, NacosMapping.text(body, "tenant"),
+          labels.getOrDefault("AppName", clientIp.isEmpty() ? "nacos" : clientIp),
+          NacosMapping.text(body, "clientVersion"), labels, false), SETUP_FIELDS);
       String host = NacosConnections.host(remote);
       Scope scope = sessions.openConnection(host);
       NacosConnection c = new NacosConnection(id, out, sessions, connections, scope, detection.now());
-      String tenant = NacosMapping.text(body, "tenant");
-      SessionInfo info = new SessionInfo(id, id, tenant.isEmpty() ? Names.DEFAULT_NAMESPACE : tenant,
-          labels.getOrDefault("AppName", clientIp.isEmpty() ? "nacos" : clientIp),
-          NacosMapping.text(body, "clientVersion"), labels,
-          remote == null ? "" : remote.toString().replaceFirst("^[^/]*/", ""), sessions.currentTimeMillis());
       Session session;
       try {
-        session = sessions.open(info, c, scope, false, Owner.Kind.NACOS);
+        session = hellos.open(hello, id, Owner.Kind.NACOS, c, scope,
+            remote == null ? "" : remote.toString().replaceFirst("^[^/]*/", ""));
       } catch (RuntimeException e) {
         sessions.closeConnection(scope);
         log.info("Nacos connection {} from {} refused: {}", id, host, e.getMessage());
@@ -352,7 +358,8 @@ final class NacosService {
       }
       detection.watch(c);
       log.info("Nacos connection opened: conn={} app={} version={} remote={} connections={}", id,
-          info.clientName(), info.clientVersion(), info.remoteAddress(), connections.count());
+          session.info().clientName(), session.info().clientVersion(), session.info().remoteAddress(),
+          connections.count());
       if (body.has("abilityTable") && !body.get("abilityTable").isNull()) {
         ObjectNode fields = NacosMapping.JSON.createObjectNode();
         fields.putObject("abilityTable").put(SUPPORT_PERSISTENT_BY_GRPC, true);

@@ -1,6 +1,7 @@
 package io.roster.server.naming;
 
 import io.roster.server.model.Names;
+import io.roster.server.model.Owner;
 import io.roster.server.model.RegistryException;
 import io.roster.server.push.Outbound;
 import io.roster.server.session.Scope;
@@ -12,7 +13,9 @@ import java.util.Map;
 /**
  * A hello, whatever the transport: the client's id, name, version and labels checked, the
  * namespace defaulted and checked, and the session opened (in its connection's scope when
- * there is one).
+ * there is one). The Roster protocol's {@code hello} and the Nacos protocol's {@code
+ * ConnectionSetupRequest} both come through here (decision 24), each naming the fields in its
+ * errors as its own wire format does ({@link Fields}).
  *
  * <p>Thread-safe: it holds no state of its own.
  */
@@ -35,6 +38,17 @@ public final class Hellos {
     }
   }
 
+  /**
+   * What a protocol calls the fields of its hello, for the errors that name them.
+   *
+   * @param clientId may be empty when the protocol has no such field: its value is the server's
+   */
+  public record Fields(String clientId, String namespace, String clientName, String clientVersion, String labels) {
+    /** The Roster protocol's {@code hello} frame. */
+    public static final Fields ROSTER =
+        new Fields("hello.client_id", "hello.namespace", "hello.client_name", "hello.client_version", "hello.labels");
+  }
+
   private final SessionManager sessions;
 
   public Hellos(SessionManager sessions) {
@@ -52,19 +66,46 @@ public final class Hellos {
    *     connection or its address has its fill of sessions
    */
   public Session open(Hello hello, Outbound outbound, Scope scope, String remoteAddress) {
-    checkText("hello.client_id", hello.clientId(), 1, 128, "1..128 printable characters, stable across reconnects");
-    String namespace = hello.namespace().isEmpty() ? Names.DEFAULT_NAMESPACE : hello.namespace();
-    Names.checkSimpleName("hello.namespace", namespace, Names.MAX_NAMESPACE);
-    checkText("hello.client_name", hello.clientName(), 0, 128, "at most 128 printable characters");
-    checkText("hello.client_version", hello.clientVersion(), 0, 64, "at most 64 printable characters");
-    Names.checkMetadata("hello.labels", hello.labels());
-    SessionInfo info = new SessionInfo(sessions.nextConnectionId(), hello.clientId(), namespace,
-        hello.clientName(), hello.clientVersion(), hello.labels(), remoteAddress, sessions.currentTimeMillis(),
-        hello.sessionSeq());
+    Hello checked = check(hello, Fields.ROSTER);
+    SessionInfo info = info(checked, sessions.nextConnectionId(), remoteAddress);
     // Refused (RESOURCE_EXHAUSTED) when this connection or its address has its fill of sessions.
     return scope != null
-        ? sessions.open(info, outbound, scope, hello.deltas())
+        ? sessions.open(info, outbound, scope, checked.deltas())
         : sessions.open(info, outbound);
+  }
+
+  /**
+   * Checks {@code hello}, naming its fields as {@code fields} does; returns it with the namespace
+   * defaulted.
+   *
+   * @throws RegistryException INVALID_ARGUMENT naming the field, its value and what is expected
+   */
+  public Hello check(Hello hello, Fields fields) {
+    checkText(fields.clientId(), hello.clientId(), 1, 128, "1..128 printable characters, stable across reconnects");
+    String namespace = hello.namespace().isEmpty() ? Names.DEFAULT_NAMESPACE : hello.namespace();
+    Names.checkSimpleName(fields.namespace(), namespace, Names.MAX_NAMESPACE);
+    checkText(fields.clientName(), hello.clientName(), 0, 128, "at most 128 printable characters");
+    checkText(fields.clientVersion(), hello.clientVersion(), 0, 64, "at most 64 printable characters");
+    Names.checkMetadata(fields.labels(), hello.labels());
+    return new Hello(hello.clientId(), namespace, hello.clientName(), hello.clientVersion(), hello.labels(),
+        hello.deltas(), hello.sessionSeq());
+  }
+
+  /**
+   * Opens the session of a hello {@link #check}ed before, as an owner of {@code kind}, on the
+   * connection of {@code scope}, with {@code connectionId} (a transport that names its connections
+   * itself, as Nacos's does).
+   *
+   * @throws RegistryException RESOURCE_EXHAUSTED when the connection or its address has its fill of sessions
+   */
+  public Session open(Hello checked, String connectionId, Owner.Kind kind, Outbound outbound, Scope scope,
+      String remoteAddress) {
+    return sessions.open(info(checked, connectionId, remoteAddress), outbound, scope, checked.deltas(), kind);
+  }
+
+  private SessionInfo info(Hello checked, String connectionId, String remoteAddress) {
+    return new SessionInfo(connectionId, checked.clientId(), checked.namespace(), checked.clientName(),
+        checked.clientVersion(), checked.labels(), remoteAddress, sessions.currentTimeMillis(), checked.sessionSeq());
   }
 
   /** Length in [min, max] and no control characters (they would forge log lines). */

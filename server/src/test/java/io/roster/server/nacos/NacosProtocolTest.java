@@ -230,6 +230,38 @@ class NacosProtocolTest {
     assertThat(body(c.call("HealthCheckRequest", "{}")).get("errorCode").asInt()).isEqualTo(301);
   }
 
+  /**
+   * A Nacos setup gets the checks every protocol's hello gets (decision 24): a client version
+   * with a line break, which would forge a line of the server's log, is refused naming the field.
+   */
+  @Test
+  void aSetupGetsTheChecksOfEveryHello() throws Exception {
+    NacosConn c = new NacosConn(loopback);
+    CompletableFuture<Throwable> ended = new CompletableFuture<>();
+    StreamObserver<Payload> stream = BiRequestStreamGrpc.newStub(c.channel).requestBiStream(new StreamObserver<>() {
+      @Override
+      public void onNext(Payload p) {}
+
+      @Override
+      public void onError(Throwable t) {
+        ended.complete(t);
+      }
+
+      @Override
+      public void onCompleted() {
+        ended.complete(null);
+      }
+    });
+    stream.onNext(payload("ConnectionSetupRequest",
+        "{\"clientVersion\":\"Nacos-Java-Client:v2.5.1\\nINFO forged\",\"labels\":{},\"abilityTable\":{}}"));
+    Throwable t = ended.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+    assertThat(io.grpc.Status.fromThrowable(t).getCode()).isEqualTo(io.grpc.Status.Code.INVALID_ARGUMENT);
+    assertThat(io.grpc.Status.fromThrowable(t).getDescription())
+        .startsWith("ConnectionSetupRequest: clientVersion: \"Nacos-Java-Client:v2.5.1")
+        .contains("(expected: at most 64 printable characters)");
+    assertThat(loopback.server().sessions().count()).as("nothing opened").isZero();
+  }
+
   @Test
   void unsubscribeOfWhatWasNotSubscribedSucceeds() {
     NacosConn c = new NacosConn(loopback).setup();
