@@ -10,7 +10,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 
 /**
  * The {@code warmkill} workload: a provider killed with -9 inside a fresh server's warm-up (the
@@ -41,32 +40,32 @@ final class WarmUpKill {
       try (Driver driver = Drivers.create("roster", "127.0.0.1:" + port, RosterDriver.MassMode.SDK)) {
         LocalServer.awaitServing(server, "127.0.0.1", port, logDir.resolve("warmkill-" + trial + "-server.log"),
             Duration.ofSeconds(30));
-        BenchClient sub = driver.client("warmkill-subscriber");
-        Tracker t = new Tracker();
-        sub.subscribe("warmkill-svc", t::onList);
-        int providerPort = 48000 + trial;
-        try (ChildProvider p = new ChildProvider("roster", "127.0.0.1:" + port, "warmkill-svc", "10.6.1.1",
-            providerPort)) {
-          p.awaitRegistered(60);
-          if (!await(Duration.ofSeconds(30), () -> t.seenAt.containsKey(providerPort))) {
-            r.note("trial " + trial + ": the subscriber never saw the provider");
-            continue;
-          }
-          long killed = System.nanoTime();
-          p.kill9();
-          if (killed - spawned >= WINDOW.toNanos()) {
-            r.note(String.format("trial %d: the kill came %.1f s after the spawn, after the window; not counted",
-                trial, (killed - spawned) / 1e9));
-            continue;
-          }
-          if (await(Duration.ofSeconds(30), () -> t.goneAt.containsKey(providerPort))) {
-            latencies.add(t.goneAt.get(providerPort) - killed);
-            killedAfter.add(killed - spawned);
-          } else {
-            r.note("trial " + trial + ": still there 30 s after the kill");
+        try (BenchClient sub = driver.client("warmkill-subscriber")) {
+          Tracker t = new Tracker();
+          sub.subscribe("warmkill-svc", t::onList);
+          int providerPort = 48000 + trial;
+          try (ChildProvider p = new ChildProvider("roster", "127.0.0.1:" + port, "warmkill-svc", "10.6.1.1",
+              providerPort)) {
+            p.awaitRegistered(60);
+            if (!Workloads.await(Duration.ofSeconds(30), () -> t.seenAt.containsKey(providerPort))) {
+              r.note("trial " + trial + ": the subscriber never saw the provider");
+              continue;
+            }
+            long killed = System.nanoTime();
+            p.kill9();
+            if (killed - spawned >= WINDOW.toNanos()) {
+              r.note(String.format("trial %d: the kill came %.1f s after the spawn, after the window; not counted",
+                  trial, (killed - spawned) / 1e9));
+              continue;
+            }
+            if (Workloads.await(Duration.ofSeconds(30), () -> t.goneAt.containsKey(providerPort))) {
+              latencies.add(t.goneAt.get(providerPort) - killed);
+              killedAfter.add(killed - spawned);
+            } else {
+              r.note("trial " + trial + ": still there 30 s after the kill");
+            }
           }
         }
-        sub.close();
       } finally {
         server.destroy();
         if (!server.waitFor(15, TimeUnit.SECONDS)) {
@@ -79,16 +78,5 @@ final class WarmUpKill {
     r.note("server: " + String.join(" ", args.serverJvm) + " with --warm-up 5s; subscriber: the Roster SDK in the load "
         + "generator's JVM; provider: a child JVM (" + String.join(" ", ChildProvider.JVM_FLAGS) + ")");
     return r;
-  }
-
-  private static boolean await(Duration atMost, BooleanSupplier done) {
-    long deadline = System.nanoTime() + atMost.toNanos();
-    while (System.nanoTime() < deadline) {
-      if (done.getAsBoolean()) {
-        return true;
-      }
-      java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
-    }
-    return done.getAsBoolean();
   }
 }

@@ -378,11 +378,12 @@ public interface RosterClient extends AutoCloseable {
     private Builder() {}
 
     /**
-     * Refuses a second setting of {@code setting} (two calls are a mistake: the second would hide
-     * the first); a setting counts as made once its value was accepted.
+     * Records that {@code setting} is made, or refuses a second time (two calls are a mistake: the
+     * second would hide the first). Called once the new value has been checked, so that a refused
+     * value does not count.
      */
     private void once(String setting, Object current) {
-      if (made.contains(setting)) {
+      if (!made.add(setting)) {
         throw new IllegalStateException(setting + ": already set to " + current + " (a builder takes each setting once)");
       }
     }
@@ -398,9 +399,9 @@ public interface RosterClient extends AutoCloseable {
      * @return this builder
      */
     public Builder serverAddresses(String addresses) {
+      Objects.requireNonNull(addresses, "addresses");
       once("serverAddresses", serverAddresses);
-      this.serverAddresses = Objects.requireNonNull(addresses, "addresses");
-      made.add("serverAddresses");
+      this.serverAddresses = addresses;
       return this;
     }
 
@@ -415,7 +416,6 @@ public interface RosterClient extends AutoCloseable {
     public Builder randomStart(boolean value) {
       once("randomStart", randomStart);
       this.randomStart = value;
-      made.add("randomStart");
       return this;
     }
 
@@ -427,9 +427,9 @@ public interface RosterClient extends AutoCloseable {
      * @return this builder
      */
     public Builder namespace(String value) {
+      Objects.requireNonNull(value, "namespace");
       once("namespace", namespace);
-      this.namespace = Objects.requireNonNull(value, "namespace");
-      made.add("namespace");
+      this.namespace = value;
       return this;
     }
 
@@ -441,9 +441,9 @@ public interface RosterClient extends AutoCloseable {
      * @return this builder
      */
     public Builder clientId(String value) {
+      Objects.requireNonNull(value, "clientId");
       once("clientId", clientId);
-      this.clientId = Objects.requireNonNull(value, "clientId");
-      made.add("clientId");
+      this.clientId = value;
       return this;
     }
 
@@ -455,9 +455,9 @@ public interface RosterClient extends AutoCloseable {
      * @return this builder
      */
     public Builder clientName(String value) {
+      Objects.requireNonNull(value, "clientName");
       once("clientName", clientName);
-      this.clientName = Objects.requireNonNull(value, "clientName");
-      made.add("clientName");
+      this.clientName = value;
       return this;
     }
 
@@ -468,9 +468,9 @@ public interface RosterClient extends AutoCloseable {
      * @return this builder
      */
     public Builder labels(Map<String, String> value) {
+      Map<String, String> copy = Map.copyOf(value);
       once("labels", labels);
-      this.labels = Map.copyOf(value);
-      made.add("labels");
+      this.labels = copy;
       return this;
     }
 
@@ -482,9 +482,9 @@ public interface RosterClient extends AutoCloseable {
      * @return this builder
      */
     public Builder requestTimeout(Duration value) {
+      Objects.requireNonNull(value, "requestTimeout");
       once("requestTimeout", requestTimeout);
-      this.requestTimeout = Objects.requireNonNull(value, "requestTimeout");
-      made.add("requestTimeout");
+      this.requestTimeout = value;
       return this;
     }
 
@@ -502,9 +502,9 @@ public interface RosterClient extends AutoCloseable {
      * @return this builder
      */
     public Builder connectTimeout(Duration value) {
+      Objects.requireNonNull(value, "connectTimeout");
       once("connectTimeout", connectTimeout);
-      this.connectTimeout = Objects.requireNonNull(value, "connectTimeout");
-      made.add("connectTimeout");
+      this.connectTimeout = value;
       return this;
     }
 
@@ -518,9 +518,9 @@ public interface RosterClient extends AutoCloseable {
      * @return this builder
      */
     public Builder drainTimeout(Duration value) {
+      Objects.requireNonNull(value, "drainTimeout");
       once("drainTimeout", drainTimeout);
-      this.drainTimeout = Objects.requireNonNull(value, "drainTimeout");
-      made.add("drainTimeout");
+      this.drainTimeout = value;
       return this;
     }
 
@@ -539,9 +539,9 @@ public interface RosterClient extends AutoCloseable {
      * @return this builder
      */
     public Builder reconnectEmptyHold(Duration value) {
+      Objects.requireNonNull(value, "reconnectEmptyHold");
       once("reconnectEmptyHold", reconnectEmptyHold);
-      this.reconnectEmptyHold = Objects.requireNonNull(value, "reconnectEmptyHold");
-      made.add("reconnectEmptyHold");
+      this.reconnectEmptyHold = value;
       return this;
     }
 
@@ -559,7 +559,6 @@ public interface RosterClient extends AutoCloseable {
     public Builder pushEmptyProtection(boolean value) {
       once("pushEmptyProtection", pushEmptyProtection);
       this.pushEmptyProtection = value;
-      made.add("pushEmptyProtection");
       return this;
     }
 
@@ -576,7 +575,6 @@ public interface RosterClient extends AutoCloseable {
     public Builder failoverDir(Path dir) {
       once("failoverDir", failoverDir);
       this.failoverDir = dir;
-      made.add("failoverDir");
       return this;
     }
 
@@ -587,9 +585,9 @@ public interface RosterClient extends AutoCloseable {
      * @return this builder
      */
     public Builder pollInterval(Duration value) {
+      Objects.requireNonNull(value, "pollInterval");
       once("pollInterval", pollInterval);
-      this.pollInterval = Objects.requireNonNull(value, "pollInterval");
-      made.add("pollInterval");
+      this.pollInterval = value;
       return this;
     }
 
@@ -601,9 +599,9 @@ public interface RosterClient extends AutoCloseable {
      * @return this builder
      */
     public Builder pollMaxBackoff(Duration value) {
+      Objects.requireNonNull(value, "pollMaxBackoff");
       once("pollMaxBackoff", pollMaxBackoff);
-      this.pollMaxBackoff = Objects.requireNonNull(value, "pollMaxBackoff");
-      made.add("pollMaxBackoff");
+      this.pollMaxBackoff = value;
       return this;
     }
 
@@ -616,7 +614,6 @@ public interface RosterClient extends AutoCloseable {
     public Builder pollEnabled(boolean value) {
       once("pollEnabled", pollEnabled);
       this.pollEnabled = value;
-      made.add("pollEnabled");
       return this;
     }
 
@@ -631,10 +628,11 @@ public interface RosterClient extends AutoCloseable {
      * @return this builder
      */
     public Builder reconnectBackoff(Duration initial, Duration max) {
+      Objects.requireNonNull(initial, "initial");
+      Objects.requireNonNull(max, "max");
       once("reconnectBackoff", reconnectInitial + " .. " + reconnectMax);
-      this.reconnectInitial = Objects.requireNonNull(initial, "initial");
-      this.reconnectMax = Objects.requireNonNull(max, "max");
-      made.add("reconnectBackoff");
+      this.reconnectInitial = initial;
+      this.reconnectMax = max;
       return this;
     }
 
@@ -650,10 +648,11 @@ public interface RosterClient extends AutoCloseable {
      * @return this builder
      */
     public Builder keepAlive(Duration time, Duration timeout) {
+      Objects.requireNonNull(time, "time");
+      Objects.requireNonNull(timeout, "timeout");
       once("keepAlive", keepAliveTime + " / " + keepAliveTimeout);
-      this.keepAliveTime = Objects.requireNonNull(time, "time");
-      this.keepAliveTimeout = Objects.requireNonNull(timeout, "timeout");
-      made.add("keepAlive");
+      this.keepAliveTime = time;
+      this.keepAliveTimeout = timeout;
       return this;
     }
 
@@ -669,9 +668,9 @@ public interface RosterClient extends AutoCloseable {
      * @return this builder
      */
     public Builder scheduler(ScheduledExecutorService value) {
+      Objects.requireNonNull(value, "scheduler");
       once("scheduler", scheduler);
-      this.scheduler = Objects.requireNonNull(value, "scheduler");
-      made.add("scheduler");
+      this.scheduler = value;
       return this;
     }
 
@@ -684,9 +683,9 @@ public interface RosterClient extends AutoCloseable {
      * @return this builder
      */
     public Builder listenerExecutor(Executor value) {
+      Objects.requireNonNull(value, "listenerExecutor");
       once("listenerExecutor", listenerExecutor);
-      this.listenerExecutor = Objects.requireNonNull(value, "listenerExecutor");
-      made.add("listenerExecutor");
+      this.listenerExecutor = value;
       return this;
     }
 

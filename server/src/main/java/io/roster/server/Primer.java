@@ -74,8 +74,9 @@ final class Primer {
   static void prime() {
     try {
       run();
-    } catch (Exception | AssertionError e) {
-      log.warn("Priming the request paths failed (the first requests will be slower): {}", e.toString(), e);
+    } catch (Exception | LinkageError | AssertionError e) {
+      log.warn("Priming the request paths failed (the first requests will be slower): {}", e.toString());
+      log.debug("Priming failed", e);
     }
   }
 

@@ -18,13 +18,16 @@ import java.util.stream.Stream;
 public final class ClockReads {
 
   private static final Pattern CLOCK_READ = Pattern.compile(
-      "System\\s*(\\.|::)\\s*(nanoTime|currentTimeMillis)|Instant\\s*\\.\\s*now\\s*\\(|Clock\\s*\\.\\s*system");
+      "System\\s*(\\.|::)\\s*(nanoTime|currentTimeMillis)"
+          + "|(Instant|LocalDateTime|ZonedDateTime|OffsetDateTime|LocalDate|LocalTime)\\s*(\\.\\s*now\\s*\\(|::\\s*now)"
+          + "|Clock\\s*\\.\\s*system|new\\s+Date\\s*\\(\\s*\\)|import\\s+static\\s+java\\.lang\\.System\\.(nanoTime|currentTimeMillis|\\*)");
 
   private ClockReads() {}
 
   /**
    * "file:line: text" of every clock read in the Java files under {@code sources}, comments left
-   * out, except in the files named {@code seams}.
+   * out, except in {@code seams} (paths under {@code sources}, e.g. {@code
+   * io/roster/server/time/Deadline.java}).
    */
   public static List<String> in(Path sources, Set<String> seams) {
     if (!Files.isDirectory(sources)) {
@@ -33,12 +36,12 @@ public final class ClockReads {
     List<String> found = new ArrayList<>();
     try (Stream<Path> files = Files.walk(sources)) {
       for (Path f : files.filter(p -> p.toString().endsWith(".java")).toList()) {
-        if (seams.contains(f.getFileName().toString())) {
+        if (seams.contains(sources.relativize(f).toString().replace('\\', '/'))) {
           continue;
         }
         List<String> lines = Files.readAllLines(f);
         for (int i = 0; i < lines.size(); i++) {
-          String code = lines.get(i).replaceFirst("//.*$", "");
+          String code = lines.get(i).replaceFirst("(^|\\s)//.*$", "");
           if (!code.trim().startsWith("*") && CLOCK_READ.matcher(code).find()) {
             found.add(sources.relativize(f) + ":" + (i + 1) + ": " + lines.get(i).trim());
           }
