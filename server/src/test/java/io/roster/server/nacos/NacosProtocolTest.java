@@ -208,23 +208,7 @@ class NacosProtocolTest {
   @Test
   void aSetupThatIsRefusedEndsTheStreamSayingWhy() throws Exception {
     NacosConn c = new NacosConn(loopback);
-    CompletableFuture<Throwable> ended = new CompletableFuture<>();
-    StreamObserver<Payload> stream = BiRequestStreamGrpc.newStub(c.channel).requestBiStream(new StreamObserver<>() {
-      @Override
-      public void onNext(Payload p) {}
-
-      @Override
-      public void onError(Throwable t) {
-        ended.complete(t);
-      }
-
-      @Override
-      public void onCompleted() {
-        ended.complete(null);
-      }
-    });
-    stream.onNext(payload("ConnectionSetupRequest", "{\"labels\":{\"\":\"empty key\"},\"abilityTable\":{}}"));
-    Throwable t = ended.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+    Throwable t = setupEnding(c, "{\"labels\":{\"\":\"empty key\"},\"abilityTable\":{}}");
     assertThat(io.grpc.Status.fromThrowable(t).getCode()).isEqualTo(io.grpc.Status.Code.INVALID_ARGUMENT);
     assertThat(io.grpc.Status.fromThrowable(t).getDescription()).startsWith("ConnectionSetupRequest: labels key");
     assertThat(body(c.call("HealthCheckRequest", "{}")).get("errorCode").asInt()).isEqualTo(301);
@@ -236,7 +220,17 @@ class NacosProtocolTest {
    */
   @Test
   void aSetupGetsTheChecksOfEveryHello() throws Exception {
-    NacosConn c = new NacosConn(loopback);
+    Throwable t = setupEnding(new NacosConn(loopback),
+        "{\"clientVersion\":\"Nacos-Java-Client:v2.5.1\\nINFO forged\",\"labels\":{},\"abilityTable\":{}}");
+    assertThat(io.grpc.Status.fromThrowable(t).getCode()).isEqualTo(io.grpc.Status.Code.INVALID_ARGUMENT);
+    assertThat(io.grpc.Status.fromThrowable(t).getDescription())
+        .startsWith("ConnectionSetupRequest: clientVersion: \"Nacos-Java-Client:v2.5.1")
+        .contains("(expected: at most 64 printable characters)");
+    assertThat(loopback.server().sessions().count()).as("nothing opened").isZero();
+  }
+
+  /** Sends a ConnectionSetupRequest with {@code json} on a new stream; returns how the stream ended (null: completed). */
+  private static Throwable setupEnding(NacosConn c, String json) throws Exception {
     CompletableFuture<Throwable> ended = new CompletableFuture<>();
     StreamObserver<Payload> stream = BiRequestStreamGrpc.newStub(c.channel).requestBiStream(new StreamObserver<>() {
       @Override
@@ -252,14 +246,8 @@ class NacosProtocolTest {
         ended.complete(null);
       }
     });
-    stream.onNext(payload("ConnectionSetupRequest",
-        "{\"clientVersion\":\"Nacos-Java-Client:v2.5.1\\nINFO forged\",\"labels\":{},\"abilityTable\":{}}"));
-    Throwable t = ended.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
-    assertThat(io.grpc.Status.fromThrowable(t).getCode()).isEqualTo(io.grpc.Status.Code.INVALID_ARGUMENT);
-    assertThat(io.grpc.Status.fromThrowable(t).getDescription())
-        .startsWith("ConnectionSetupRequest: clientVersion: \"Nacos-Java-Client:v2.5.1")
-        .contains("(expected: at most 64 printable characters)");
-    assertThat(loopback.server().sessions().count()).as("nothing opened").isZero();
+    stream.onNext(payload("ConnectionSetupRequest", json));
+    return ended.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
   }
 
   @Test
