@@ -9,17 +9,14 @@ import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.ServerTransportFilter;
+import io.roster.server.session.Admission;
 import io.roster.server.session.Session;
 import io.roster.server.session.SessionManager;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.time.Duration;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
@@ -48,12 +45,8 @@ public final class NacosConnections extends ServerTransportFilter implements Ser
   /** Registered connections (ConnectionSetupRequest seen), by id. */
   private final Map<String, NacosConnection> registered = new ConcurrentHashMap<>();
   private final AtomicLong resets = new AtomicLong();
-  /** Why new connections are refused for now (a cluster member catching up or cut off), or null. */
-  private volatile String refusing;
-  /** Why new connections are refused for good (the server is stopping), or null. */
-  private volatile String stopping;
-  /** Completes once the server is stopping and every registered connection has ended. */
-  private final CompletableFuture<Void> allEnded = new CompletableFuture<>();
+  /** Whether new connections are welcome; the wait for the last one once stopping. */
+  private final Admission admission = new Admission(registered::isEmpty);
 
   NacosConnections(SessionManager sessions) {
     this.sessions = sessions;
@@ -108,23 +101,22 @@ public final class NacosConnections extends ServerTransportFilter implements Ser
   /** Forgets {@code c} (its stream ended). */
   void remove(NacosConnection c) {
     registered.remove(c.id(), c);
-    checkAllEnded();
+    admission.connectionEnded();
   }
 
   /** Why a new connection is refused now, or null when it is welcome. */
   String refusal() {
-    String s = stopping;
-    return s != null ? s : refusing;
+    return admission.refusal();
   }
 
   /** Refuses new connections for now ({@code reason}), or accepts them again ({@code null}). */
   void refuse(String reason) {
-    refusing = reason;
+    admission.refuse(reason);
   }
 
   /** Refuses new connections from now on: the server is stopping. */
   void refuseNew(String reason) {
-    stopping = reason;
+    admission.stop(reason);
   }
 
   /**
@@ -149,25 +141,12 @@ public final class NacosConnections extends ServerTransportFilter implements Ser
   void moveAll(String reason, Supplier<String> suggest) {
     refuseNew(reason);
     move(s -> true, suggest);
-    checkAllEnded();
+    admission.connectionEnded();
   }
 
   /** Waits until every connection has ended after {@link #moveAll}, or {@code timeout}. */
   boolean awaitAllEnded(Duration timeout) throws InterruptedException {
-    try {
-      allEnded.get(Math.max(0, timeout.toNanos()), TimeUnit.NANOSECONDS);
-      return true;
-    } catch (TimeoutException e) {
-      return false;
-    } catch (ExecutionException e) {
-      throw new IllegalStateException(e);
-    }
-  }
-
-  private void checkAllEnded() {
-    if (stopping != null && registered.isEmpty()) {
-      allEnded.complete(null);
-    }
+    return admission.awaitAllEnded(timeout);
   }
 
   /**

@@ -27,6 +27,7 @@ import io.roster.server.model.ServiceKey;
 import io.roster.server.push.Outbound;
 import io.roster.server.push.PushPayload;
 import io.roster.server.registry.WarmUp;
+import io.roster.server.session.Admission;
 import io.roster.server.session.Scope;
 import io.roster.server.session.Session;
 import io.roster.server.session.SessionInfo;
@@ -38,9 +39,6 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.function.BiFunction;
 import java.util.function.Function;
 import org.slf4j.Logger;
@@ -93,12 +91,8 @@ final class SessionService {
   private final Set<Call> calls = ConcurrentHashMap.newKeySet();
   private final Function<PushPayload, Object> encoder = SessionService::encodePush;
   private final int maxFrameBytes;
-  /** Why new sessions are refused (the server is stopping), or null. */
-  private volatile String stopping;
-  /** Why new sessions are refused for now (a cluster member catching up or cut off), or null. */
-  private volatile String refusing;
-  /** Completes once the server is stopping and every Connect stream has ended. */
-  private final CompletableFuture<Void> allEnded = new CompletableFuture<>();
+  /** Whether new sessions are welcome; the wait for the last Connect stream once stopping. */
+  private final Admission admission = new Admission(calls::isEmpty);
   private final WarmUp warmUp;
 
   /**
@@ -146,7 +140,7 @@ final class SessionService {
    * end with the server a moment later.
    */
   void refuseNew(String reason) {
-    stopping = reason;
+    admission.stop(reason);
   }
 
   /**
@@ -162,7 +156,7 @@ final class SessionService {
       c.write(ServerFrame.newBuilder()
           .setReconnect(Reconnect.newBuilder().setReason(reason).setSuggestedServer(suggest.get())).build());
     }
-    checkAllEnded();
+    admission.connectionEnded();
   }
 
   /**
@@ -170,7 +164,7 @@ final class SessionService {
    * ({@code null}): a cluster member that is catching up, or cut off from the majority.
    */
   void refuseSessions(String reason) {
-    refusing = reason;
+    admission.refuse(reason);
   }
 
   /**
@@ -208,20 +202,7 @@ final class SessionService {
    * @return whether they all ended in time
    */
   boolean awaitAllEnded(Duration timeout) throws InterruptedException {
-    try {
-      allEnded.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
-      return true;
-    } catch (TimeoutException e) {
-      return false;
-    } catch (ExecutionException e) {
-      throw new IllegalStateException(e);
-    }
-  }
-
-  private void checkAllEnded() {
-    if (stopping != null && calls.isEmpty()) {
-      allEnded.complete(null);
-    }
+    return admission.awaitAllEnded(timeout);
   }
 
   /** The warm-up ended: every session whose welcome said it was warming hears of it. */
@@ -239,7 +220,7 @@ final class SessionService {
 
   private StreamObserver<Object> open(StreamObserver<Object> responseObserver) {
     ServerCallStreamObserver<Object> out = (ServerCallStreamObserver<Object>) responseObserver;
-    String refused = stopping != null ? stopping : refusing;
+    String refused = admission.refusal();
     if (refused != null) {
       out.onError(Status.UNAVAILABLE.withDescription(refused + ": no new sessions here; connect to another server, "
           + "or to this address again once it is back").asRuntimeException());
@@ -537,7 +518,7 @@ final class SessionService {
     }
 
     private void hello(String requestId, Hello h) {
-      String refused = stopping != null ? stopping : refusing;
+      String refused = admission.refusal();
       if (refused != null) {
         throw new ProtocolViolation(Status.UNAVAILABLE.withDescription(refused
             + ": no new sessions here; connect to another server, or to this address again once it is back"));
@@ -655,7 +636,7 @@ final class SessionService {
               summary.subscriptions(), sessions.count());
         }
       }
-      checkAllEnded();
+      admission.connectionEnded();
     }
   }
 
