@@ -98,6 +98,14 @@ final class NacosConnection implements Outbound, ClientDetection.Watched {
    * serverPort} (both empty: the client's next server). From now on its end keeps its
    * instances for {@link #REDO_WAIT}.
    */
+  /** Asks the client to move: a {@code ConnectResetRequest} naming {@code suggestedServer} (see {@link NacosConnections#nacosServer}). */
+  @Override
+  public boolean move(String reason, String suggestedServer) {
+    String[] server = NacosConnections.nacosServer(suggestedServer);
+    reset(connections.nextResetId(), server[0], server[1]);
+    return true;
+  }
+
   void reset(String requestId, String serverIp, String serverPort) {
     moving = true;
     ObjectNode fields = NacosMapping.JSON.createObjectNode();

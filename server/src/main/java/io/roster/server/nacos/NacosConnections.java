@@ -128,13 +128,16 @@ public final class NacosConnections extends ServerTransportFilter implements Ser
     int asked = 0;
     for (NacosConnection c : registered.values()) {
       Session s = c.session();
-      if (s != null && which.test(s)) {
-        String[] server = nacosServer(suggest.get());
-        c.reset("reset-" + resets.incrementAndGet(), server[0], server[1]);
+      if (s != null && which.test(s) && c.move("", suggest.get())) {
         asked++;
       }
     }
     return asked;
+  }
+
+  /** A new {@code ConnectResetRequest}'s request id. */
+  String nextResetId() {
+    return "reset-" + resets.incrementAndGet();
   }
 
   /** The server is stopping: new connections are refused and every connection is asked to move. */

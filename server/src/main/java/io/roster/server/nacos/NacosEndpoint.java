@@ -8,12 +8,10 @@ import io.roster.proto.nacos.BiRequestStreamGrpc;
 import io.roster.proto.nacos.Payload;
 import io.roster.proto.nacos.RequestGrpc;
 import io.roster.server.registry.Registry;
-import io.roster.server.session.Session;
 import io.roster.server.session.SessionManager;
 import io.roster.server.time.Scheduler;
 import java.time.Duration;
 import java.util.List;
-import java.util.function.Predicate;
 import java.util.function.Supplier;
 
 /**
@@ -81,18 +79,10 @@ public final class NacosEndpoint {
   }
 
   /**
-   * Asks the connections whose session {@code which} selects to move ({@code
-   * ConnectResetRequest} naming the server {@code suggest} gives for each, a Roster client
-   * address {@code host:port}; empty: the client's next server). Returns how many were asked.
-   * A connection that then ends keeps its instances while its client redoes them elsewhere.
-   */
-  public int move(Predicate<Session> which, Supplier<String> suggest) {
-    return connections.move(which, suggest);
-  }
-
-  /**
    * The server is stopping: {@code ServerCheckRequest} and setups are refused from now on, and
-   * every connection is asked to move ({@code suggest} as for {@link #move}).
+   * every connection is asked to move (a {@code ConnectResetRequest} naming the server {@code suggest}
+   * gives for it, a Roster client address {@code host:port}; empty: the client's next server). A
+   * connection that then ends keeps its instances while its client redoes them elsewhere.
    */
   public void moveAll(String reason, Supplier<String> suggest) {
     connections.moveAll(reason, suggest);

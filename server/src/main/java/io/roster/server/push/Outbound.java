@@ -11,4 +11,16 @@ public interface Outbound {
 
   /** Writes one push. Never blocks; may be a no-op once the stream has ended. */
   void send(PushPayload payload);
+
+  /**
+   * Asks the client to move to {@code suggestedServer} ({@code host:port} of a client port, or
+   * empty for the client's own next server), for {@code reason}, in its protocol's words (a
+   * Roster {@code reconnect} frame, a Nacos {@code ConnectResetRequest}). The session stays
+   * until its client leaves. Never blocks; may be called from any thread.
+   *
+   * @return whether the client was asked; false for a transport that cannot ask (the default)
+   */
+  default boolean move(String reason, String suggestedServer) {
+    return false;
+  }
 }

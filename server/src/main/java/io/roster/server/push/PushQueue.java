@@ -55,6 +55,11 @@ public final class PushQueue {
    * @param ackTimeout how long a push may stay unacked before it is sent again; {@code null}
    *     for targets that never ack (Registry/Watch)
    */
+  /** Where this queue writes: the session's transport. */
+  public Outbound outbound() {
+    return outbound;
+  }
+
   public PushQueue(Outbound outbound, Scheduler scheduler, Duration ackTimeout) {
     this(outbound, scheduler, ackTimeout, null);
   }

@@ -161,8 +161,7 @@ public final class GrpcEndpoint {
    */
   public int moveSessions(String reason, java.util.function.Predicate<io.roster.server.session.Session> which,
       java.util.function.Supplier<String> suggest) {
-    int asked = sessionService.moveSessions(reason, which, suggest);
-    return nacos == null ? asked : asked + nacos.move(which, suggest);
+    return sessions.move(reason, which, suggest);
   }
 
   /** The bound port (useful when configured as 0). */
@@ -183,8 +182,7 @@ public final class GrpcEndpoint {
    * @return false when no open session has that connection id
    */
   public boolean askToMove(String connectionId, String suggestedServer, String reason) {
-    return sessionService.askToMove(connectionId, suggestedServer, reason)
-        || (nacos != null && nacos.move(s -> s.info().connectionId().equals(connectionId), () -> suggestedServer) > 0);
+    return sessions.move(reason, s -> s.info().connectionId().equals(connectionId), () -> suggestedServer) > 0;
   }
 
   /**

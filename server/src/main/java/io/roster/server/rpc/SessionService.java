@@ -168,35 +168,6 @@ final class SessionService {
   }
 
   /**
-   * Asks the sessions that {@code which} selects (by owner) to move: a {@code reconnect} frame
-   * naming {@code reason} and the server {@code suggest} names for each (empty: the client's
-   * own next server). The sessions stay until their clients leave.
-   */
-  int moveSessions(String reason, java.util.function.Predicate<Session> which,
-      java.util.function.Supplier<String> suggest) {
-    int asked = 0;
-    for (Call c : calls) {
-      Session s = c.session;
-      if (s != null && which.test(s)) {
-        c.write(ServerFrame.newBuilder().setReconnect(Reconnect.newBuilder().setReason(reason)
-            .setSuggestedServer(suggest.get())).build());
-        asked++;
-      }
-    }
-    return asked;
-  }
-
-  /**
-   * Asks one session to move: sends it a {@code reconnect} frame naming {@code suggestedServer}.
-   * The session is not ended here; the client says goodbye when it has moved.
-   *
-   * @return false when no open session has that connection id
-   */
-  boolean askToMove(String connectionId, String suggestedServer, String reason) {
-    return moveSessions(reason, s -> s.info().connectionId().equals(connectionId), () -> suggestedServer) > 0;
-  }
-
-  /**
    * Waits until every Connect stream has ended after {@link #reconnectAll}, or {@code timeout}.
    *
    * @return whether they all ended in time
@@ -379,6 +350,13 @@ final class SessionService {
     }
 
     // --- Outbound, for the session's PushQueue ---
+
+    @Override
+    public boolean move(String reason, String suggestedServer) {
+      write(ServerFrame.newBuilder().setReconnect(Reconnect.newBuilder().setReason(reason)
+          .setSuggestedServer(suggestedServer)).build());
+      return true;
+    }
 
     @Override
     public boolean isReady() {

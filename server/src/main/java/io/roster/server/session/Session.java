@@ -204,6 +204,16 @@ public final class Session {
   }
 
   /** The client applied a push. */
+  /**
+   * Asks this session's client to move to {@code suggestedServer} (empty: its own next server),
+   * whatever its protocol (see {@link io.roster.server.push.Outbound#move}).
+   *
+   * @return whether the client was asked
+   */
+  public boolean move(String reason, String suggestedServer) {
+    return queue.outbound().move(reason, suggestedServer);
+  }
+
   public void ack(String pushId) {
     queue.ack(pushId, false);
   }

@@ -198,6 +198,25 @@ public final class SessionManager {
     return summary;
   }
 
+  /**
+   * Asks the clients of the sessions {@code which} selects to move, whatever their protocol:
+   * each to the server {@code suggest} names for it (a cluster spreads them over its live
+   * members; empty: the client's own next server), for {@code reason}. The sessions stay until
+   * their clients leave.
+   *
+   * @return how many were asked
+   */
+  public int move(String reason, java.util.function.Predicate<Session> which,
+      java.util.function.Supplier<String> suggest) {
+    int asked = 0;
+    for (Session s : sessions.values()) {
+      if (which.test(s) && s.move(reason, suggest.get())) {
+        asked++;
+      }
+    }
+    return asked;
+  }
+
   /** Live sessions, oldest first. */
   public List<Session> all() {
     List<Session> list = new ArrayList<>(sessions.values());
