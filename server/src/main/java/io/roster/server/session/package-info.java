@@ -1,6 +1,9 @@
 /**
  * Connected clients ({@link io.roster.server.session.Session}): what each owns (as the owner
- * (this node, SESSION, connection id), through the registry's per-owner index), its limits,
- * and cleanup when it ends. Plain Java; the rpc layer drives it from the gRPC stream.
+ * (this node, kind, connection id), through the registry's per-owner index), its limits, and
+ * cleanup when it ends; whether new connections are welcome ({@link
+ * io.roster.server.session.Admission}); and moving a client elsewhere whatever its protocol
+ * ({@link io.roster.server.session.SessionManager#move}). Plain Java; the protocol adapters
+ * (rpc, nacos) drive it from their streams.
  */
 package io.roster.server.session;
