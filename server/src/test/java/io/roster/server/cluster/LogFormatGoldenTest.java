@@ -1,0 +1,137 @@
+package io.roster.server.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.roster.proto.cluster.v1.Batch;
+import io.roster.proto.cluster.v1.EndStaleOwners;
+import io.roster.proto.cluster.v1.MemberDown;
+import io.roster.proto.cluster.v1.MemberLoad;
+import io.roster.proto.cluster.v1.MemberStarted;
+import io.roster.server.model.Instance;
+import io.roster.server.model.InstanceKey;
+import io.roster.server.model.Owner;
+import io.roster.server.model.ServiceKey;
+import io.roster.server.registry.Claim;
+import io.roster.server.registry.Command;
+import io.roster.server.registry.Registry;
+import io.roster.server.registry.ServiceSettings;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A member's durable data keeps reading: log entries and snapshots written by every format
+ * version Roster has had are checked in under {@code src/test/resources/golden/} and must decode
+ * to the same values. A change to log.proto that breaks an old file fails here.
+ *
+ * <p>Files are added, never rewritten: when the format gains a version, {@link #main} writes that
+ * version's files next to the old ones (run it from the server module's directory with the
+ * version as argument), and a test for them is added here.
+ */
+class LogFormatGoldenTest {
+
+  static final ServiceKey ORDERS = ServiceKey.of("public", "DEFAULT_GROUP", "orders");
+  static final ServiceKey USERS = ServiceKey.of("tenant-a", "blue", "users");
+  static final Owner SESSION = new Owner("n1@k9x2", Owner.Kind.SESSION, "mx1-7");
+  static final Owner NACOS = new Owner("n2@k9x3", Owner.Kind.NACOS, "mx2-1");
+  static final Owner LEASE = new Owner("n3@k9x4", Owner.Kind.LEASE, "10.0.0.9#8080#DEFAULT");
+  static final Instance A = new Instance("10.0.0.1", 8080, 2.5, true, false, true, "east",
+      Map.of("zone", "a", "version", "1.4"), "");
+  static final Instance B = new Instance("10.0.0.2", 8080, 1.0, true, true, true, "DEFAULT", Map.of(), "");
+
+  /** Every registry command kind, and every membership command kind, in one batch. */
+  static Batch batch() {
+    List<Command<?>> registry = registryCommands();
+    Batch.Builder b = Batch.newBuilder().setOrigin("n1").setSequence(42).setIncarnation("k9x2")
+        .setTimeMicros(1_764_900_000_123_456L);
+    registry.forEach(c -> b.addCommands(LogCodec.encode(c)));
+    b.addCommands(io.roster.proto.cluster.v1.Command.newBuilder().setMemberStarted(MemberStarted.newBuilder()
+        .setMember("n2").setIncarnation("k9x3").setClientAddress("127.0.0.2:9858")));
+    b.addCommands(io.roster.proto.cluster.v1.Command.newBuilder().setMemberDown(MemberDown.newBuilder().setMember("n3")));
+    b.addCommands(io.roster.proto.cluster.v1.Command.newBuilder().setMemberLoad(MemberLoad.newBuilder()
+        .setMember("n1").setSessions(17)));
+    b.addCommands(io.roster.proto.cluster.v1.Command.newBuilder().setEndStaleOwners(EndStaleOwners.newBuilder()
+        .setMember("n3").setKeepIncarnation("k9x5")));
+    return b.build();
+  }
+
+  static List<Command<?>> registryCommands() {
+    List<Command<?>> c = new ArrayList<>();
+    c.add(new Command.Register(SESSION, ORDERS, A, new Claim("client-1", 1_764_900_000_000_001L)));
+    c.add(new Command.Deregister(SESSION, ORDERS, A.key()));
+    c.add(new Command.ReplaceOwned(NACOS, USERS, List.of(A, B), Claim.NONE));
+    c.add(new Command.RemoveOwned(NACOS, USERS));
+    c.add(new Command.RemoveOwner(LEASE));
+    c.add(new Command.UpdateInstance(ORDERS, new InstanceKey("10.0.0.2", 8080, "DEFAULT"), false, 3.0, null, true,
+        Map.of("k", "v"), true));
+    c.add(new Command.UpdateSettings(USERS, 0.4, false, Map.of("owner", "team-a")));
+    return c;
+  }
+
+  static Registry.Image image() {
+    return new Registry.Image(1_764_900_000_200_000L, 1_764_900_000_100_000L,
+        List.of(new Registry.ServiceImage(ORDERS, 1_764_900_000_150_000L, List.of(
+            new Registry.Held(SESSION, A.withId(ORDERS), new Claim("client-1", 7), false),
+            new Registry.Held(LEASE, B.withId(ORDERS), Claim.NONE, true)))),
+        Map.of(USERS, new ServiceSettings(0.4, Map.of("owner", "team-a"))));
+  }
+
+  static List<RegistryStateMachine.Member> members() {
+    return List.of(new RegistryStateMachine.Member("n1", "k9x2", "127.0.0.1:9848", false, 17),
+        new RegistryStateMachine.Member("n3", "k9x4", "127.0.0.3:9868", true, 0));
+  }
+
+  @Test
+  void aLogEntryOfFormatOneReadsAsWritten() throws IOException {
+    Batch read = Batch.parseFrom(golden("log-entry-v1.bin"));
+    assertThat(read.getOrigin()).isEqualTo("n1");
+    assertThat(read.getSequence()).isEqualTo(42);
+    assertThat(read.getIncarnation()).isEqualTo("k9x2");
+    assertThat(read.getTimeMicros()).isEqualTo(1_764_900_000_123_456L);
+    List<Command<?>> decoded = new ArrayList<>();
+    for (io.roster.proto.cluster.v1.Command c : read.getCommandsList()) {
+      Command<?> d = LogCodec.decode(c);
+      if (d != null) {
+        decoded.add(d);
+      }
+    }
+    assertThat(decoded).isEqualTo(registryCommands());
+    assertThat(read.getCommandsList().subList(decoded.size(), read.getCommandsCount()))
+        .isEqualTo(batch().getCommandsList().subList(decoded.size(), batch().getCommandsCount()));
+  }
+
+  @Test
+  void aSnapshotOfFormatOneReadsAsWritten() throws IOException {
+    SnapshotCodec.Loaded loaded;
+    try (InputStream in = Files.newInputStream(path("snapshot-v1.bin"))) {
+      loaded = SnapshotCodec.read(in);
+    }
+    assertThat(loaded.image()).isEqualTo(image());
+    assertThat(loaded.members()).isEqualTo(members());
+    assertThat(loaded.stale()).containsExactly("n3");
+  }
+
+  private static byte[] golden(String name) throws IOException {
+    return Files.readAllBytes(path(name));
+  }
+
+  private static Path path(String name) {
+    return Path.of("src/test/resources/golden", name);
+  }
+
+  /** Writes the golden files of the format this code writes, as version {@code args[0]}. */
+  public static void main(String[] args) throws IOException {
+    String v = args[0];
+    Files.createDirectories(path(""));
+    Files.write(path("log-entry-v" + v + ".bin"), batch().toByteArray());
+    ByteArrayOutputStream snapshot = new ByteArrayOutputStream();
+    SnapshotCodec.write(snapshot, image(), members(), List.of("n3"));
+    Files.write(path("snapshot-v" + v + ".bin"), snapshot.toByteArray());
+  }
+}
