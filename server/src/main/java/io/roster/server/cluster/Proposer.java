@@ -165,7 +165,7 @@ final class Proposer implements Writer {
    */
   private void flush() {
     List<Pending> taken = new ArrayList<>();
-    Batch.Builder b = Batch.newBuilder().setOrigin(member).setIncarnation(incarnation);
+    Batch.Builder b = Batch.newBuilder().setOrigin(member).setIncarnation(incarnation).setFormat(LogCodec.FORMAT);
     long seq;
     synchronized (this) {
       if (inFlight.size() >= MAX_IN_FLIGHT_BATCHES) {

@@ -161,7 +161,7 @@ final class RegistryStateMachine extends BaseStateMachine {
     File file = snapshot.getFile().getPath().toFile();
     SnapshotCodec.Loaded loaded;
     try (InputStream in = new BufferedInputStream(Files.newInputStream(file.toPath()), 1 << 16)) {
-      loaded = SnapshotCodec.read(in);
+      loaded = SnapshotCodec.read(in, "the snapshot " + file);
     }
     registry.restore(loaded.image());
     synchronized (this) {
@@ -185,6 +185,13 @@ final class RegistryStateMachine extends BaseStateMachine {
       log.error("Log entry {} is not a batch; skipped on every member", entry.getIndex(), e);
       updateLastAppliedTermIndex(entry.getTerm(), entry.getIndex());
       return CompletableFuture.completedFuture(Message.EMPTY);
+    }
+    try {
+      LogCodec.checkFormat(batch.getFormat(), "log entry " + entry.getIndex() + " (the Raft log under --data-dir)");
+    } catch (LogCodec.UnknownFormatException e) {
+      // Never skipped: applying the rest would leave this member's registry unlike the others'.
+      log.error("Cannot apply the log: {}", e.getMessage());
+      return CompletableFuture.failedFuture(e);
     }
     List<Object> results = new ArrayList<>(batch.getCommandsCount());
     clock.set(batch.getTimeMicros());

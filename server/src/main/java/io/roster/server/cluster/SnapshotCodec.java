@@ -33,7 +33,8 @@ final class SnapshotCodec {
       List<String> stale) throws IOException {
     SnapshotHeader.Builder header = SnapshotHeader.newBuilder()
         .setLastRevision(image.lastRevision()).setAbsentRevision(image.absentRevision())
-        .setServices(image.services().size()).setMembers(members.size()).addAllStaleMembers(stale);
+        .setServices(image.services().size()).setMembers(members.size()).addAllStaleMembers(stale)
+        .setFormat(LogCodec.FORMAT);
     image.settings().entrySet().stream().sorted(Map.Entry.comparingByKey()).forEach(e ->
         header.addSettings(SettingsState.newBuilder().setService(LogCodec.service(e.getKey()))
             .setProtectThreshold(e.getValue().protectThreshold()).putAllMetadata(e.getValue().metadata())));
@@ -54,11 +55,16 @@ final class SnapshotCodec {
     }
   }
 
-  static Loaded read(InputStream in) throws IOException {
+  /**
+   * @param what names the file in errors
+   * @throws LogCodec.UnknownFormatException for a format this code does not know
+   */
+  static Loaded read(InputStream in, String what) throws IOException {
     SnapshotHeader header = SnapshotHeader.parseDelimitedFrom(in);
     if (header == null) {
       throw new EOFException("an empty snapshot file");
     }
+    LogCodec.checkFormat(header.getFormat(), what);
     Map<ServiceKey, ServiceSettings> settings = new HashMap<>();
     for (SettingsState s : header.getSettingsList()) {
       settings.put(LogCodec.service(s.getService()), new ServiceSettings(s.getProtectThreshold(), s.getMetadataMap()));

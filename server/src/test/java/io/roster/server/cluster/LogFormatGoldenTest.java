@@ -110,11 +110,35 @@ class LogFormatGoldenTest {
   void aSnapshotOfFormatOneReadsAsWritten() throws IOException {
     SnapshotCodec.Loaded loaded;
     try (InputStream in = Files.newInputStream(path("snapshot-v1.bin"))) {
-      loaded = SnapshotCodec.read(in);
+      loaded = SnapshotCodec.read(in, "snapshot-v1.bin");
     }
     assertThat(loaded.image()).isEqualTo(image());
     assertThat(loaded.members()).isEqualTo(members());
     assertThat(loaded.stale()).containsExactly("n3");
+  }
+
+  @Test
+  void thisCodeWritesTheNewestFormatItKnows() throws IOException {
+    assertThat(batch().getFormat()).as("a batch built here carries no format until the proposer sets it").isZero();
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    SnapshotCodec.write(out, image(), members(), List.of("n3"));
+    assertThat(io.roster.proto.cluster.v1.SnapshotHeader.parseDelimitedFrom(new java.io.ByteArrayInputStream(
+        out.toByteArray())).getFormat()).isEqualTo(LogCodec.FORMAT);
+  }
+
+  /** A member never skips or misreads what a newer Roster wrote: it refuses, saying what and why. */
+  @Test
+  void aFormatNewerThanThisCodeIsRefusedNamingTheFileTheFormatAndWhatToDo() throws IOException {
+    assertThat(LogCodec.checkFormat(0, "x")).as("before formats were numbered").isEqualTo(1);
+    assertThat(LogCodec.checkFormat(LogCodec.FORMAT, "x")).isEqualTo(LogCodec.FORMAT);
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    io.roster.proto.cluster.v1.SnapshotHeader.newBuilder().setFormat(LogCodec.FORMAT + 1).build().writeDelimitedTo(out);
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> SnapshotCodec.read(
+            new java.io.ByteArrayInputStream(out.toByteArray()), "the snapshot /data/raft/sm/snapshot.1_2"))
+        .isInstanceOf(LogCodec.UnknownFormatException.class)
+        .hasMessage("the snapshot /data/raft/sm/snapshot.1_2 is in format " + (LogCodec.FORMAT + 1) + ", and this "
+            + "Roster reads formats up to " + LogCodec.FORMAT + ". Start this member with a Roster at least as new as "
+            + "the one that wrote it; nothing was skipped or deleted.");
   }
 
   private static byte[] golden(String name) throws IOException {

@@ -41,7 +41,7 @@ class SnapshotCodecTest {
 
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     SnapshotCodec.write(out, source.image(), members, List.of("m2:9849"));
-    SnapshotCodec.Loaded loaded = SnapshotCodec.read(new ByteArrayInputStream(out.toByteArray()));
+    SnapshotCodec.Loaded loaded = SnapshotCodec.read(new ByteArrayInputStream(out.toByteArray()), "a snapshot");
 
     assertThat(loaded.image()).isEqualTo(source.image());
     assertThat(loaded.members()).isEqualTo(members);
