@@ -189,8 +189,12 @@ final class RegistryStateMachine extends BaseStateMachine {
     try {
       LogCodec.checkFormat(batch.getFormat(), "log entry " + entry.getIndex() + " (the Raft log under --data-dir)");
     } catch (LogCodec.UnknownFormatException e) {
-      // Never skipped: applying the rest would leave this member's registry unlike the others'.
-      log.error("Cannot apply the log: {}", e.getMessage());
+      // Never skipped: applying what follows would leave this member's registry unlike the
+      // others'. The member stops at once (crash-only, as on running out of memory); its log and
+      // snapshots stay as they are for a newer Roster to read.
+      log.error("Cannot apply the log, stopping this member: {}", e.getMessage());
+      System.err.println("roster: cannot apply the log, stopping this member: " + e.getMessage());
+      Runtime.getRuntime().halt(2);
       return CompletableFuture.failedFuture(e);
     }
     List<Object> results = new ArrayList<>(batch.getCommandsCount());
