@@ -19,7 +19,6 @@ import io.roster.server.model.ServiceSnapshot;
 import io.roster.server.naming.Leases;
 import io.roster.server.naming.LogText;
 import io.roster.server.naming.Updates;
-import io.roster.server.registry.Command;
 import io.roster.server.registry.Registry;
 import io.roster.server.registry.Writer;
 import java.time.Duration;
@@ -157,9 +156,7 @@ public final class NacosHttpApi {
           + owner + "): it goes when that client deregisters it or disconnects; PUT enabled=false takes it out of "
           + "traffic");
     }
-    if (!await(leases.deregister(service, key))) {
-      await(writer.submit(new Command.RemoveOwner(owner))); // a lease another member holds
-    }
+    await(leases.endAnywhere(service, key, owner));
     return HttpResponse.text(200, "ok");
   }
 

@@ -248,6 +248,17 @@ public final class Leases implements AutoCloseable {
     return submitEnd(lease).thenApply(v -> true);
   }
 
+  /**
+   * Ends the lease {@code owner} of the instance {@code key} of {@code service} wherever it is
+   * held: here, or through the log on the member that holds it (an operator's deregistration may
+   * reach any member). Completes once the instance is gone.
+   */
+  public CompletableFuture<Void> endAnywhere(ServiceKey service, InstanceKey key, Owner owner) {
+    return deregister(service, key).thenCompose(here -> here
+        ? CompletableFuture.completedFuture(null)
+        : writer.submit(new Command.RemoveOwner(owner)));
+  }
+
   /** Whether this member holds a lease for the instance {@code key} of {@code service}. */
   public boolean holds(ServiceKey service, InstanceKey key) {
     return leases.containsKey(new Key(service, key));

@@ -249,4 +249,22 @@ class LeasesTest {
         .hasRootCauseInstanceOf(RegistryException.class);
     assertThat(l.count()).isEqualTo(1);
   }
+
+  /**
+   * An operator's deregistration of a heartbeat instance reaches it wherever its lease is held:
+   * this member ends its own lease; a lease another member holds is ended through the log.
+   */
+  @Test
+  void endAnywhereEndsAHeldLeaseHereAndAnotherMembersThroughTheLog() {
+    leases.register(orders, inst("10.0.0.1", 80, Map.of()), "10.0.0.1").join();
+    Owner here = registry.ownerOf(orders, key("10.0.0.1", 80));
+    leases.endAnywhere(orders, key("10.0.0.1", 80), here).join();
+    assertThat(stored("10.0.0.1", 80)).isNull();
+    assertThat(leases.count()).isZero();
+
+    Owner elsewhere = new Owner("n2@k1", Owner.Kind.LEASE, "10.0.0.2#80#DEFAULT");
+    registry.register(elsewhere, orders, inst("10.0.0.2", 80, Map.of()));
+    leases.endAnywhere(orders, key("10.0.0.2", 80), elsewhere).join();
+    assertThat(stored("10.0.0.2", 80)).isNull();
+  }
 }
