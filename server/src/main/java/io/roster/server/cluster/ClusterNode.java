@@ -12,10 +12,6 @@ import io.roster.server.time.Deadline;
 import io.roster.server.time.SystemScheduler;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.NetworkInterface;
-import java.net.SocketException;
-import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -167,9 +163,9 @@ public final class ClusterNode implements AutoCloseable {
     this.incarnation = incarnation;
     List<RaftPeer> peers = new ArrayList<>();
     for (Peer m : Peer.all(config.members())) {
-      peers.add(RaftPeer.newBuilder().setId(peerId(m.id())).setAddress(m.address()).build());
+      peers.add(RaftPeer.newBuilder().setId(Peer.peerId(m.id())).setAddress(m.address()).build());
     }
-    this.self = self(config);
+    this.self = Peer.self(config);
     this.memberId = self.id();
     this.group = RaftGroup.valueOf(GROUP_ID, peers);
     this.timer = new SystemScheduler("roster-cluster", 1);
@@ -184,7 +180,7 @@ public final class ClusterNode implements AutoCloseable {
         wallMicros, () -> unwritable, this::holdsEnds);
     this.stateMachine = new RegistryStateMachine(registry, clock, this::onApplied);
     this.server = RaftServer.newBuilder()
-        .setServerId(peerId(memberId))
+        .setServerId(Peer.peerId(memberId))
         .setGroup(group)
         .setProperties(props)
         .setStateMachine(stateMachine)
@@ -509,7 +505,7 @@ public final class ClusterNode implements AutoCloseable {
   /** The leader's part of the watch: members down, and owners whose grace is over. */
   private void lead(RoleInfoProto role, long silenceMs) {
     for (ServerRpcProto f : role.getLeaderInfo().getFollowerInfoList()) {
-      String id = member(f.getId().getId().toStringUtf8());
+      String id = Peer.member(f.getId().getId().toStringUtf8());
       RegistryStateMachine.Member m = stateMachine.member(id);
       if (m != null && !m.down() && f.getLastRpcElapsedTimeMs() > silenceMs) {
         log.warn("Member {} silent for {} ms: recording it down", id, f.getLastRpcElapsedTimeMs());
@@ -565,23 +561,23 @@ public final class ClusterNode implements AutoCloseable {
     RoleInfoProto role = info.getRoleInfoProto();
     Map<String, Long> contact = new HashMap<>();
     if (info.isLeader()) {
-      role.getLeaderInfo().getFollowerInfoList().forEach(f -> contact.put(member(f.getId().getId().toStringUtf8()),
+      role.getLeaderInfo().getFollowerInfoList().forEach(f -> contact.put(Peer.member(f.getId().getId().toStringUtf8()),
           f.getLastRpcElapsedTimeMs()));
     } else if (role.hasFollowerInfo() && role.getFollowerInfo().hasLeaderInfo()) {
       var l = role.getFollowerInfo().getLeaderInfo();
-      contact.put(member(l.getId().getId().toStringUtf8()), l.getLastRpcElapsedTimeMs());
+      contact.put(Peer.member(l.getId().getId().toStringUtf8()), l.getLastRpcElapsedTimeMs());
     }
     Map<String, Long> commits = new HashMap<>();
     for (CommitInfoProto c : division().getCommitInfos()) {
-      commits.put(member(c.getServer().getId().toStringUtf8()), c.getCommitIndex());
+      commits.put(Peer.member(c.getServer().getId().toStringUtf8()), c.getCommitIndex());
     }
     long top = commits.values().stream().mapToLong(Long::longValue).max().orElse(0);
-    String leader = info.getLeaderId() == null ? "" : member(info.getLeaderId().toString());
+    String leader = info.getLeaderId() == null ? "" : Peer.member(info.getLeaderId().toString());
     Map<String, RegistryStateMachine.Member> known = stateMachine.members().stream()
         .collect(Collectors.toMap(RegistryStateMachine.Member::id, m -> m));
     List<MemberView> views = new ArrayList<>();
     for (RaftPeer p : group.getPeers()) {
-      String id = member(p.getId().toString());
+      String id = Peer.member(p.getId().toString());
       RegistryStateMachine.Member m = known.get(id);
       boolean self = id.equals(memberId);
       views.add(new MemberView(id, self, id.equals(leader) ? "leader" : self ? info.getCurrentRole().name()
@@ -638,9 +634,9 @@ public final class ClusterNode implements AutoCloseable {
     }
     try {
       var reply = client.admin().transferLeadership(RaftPeerId.valueOf(next), timeout.toMillis());
-      log.info("Handed the lead to {} before stopping: {}", member(next), reply.isSuccess() ? "done" : reply.getException());
+      log.info("Handed the lead to {} before stopping: {}", Peer.member(next), reply.isSuccess() ? "done" : reply.getException());
     } catch (IOException | RuntimeException e) {
-      log.warn("Could not hand the lead to {} before stopping: {}", member(next), e.toString());
+      log.warn("Could not hand the lead to {} before stopping: {}", Peer.member(next), e.toString());
     }
   }
 
@@ -705,79 +701,6 @@ public final class ClusterNode implements AutoCloseable {
   }
 
   // --- Configuration ---
-
-  /**
-   * One entry of {@code --members}: {@code host:port} or {@code id=host:port}; the id defaults to
-   * {@code host:port}. Every member must list the same ids; the addresses are where this member
-   * reaches each one (a test may put a proxy there).
-   */
-  record Peer(String id, String host, int port) {
-    static Peer parse(String entry) {
-      int eq = entry.indexOf('=');
-      String address = entry.substring(eq + 1);
-      int colon = address.lastIndexOf(':');
-      return new Peer(eq < 0 ? address : entry.substring(0, eq), address.substring(0, colon),
-          Integer.parseInt(address.substring(colon + 1)));
-    }
-
-    static List<Peer> all(List<String> entries) {
-      return entries.stream().map(Peer::parse).toList();
-    }
-
-    String address() {
-      return host + ":" + port;
-    }
-  }
-
-  /**
-   * This node's entry of {@code --members}: the one whose id is {@code --node-id}, or whose
-   * host is, or else the one whose port is {@code --peer-port} on an address of this machine.
-   */
-  static Peer self(ServerConfig config) {
-    List<Peer> members = Peer.all(config.members());
-    String id = config.nodeId();
-    for (Peer m : members) {
-      if (m.id().equals(id) || m.host().equals(id) || m.address().equals(id)) {
-        return m;
-      }
-    }
-    List<Peer> local = new ArrayList<>();
-    for (Peer m : members) {
-      if (m.port() == config.peerPort() && isLocal(m.host())) {
-        local.add(m);
-      }
-    }
-    if (local.size() == 1) {
-      return local.get(0);
-    }
-    throw new IllegalArgumentException("members: none of " + config.members() + " is this node (--node-id \"" + id
-        + "\", --peer-port " + config.peerPort() + "); list this node, or set --node-id to its entry's id or host");
-  }
-
-  /**
-   * A member's Raft peer id: its id with ':' as '_' (Ratis names JMX beans after it, and ':' is
-   * not allowed there); ids have no '_' after their last ':', so the last '_' maps back.
-   */
-  static RaftPeerId peerId(String member) {
-    int colon = member.lastIndexOf(':');
-    return RaftPeerId.valueOf(colon < 0 ? member : member.substring(0, colon) + "_" + member.substring(colon + 1));
-  }
-
-  /** The member id of a Raft peer id. */
-  static String member(String peerId) {
-    int cut = peerId.lastIndexOf('_');
-    return cut < 0 || !peerId.substring(cut + 1).matches("[0-9]+") ? peerId
-        : peerId.substring(0, cut) + ":" + peerId.substring(cut + 1);
-  }
-
-  private static boolean isLocal(String host) {
-    try {
-      InetAddress a = InetAddress.getByName(host);
-      return a.isLoopbackAddress() || a.isAnyLocalAddress() || NetworkInterface.getByInetAddress(a) != null;
-    } catch (UnknownHostException | SocketException e) {
-      return false;
-    }
-  }
 
   /**
    * Ratis settings, chosen for a registry's small, ephemeral entries (docs/cluster.md): the log
