@@ -3,7 +3,16 @@
  * the registry as a {@link io.roster.server.registry.Command}. Each member applies the committed
  * entries in order with the same registry code and pushes to its own subscribers as it applies;
  * the leader decides, in the log, when a member is down and when the owners it held end
- * (docs/cluster.md; decisions 26 and 27). With {@code rpc} and {@code nacos}, it is one of the
+ * (docs/cluster.md; decisions 26 and 27).
+ *
+ * <p>{@link io.roster.server.cluster.ClusterNode} is the adapter to Ratis: it owns the Raft
+ * server, the {@link io.roster.server.cluster.LogClient} and the settings, reads the facts of each
+ * moment and carries out what the {@link io.roster.server.cluster.Membership} policy decides
+ * (who can write, who is down, whose owners end, balance), which knows nothing of Ratis and is
+ * tested on a fake clock. {@link io.roster.server.cluster.Proposer} gathers this member's
+ * changes into entries; {@link io.roster.server.cluster.RegistryStateMachine} applies them;
+ * {@link io.roster.server.cluster.LogCodec} and {@link io.roster.server.cluster.SnapshotCodec}
+ * are the durable format (decision 58). With {@code rpc} and {@code nacos}, it is one of the
  * server packages that speak protobuf.
  */
 package io.roster.server.cluster;
