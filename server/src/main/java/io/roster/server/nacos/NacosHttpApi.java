@@ -18,6 +18,7 @@ import io.roster.server.model.ServiceKey;
 import io.roster.server.model.ServiceSnapshot;
 import io.roster.server.naming.Leases;
 import io.roster.server.naming.LogText;
+import io.roster.server.naming.ServiceLists;
 import io.roster.server.naming.Updates;
 import io.roster.server.registry.Registry;
 import io.roster.server.registry.Writer;
@@ -60,6 +61,9 @@ public final class NacosHttpApi {
   static final int OK = 10200;
   static final int RESOURCE_NOT_FOUND = 20404;
   static final int MAX_PAGE_SIZE = 1000;
+  /** The service list's parameters, as its errors name them. */
+  private static final ServiceLists.Fields LIST_FIELDS =
+      new ServiceLists.Fields("namespaceId", "groupName", "pageNo", "pageSize");
 
   private final Registry registry;
   private final Writer writer;
@@ -263,12 +267,9 @@ public final class NacosHttpApi {
 
   /** GET /service/list: one page of the service names of a namespace and group. */
   private HttpResponse services(HttpRequest r) {
-    String namespace = r.param("namespaceId", Names.DEFAULT_NAMESPACE);
-    String group = r.param("groupName", Names.DEFAULT_GROUP);
-    ServiceKey probe = service(namespace, group, "probe");
-    int pageNo = r.intParam("pageNo", 1, 1, Integer.MAX_VALUE / MAX_PAGE_SIZE);
-    int pageSize = r.intParam("pageSize", 10, 1, MAX_PAGE_SIZE);
-    Registry.ServicePage page = registry.listServices(probe.namespace(), probe.group(), pageNo, pageSize);
+    Registry.ServicePage page = ServiceLists.page(registry, LIST_FIELDS, r.param("namespaceId", Names.DEFAULT_NAMESPACE),
+        r.param("groupName", Names.DEFAULT_GROUP), r.intParam("pageNo", 1, 1, Integer.MAX_VALUE),
+        r.intParam("pageSize", 10, 1, MAX_PAGE_SIZE), MAX_PAGE_SIZE);
     ObjectNode o = NacosMapping.JSON.createObjectNode();
     o.put("count", page.total());
     var doms = o.putArray("doms");

@@ -12,6 +12,7 @@ import io.roster.server.model.RegistryException;
 import io.roster.server.model.ServiceKey;
 import io.roster.server.model.ServiceSnapshot;
 import io.roster.server.naming.Hellos;
+import io.roster.server.naming.ServiceLists;
 import io.roster.server.registry.Registry;
 import io.roster.server.session.Scope;
 import io.roster.server.session.Session;
@@ -42,6 +43,9 @@ final class NacosService {
   private static final Logger log = LoggerFactory.getLogger(NacosService.class);
 
   /** How a {@code ConnectionSetupRequest} names the fields of a hello, in its errors. */
+  /** {@code ServiceListRequest}'s fields, as its errors name them. */
+  private static final ServiceLists.Fields LIST_FIELDS =
+      new ServiceLists.Fields("namespace", "groupName", "pageNo", "pageSize");
   private static final Hellos.Fields SETUP_FIELDS =
       new Hellos.Fields("connectionId", "tenant", "labels.AppName", "clientVersion", "labels");
 
@@ -220,19 +224,11 @@ final class NacosService {
    */
   private CompletableFuture<Payload> listServices(JsonNode body) {
     String namespace = NacosMapping.text(body, "namespace");
-    namespace = namespace.isEmpty() ? Names.DEFAULT_NAMESPACE : namespace;
-    Names.checkSimpleName("namespace", namespace, Names.MAX_NAMESPACE);
     String group = NacosMapping.text(body, "groupName");
-    group = group.isEmpty() ? Names.DEFAULT_GROUP : group;
-    Names.checkSimpleName("groupName", group, Names.MAX_GROUP);
-    int pageNo = positiveInt(body, "pageNo", "a page number from 1");
-    int pageSize = positiveInt(body, "pageSize", "1.." + Integer.MAX_VALUE);
-    // Spring Cloud Alibaba asks for page 1 of Integer.MAX_VALUE names: fine. A page that starts
-    // past what an int can skip is past the end whatever the registry holds.
-    boolean pastTheEnd = (long) (pageNo - 1) * pageSize > Integer.MAX_VALUE;
-    Registry.ServicePage page = pastTheEnd
-        ? registry.listServices(namespace, group, 1, 0)
-        : registry.listServices(namespace, group, pageNo, pageSize);
+    Registry.ServicePage page = ServiceLists.page(registry, LIST_FIELDS,
+        namespace.isEmpty() ? Names.DEFAULT_NAMESPACE : namespace, group.isEmpty() ? Names.DEFAULT_GROUP : group,
+        positiveInt(body, "pageNo", "a page number from 1"), positiveInt(body, "pageSize", "1.." + Integer.MAX_VALUE),
+        Integer.MAX_VALUE);
     ObjectNode fields = NacosMapping.JSON.createObjectNode();
     fields.put("count", page.total());
     var names = fields.putArray("serviceNames");

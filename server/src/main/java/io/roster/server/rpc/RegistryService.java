@@ -21,6 +21,7 @@ import io.roster.server.model.Names;
 import io.roster.server.model.RegistryException;
 import io.roster.server.model.ServiceKey;
 import io.roster.server.model.ServiceSnapshot;
+import io.roster.server.naming.ServiceLists;
 import io.roster.server.naming.Updates;
 import io.roster.server.push.Outbound;
 import io.roster.server.push.PushEngine;
@@ -115,19 +116,11 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
     ListServicesResponse.Builder b = ListServicesResponse.newBuilder();
     try {
       String namespace = req.getNamespace().isEmpty() ? Names.DEFAULT_NAMESPACE : req.getNamespace();
-      Names.checkSimpleName("namespace", namespace, Names.MAX_NAMESPACE);
-      if (!req.getGroup().isEmpty()) {
-        Names.checkSimpleName("group", req.getGroup(), Names.MAX_GROUP);
-      }
-      int pageNo = req.getPageNo() == 0 ? 1 : req.getPageNo();
-      int pageSize = req.getPageSize() == 0 ? DEFAULT_PAGE_SIZE : req.getPageSize();
-      if (pageSize < 0 || pageSize > MAX_PAGE_SIZE) {
-        throw RegistryException.invalid("page_size", Integer.toUnsignedLong(req.getPageSize()), "1.." + MAX_PAGE_SIZE);
-      }
-      if (pageNo < 0 || (long) (pageNo - 1) * pageSize > Integer.MAX_VALUE) {
-        throw RegistryException.invalid("page_no", Integer.toUnsignedLong(req.getPageNo()), "a page number from 1");
-      }
-      Registry.ServicePage page = registry.listServices(namespace, req.getGroup(), pageNo, pageSize);
+      // uint32 on the wire; 0 is "not set".
+      long pageNo = req.getPageNo() == 0 ? 1 : Integer.toUnsignedLong(req.getPageNo());
+      long pageSize = req.getPageSize() == 0 ? DEFAULT_PAGE_SIZE : Integer.toUnsignedLong(req.getPageSize());
+      Registry.ServicePage page = ServiceLists.page(registry, ServiceLists.Fields.ROSTER, namespace, req.getGroup(),
+          pageNo, pageSize, MAX_PAGE_SIZE);
       b.setTotal(page.total());
       page.services().forEach(k -> b.addServices(ProtoMapper.toProto(k)));
     } catch (RuntimeException e) {
