@@ -5,6 +5,7 @@ import io.roster.server.cluster.EntryClock;
 import io.roster.server.config.ServerConfig;
 import io.roster.server.http.HttpEndpoint;
 import io.roster.server.model.Owner;
+import io.roster.server.nacos.NacosEndpoint;
 import io.roster.server.nacos.NacosHttpApi;
 import io.roster.server.naming.Leases;
 import io.roster.server.push.PushEngine;
@@ -101,10 +102,12 @@ public final class RosterServer implements AutoCloseable {
     if (warmUp.isWarm()) {
       registry.recordDepartures(false);
     }
+    NacosEndpoint nacos = new NacosEndpoint(sessions, registry, scheduler, config.keepaliveTime(),
+        config.keepaliveTimeout());
     this.endpoint = new GrpcEndpoint(config, registry, engine, sessions, scheduler,
         cluster != null ? port -> cluster.ownerNode() : port -> nodeHost(config.host()) + ":" + port + "@" + boot,
-        VERSION, warmUp, cluster, new io.roster.server.nacos.NacosEndpoint(sessions, registry, scheduler,
-            config.keepaliveTime(), config.keepaliveTimeout()));
+        VERSION, warmUp, cluster,
+        List.of(new GrpcEndpoint.Guest(nacos.services(), nacos.transportFilter(), nacos, cluster != null)));
     if (cluster != null) {
       endpoint.refuse("this cluster member is catching up with the log", true);
     }

@@ -58,7 +58,7 @@ import org.slf4j.LoggerFactory;
  * <p>A member reports itself caught up once it has applied its own {@code member_started}
  * entry: everything the group had committed before it joined is applied by then.
  */
-public final class ClusterNode implements AutoCloseable {
+public final class ClusterNode implements Members, AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(ClusterNode.class);
   static final Duration WATCH_EVERY = Duration.ofMillis(250);
@@ -217,7 +217,7 @@ public final class ClusterNode implements AutoCloseable {
     return caughtUp;
   }
 
-  /** Null when this member can take writes, else why not. */
+  @Override
   public String unwritable() {
     return membership.unwritable();
   }
@@ -335,7 +335,7 @@ public final class ClusterNode implements AutoCloseable {
     return membership.suggest(stateMachine.members());
   }
 
-  /** What this member knows of every member, for Admin/ListMembers. */
+  @Override
   public List<MemberView> members() {
     DivisionInfo info = division().getInfo();
     RoleInfoProto role = info.getRoleInfoProto();
@@ -368,16 +368,6 @@ public final class ClusterNode implements AutoCloseable {
     }
     return views;
   }
-
-  /**
-   * One member as this member sees it.
-   *
-   * @param lastContactMs ms since this member last heard from it (0 for itself, -1 unknown)
-   * @param lag how many log entries its commit index is behind the highest known (-1 unknown)
-   * @param sessions the sessions it last reported to the log
-   */
-  public record MemberView(String id, boolean self, String role, String clientAddress, String incarnation,
-      boolean down, long lastContactMs, long lag, int sessions) {}
 
   /** The index of the last entry applied here. */
   public long appliedIndex() {

@@ -8,6 +8,7 @@ import io.roster.proto.nacos.BiRequestStreamGrpc;
 import io.roster.proto.nacos.Payload;
 import io.roster.proto.nacos.RequestGrpc;
 import io.roster.server.registry.Registry;
+import io.roster.server.session.Door;
 import io.roster.server.session.SessionManager;
 import io.roster.server.time.Scheduler;
 import java.time.Duration;
@@ -23,7 +24,7 @@ import java.util.function.Supplier;
  * Connections end with their transports, so stopping the gRPC server ends them all; {@link
  * #moveAll} asks them to leave first.
  */
-public final class NacosEndpoint {
+public final class NacosEndpoint implements Door {
 
   private final NacosConnections connections;
   private final NacosService service;
@@ -84,21 +85,25 @@ public final class NacosEndpoint {
    * gives for it, a Roster client address {@code host:port}; empty: the client's next server). A
    * connection that then ends keeps its instances while its client redoes them elsewhere.
    */
+  @Override
   public void moveAll(String reason, Supplier<String> suggest) {
     connections.moveAll(reason, suggest);
   }
 
   /** Refuses new connections from now on (the server is about to stop); the present ones stay. */
+  @Override
   public void refuseNew(String reason) {
     connections.refuseNew(reason);
   }
 
   /** Refuses new connections for now ({@code reason}: a cluster member catching up or cut off), or again accepts them ({@code null}). */
+  @Override
   public void refuse(String reason) {
     connections.refuse(reason);
   }
 
   /** Waits until every connection has ended after {@link #moveAll}, or {@code timeout}; true if they all did. */
+  @Override
   public boolean awaitAllEnded(Duration timeout) throws InterruptedException {
     return connections.awaitAllEnded(timeout);
   }

@@ -3,7 +3,7 @@ package io.roster.server.rpc;
 import io.roster.proto.v1.ListMembersRequest;
 import io.roster.proto.v1.ListMembersResponse;
 import io.roster.proto.v1.MemberInfo;
-import io.roster.server.cluster.ClusterNode;
+import io.roster.server.cluster.Members;
 
 import io.grpc.stub.StreamObserver;
 import io.roster.proto.v1.AdminGrpc;
@@ -27,10 +27,10 @@ import java.util.concurrent.CompletableFuture;
 final class AdminService extends AdminGrpc.AdminImplBase {
 
   private final SessionManager sessions;
-  /** This server as a cluster member, or null when standalone. */
-  private final ClusterNode cluster;
+  /** The cluster as this member sees it, or null when standalone. */
+  private final Members cluster;
 
-  AdminService(SessionManager sessions, ClusterNode cluster) {
+  AdminService(SessionManager sessions, Members cluster) {
     this.sessions = sessions;
     this.cluster = cluster;
   }
@@ -43,7 +43,7 @@ final class AdminService extends AdminGrpc.AdminImplBase {
     } else {
       String why = cluster.unwritable();
       b.setWritable(why == null).setUnwritableReason(why == null ? "" : why);
-      for (ClusterNode.MemberView m : cluster.members()) {
+      for (Members.MemberView m : cluster.members()) {
         b.addMembers(MemberInfo.newBuilder().setId(m.id()).setSelf(m.self()).setRole(m.role())
             .setClientAddress(m.clientAddress()).setIncarnation(m.incarnation()).setDown(m.down())
             .setLastContactMs(m.lastContactMs()).setLag(m.lag()).setSessions(m.sessions()));

@@ -9,25 +9,32 @@ import io.grpc.protobuf.services.ProtoReflectionServiceV1;
 import io.roster.proto.v1.AdminGrpc;
 import io.roster.proto.v1.RegistryGrpc;
 import io.roster.proto.v1.SessionGrpc;
+import io.grpc.ServerServiceDefinition;
+import io.grpc.ServerTransportFilter;
+import io.roster.server.cluster.Members;
 import io.roster.server.config.ServerConfig;
 import io.roster.server.push.PushEngine;
 import io.roster.server.registry.Registry;
 import io.roster.server.registry.WarmUp;
-import io.roster.server.time.Deadline;
+import io.roster.server.session.Door;
 import io.roster.server.session.SessionManager;
+import io.roster.server.time.Deadline;
 import io.roster.server.time.Scheduler;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
-import java.util.function.IntFunction;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntFunction;
+import java.util.function.Predicate;
+import java.util.function.Supplier;
 
 /**
  * The client-facing gRPC server: Session, Registry, Admin, health and reflection on one
- * port, with the Nacos 2.x services ({@code Request}, {@code BiRequestStream}) when given a
- * {@link io.roster.server.nacos.NacosEndpoint}, and HTTP/2 keepalive that drops silent peers.
- * Owns the Netty server.
+ * port, with the services of other protocols that share it ({@link Guest}: the Nacos 2.x
+ * services), and HTTP/2 keepalive that drops silent peers. Owns the Netty server, and drives the
+ * {@link Door} of every protocol on its port alike: refused, moved, awaited.
  */
 public final class GrpcEndpoint {
 
@@ -43,13 +50,26 @@ public final class GrpcEndpoint {
   private final RegistryService registryService;
   private final IntFunction<String> nodeId;
   private final SessionManager sessions;
-  /** The Nacos 2.x services on the same port, or null. */
-  private final io.roster.server.nacos.NacosEndpoint nacos;
-  /** A cluster member: a stopping one has other members to send Nacos clients to, and waits for them. */
-  private final boolean clustered;
+  /** The door of every protocol on this port: the Roster protocol's first, then each guest's. */
+  private final List<Door> doors = new ArrayList<>();
+  /** The doors whose connections a stop waits for: see {@link Guest#awaitOnStop}. */
+  private final List<Door> awaited = new ArrayList<>();
   private final HealthStatusManager health = new HealthStatusManager();
   private volatile String refused;
   private volatile boolean started;
+
+  /**
+   * Another protocol served on this port.
+   *
+   * @param services its gRPC services
+   * @param filter its transport filter (it sees each connection come and go), or null
+   * @param door its connections, driven with the Roster protocol's sessions
+   * @param awaitOnStop whether a stop waits for its connections to leave: a cluster member's
+   *     have other members to move to; a standalone server's may have nowhere to go (a Nacos
+   *     client whose list names only this server), and waiting would only delay the stop
+   */
+  public record Guest(List<ServerServiceDefinition> services, ServerTransportFilter filter, Door door,
+      boolean awaitOnStop) {}
 
   /**
    * @param nodeId this node's id given the bound port, told to clients in {@code welcome}
@@ -57,36 +77,35 @@ public final class GrpcEndpoint {
    */
   public GrpcEndpoint(ServerConfig config, Registry registry, PushEngine engine, SessionManager sessions,
       Scheduler scheduler, IntFunction<String> nodeId, String version, WarmUp warmUp) {
-    this(config, registry, engine, sessions, scheduler, nodeId, version, warmUp, null);
-  }
-
-  /** @param cluster this server as a cluster member (Admin/ListMembers), or null when standalone */
-  public GrpcEndpoint(ServerConfig config, Registry registry, PushEngine engine, SessionManager sessions,
-      Scheduler scheduler, IntFunction<String> nodeId, String version, WarmUp warmUp,
-      io.roster.server.cluster.ClusterNode cluster) {
-    this(config, registry, engine, sessions, scheduler, nodeId, version, warmUp, cluster, null);
+    this(config, registry, engine, sessions, scheduler, nodeId, version, warmUp, null, List.of());
   }
 
   /**
-   * @param nacos the Nacos 2.x services served on the same port (docs/nacos-compat.md), or null
-   *     for none
+   * @param cluster the cluster as this member sees it (Admin/ListMembers), or null when standalone
+   * @param guests the other protocols served on this port (docs/nacos-compat.md)
    */
   public GrpcEndpoint(ServerConfig config, Registry registry, PushEngine engine, SessionManager sessions,
-      Scheduler scheduler, IntFunction<String> nodeId, String version, WarmUp warmUp,
-      io.roster.server.cluster.ClusterNode cluster, io.roster.server.nacos.NacosEndpoint nacos) {
+      Scheduler scheduler, IntFunction<String> nodeId, String version, WarmUp warmUp, Members cluster,
+      List<Guest> guests) {
     this.nodeId = nodeId;
     this.sessions = sessions;
-    this.nacos = nacos;
-    this.clustered = cluster != null;
     this.registryService = new RegistryService(registry, sessions.writer(), engine, scheduler, sessions.limits(),
         warmUp);
     this.sessionService = new SessionService(sessions, registryService::answer, config.keepaliveTime(),
         config.keepaliveTimeout(), config.pushAckTimeout(), scheduler, version, config.maxMessageSize(), warmUp);
+    doors.add(sessionService);
+    awaited.add(sessionService);
     Connections connections = new Connections(sessions);
     NettyServerBuilder builder = NettyServerBuilder.forAddress(new InetSocketAddress(config.host(), config.port()));
-    if (nacos != null) {
-      builder.addTransportFilter(nacos.transportFilter());
-      nacos.services().forEach(builder::addService);
+    for (Guest guest : guests) {
+      if (guest.filter() != null) {
+        builder.addTransportFilter(guest.filter());
+      }
+      guest.services().forEach(builder::addService);
+      doors.add(guest.door());
+      if (guest.awaitOnStop()) {
+        awaited.add(guest.door());
+      }
     }
     this.server = builder
         // Session frames over --max-message-size are refused by SessionService with a status
@@ -143,10 +162,7 @@ public final class GrpcEndpoint {
    */
   public synchronized void refuse(String reason, boolean catchingUp) {
     refused = reason;
-    sessionService.refuseSessions(reason);
-    if (nacos != null) {
-      nacos.refuse(reason);
-    }
+    doors.forEach(d -> d.refuse(reason));
     registryService.catchingUp(catchingUp ? reason : null);
     registryService.cutOff(catchingUp ? null : reason);
     if (started) {
@@ -159,8 +175,7 @@ public final class GrpcEndpoint {
    * suggest} names for each; Nacos connections get a {@code ConnectResetRequest}); returns how
    * many were asked.
    */
-  public int moveSessions(String reason, java.util.function.Predicate<io.roster.server.session.Session> which,
-      java.util.function.Supplier<String> suggest) {
+  public int moveSessions(String reason, Predicate<io.roster.server.session.Session> which, Supplier<String> suggest) {
     return sessions.move(reason, which, suggest);
   }
 
@@ -192,17 +207,14 @@ public final class GrpcEndpoint {
    */
   public void refuseNewSessions() {
     health.enterTerminalState();
-    sessionService.refuseNew("server shutting down");
-    if (nacos != null) {
-      nacos.refuseNew("server shutting down");
-    }
+    doors.forEach(d -> d.refuseNew("server shutting down"));
   }
 
   /**
-   * Stops gracefully: NOT_SERVING, {@code reconnect} to every session (a {@code
-   * ConnectResetRequest} to every Nacos connection), no new sessions or calls; returns as soon
-   * as every session (and, on a cluster member, every Nacos connection) has left, or cuts
-   * whatever is left once {@code grace} is over.
+   * Stops gracefully: NOT_SERVING, every connection of every protocol asked to move (a {@code
+   * reconnect} to every session, a {@code ConnectResetRequest} to every Nacos connection), no new
+   * sessions or calls; returns as soon as every session (and every guest's connection whose stop
+   * is awaited) has left, or cuts whatever is left once {@code grace} is over.
    */
   public void shutdown(Duration grace) throws InterruptedException {
     shutdown(grace, () -> "");
@@ -212,7 +224,7 @@ public final class GrpcEndpoint {
    * Same, suggesting to each session the server {@code suggest} names (a cluster member names
    * the live members in turn, so that its clients spread over them).
    */
-  public void shutdown(Duration grace, java.util.function.Supplier<String> suggest) throws InterruptedException {
+  public void shutdown(Duration grace, Supplier<String> suggest) throws InterruptedException {
     shutdown(grace, suggest, () -> { });
   }
 
@@ -220,21 +232,15 @@ public final class GrpcEndpoint {
    * Same, running {@code beforeCut} once the sessions have left or the grace is over, before
    * the sessions still open are cut (a cluster member then keeps their owners out of the log).
    */
-  public void shutdown(Duration grace, java.util.function.Supplier<String> suggest, Runnable beforeCut)
+  public void shutdown(Duration grace, Supplier<String> suggest, Runnable beforeCut)
       throws InterruptedException {
     Deadline deadline = Deadline.after(grace);
     health.enterTerminalState();
     registryService.stop("server shutting down");
-    sessionService.reconnectAll("server shutting down", suggest);
-    if (nacos != null) {
-      nacos.moveAll("server shutting down", suggest);
-    }
+    doors.forEach(d -> d.moveAll("server shutting down", suggest));
     server.shutdown();
-    sessionService.awaitAllEnded(deadline.remaining());
-    if (nacos != null && clustered) {
-      // A standalone server has nowhere to send them: a Nacos client whose list names only this
-      // server cannot move, and waiting for it would only delay the stop by the whole grace.
-      nacos.awaitAllEnded(deadline.remaining());
+    for (Door d : awaited) {
+      d.awaitAllEnded(deadline.remaining());
     }
     beforeCut.run();
     // Every session has left (or the grace is over). What remains are idle connections and

@@ -28,6 +28,7 @@ import io.roster.server.push.Outbound;
 import io.roster.server.push.PushPayload;
 import io.roster.server.registry.WarmUp;
 import io.roster.server.session.Admission;
+import io.roster.server.session.Door;
 import io.roster.server.session.Scope;
 import io.roster.server.session.Session;
 import io.roster.server.session.SessionInfo;
@@ -55,7 +56,7 @@ import org.slf4j.LoggerFactory;
  * outbound side is ready, so a client that writes but never reads cannot make the server
  * buffer answers without bound.
  */
-final class SessionService {
+final class SessionService implements Door {
 
   private static final Logger log = LoggerFactory.getLogger(SessionService.class);
   private static final int MAX_REQUEST_ID = 64;
@@ -136,10 +137,11 @@ final class SessionService {
   /**
    * The server is about to stop: new Connect streams (and a hello on a stream opened just before)
    * are refused with UNAVAILABLE from now on, while the sessions already here stay until {@link
-   * #reconnectAll}. A session welcomed now would take its client's instances (its redo) only to
+   * #moveAll}. A session welcomed now would take its client's instances (its redo) only to
    * end with the server a moment later.
    */
-  void refuseNew(String reason) {
+  @Override
+  public void refuseNew(String reason) {
     admission.stop(reason);
   }
 
@@ -150,7 +152,8 @@ final class SessionService {
    * suggest} names for it (a cluster spreads them over the live members), or, when it names
    * none, to the client's next server.
    */
-  void reconnectAll(String reason, java.util.function.Supplier<String> suggest) {
+  @Override
+  public void moveAll(String reason, java.util.function.Supplier<String> suggest) {
     refuseNew(reason);
     for (Call c : calls) {
       c.write(ServerFrame.newBuilder()
@@ -163,16 +166,18 @@ final class SessionService {
    * Refuses new sessions with UNAVAILABLE for now ({@code reason}), or accepts them again
    * ({@code null}): a cluster member that is catching up, or cut off from the majority.
    */
-  void refuseSessions(String reason) {
+  @Override
+  public void refuse(String reason) {
     admission.refuse(reason);
   }
 
   /**
-   * Waits until every Connect stream has ended after {@link #reconnectAll}, or {@code timeout}.
+   * Waits until every Connect stream has ended after {@link #moveAll}, or {@code timeout}.
    *
    * @return whether they all ended in time
    */
-  boolean awaitAllEnded(Duration timeout) throws InterruptedException {
+  @Override
+  public boolean awaitAllEnded(Duration timeout) throws InterruptedException {
     return admission.awaitAllEnded(timeout);
   }
 
