@@ -155,14 +155,7 @@ public final class RosterServer implements AutoCloseable {
 
     @Override
     public int shed(int count, String to) {
-      // The newest of the sessions that have settled here: one opened in the last seconds may be
-      // a client in the middle of a move (its redo not yet applied), which must not be moved again.
-      long settled = scheduler.currentTimeMillis() - SETTLED_FOR.toMillis();
-      List<io.roster.server.session.Session> all = sessions.all().stream()
-          .filter(s -> s.info().connectedAtMillis() <= settled).toList();
-      Set<io.roster.server.session.Session> chosen = new HashSet<>(all.subList(Math.max(0, all.size() - count),
-          all.size()));
-      return endpoint.moveSessions("balancing the cluster: please move to " + to, chosen::contains, () -> to);
+      return sessions.shed(count, SETTLED_FOR, "balancing the cluster: please move to " + to, to);
     }
   }
 

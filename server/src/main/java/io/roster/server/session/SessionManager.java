@@ -14,8 +14,10 @@ import io.roster.server.time.Scheduler;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
@@ -215,6 +217,20 @@ public final class SessionManager {
       }
     }
     return asked;
+  }
+
+  /**
+   * Balance: asks up to {@code count} of the newest sessions that have been here for at least
+   * {@code settledFor} to move to {@code to}. A session opened more recently may be a client in
+   * the middle of a move, its redo not applied yet, which must not be moved again (decision 33).
+   *
+   * @return how many were asked
+   */
+  public int shed(int count, Duration settledFor, String reason, String to) {
+    long settled = scheduler.currentTimeMillis() - settledFor.toMillis();
+    List<Session> all = all().stream().filter(s -> s.info().connectedAtMillis() <= settled).toList();
+    Set<Session> chosen = new HashSet<>(all.subList(Math.max(0, all.size() - count), all.size()));
+    return move(reason, chosen::contains, () -> to);
   }
 
   /** Live sessions, oldest first. */
