@@ -1,18 +1,13 @@
 package io.roster.bench;
 
-import io.grpc.ManagedChannel;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.roster.bench.driver.BenchClient;
 import io.roster.bench.driver.Endpoint;
 import io.roster.bench.driver.RosterDriver;
-import io.roster.proto.v1.AdminGrpc;
-import io.roster.proto.v1.ConnectionInfo;
 import io.roster.proto.v1.GetServiceRequest;
-import io.roster.proto.v1.ListConnectionsRequest;
-import io.roster.proto.v1.ListConnectionsResponse;
 import io.roster.proto.v1.QueryInstancesRequest;
 import io.roster.proto.v1.RegistryGrpc;
 import io.roster.proto.v1.ServiceKey;
+import io.roster.server.testing.process.LocalCluster;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -25,6 +20,8 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.IntFunction;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * The cluster workloads W10-W12: each starts its own three-member
@@ -38,37 +35,37 @@ import java.util.function.IntFunction;
 final class ClusterWorkloads {
 
   private static final double MIB = 1024 * 1024;
+  private static final int SIZE = 3;
 
   private final Args args;
   private final LocalCluster cluster;
-  private final RosterDriver[] drivers = new RosterDriver[LocalCluster.SIZE];
-  private final ManagedChannel[] channels = new ManagedChannel[LocalCluster.SIZE];
-  private final long[] cpu0 = new long[LocalCluster.SIZE];
-  private final long[] cpuSum = new long[LocalCluster.SIZE];
+  private final RosterDriver[] drivers = new RosterDriver[SIZE];
+  private final long[] cpu0 = new long[SIZE];
+  private final long[] cpuSum = new long[SIZE];
   private final List<RosterDriver> extraDrivers = new ArrayList<>();
-  private final long[] rssAfter = new long[LocalCluster.SIZE];
-  private final long[] rssSettled = new long[LocalCluster.SIZE];
+  private final long[] rssAfter = new long[SIZE];
+  private final long[] rssSettled = new long[SIZE];
   private int settleSeconds;
   private String loadAverage = "?";
 
   private ClusterWorkloads(Args args, LocalCluster cluster) {
     this.args = args;
     this.cluster = cluster;
-    for (int i = 0; i < LocalCluster.SIZE; i++) {
+    for (int i = 0; i < SIZE; i++) {
       // Each client's server list starts with the member it should use, then the others.
       drivers[i] = new RosterDriver(cluster.servers(i), RosterDriver.MassMode.SDK);
-      channels[i] = NettyChannelBuilder.forAddress(cluster.node(i).host, cluster.node(i).port).usePlaintext().build();
     }
   }
 
   /** Starts a cluster, runs workload {@code id} on it, reports, stops the cluster. */
   static Result run(Args args, Path jar, Path logDir, String id) throws Exception {
     Result r = new Result(id, title(id, args));
-    try (LocalCluster c = LocalCluster.start(jar, args.serverJvm, logDir, id, List.of())) {
+    try (LocalCluster c = LocalCluster.builder(LocalServer.launcher(jar, args.serverJvm, logDir)).size(SIZE)
+        .logName(id).gcLogs().startTimeout(Duration.ofSeconds(90)).start()) {
       Workloads.parkMillis(args.size("cluster-idle-seconds") * 1000L); // idle: no client at all
-      long[] idle = new long[LocalCluster.SIZE];
-      for (int i = 0; i < LocalCluster.SIZE; i++) {
-        idle[i] = c.node(i).rssBytes();
+      long[] idle = new long[SIZE];
+      for (int i = 0; i < SIZE; i++) {
+        idle[i] = c.node(i).rssKib() * 1024;
       }
       ClusterWorkloads w = new ClusterWorkloads(args, c);
       try {
@@ -202,7 +199,7 @@ final class ClusterWorkloads {
     double last = 0;
     for (int round = 1; round <= rounds; round++) {
       final int rd = round;
-      List<BenchClient> clients = connectAll(nClients, i -> drivers[i % LocalCluster.SIZE].client("warm-r" + rd + "-" + i));
+      List<BenchClient> clients = connectAll(nClients, i -> drivers[i % SIZE].client("warm-r" + rd + "-" + i));
       try {
         Workloads.Burst b = Workloads.burst(clients, perClient, "warm-r" + rd + "-svc-", args.size("w12-services"),
             "10.12.", true, () -> { });
@@ -226,7 +223,7 @@ final class ClusterWorkloads {
     int leader = cluster.leader();
     int victim = leader >= 0 ? leader : 0;
     List<Integer> survivors = new ArrayList<>();
-    for (int i = 0; i < LocalCluster.SIZE; i++) {
+    for (int i = 0; i < SIZE; i++) {
       if (i != victim) {
         survivors.add(i);
       }
@@ -238,14 +235,14 @@ final class ClusterWorkloads {
     try {
       // Live clients: client i starts on node i mod 3 (with every node in its list) and owns port 10000+i.
       List<BenchClient> clients = connectAll(nClients, i -> {
-        BenchClient c = drivers[i % LocalCluster.SIZE].client("w11-client-" + i);
+        BenchClient c = drivers[i % SIZE].client("w11-client-" + i);
         retry(Duration.ofSeconds(60), () -> c.register("w11-svc-" + (i % services),
             new Endpoint("10.11." + (i / 250) + "." + (i % 250 + 1), 10000 + i)));
         return c;
       });
       all.addAll(clients);
       Set<String> movers = new HashSet<>();
-      for (int i = victim; i < nClients; i += LocalCluster.SIZE) {
+      for (int i = victim; i < nClients; i += SIZE) {
         movers.add("w11-client-" + i);
       }
       // Providers that die with the node: child JVMs connected to it alone, port 30000+j.
@@ -346,7 +343,7 @@ final class ClusterWorkloads {
       int leaderAtKill = cluster.leader(); // leadership may have moved during setup
       startMeasuring();
       long t0 = System.nanoTime();
-      cluster.kill9(victim);
+      cluster.node(victim).kill9();
       // The providers die with the node: killed after it, so that it never sees them go.
       for (ChildProvider p : doomed) {
         p.kill9();
@@ -358,7 +355,7 @@ final class ClusterWorkloads {
       while (System.nanoTime() < deadline) {
         Set<String> seen = new HashSet<>();
         for (int s : survivors) {
-          seen.addAll(clientIds(s));
+          seen.addAll(cluster.clientIds(s));
         }
         if (seen.containsAll(movers)) {
           rehomed = System.nanoTime() - t0;
@@ -401,7 +398,7 @@ final class ClusterWorkloads {
         }
       }
       r.row("killed node", "node " + (victim + 1) + (leader >= 0 ? ", the Raft leader when setup began" : "")
-          + "; leader just before the kill (Ratis JMX LeaderId): "
+          + "; leader just before the kill (the member whose Ratis group info says LEADER): "
           + (leaderAtKill >= 0 ? "node " + (leaderAtKill + 1) : "unknown"));
       r.row("kill -9 -> all " + movers.size() + " live clients of the node have a session on a survivor",
           rehomed < 0 ? "not within 60 s" : String.format("%.0f ms", rehomed / 1e6),
@@ -431,27 +428,6 @@ final class ClusterWorkloads {
     }
   }
 
-  /** Client ids of the sessions on member {@code node}, every page of Admin/ListConnections. */
-  private Set<String> clientIds(int node) {
-    Set<String> ids = new HashSet<>();
-    try {
-      AdminGrpc.AdminBlockingStub admin = AdminGrpc.newBlockingStub(channels[node]);
-      for (int page = 1; ; page++) {
-        ListConnectionsResponse resp = admin.withDeadlineAfter(2, TimeUnit.SECONDS)
-            .listConnections(ListConnectionsRequest.newBuilder().setPageNo(page).setPageSize(100).build());
-        for (ConnectionInfo c : resp.getConnectionsList()) {
-          ids.add(c.getClientId());
-        }
-        if (resp.getConnectionsCount() == 0 || (long) page * 100 >= resp.getTotal()) {
-          break;
-        }
-      }
-    } catch (RuntimeException e) {
-      // not answering right now: the next poll asks again
-    }
-    return ids;
-  }
-
   // ---- W12 cluster register ----
 
   private void w12Register(Result r) throws Exception {
@@ -466,7 +442,7 @@ final class ClusterWorkloads {
     for (int round = 1; round <= rounds; round++) {
       final int rd = round;
       String prefix = "w12-r" + rd + "-svc-";
-      List<BenchClient> clients = connectAll(nClients, i -> drivers[i % LocalCluster.SIZE].client("w12-r" + rd + "-" + i));
+      List<BenchClient> clients = connectAll(nClients, i -> drivers[i % SIZE].client("w12-r" + rd + "-" + i));
       try {
         long[] own0 = new long[1];
         Workloads.Burst burst = Workloads.burst(clients, perClient, prefix, services, "10.12.", true, () -> {
@@ -480,7 +456,7 @@ final class ClusterWorkloads {
         List<Long> lat = burst.latencies();
         rates[round - 1] = total / (elapsed / 1e9);
         long serverCpu = 0;
-        for (int i = 0; i < LocalCluster.SIZE; i++) {
+        for (int i = 0; i < SIZE; i++) {
           serverCpu += cluster.node(i).cpuMillis() - cpu0[i];
         }
         // Every node holds every registration: per node, GetService on every service of the round
@@ -491,8 +467,8 @@ final class ClusterWorkloads {
             expected[(c * perClient + j) % services]++;
           }
         }
-        long[] held = new long[LocalCluster.SIZE];
-        parallel(LocalCluster.SIZE, LocalCluster.SIZE, n -> held[n] = awaitCounts(n, prefix, expected, tEnd));
+        long[] held = new long[SIZE];
+        parallel(SIZE, SIZE, n -> held[n] = awaitCounts(n, prefix, expected, tEnd));
         long all = 0;
         for (long h : held) {
           all = all < 0 || h < 0 ? -1 : Math.max(all, h);
@@ -503,8 +479,8 @@ final class ClusterWorkloads {
         long s0 = System.nanoTime();
         retry(Duration.ofSeconds(60), () -> clients.get(0).register("w12-r" + rd + "-sentinel",
             new Endpoint("10.12.255.1", 1)));
-        long[] sent = new long[LocalCluster.SIZE];
-        parallel(LocalCluster.SIZE, LocalCluster.SIZE, n -> sent[n] = awaitSentinel(n, "w12-r" + rd + "-sentinel", s0));
+        long[] sent = new long[SIZE];
+        parallel(SIZE, SIZE, n -> sent[n] = awaitSentinel(n, "w12-r" + rd + "-sentinel", s0));
         long sentAll = 0;
         for (long v : sent) {
           sentAll = sentAll < 0 || v < 0 ? -1 : Math.max(sentAll, v);
@@ -539,7 +515,7 @@ final class ClusterWorkloads {
 
   /** Nanoseconds from {@code from} until member {@code n} counts every instance of the round; -1 after 60 s. */
   private long awaitCounts(int n, String prefix, int[] expected, long from) {
-    RegistryGrpc.RegistryBlockingStub reg = RegistryGrpc.newBlockingStub(channels[n]);
+    RegistryGrpc.RegistryBlockingStub reg = RegistryGrpc.newBlockingStub(cluster.channel(n));
     List<Integer> pending = new ArrayList<>();
     for (int s = 0; s < expected.length; s++) {
       pending.add(s);
@@ -560,7 +536,7 @@ final class ClusterWorkloads {
 
   /** Nanoseconds from {@code from} until member {@code n} answers a query with the sentinel; -1 after 60 s. */
   private long awaitSentinel(int n, String service, long from) {
-    RegistryGrpc.RegistryBlockingStub reg = RegistryGrpc.newBlockingStub(channels[n]);
+    RegistryGrpc.RegistryBlockingStub reg = RegistryGrpc.newBlockingStub(cluster.channel(n));
     long deadline = from + TimeUnit.SECONDS.toNanos(60);
     while (System.nanoTime() < deadline) {
       try {
@@ -579,16 +555,16 @@ final class ClusterWorkloads {
   // ---- per-node rows ----
 
   private void startMeasuring() {
-    for (int i = 0; i < LocalCluster.SIZE; i++) {
-      cpu0[i] = cluster.node(i).alive() ? cluster.node(i).cpuMillis() : 0;
+    for (int i = 0; i < SIZE; i++) {
+      cpu0[i] = cluster.node(i).isAlive() ? cluster.node(i).cpuMillis() : 0;
     }
   }
 
   private void stopMeasuring() {
-    for (int i = 0; i < LocalCluster.SIZE; i++) {
-      if (cluster.node(i).alive()) {
+    for (int i = 0; i < SIZE; i++) {
+      if (cluster.node(i).isAlive()) {
         cpuSum[i] += cluster.node(i).cpuMillis() - cpu0[i];
-        rssAfter[i] = cluster.node(i).rssBytes();
+        rssAfter[i] = cluster.node(i).rssKib() * 1024;
       }
     }
     loadAverage = loadAverage();
@@ -600,15 +576,14 @@ final class ClusterWorkloads {
       return;
     }
     Workloads.parkMillis(seconds * 1000L);
-    for (int i = 0; i < LocalCluster.SIZE; i++) {
-      rssSettled[i] = cluster.node(i).alive() ? cluster.node(i).rssBytes() : 0;
+    for (int i = 0; i < SIZE; i++) {
+      rssSettled[i] = cluster.node(i).isAlive() ? cluster.node(i).rssKib() * 1024 : 0;
     }
     settleSeconds = seconds;
   }
 
   private void nodeRows(Result r, long[] idle) {
-    for (int i = 0; i < LocalCluster.SIZE; i++) {
-      LocalCluster.Node n = cluster.node(i);
+    for (int i = 0; i < SIZE; i++) {
       String name = "node " + (i + 1) + ": ";
       r.row(name + "idle RSS after start", String.format("%.0f MiB", idle[i] / MIB), "<= 150 MB", idle[i] <= 150e6);
       r.row(name + "RSS at the end of the load", rssAfter[i] > 0 ? String.format("%.0f MiB", rssAfter[i] / MIB)
@@ -621,14 +596,44 @@ final class ClusterWorkloads {
           r.row(what, "- (killed)");
         }
       }
-      double pause = LocalCluster.maxGcPauseMillis(n.gcLog);
+      double pause = maxGcPauseMillis(cluster.gcLog(i));
       r.row(name + "largest GC pause of the run", Double.isNaN(pause) ? "no pause logged"
-          : String.format("%.1f ms (of %d pauses)", pause, LocalCluster.gcPauses(n.gcLog)), "<= 50 ms",
+          : String.format("%.1f ms (of %d pauses)", pause, gcPauses(cluster.gcLog(i))), "<= 50 ms",
           Double.isNaN(pause) || pause <= 50);
-      r.row(name + "server CPU, measured phase(s)", cluster.node(i).alive()
+      r.row(name + "server CPU, measured phase(s)", cluster.node(i).isAlive()
           ? String.format("%.2f s", cpuSum[i] / 1000.0) : "- (killed)");
     }
     r.row("load average (1/5/15 min) at the end of the measured phase", loadAverage);
+  }
+
+  private static final Pattern PAUSE = Pattern.compile("Pause.*?(\\d+(?:\\.\\d+)?)ms\\s*$");
+
+  /** The largest GC pause in a member's {@code -Xlog:gc} file, milliseconds; NaN when the log has no pause. */
+  static double maxGcPauseMillis(Path gcLog) {
+    double max = Double.NaN;
+    try {
+      for (String line : Files.readAllLines(gcLog)) {
+        Matcher m = PAUSE.matcher(line);
+        if (m.find()) {
+          double ms = Double.parseDouble(m.group(1));
+          if (Double.isNaN(max) || ms > max) {
+            max = ms;
+          }
+        }
+      }
+    } catch (IOException e) {
+      return Double.NaN;
+    }
+    return max;
+  }
+
+  /** Number of GC pauses in the log. */
+  static int gcPauses(Path gcLog) {
+    try {
+      return (int) Files.readAllLines(gcLog).stream().filter(l -> PAUSE.matcher(l).find()).count();
+    } catch (IOException e) {
+      return 0;
+    }
   }
 
   static String loadAverage() {
@@ -660,9 +665,8 @@ final class ClusterWorkloads {
 
   private void close() {
     extraDrivers.forEach(RosterDriver::close);
-    for (int i = 0; i < LocalCluster.SIZE; i++) {
+    for (int i = 0; i < SIZE; i++) {
       drivers[i].close();
-      channels[i].shutdownNow();
     }
   }
 

@@ -4,12 +4,13 @@ import io.roster.bench.driver.BenchClient;
 import io.roster.bench.driver.Driver;
 import io.roster.bench.driver.Drivers;
 import io.roster.bench.driver.RosterDriver;
+import io.roster.server.testing.process.Ports;
+import io.roster.server.testing.process.ServerProcess;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 /**
  * The {@code warmkill} workload: a provider killed with -9 inside a fresh server's warm-up (the
@@ -33,13 +34,12 @@ final class WarmUpKill {
     List<Long> killedAfter = new ArrayList<>();
     Files.createDirectories(logDir);
     for (int trial = 0; trial < trials; trial++) {
-      int port = LocalServer.freePort();
+      int port = Ports.free();
       long spawned = System.nanoTime();
-      Process server = LocalServer.launch(jar, args.serverJvm, "127.0.0.1", port,
-          List.of("--warm-up", "5s"), logDir.resolve("warmkill-" + trial + "-server.log"));
+      ServerProcess server = LocalServer.launcher(jar, args.serverJvm, logDir)
+          .launch("warmkill-" + trial + "-server", "127.0.0.1", port, List.of(), List.of("--warm-up", "5s"));
       try (Driver driver = Drivers.create("roster", "127.0.0.1:" + port, RosterDriver.MassMode.SDK)) {
-        LocalServer.awaitServing(server, "127.0.0.1", port, logDir.resolve("warmkill-" + trial + "-server.log"),
-            Duration.ofSeconds(30));
+        server.awaitServing(Duration.ofSeconds(30));
         try (BenchClient sub = driver.client("warmkill-subscriber")) {
           Tracker t = new Tracker();
           sub.subscribe("warmkill-svc", t::onList);
@@ -67,10 +67,7 @@ final class WarmUpKill {
           }
         }
       } finally {
-        server.destroy();
-        if (!server.waitFor(15, TimeUnit.SECONDS)) {
-          server.destroyForcibly();
-        }
+        server.close(); // SIGTERM, SIGKILL after 15 s
       }
     }
     r.row("kill -9 inside the warm-up -> subscriber sees it gone", Stats.ofNanosAsMillis(latencies).format("ms"));

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import io.roster.client.Instance;
 import io.roster.client.RosterClient;
 import io.roster.server.config.ServerConfig;
+import io.roster.server.testing.process.LocalCluster;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -16,9 +17,9 @@ import java.util.Random;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Chaos against three real members with peer links through freezable proxies and
@@ -46,7 +47,8 @@ class ChaosTest {
   private static final String PROBE_SERVICE = "chaos-probe";
   private static final Path SUMMARY = Path.of("target", "chaos-summary.txt");
 
-  private final Closer closing = new Closer();
+  @RegisterExtension
+  final LocalClusterExtension local = new LocalClusterExtension();
   private final List<ClientsProcess> jvms = new ArrayList<>();
   private final Map<String, Integer> actions = new TreeMap<>();
   private LocalCluster cluster;
@@ -55,14 +57,6 @@ class ChaosTest {
   private int perJvm;
   /** The JVMs started first that are never killed: their clients live throughout. */
   private int witnesses;
-
-  @AfterEach
-  void tearDown() throws Exception {
-    closing.close();
-    if (cluster != null) {
-      cluster.close();
-    }
-  }
 
   /**
    * The short variant, in make test: 60 clients, about 25 s of the same chaos (SIGSTOP included
@@ -86,16 +80,16 @@ class ChaosTest {
     perJvm = clientsPerJvm;
     witnesses = jvmCount / 2;
     System.out.printf("chaos: seed %d, %d x %d clients, %s%n", seed, jvmCount, clientsPerJvm, duration);
-    cluster = LocalCluster.startWithLinks();
+    cluster = local.startWithLinks();
     for (int j = 0; j < jvmCount; j++) {
       startJvm();
     }
     jvms.forEach(ClientsProcess::awaitRegistered);
     List<EventLog> subscribers = new ArrayList<>();
-    for (int m = 0; m < LocalCluster.SIZE; m++) {
+    for (int m = 0; m < cluster.size(); m++) {
       RosterClient c = RosterClient.builder().serverAddresses(cluster.servers(m)).clientId("sub-" + m)
           .requestTimeout(Timing.seconds(10)).build();
-      closing.add(c);
+      local.closing(c);
       subscribers.add(EventLog.subscribe("subscriber on member " + m, c, SERVICE));
     }
     Set<String> initial = truth();
@@ -163,7 +157,7 @@ class ChaosTest {
   // --- Actions ---
 
   private void memberAction() throws Exception {
-    int m = random.nextInt(LocalCluster.SIZE);
+    int m = random.nextInt(cluster.size());
     Duration hold = Duration.ofMillis(1000 + random.nextInt(5000));
     int action = random.nextInt(4);
     switch (action) {
@@ -186,7 +180,7 @@ class ChaosTest {
         cluster.restart(m);
       }
       default -> {
-        int other = (m + 1 + random.nextInt(LocalCluster.SIZE - 1)) % LocalCluster.SIZE;
+        int other = (m + 1 + random.nextInt(cluster.size() - 1)) % cluster.size();
         count("freeze-link", m + "-" + other + " for " + hold.toMillis() + " ms");
         cluster.freeze(m, other);
         meanwhile(hold);
@@ -230,7 +224,7 @@ class ChaosTest {
 
   private void startJvm() {
     ClientsProcess p = new ClientsProcess(cluster.servers(0), SERVICE, perJvm, "10.0.5.1", 20_000 + 100 * nextJvm++);
-    closing.add(p);
+    local.closing(p);
     jvms.add(p);
   }
 
@@ -240,7 +234,7 @@ class ChaosTest {
    * disturbance, and the next one may start.
    */
   private void awaitEveryMemberWritable() {
-    for (int m = 0; m < LocalCluster.SIZE; m++) {
+    for (int m = 0; m < cluster.size(); m++) {
       int member = m;
       await("member " + m + " takes writes").atMost(Timing.seconds(60)).pollInterval(Duration.ofMillis(200))
           .ignoreExceptions().untilAsserted(() -> {

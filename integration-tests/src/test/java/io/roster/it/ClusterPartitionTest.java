@@ -5,18 +5,19 @@ import static org.awaitility.Awaitility.await;
 
 import io.roster.client.Instance;
 import io.roster.client.RosterClient;
+import io.roster.server.testing.process.LocalCluster;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
 import org.awaitility.core.ConditionTimeoutException;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Partitions between real members. Every peer link goes through proxies that can
- * freeze it ({@link LocalCluster#startWithLinks}); clients reach the members directly. Six
+ * freeze it ({@link LocalClusterExtension#startWithLinks}); clients reach the members directly. Six
  * providers (two preferring each member) stay alive throughout, so every listener event at every
  * subscriber must hold all six, and once the links heal every member's registry must hold
  * exactly them.
@@ -24,18 +25,11 @@ import org.junit.jupiter.api.Test;
 class ClusterPartitionTest {
 
   private static final String SERVICE = "partition-svc";
-  private final Closer closing = new Closer();
+  @RegisterExtension
+  final LocalClusterExtension local = new LocalClusterExtension();
   private final Set<String> live = new TreeSet<>();
   private final List<EventLog> subscribers = new ArrayList<>();
   private LocalCluster cluster;
-
-  @AfterEach
-  void tearDown() throws Exception {
-    closing.close();
-    if (cluster != null) {
-      cluster.close();
-    }
-  }
 
   /**
    * The link between members 0 and 1 frozen for 30 s (each still reaches member 2), then
@@ -91,15 +85,15 @@ class ClusterPartitionTest {
   }
 
   private void startWithProviders() {
-    cluster = LocalCluster.startWithLinks("--member-grace", "5s");
-    for (int m = 0; m < LocalCluster.SIZE; m++) {
+    cluster = local.startWithLinks("--member-grace", "5s");
+    for (int m = 0; m < cluster.size(); m++) {
       for (int k = 0; k < 2; k++) {
         int port = 9000 + 10 * m + k;
         client(cluster.servers(m), "p-" + m + "-" + k).registerInstance(SERVICE, Instance.of("10.0.2.1", port));
         live.add("10.0.2.1:" + port);
       }
     }
-    for (int m = 0; m < LocalCluster.SIZE; m++) {
+    for (int m = 0; m < cluster.size(); m++) {
       subscribers.add(EventLog.subscribe("subscriber on member " + m, client(cluster.servers(m), "sub-" + m), SERVICE));
     }
     await().atMost(Timing.seconds(10)).until(() -> subscribers.stream().allMatch(s -> s.latest().equals(live)));
@@ -123,7 +117,7 @@ class ClusterPartitionTest {
   private RosterClient client(String servers, String id) {
     RosterClient c = RosterClient.builder().serverAddresses(servers).randomStart(false).clientId(id).clientName(id)
         .requestTimeout(Timing.seconds(10)).build();
-    closing.add(c);
+    local.closing(c);
     return c;
   }
 }

@@ -6,13 +6,14 @@ import static org.awaitility.Awaitility.await;
 import io.roster.client.Instance;
 import io.roster.client.RosterClient;
 import io.roster.client.RosterException;
+import io.roster.server.testing.process.LocalCluster;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * A member restarted with its data directory (after SIGTERM, and after kill -9)
@@ -24,18 +25,11 @@ import org.junit.jupiter.api.Test;
 class ClusterRestartTest {
 
   private static final String SERVICE = "restart-svc";
-  private final Closer closing = new Closer();
+  @RegisterExtension
+  final LocalClusterExtension local = new LocalClusterExtension();
   private final Set<String> live = new TreeSet<>();
   private final List<EventLog> subscribers = new ArrayList<>();
   private LocalCluster cluster;
-
-  @AfterEach
-  void tearDown() throws Exception {
-    closing.close();
-    if (cluster != null) {
-      cluster.close();
-    }
-  }
 
   @Test
   void aMemberStoppedWithSigtermRejoinsAndResurrectsNothing() throws Exception {
@@ -48,15 +42,15 @@ class ClusterRestartTest {
   }
 
   private void restartMemberZero(boolean kill) throws Exception {
-    cluster = LocalCluster.start("--member-grace", "3s");
-    for (int m = 0; m < LocalCluster.SIZE; m++) {
+    cluster = local.start("--member-grace", "3s");
+    for (int m = 0; m < cluster.size(); m++) {
       register(client(cluster.servers(m), "stay-" + m), 9100 + m);
     }
     RosterClient deregistering = client(cluster.servers(1), "deregistering");
     register(deregistering, 9200);
     RosterClient closingClient = client(cluster.servers(2), "closing");
     register(closingClient, 9201);
-    for (int m = 0; m < LocalCluster.SIZE; m++) {
+    for (int m = 0; m < cluster.size(); m++) {
       subscribers.add(EventLog.subscribe("subscriber on member " + m, client(cluster.servers(m), "sub-" + m), SERVICE));
     }
     await().atMost(Timing.seconds(10)).until(() -> subscribers.stream().allMatch(s -> s.latest().equals(live)));
@@ -127,7 +121,7 @@ class ClusterRestartTest {
   private RosterClient client(String servers, String id) {
     RosterClient c = RosterClient.builder().serverAddresses(servers).randomStart(false).clientId(id).clientName(id)
         .requestTimeout(Timing.seconds(10)).build();
-    closing.add(c);
+    local.closing(c);
     return c;
   }
 }

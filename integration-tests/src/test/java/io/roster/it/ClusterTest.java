@@ -6,14 +6,15 @@ import static org.awaitility.Awaitility.await;
 import io.roster.client.Instance;
 import io.roster.client.InstancesChangeEvent;
 import io.roster.client.RosterClient;
+import io.roster.server.testing.process.LocalCluster;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.stream.Collectors;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Three real server processes on 127.0.0.1-3 forming one cluster (docs/cluster.md):
@@ -23,28 +24,21 @@ import org.junit.jupiter.api.Test;
 class ClusterTest {
 
   private static final String SERVICE = "cluster-svc";
-  private final Closer closing = new Closer();
+  @RegisterExtension
+  final LocalClusterExtension local = new LocalClusterExtension();
   private LocalCluster cluster;
-
-  @AfterEach
-  void tearDown() throws Exception {
-    closing.close();
-    if (cluster != null) {
-      cluster.close();
-    }
-  }
 
   private RosterClient client(String servers, String name) {
     // In the order given: a test says which member each client starts at.
     RosterClient c = RosterClient.builder().serverAddresses(servers).randomStart(false).clientName(name)
         .requestTimeout(Timing.seconds(10)).build();
-    closing.add(c);
+    local.closing(c);
     return c;
   }
 
   @Test
   void aRegistrationThroughOneMemberReachesTheOthers() {
-    cluster = LocalCluster.start();
+    cluster = local.start();
     RosterClient provider = client(cluster.address(0), "provider");
     Subscriber subscriber = new Subscriber(client(cluster.address(2), "subscriber"), SERVICE);
     RosterClient querier = client(cluster.address(1), "querier");
@@ -61,7 +55,7 @@ class ClusterTest {
     subscriber.await(Timing.seconds(10), List::isEmpty);
 
     // Every member knows all three, where clients reach them, and one leader.
-    for (int i = 0; i < LocalCluster.SIZE; i++) {
+    for (int i = 0; i < cluster.size(); i++) {
       var members = cluster.members(i);
       assertThat(members.getWritable()).isTrue();
       assertThat(members.getMembersList()).extracting(m -> m.getClientAddress())
@@ -74,7 +68,7 @@ class ClusterTest {
 
   @Test
   void killingTheMemberProvidersUseMovesThemWithoutAnySubscriberSeeingThemGo() throws Exception {
-    cluster = LocalCluster.start("--member-grace", "3s");
+    cluster = local.start("--member-grace", "3s");
     // Providers prefer member 0 and move to member 1 when it dies.
     List<Integer> live = List.of(9001, 9002, 9003, 9004, 9005);
     for (int port : live) {
@@ -82,7 +76,7 @@ class ClusterTest {
     }
     // A provider whose process dies with member 0: its instance must go within the grace.
     ProviderProcess doomed = new ProviderProcess(cluster.address(0), SERVICE, "10.0.1.2", 9100);
-    closing.add(doomed);
+    local.closing(doomed);
     doomed.awaitRegistered();
 
     List<List<Integer>> events = new CopyOnWriteArrayList<>();
@@ -104,7 +98,7 @@ class ClusterTest {
 
   @Test
   void stoppingAMemberMovesItsClientsBeforeTheyLeaveAndItRejoinsWithTheSameView() throws Exception {
-    cluster = LocalCluster.start();
+    cluster = local.start();
     List<Integer> live = List.of(9201, 9202, 9203);
     for (int port : live) {
       client(cluster.servers(0), "provider-" + port).registerInstance(SERVICE, Instance.of("10.0.2.1", port));
@@ -129,7 +123,7 @@ class ClusterTest {
 
   @Test
   void aRestartedMemberLoadsItsSnapshotThenCatchesUpWithWhatItMissed() throws Exception {
-    cluster = LocalCluster.start("--snapshot-every", "20");
+    cluster = local.start("--snapshot-every", "20");
     RosterClient provider = client(cluster.address(0), "provider");
     provider.registerInstance(SERVICE, Instance.of("10.0.3.1", 1));
     cluster.node(2).stop();
@@ -151,12 +145,12 @@ class ClusterTest {
 
   @Test
   void aBurstOfRegistrationsOnOneStreamStopsAtTheConnectionsLimitWhileTheLogCatchesUp() throws Exception {
-    cluster = LocalCluster.start("--max-instances-per-connection", "50");
+    cluster = local.start("--max-instances-per-connection", "50");
     io.grpc.ManagedChannel channel = io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder
         .forAddress(cluster.hosts.get(0), cluster.ports.get(0)).usePlaintext().build();
-    closing.add(channel::shutdownNow);
+    local.closing(channel::shutdownNow);
     io.roster.server.testing.TestSession flooder = new io.roster.server.testing.TestSession(channel);
-    closing.add(flooder);
+    local.closing(flooder);
     flooder.hello("flooder");
     // 200 registers without waiting for answers: none is applied yet when the later ones arrive.
     for (int port = 1; port <= 200; port++) {
@@ -176,7 +170,7 @@ class ClusterTest {
 
   @Test
   void clientsThatAllStartedOnOneMemberSpreadUntilEveryMemberHoldsAboutTheMean() throws Exception {
-    cluster = LocalCluster.start();
+    cluster = local.start();
     List<Integer> ports = new ArrayList<>();
     for (int i = 0; i < 30; i++) {
       ports.add(9300 + i);
@@ -199,7 +193,7 @@ class ClusterTest {
 
   @Test
   void killingTheLeaderLetsTheOthersGoOnWriting() throws Exception {
-    cluster = LocalCluster.start("--member-grace", "2s");
+    cluster = local.start("--member-grace", "2s");
     int leader = -1;
     for (var m : cluster.members(0).getMembersList()) {
       if (m.getRole().equals("leader")) {
@@ -207,13 +201,13 @@ class ClusterTest {
       }
     }
     assertThat(leader).as("a leader among %s", cluster.members(0)).isNotNegative();
-    int other = (leader + 1) % LocalCluster.SIZE;
+    int other = (leader + 1) % cluster.size();
     RosterClient provider = client(cluster.address(other), "provider");
     for (int port = 1; port <= 50; port++) {
       provider.registerInstance(SERVICE, Instance.of("10.0.6.1", port));
     }
     ProviderProcess doomed = new ProviderProcess(cluster.address(leader), SERVICE, "10.0.6.2", 1);
-    closing.add(doomed);
+    local.closing(doomed);
     doomed.awaitRegistered();
 
     doomed.kill9();
@@ -222,7 +216,7 @@ class ClusterTest {
     // The two left elect a leader and take writes again; the dead member's owners go after the grace.
     provider.registerInstance(SERVICE, Instance.of("10.0.6.1", 51));
     long resumedMs = (System.nanoTime() - killed) / 1_000_000;
-    RosterClient querier = client(cluster.address((leader + 2) % LocalCluster.SIZE), "querier");
+    RosterClient querier = client(cluster.address((leader + 2) % cluster.size()), "querier");
     await().atMost(Timing.seconds(30)).until(() -> querier.getAllInstances(SERVICE).size() == 51);
     System.out.println("writes resumed " + resumedMs + " ms after the leader's kill -9");
   }

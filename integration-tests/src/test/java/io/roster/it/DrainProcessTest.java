@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.roster.client.DrainResult;
 import io.roster.client.Instance;
 import io.roster.client.RosterClient;
+import io.roster.server.testing.process.Ports;
+import io.roster.server.testing.process.ServerProcess;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -7,6 +7,8 @@ import io.roster.client.Instance;
 import io.roster.client.InstancesChangeEvent;
 import io.roster.client.Listener;
 import io.roster.client.RosterClient;
+import io.roster.server.testing.process.Ports;
+import io.roster.server.testing.process.ServerProcess;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

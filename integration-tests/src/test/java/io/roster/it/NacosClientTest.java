@@ -12,6 +12,8 @@ import com.alibaba.nacos.api.naming.listener.NamingEvent;
 import com.alibaba.nacos.api.naming.pojo.Instance;
 import io.roster.client.InstancesChangeEvent;
 import io.roster.client.RosterClient;
+import io.roster.server.testing.process.Ports;
+import io.roster.server.testing.process.ServerProcess;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;

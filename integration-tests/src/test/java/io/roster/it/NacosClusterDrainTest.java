@@ -9,6 +9,7 @@ import com.alibaba.nacos.api.naming.NamingService;
 import com.alibaba.nacos.api.naming.listener.NamingEvent;
 import com.alibaba.nacos.api.naming.pojo.Instance;
 import io.roster.client.RosterClient;
+import io.roster.server.testing.process.LocalCluster;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -17,8 +18,8 @@ import java.util.List;
 import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Official nacos-client 2.5.1 clients through a rolling restart of a three-member cluster: each
@@ -32,33 +33,20 @@ class NacosClusterDrainTest {
   private static final String SERVICE = "nacos-drain";
   private static final String PROVIDER = "10.0.10.1:8080";
 
+  @RegisterExtension
+  final LocalClusterExtension local = new LocalClusterExtension();
   private LocalCluster cluster;
-  private final List<NamingService> nacos = new ArrayList<>();
-  private final List<AutoCloseable> closing = new ArrayList<>();
-
-  @AfterEach
-  void tearDown() throws Exception {
-    for (NamingService n : nacos) {
-      n.shutDown();
-    }
-    for (AutoCloseable c : closing) {
-      c.close();
-    }
-    if (cluster != null) {
-      cluster.close();
-    }
-  }
 
   private NamingService nacosClient(int first) throws Exception {
     List<String> addresses = new ArrayList<>();
-    for (int k = 0; k < LocalCluster.SIZE; k++) {
-      int m = (first + k) % LocalCluster.SIZE;
+    for (int k = 0; k < cluster.size(); k++) {
+      int m = (first + k) % cluster.size();
       addresses.add(cluster.hosts.get(m) + ":" + (cluster.ports.get(m) - 1000));
     }
     Properties p = new Properties();
     p.setProperty(PropertyKeyConst.SERVER_ADDR, String.join(",", addresses));
     NamingService n = NamingFactory.createNamingService(p);
-    nacos.add(n);
+    local.closing(n::shutDown);
     return n;
   }
 
@@ -67,7 +55,7 @@ class NacosClusterDrainTest {
     Path cache = Files.createTempDirectory("nacos-drain-cache");
     System.setProperty("JM.SNAPSHOT.PATH", cache.toString());
     System.setProperty("JM.LOG.PATH", cache.resolve("logs").toString());
-    cluster = LocalCluster.start("--shutdown-grace", "10s");
+    cluster = local.start("--shutdown-grace", "10s");
 
     NamingService provider = nacosClient(0);
     Instance i = new Instance();
@@ -79,10 +67,10 @@ class NacosClusterDrainTest {
     nacosClient(1).subscribe(SERVICE, e -> nacosEvents.add(((NamingEvent) e).getInstances().stream()
         .map(x -> x.getIp() + ":" + x.getPort()).toList()));
     List<EventLog> subscribers = new ArrayList<>();
-    for (int m = 0; m < LocalCluster.SIZE; m++) {
+    for (int m = 0; m < cluster.size(); m++) {
       RosterClient c = RosterClient.builder().serverAddresses(cluster.servers(m)).clientId("sub-" + m)
           .requestTimeout(Timing.seconds(10)).build();
-      closing.add(c);
+      local.closing(c);
       subscribers.add(EventLog.subscribe("subscriber on member " + m, c, SERVICE));
     }
     Set<String> live = Set.of(PROVIDER);
@@ -94,7 +82,7 @@ class NacosClusterDrainTest {
     subscribers.forEach(EventLog::arm);
     int nacosEventsBefore = nacosEvents.size();
 
-    for (int m = 0; m < LocalCluster.SIZE; m++) {
+    for (int m = 0; m < cluster.size(); m++) {
       long stopAt = System.nanoTime();
       cluster.node(m).stop();
       Duration stopping = Duration.ofNanos(System.nanoTime() - stopAt);

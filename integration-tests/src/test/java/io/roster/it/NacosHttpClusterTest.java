@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.roster.client.RosterClient;
+import io.roster.server.testing.process.LocalCluster;
+import io.roster.server.testing.process.Ports;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
@@ -12,8 +14,8 @@ import java.net.http.HttpRequest.BodyPublishers;
 import java.net.http.HttpResponse.BodyHandlers;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Heartbeat instances in a three-member cluster (decision 39): registered over HTTP on one
@@ -24,21 +26,12 @@ import org.junit.jupiter.api.Test;
 class NacosHttpClusterTest {
 
   private static final String SERVICE = "http-cluster-svc";
+  @RegisterExtension
+  final LocalClusterExtension local = new LocalClusterExtension();
   private LocalCluster cluster;
-  private RosterClient sdk;
   private final HttpClient http = HttpClient.newBuilder().connectTimeout(Timing.seconds(10)).build();
   /** Every member's HTTP port: the same number, each on its own loopback address. */
   private final int httpPort = Ports.free();
-
-  @AfterEach
-  void tearDown() throws Exception {
-    if (sdk != null) {
-      sdk.close();
-    }
-    if (cluster != null) {
-      cluster.close();
-    }
-  }
 
   private String curl(int member, String method, String pathAndQuery) throws Exception {
     HttpRequest r = HttpRequest.newBuilder(URI.create("http://" + cluster.hosts.get(member) + ":" + httpPort
@@ -50,8 +43,9 @@ class NacosHttpClusterTest {
 
   @Test
   void aHeartbeatInstanceIsReplicatedAndItsExpiryReachesEveryMember() throws Exception {
-    cluster = LocalCluster.start("--http-port", Integer.toString(httpPort));
-    sdk = RosterClient.builder().serverAddresses(cluster.address(2)).randomStart(false).clientName("sdk").build();
+    cluster = local.start("--http-port", Integer.toString(httpPort));
+    RosterClient sdk = local.closing(
+        RosterClient.builder().serverAddresses(cluster.address(2)).randomStart(false).clientName("sdk").build());
     Subscriber subscriber = new Subscriber(sdk, SERVICE);
 
     String metadata = URLEncoder.encode("{\"preserved.heart.beat.interval\":\"500\","

@@ -13,6 +13,8 @@ import com.alibaba.nacos.api.naming.listener.NamingEvent;
 import com.alibaba.nacos.api.naming.pojo.Instance;
 import io.roster.client.InstancesChangeEvent;
 import io.roster.client.RosterClient;
+import io.roster.server.testing.process.Ports;
+import io.roster.server.testing.process.ServerProcess;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;

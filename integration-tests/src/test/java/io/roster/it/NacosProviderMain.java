@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 import com.alibaba.nacos.api.PropertyKeyConst;
 import com.alibaba.nacos.api.naming.NamingFactory;
 import com.alibaba.nacos.api.naming.NamingService;
+import io.roster.server.testing.process.JavaProcess;
 import java.util.List;
 import java.util.Properties;
 

@@ -5,6 +5,8 @@ import static org.awaitility.Awaitility.await;
 
 import io.roster.client.Instance;
 import io.roster.client.RosterClient;
+import io.roster.server.testing.process.Ports;
+import io.roster.server.testing.process.ServerProcess;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;

@@ -5,13 +5,14 @@ import static org.awaitility.Awaitility.await;
 
 import io.roster.client.Instance;
 import io.roster.client.RosterClient;
+import io.roster.server.testing.process.LocalCluster;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Found by {@link ChaosTest}: the leader frozen (SIGSTOP), then let go (SIGCONT) as soon as its
@@ -27,20 +28,13 @@ import org.junit.jupiter.api.Test;
 class PausedLeaderTest {
 
   private static final String SERVICE = "paused-leader-svc";
-  private final Closer closing = new Closer();
+  @RegisterExtension
+  final LocalClusterExtension local = new LocalClusterExtension();
   private LocalCluster cluster;
-
-  @AfterEach
-  void tearDown() throws Exception {
-    closing.close();
-    if (cluster != null) {
-      cluster.close();
-    }
-  }
 
   @Test
   void aFrozenLeaderRemovesNoLiveInstanceWhenItRunsAgain() throws Exception {
-    cluster = LocalCluster.start();
+    cluster = local.start();
     int[] leader = new int[1];
     await("a leader").atMost(Timing.seconds(20)).until(() -> (leader[0] = cluster.leader()) >= 0);
     int l = leader[0];
@@ -49,12 +43,12 @@ class PausedLeaderTest {
       // Quick to give up on a silent server: they move while the others' log clients still wait for it.
       RosterClient c = RosterClient.builder().serverAddresses(cluster.servers(l)).clientId("on-leader-" + k)
           .keepAlive(Duration.ofSeconds(1), Duration.ofSeconds(1)).requestTimeout(Timing.seconds(10)).build();
-      closing.add(c);
+      local.closing(c);
       c.registerInstance(SERVICE, Instance.of("10.0.6.1", 9000 + k));
       live.add("10.0.6.1:" + (9000 + k));
     }
     List<EventLog> subscribers = new ArrayList<>();
-    for (int m = 0; m < LocalCluster.SIZE; m++) {
+    for (int m = 0; m < cluster.size(); m++) {
       if (m != l) {
         subscribers.add(EventLog.subscribe("subscriber on member " + m, client(cluster.servers(m), "sub-" + m), SERVICE));
       }
@@ -67,7 +61,7 @@ class PausedLeaderTest {
     await("the frozen leader's clients on other members").atMost(Timing.seconds(30))
         .pollInterval(Duration.ofMillis(50)).until(() -> {
           Set<String> elsewhere = new TreeSet<>();
-          for (int m = 0; m < LocalCluster.SIZE; m++) {
+          for (int m = 0; m < cluster.size(); m++) {
             if (m != l) {
               elsewhere.addAll(cluster.clientIds(m));
             }
@@ -88,7 +82,7 @@ class PausedLeaderTest {
   private RosterClient client(String servers, String id) {
     RosterClient c = RosterClient.builder().serverAddresses(servers).randomStart(false).clientId(id).clientName(id)
         .requestTimeout(Timing.seconds(10)).build();
-    closing.add(c);
+    local.closing(c);
     return c;
   }
 }

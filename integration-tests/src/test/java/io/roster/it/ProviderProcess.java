@@ -2,6 +2,7 @@ package io.roster.it;
 
 import static org.awaitility.Awaitility.await;
 
+import io.roster.server.testing.process.JavaProcess;
 import java.util.List;
 
 /** {@link ProviderMain} in a child JVM. */

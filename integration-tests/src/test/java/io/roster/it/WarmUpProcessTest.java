@@ -11,6 +11,8 @@ import io.roster.client.Instance;
 import io.roster.client.InstancesChangeEvent;
 import io.roster.client.RosterClient;
 import io.roster.server.config.ServerConfig;
+import io.roster.server.testing.process.Ports;
+import io.roster.server.testing.process.ServerProcess;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;

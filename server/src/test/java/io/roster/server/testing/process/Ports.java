@@ -1,4 +1,4 @@
-package io.roster.it;
+package io.roster.server.testing.process;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -6,11 +6,12 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 
 /** Free loopback ports. */
-final class Ports {
+public final class Ports {
 
   private Ports() {}
 
-  static int free() {
+  /** A port that is free on the loopback address now. */
+  public static int free() {
     try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
       s.setReuseAddress(true);
       return s.getLocalPort();

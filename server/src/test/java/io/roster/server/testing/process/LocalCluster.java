@@ -1,0 +1,457 @@
+package io.roster.server.testing.process;
+
+import io.grpc.ManagedChannel;
+import io.grpc.StatusRuntimeException;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.roster.proto.v1.AdminGrpc;
+import io.roster.proto.v1.ListConnectionsRequest;
+import io.roster.proto.v1.ListMembersRequest;
+import io.roster.proto.v1.ListMembersResponse;
+import io.roster.proto.v1.QueryInstancesRequest;
+import io.roster.proto.v1.RegistryGrpc;
+import io.roster.proto.v1.ServiceKey;
+import io.roster.server.testing.TcpProxy;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import org.apache.ratis.client.RaftClient;
+import org.apache.ratis.client.RaftClientConfigKeys;
+import org.apache.ratis.conf.Parameters;
+import org.apache.ratis.conf.RaftProperties;
+import org.apache.ratis.grpc.GrpcFactory;
+import org.apache.ratis.proto.RaftProtos.RaftPeerRole;
+import org.apache.ratis.protocol.ClientId;
+import org.apache.ratis.protocol.RaftGroup;
+import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.protocol.RaftPeer;
+import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.retry.RetryPolicies;
+import org.apache.ratis.util.TimeDuration;
+
+/**
+ * Server processes on 127.0.0.1, 127.0.0.2, ... forming one cluster (three members unless told
+ * otherwise), each with free client and peer ports and a temporary data directory of its own;
+ * what {@code make cluster} starts. Started by a {@link Builder}; {@link #close()} stops every
+ * member (as its {@link ServerLauncher} closes a server), closes the proxies and channels and
+ * deletes the data.
+ *
+ * <p>{@link Builder#withLinks()} puts every peer link through proxies that can cut it: member
+ * {@code i} reaches member {@code j} at a {@link TcpProxy} of its own to {@code j}'s peer port
+ * (ids {@code n1..nN} everywhere, addresses per member), so a link {@code i-j} is the proxies
+ * {@code i->j} and {@code j->i}. Freezing them makes each side of the link silent to the other
+ * with every socket open; healing closes what the freeze held and forwards again.
+ *
+ * <p>Not thread-safe, except the queries ({@link #view}, {@link #clientIds}, ...).
+ */
+public final class LocalCluster implements AutoCloseable {
+
+  /** How a cluster starts. */
+  public static final class Builder {
+    private final ServerLauncher launcher;
+    private int size = 3;
+    private boolean withLinks;
+    private List<String> flags = List.of();
+    private String logName;
+    private boolean gcLogs;
+    private Duration startTimeout;
+
+    private Builder(ServerLauncher launcher) {
+      this.launcher = launcher;
+      this.startTimeout = launcher.startTimeout().multipliedBy(2); // members catch up with the log first
+    }
+
+    /** The number of members (default 3). */
+    public Builder size(int members) {
+      this.size = members;
+      return this;
+    }
+
+    /** Every peer link through proxies that can cut it ({@link #freeze}, {@link #isolate}, {@link #heal}). */
+    public Builder withLinks() {
+      this.withLinks = true;
+      return this;
+    }
+
+    /** Server flags every member gets after the launcher's. */
+    public Builder flags(String... flags) {
+      this.flags = List.of(flags);
+      return this;
+    }
+
+    /**
+     * Member {@code k}'s output (k = 1..N) in {@code NAME-nodeK-server.log}, created anew at each
+     * launch; without a name every launch of a member writes a file of its own ({@code
+     * server-PORT-NANOS.log}).
+     */
+    public Builder logName(String name) {
+      this.logName = name;
+      return this;
+    }
+
+    /** Each member logs its GC to {@code NAME-nodeK-gc.log} ({@code -Xlog:gc}); needs {@link #logName}. */
+    public Builder gcLogs() {
+      this.gcLogs = true;
+      return this;
+    }
+
+    /** How long each member may take to SERVING (default twice the launcher's start timeout). */
+    public Builder startTimeout(Duration atMost) {
+      this.startTimeout = atMost;
+      return this;
+    }
+
+    /** Starts every member and waits until each is SERVING (caught up with the log). */
+    public LocalCluster start() {
+      if (gcLogs && logName == null) {
+        throw new IllegalStateException("gcLogs() needs logName()");
+      }
+      LocalCluster c = new LocalCluster(this);
+      try {
+        for (int i = 0; i < size; i++) {
+          c.nodes[i] = c.launch(i);
+        }
+        for (int i = 0; i < size; i++) {
+          c.nodes[i].awaitServing(startTimeout);
+        }
+        return c;
+      } catch (RuntimeException | Error e) {
+        c.close(); // the caller never gets it: no member may outlive the failure
+        throw e;
+      }
+    }
+  }
+
+  /** Members' client hosts, 127.0.0.1 up, by member index. */
+  public final List<String> hosts;
+  /** Members' client ports, by member index. */
+  public final List<Integer> ports;
+  /** Members' peer ports, by member index. */
+  public final List<Integer> peerPorts;
+  private final ServerLauncher launcher;
+  private final List<String> flags;
+  private final String logName;
+  private final boolean gcLogs;
+  private final Duration startTimeout;
+  private final Path dataRoot;
+  private final ServerProcess[] nodes;
+  private final ManagedChannel[] channels;
+  /** links[i][j]: where member i reaches member j's peer port; null without links, and on the diagonal. */
+  private final TcpProxy[][] links;
+
+  private LocalCluster(Builder b) {
+    launcher = b.launcher;
+    flags = b.flags;
+    logName = b.logName;
+    gcLogs = b.gcLogs;
+    startTimeout = b.startTimeout;
+    int size = b.size;
+    nodes = new ServerProcess[size];
+    channels = new ManagedChannel[size];
+    links = new TcpProxy[size][size];
+    List<String> h = new ArrayList<>();
+    List<Integer> p = new ArrayList<>();
+    List<Integer> pp = new ArrayList<>();
+    for (int i = 0; i < size; i++) {
+      h.add("127.0.0." + (i + 1));
+      p.add(Ports.free());
+      pp.add(Ports.free());
+    }
+    hosts = List.copyOf(h);
+    ports = List.copyOf(p);
+    peerPorts = List.copyOf(pp);
+    try {
+      if (b.withLinks) {
+        for (int i = 0; i < size; i++) {
+          for (int j = 0; j < size; j++) {
+            if (i != j) {
+              links[i][j] = new TcpProxy(hosts.get(j), peerPorts.get(j));
+            }
+          }
+        }
+      }
+      dataRoot = Files.createTempDirectory("roster-cluster");
+    } catch (IOException e) {
+      closeLinks();
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** A cluster started by {@code launcher}'s servers. */
+  public static Builder builder(ServerLauncher launcher) {
+    return new Builder(launcher);
+  }
+
+  /** The number of members. */
+  public int size() {
+    return nodes.length;
+  }
+
+  /** Member i's --members: the same ids everywhere; its peers at its own proxies when linked. */
+  private String membersOf(int i) {
+    List<String> m = new ArrayList<>();
+    for (int k = 0; k < size(); k++) {
+      String address = links[i][k] != null ? links[i][k].address() : hosts.get(k) + ":" + peerPorts.get(k);
+      m.add(linked() ? id(k) + "=" + address : address);
+    }
+    return String.join(",", m);
+  }
+
+  private boolean linked() {
+    return size() > 1 && links[0][1] != null;
+  }
+
+  /** Member k's id: n1..nN with links, else its host:peerPort. */
+  public String id(int k) {
+    return linked() ? "n" + (k + 1) : hosts.get(k) + ":" + peerPorts.get(k);
+  }
+
+  private ServerProcess launch(int i) {
+    List<String> memberFlags = new ArrayList<>(List.of("--peer-port", Integer.toString(peerPorts.get(i)),
+        "--members", membersOf(i), "--node-id", linked() ? id(i) : hosts.get(i),
+        "--data-dir", dataRoot.resolve("node" + (i + 1)).toString()));
+    memberFlags.addAll(flags);
+    List<String> jvm = new ArrayList<>();
+    Path gcLog = gcLog(i);
+    if (gcLog != null) {
+      try {
+        // One file per run, not rotated: the largest pause can be read from it afterwards.
+        Files.deleteIfExists(gcLog);
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+      jvm.add("-Xlog:gc:file=" + gcLog + ":uptime,level,tags:filecount=0");
+    }
+    String name = logName == null ? null : logName + "-node" + (i + 1) + "-server";
+    return launcher.launch(name, hosts.get(i), ports.get(i), jvm, memberFlags);
+  }
+
+  /** Member {@code i}'s GC log ({@link Builder#gcLogs()}), or null. */
+  public Path gcLog(int i) {
+    return gcLogs ? launcher.logDir().resolve(logName + "-node" + (i + 1) + "-gc.log") : null;
+  }
+
+  /** Cuts the link between members i and j, both ways (withLinks only). */
+  public void freeze(int i, int j) {
+    links[i][j].freeze();
+    links[j][i].freeze();
+  }
+
+  /** Cuts member i off from every other member; its clients still reach it. */
+  public void isolate(int i) {
+    for (int j = 0; j < size(); j++) {
+      if (j != i) {
+        freeze(i, j);
+      }
+    }
+  }
+
+  /** Heals every cut link. */
+  public void heal() {
+    for (TcpProxy[] row : links) {
+      for (TcpProxy p : row) {
+        if (p != null) {
+          p.heal();
+        }
+      }
+    }
+  }
+
+  /** Starts member {@code i} again (after a stop or kill) with its data; does not wait. */
+  public ServerProcess relaunch(int i) {
+    nodes[i] = launch(i);
+    return nodes[i];
+  }
+
+  /** Starts member {@code i} again (after a stop or kill) with its data; waits until SERVING. */
+  public Duration restart(int i) {
+    return relaunch(i).awaitServing(startTimeout);
+  }
+
+  /** Member {@code i}'s process (the latest, after a restart). */
+  public ServerProcess node(int i) {
+    return nodes[i];
+  }
+
+  /** The client address of member {@code i}. */
+  public String address(int i) {
+    return hosts.get(i) + ":" + ports.get(i);
+  }
+
+  /** Every member's client address, as an SDK server list, starting with member {@code first}. */
+  public String servers(int first) {
+    List<String> all = new ArrayList<>();
+    for (int k = 0; k < size(); k++) {
+      all.add(address((first + k) % size()));
+    }
+    return String.join(",", all);
+  }
+
+  /** Admin/ListMembers as member {@code i} answers it. */
+  public ListMembersResponse members(int i) {
+    return AdminGrpc.newBlockingStub(channel(i)).withDeadlineAfter(5, TimeUnit.SECONDS)
+        .listMembers(ListMembersRequest.getDefaultInstance());
+  }
+
+  /**
+   * Member i's registry view of a service, asked over gRPC (QueryInstances, no SDK cache): its
+   * instances as sorted "ip:port"; null when the member does not answer.
+   */
+  public List<String> view(int i, String service) {
+    try {
+      var info = RegistryGrpc.newBlockingStub(channel(i)).withDeadlineAfter(2, TimeUnit.SECONDS)
+          .queryInstances(QueryInstancesRequest.newBuilder().setService(ServiceKey.newBuilder().setName(service)).build())
+          .getServiceInfo();
+      return info.getInstancesList().stream().map(x -> x.getIp() + ":" + x.getPort()).sorted().toList();
+    } catch (StatusRuntimeException e) {
+      return null;
+    }
+  }
+
+  /** Every member's view (see {@link #view}), by member index. */
+  public List<List<String>> views(String service) {
+    List<List<String>> all = new ArrayList<>();
+    for (int i = 0; i < size(); i++) {
+      all.add(view(i, service));
+    }
+    return all;
+  }
+
+  /** The client ids of the live sessions on member i (Admin/ListConnections); empty when it does not answer. */
+  public Set<String> clientIds(int i) {
+    Set<String> ids = new HashSet<>();
+    try {
+      for (int page = 1; ; page++) {
+        var r = AdminGrpc.newBlockingStub(channel(i)).withDeadlineAfter(2, TimeUnit.SECONDS)
+            .listConnections(ListConnectionsRequest.newBuilder().setPageNo(page).setPageSize(100).build());
+        r.getConnectionsList().forEach(c -> ids.add(c.getClientId()));
+        if (r.getConnectionsCount() == 0 || page * 100 >= r.getTotal()) {
+          return ids;
+        }
+      }
+    } catch (StatusRuntimeException e) {
+      return Set.of();
+    }
+  }
+
+  /**
+   * The member that says it leads the Raft group (asked over the peer ports with Ratis's group
+   * info), or -1 when none does now.
+   */
+  public int leader() {
+    List<RaftPeer> peers = new ArrayList<>();
+    for (int k = 0; k < size(); k++) {
+      peers.add(RaftPeer.newBuilder().setId(raftId(k)).setAddress(hosts.get(k) + ":" + peerPorts.get(k)).build());
+    }
+    RaftGroup group = RaftGroup.valueOf(RaftGroupId.valueOf(
+        UUID.nameUUIDFromBytes("roster-registry".getBytes(StandardCharsets.UTF_8))), peers);
+    RaftProperties props = new RaftProperties();
+    RaftClientConfigKeys.Rpc.setRequestTimeout(props, TimeDuration.valueOf(2, TimeUnit.SECONDS));
+    try (RaftClient c = RaftClient.newBuilder().setProperties(props).setRaftGroup(group)
+        .setRetryPolicy(RetryPolicies.noRetry())
+        .setClientRpc(new GrpcFactory(new Parameters()).newRaftClientRpc(ClientId.randomId(), props)).build()) {
+      for (int k = 0; k < size(); k++) {
+        try {
+          if (c.getGroupManagementApi(raftId(k)).info(group.getGroupId()).getRoleInfoProto().getRole()
+              == RaftPeerRole.LEADER) {
+            return k;
+          }
+        } catch (IOException notNow) {
+          // Down, or not answering: not the leader for us.
+        }
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return -1;
+  }
+
+  /** Member k's Raft peer id: its id with ':' as '_' (as ClusterNode names it). */
+  private RaftPeerId raftId(int k) {
+    return RaftPeerId.valueOf(id(k).replace(':', '_'));
+  }
+
+  /** A plaintext channel to member {@code i}'s client port, made once; closed with the cluster. */
+  public synchronized ManagedChannel channel(int i) {
+    if (channels[i] == null) {
+      channels[i] = NettyChannelBuilder.forAddress(hosts.get(i), ports.get(i)).usePlaintext().build();
+    }
+    return channels[i];
+  }
+
+  /** The last {@code lines} lines of every member's output, each under its address and log file. */
+  public String logTails(int lines) {
+    return Arrays.stream(nodes).filter(Objects::nonNull)
+        .map(n -> "--- " + n.address() + " (" + n.log.toAbsolutePath() + ") ---\n" + n.tail(lines))
+        .collect(Collectors.joining("\n"));
+  }
+
+  private void closeLinks() {
+    for (TcpProxy[] row : links) {
+      for (TcpProxy p : row) {
+        if (p != null) {
+          try {
+            p.close();
+          } catch (IOException ignored) {
+            // Loopback sockets only.
+          }
+        }
+      }
+    }
+  }
+
+  /**
+   * Stops every member as its launcher closes a server (all SIGTERMed together first when it
+   * grants a grace), then closes the proxies and channels and deletes the data. Interrupted, it
+   * still kills every member, and leaves the thread interrupted.
+   */
+  @Override
+  public void close() {
+    boolean interrupted = false;
+    try {
+      if (!launcher.closeGrace().isZero()) {
+        for (ServerProcess n : nodes) {
+          if (n != null) {
+            n.terminate();
+          }
+        }
+      }
+      for (ServerProcess n : nodes) {
+        if (n != null) {
+          try {
+            n.close();
+          } catch (InterruptedException e) {
+            interrupted = true; // killed anyway; the others still to close
+          }
+        }
+      }
+    } finally {
+      closeLinks();
+      for (ManagedChannel ch : channels) {
+        if (ch != null) {
+          ch.shutdownNow();
+        }
+      }
+      try (var files = Files.walk(dataRoot)) {
+        files.sorted(Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+      } catch (IOException ignored) {
+        // Temp files only.
+      }
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}
