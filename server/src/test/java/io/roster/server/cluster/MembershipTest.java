@@ -369,7 +369,11 @@ class MembershipTest {
   @Test
   void aCutOffMemberHoldsItsSessionsEndsWhileCutOffAndFiveSecondsAfter() {
     caughtUpAndWritable(FOLLOWING);
+    watchFor(Membership.HOLD_ENDS_AFTER_STALL.plus(EVERY), FOLLOWING); // past the hold that follows catching up
+    assertThat(policy.holdsEnds()).isFalse();
     watchFor(DOWN_AFTER.plus(EVERY), Role.noLeader());
+    assertThat(policy.unwritable()).isNotNull();
+    watchFor(Membership.HOLD_ENDS_AFTER_STALL.multipliedBy(2), Role.noLeader()); // cut off for longer than any hold
     assertThat(policy.holdsEnds()).isTrue();
     watch(FOLLOWING);
     assertThat(policy.unwritable()).isNull();
