@@ -1,15 +1,7 @@
 package io.roster.client.internal;
 
-import io.grpc.Status;
 import io.roster.client.ClientClosedException;
 import io.roster.client.RosterException;
-import io.roster.proto.v1.ClientFrame;
-import io.roster.proto.v1.Ping;
-import io.roster.proto.v1.Push;
-import io.roster.proto.v1.Reconnect;
-import io.roster.proto.v1.Result;
-import io.roster.proto.v1.ServerFrame;
-import io.roster.proto.v1.Welcome;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -83,10 +75,10 @@ final class ConnectionManager {
      * @param seamless the session takes over from one that still serves (a move, make-before-break)
      *     and its server is not warming up: nothing was missed, and its states are whole
      */
-    List<CompletableFuture<Result>> onWelcome(Session session, boolean seamless);
+    List<CompletableFuture<Answer>> onWelcome(Session session, boolean seamless);
 
     /** A push arrived. Called without the lock, in the stream's order; ack it. */
-    void onPush(Session session, Push push);
+    void onPush(Session session, SessionEvents.Pushed push);
 
     /** The session's server said its warm-up is over ({@code warm_up_done}). Called without the lock. */
     default void onWarmUpDone(Session session) {}
@@ -95,7 +87,7 @@ final class ConnectionManager {
      * After a move: registers everything again on the new session (the old one's last changes
      * may have been applied after its redo). Called under the lock; returns the results.
      */
-    default List<CompletableFuture<Result>> reclaim(Session session) {
+    default List<CompletableFuture<Answer>> reclaim(Session session) {
       return List.of();
     }
   }
@@ -108,11 +100,12 @@ final class ConnectionManager {
   private final ReentrantLock lock;
   private final Condition activeChanged;
   private final Handler handler;
-  private final Supplier<ClientFrame.Builder> hello;
+  private final Supplier<Request.Hello> hello;
   private final Supplier<String> requestIds;
   private final Duration connectTimeout;
   private final Duration keepAliveTime;
   private final Duration keepAliveTimeout;
+  private final Inbound inbound = new Inbound();
 
   // Guarded by lock.
   private int nextIndex;
@@ -145,7 +138,7 @@ final class ConnectionManager {
       Backoff backoff,
       ReentrantLock lock,
       Handler handler,
-      Supplier<ClientFrame.Builder> hello,
+      Supplier<Request.Hello> hello,
       Supplier<String> requestIds,
       Duration connectTimeout,
       Duration keepAliveTime,
@@ -326,7 +319,7 @@ final class ConnectionManager {
       current = s;
       log.debug("Connecting to {} ({})", address, s);
       try {
-        s.attach(connector.openSession(address, new Inbound(s)));
+        s.attach(connector.openSession(address, s.inbound(inbound)));
       } catch (RuntimeException e) {
         current = null;
         s.ended(new Session.SessionLostException("could not open a session: " + e));
@@ -361,7 +354,7 @@ final class ConnectionManager {
     }
   }
 
-  private void welcomed(Session s, Welcome welcome) {
+  private void welcomed(Session s, SessionEvents.Welcomed welcome) {
     lock.lock();
     try {
       boolean asStandby = move != null && s == move.standby && !move.redoSent;
@@ -369,9 +362,9 @@ final class ConnectionManager {
         return;
       }
       cancel(s.connectTimer);
-      s.connectionId = welcome.getConnectionId();
-      s.features = Set.copyOf(welcome.getFeaturesList());
-      long warmUpMs = Math.min(welcome.getWarmUpRemainingMs(), Session.MAX_WARM_UP_MS);
+      s.connectionId = welcome.connectionId();
+      s.features = welcome.features();
+      long warmUpMs = Math.min(welcome.warmUpRemainingMs(), Session.MAX_WARM_UP_MS);
       if (warmUpMs > 0) {
         // Before the redo: the pushes it brings are judged by it.
         s.warmUpEndsAtNanos = ticker.nanoTime() + TimeUnit.MILLISECONDS.toNanos(warmUpMs);
@@ -381,9 +374,9 @@ final class ConnectionManager {
       }
       // The server ends a session that sends nothing for its keepalive time + timeout, so
       // ping at least as often as it asks.
-      long serverTime = TimeUnit.MILLISECONDS.toNanos(welcome.getKeepaliveTimeMs());
+      long serverTime = TimeUnit.MILLISECONDS.toNanos(welcome.keepaliveTimeMs());
       s.pingIntervalNanos = serverTime > 0 ? Math.min(serverTime, keepAliveTime.toNanos()) : keepAliveTime.toNanos();
-      List<CompletableFuture<Result>> redo = List.of();
+      List<CompletableFuture<Answer>> redo = List.of();
       try {
         redo = handler.onWelcome(s, asStandby && !s.warming);
       } catch (RuntimeException e) {
@@ -392,19 +385,19 @@ final class ConnectionManager {
       if (asStandby) {
         log.info("Moving from Roster server {} to {} (connection {}, node {}): waiting for the answers "
             + "to {} redo frame(s) before the goodbye", move.leaving.address, s.address,
-            welcome.getConnectionId(), welcome.getNodeId(), redo.size());
+            welcome.connectionId(), welcome.nodeId(), redo.size());
         standbyRedone(s, redo);
         return;
       }
       activate(s, false);
       log.info("Connected to Roster server {} (connection {}, node {})",
-          s.address, welcome.getConnectionId(), welcome.getNodeId());
+          s.address, welcome.connectionId(), welcome.nodeId());
       afterRedo(s, redo);
-      for (CompletableFuture<Result> f : redo) {
+      for (CompletableFuture<Answer> f : redo) {
         // A redo the server could not take (a member that cannot write) is redone elsewhere.
         f.thenAccept(r -> {
-          if (r.getCode() == io.roster.proto.v1.ErrorCode.ERROR_CODE_UNAVAILABLE) {
-            moveAway(s, "it could not take the redo: " + r.getMessage());
+          if (r.unavailable()) {
+            moveAway(s, "it could not take the redo: " + r.message());
           }
         });
       }
@@ -440,11 +433,11 @@ final class ConnectionManager {
    * the client but refuses its redo, a cluster member whose log commits nothing, sends it
    * elsewhere with a growing delay, not every initial back-off step).
    */
-  private void afterRedo(Session s, List<CompletableFuture<Result>> redo) {
+  private void afterRedo(Session s, List<CompletableFuture<Answer>> redo) {
     List<Session> leaving = takeSpent();
     CompletableFuture.allOf(redo.toArray(CompletableFuture[]::new)).whenComplete((done, error) -> {
       boolean taken = error == null
-          && redo.stream().noneMatch(f -> f.join().getCode() == io.roster.proto.v1.ErrorCode.ERROR_CODE_UNAVAILABLE);
+          && redo.stream().noneMatch(f -> f.join().unavailable());
       lock.lock();
       try {
         if (!taken) {
@@ -468,35 +461,34 @@ final class ConnectionManager {
    * (make-before-break), so that the redo there applies what this one refused.
    */
   void moveAway(Session s, String why) {
-    reconnectRequested(s, Reconnect.newBuilder().setReason(why).build());
+    reconnectRequested(s, why, "");
   }
 
-  private void reconnectRequested(Session s, Reconnect reconnect) {
+  private void reconnectRequested(Session s, String reason, String suggestedServer) {
     lock.lock();
     try {
       if (move != null && s == move.standby) {
         // The server we were moving to is leaving too.
-        dropStandby(s, "it asked to reconnect (" + reconnect.getReason() + ")");
+        dropStandby(s, "it asked to reconnect (" + reason + ")");
         return;
       }
       if (s != current || closed || (move != null && s == move.leaving)) {
         return;
       }
-      if (moveRetry != null && !moveRetry.isDone() && reconnect.getSuggestedServer().isEmpty()) {
+      if (moveRetry != null && !moveRetry.isDone() && suggestedServer.isEmpty()) {
         return; // a move found no server a moment ago; it is tried again after its back-off
       }
       log.info("Server {} asked this client to reconnect ({}){}", s.address,
-          reconnect.getReason().isEmpty() ? "no reason given" : reconnect.getReason(),
-          reconnect.getSuggestedServer().isEmpty()
-              ? "" : "; trying " + reconnect.getSuggestedServer() + " first");
+          reason.isEmpty() ? "no reason given" : reason,
+          suggestedServer.isEmpty() ? "" : "; trying " + suggestedServer + " first");
       ServerAddress leaving = s.address;
       ServerAddress proposal = null;
-      if (!reconnect.getSuggestedServer().isEmpty()) {
+      if (!suggestedServer.isEmpty()) {
         try {
-          proposal = ServerAddress.parse(reconnect.getSuggestedServer());
+          proposal = ServerAddress.parse(suggestedServer);
           proposal = proposal.equals(leaving) ? null : proposal;
         } catch (RosterException e) {
-          log.warn("Ignoring an unusable suggested server '{}'", reconnect.getSuggestedServer());
+          log.warn("Ignoring an unusable suggested server '{}'", suggestedServer);
         }
       }
       // Each address at most once: the suggestion first, then the list from where it stands.
@@ -512,7 +504,7 @@ final class ConnectionManager {
       }
       if (s.state == Session.State.ACTIVE && !candidates.isEmpty()) {
         cancel(moveRetry);
-        move = new Move(s, new ArrayDeque<>(candidates), reconnect.getReason());
+        move = new Move(s, new ArrayDeque<>(candidates), reason);
         nextCandidate();
         return;
       }
@@ -577,7 +569,7 @@ final class ConnectionManager {
       if (closed || move != null || s != current || s.state != Session.State.ACTIVE) {
         return;
       }
-      reconnectRequested(s, Reconnect.newBuilder().setReason(reason).build());
+      reconnectRequested(s, reason, "");
     } finally {
       lock.unlock();
     }
@@ -599,7 +591,7 @@ final class ConnectionManager {
       m.claimed = false;
       log.debug("Opening a standby session to {} ({}) before leaving {}", address, s, m.leaving.address);
       try {
-        s.attach(connector.openSession(address, new Inbound(s)));
+        s.attach(connector.openSession(address, s.inbound(inbound)));
       } catch (RuntimeException e) {
         s.ended(new Session.SessionLostException("could not open a session: " + e));
         standbyFailed(s, "could not open a session: " + e);
@@ -615,23 +607,23 @@ final class ConnectionManager {
    * Under lock: the standby was welcomed and its redo sent; it becomes active once every frame
    * of it is answered, within the connect timeout.
    */
-  private void standbyRedone(Session s, List<CompletableFuture<Result>> redo) {
+  private void standbyRedone(Session s, List<CompletableFuture<Answer>> redo) {
     move.redoSent = true;
     move.awaiting = redo.size();
     s.connectTimer = scheduler.schedule(() -> connectTimedOut(s),
         connectTimeout.toNanos(), TimeUnit.NANOSECONDS);
-    for (CompletableFuture<Result> f : redo) {
+    for (CompletableFuture<Answer> f : redo) {
       awaitOnStandby(s, f);
     }
     promoteIfReady(s);
   }
 
-  private void awaitOnStandby(Session s, CompletableFuture<Result> f) {
+  private void awaitOnStandby(Session s, CompletableFuture<Answer> f) {
     // Completes on the standby's transport thread (or inline when already done): takes the lock.
     f.whenComplete((r, e) -> standbyAnswered(s, r, e));
   }
 
-  private void standbyAnswered(Session s, Result result, Throwable error) {
+  private void standbyAnswered(Session s, Answer result, Throwable error) {
     lock.lock();
     try {
       Move m = move;
@@ -645,12 +637,12 @@ final class ConnectionManager {
         return;
       }
       m.awaiting--;
-      if (result != null && result.getCode() == io.roster.proto.v1.ErrorCode.ERROR_CODE_UNAVAILABLE) {
+      if (result != null && result.unavailable()) {
         // It cannot take writes (a cluster member cut off, or catching up): not a place to move to.
-        dropStandby(s, "it could not take the redo: " + result.getMessage());
+        dropStandby(s, "it could not take the redo: " + result.message());
         return;
       }
-      m.claimed |= result != null && result.getOk();
+      m.claimed |= result != null && result.ok();
       promoteIfReady(s);
     } finally {
       lock.unlock();
@@ -685,7 +677,7 @@ final class ConnectionManager {
   }
 
   private void reclaimThenLeave(Session s, List<Session> leaving) {
-    List<CompletableFuture<Result>> again = List.of();
+    List<CompletableFuture<Answer>> again = List.of();
     lock.lock();
     try {
       if (s == current && s.state == Session.State.ACTIVE && !closed) {
@@ -800,7 +792,7 @@ final class ConnectionManager {
    * that sent the change under it calls this before releasing it, so that changes reach both
    * sessions in the same order.
    */
-  void sendToStandby(ClientFrame.Builder frame, Duration timeout, String what, boolean awaited) {
+  void sendToStandby(Request request, Duration timeout, String what, boolean awaited) {
     lock.lock();
     try {
       Move m = move;
@@ -808,7 +800,7 @@ final class ConnectionManager {
         return;
       }
       Session s = m.standby;
-      CompletableFuture<Result> f = s.request(frame, timeout);
+      CompletableFuture<Answer> f = s.request(request, timeout);
       f.whenComplete((r, e) -> Requests.logBackground(what + " (on the server this client moves to)", r, e));
       if (awaited) {
         m.awaiting++;
@@ -834,9 +826,7 @@ final class ConnectionManager {
     // Grows with every session, also across restarts of a client with a fixed id: the wall
     // clock in µs, kept increasing. The server lets a newer session's registration win.
     lastSessionSeq = Math.max(lastSessionSeq + 1, ticker.currentTimeMillis() * 1000);
-    ClientFrame.Builder h = hello.get();
-    h.getHelloBuilder().setSessionSeq(lastSessionSeq);
-    s.send(h.setRequestId(requestIds.get()).build());
+    s.send(hello.get().withSessionSeq(lastSessionSeq));
     s.connectTimer = scheduler.schedule(() -> connectTimedOut(s), connectTimeout.toNanos(), TimeUnit.NANOSECONDS);
   }
 
@@ -844,8 +834,7 @@ final class ConnectionManager {
     return d.compareTo(min) < 0 ? min : d;
   }
 
-  private void streamClosed(Session s, Throwable error) {
-    String why = describe(error);
+  private void streamClosed(Session s, String why) {
     lock.lock();
     try {
       if (s == current) {
@@ -911,10 +900,7 @@ final class ConnectionManager {
         s.pingOutstanding = true;
         s.pingSentAtNanos = now;
         s.framesAtPing = s.framesReceived.get();
-        s.send(ClientFrame.newBuilder()
-            .setRequestId(requestIds.get())
-            .setPing(Ping.getDefaultInstance())
-            .build());
+        s.send(new Request.Ping());
         // Back by the next ping time or the timeout, whichever comes first.
         scheduleKeepAlive(s, Math.min(keepAliveTimeout.toNanos(), s.pingIntervalNanos));
       } else {
@@ -956,16 +942,6 @@ final class ConnectionManager {
     }
   }
 
-  private static String describe(Throwable error) {
-    if (error == null) {
-      return "the server ended the session";
-    }
-    Status status = Status.fromThrowable(error);
-    return status.getDescription() == null
-        ? status.getCode().toString()
-        : status.getCode() + ": " + status.getDescription();
-  }
-
   /** A make-before-break move: the session leaving, and where it may go. Guarded by the lock. */
   private static final class Move {
     final Session leaving;
@@ -990,42 +966,35 @@ final class ConnectionManager {
     }
   }
 
-  /** Routes one stream's callbacks. */
-  private final class Inbound implements SessionStream.Listener {
-    private final Session s;
+  /** What the sessions' servers say, on their transport threads. */
+  private final class Inbound implements SessionEvents {
 
-    Inbound(Session s) {
-      this.s = s;
+    @Override
+    public void welcomed(Session s, SessionEvents.Welcomed welcome) {
+      ConnectionManager.this.welcomed(s, welcome);
     }
 
     @Override
-    public void onFrame(ServerFrame frame) {
-      s.lastReceivedNanos = ticker.nanoTime();
-      s.framesReceived.incrementAndGet();
-      try {
-        switch (frame.getFrameCase()) {
-          case WELCOME -> welcomed(s, frame.getWelcome());
-          case RESULT -> s.complete(frame.getRequestId(), frame.getResult());
-          case PUSH -> handler.onPush(s, frame.getPush());
-          case RECONNECT -> reconnectRequested(s, frame.getReconnect());
-          case WARM_UP_DONE -> {
-            if (s.warming) {
-              s.warming = false;
-              handler.onWarmUpDone(s);
-            }
-          }
-          case PONG -> { }
-          default -> log.debug("Ignoring an unknown frame from {}: {}", s.address,
-              frame.getFrameCase());
-        }
-      } catch (RuntimeException e) {
-        log.warn("Failed to handle a {} frame from {}", frame.getFrameCase(), s.address, e);
+    public void pushed(Session s, SessionEvents.Pushed push) {
+      handler.onPush(s, push);
+    }
+
+    @Override
+    public void reconnectAsked(Session s, String reason, String suggestedServer) {
+      reconnectRequested(s, reason, suggestedServer);
+    }
+
+    @Override
+    public void warmUpDone(Session s) {
+      if (s.warming) {
+        s.warming = false;
+        handler.onWarmUpDone(s);
       }
     }
 
     @Override
-    public void onClose(Throwable error) {
-      streamClosed(s, error);
+    public void closed(Session s, String why) {
+      streamClosed(s, why);
     }
   }
 }

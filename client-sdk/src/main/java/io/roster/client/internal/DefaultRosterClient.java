@@ -9,11 +9,6 @@ import io.roster.client.RosterException;
 import io.roster.client.RosterException.Code;
 import io.roster.client.ServicePage;
 import io.roster.client.internal.InstancesDiff.Identity;
-import io.roster.proto.v1.ClientFrame;
-import io.roster.proto.v1.Hello;
-import io.roster.proto.v1.Push;
-import io.roster.proto.v1.QueryInstancesResponse;
-import io.roster.proto.v1.Result;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -160,22 +155,21 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
     Poller poller = new Poller(scheduler, options.pollInterval(), options.pollMaxBackoff(), lock,
         new Poller.Target() {
           @Override
-          public CompletableFuture<QueryInstancesResponse> query(ServiceKey key,
-              String knownChecksum) {
+          public CompletableFuture<QueryAnswer> query(ServiceKey key, String knownChecksum) {
             return queries.poll(key, knownChecksum);
           }
 
           @Override
-          public void apply(Subscription subscription, QueryInstancesResponse response) {
-            cache.offerAnswer(subscription, ProtoMapper.fromProto(response.getServiceInfo()),
-                response.getWarmUpRemainingMs());
+          public void apply(Subscription subscription, QueryAnswer answer) {
+            cache.offerAnswer(subscription, answer.snapshot(), answer.warmUpRemainingMs());
           }
         });
     this.cache = new SubscriptionCache(lock, scheduler, ticker, listenerExecutor,
         ownedListenerExecutor != null, options.pushEmptyProtection(), options.reconnectEmptyHold(),
         failover, connection::activeSession, options.pollEnabled() ? poller : null);
     this.desired = new DesiredState(lock, connection, requestTimeout, this::ensureOpen, cache::keys);
-    this.queries = new Queries(connection, connector, cache, failover, namespace, requestTimeout, random,
+    this.queries = new Queries(connection, new RegistryCalls(connector), cache, failover, namespace, requestTimeout,
+        random,
         this::ensureOpen);
   }
 
@@ -265,7 +259,7 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
     Subscription subscription = added.subscription();
     desired.reconcile("subscribe to " + key,
         () -> cache.isCurrent(key, subscription),
-        () -> ProtoMapper.subscribeFrame(key),
+        new Request.Subscribe(key),
         () -> cache.drop(key, subscription),
         !added.fromFailover(), // served from the snapshot: subscribe on the server when connected
         null);
@@ -298,18 +292,18 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
 
   /** Redo: the full desired state onto a new session. Called under the lock. */
   @Override
-  public List<CompletableFuture<Result>> onWelcome(Session session, boolean seamless) {
+  public List<CompletableFuture<Answer>> onWelcome(Session session, boolean seamless) {
     cache.onWelcome(seamless);
     return desired.redo(session);
   }
 
   @Override
-  public List<CompletableFuture<Result>> reclaim(Session session) {
+  public List<CompletableFuture<Answer>> reclaim(Session session) {
     return desired.redoRegistrations(session);
   }
 
   @Override
-  public void onPush(Session session, Push push) {
+  public void onPush(Session session, SessionEvents.Pushed push) {
     cache.onPush(session, push);
   }
 
@@ -463,14 +457,9 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
     }
   }
 
-  private ClientFrame.Builder hello() {
-    return ClientFrame.newBuilder().setHello(Hello.newBuilder()
-        .setClientId(options.clientId())
-        .setNamespace(namespace)
-        .setClientName(options.clientName())
-        .setClientVersion(VERSION)
-        .putAllLabels(options.labels())
-        .addFeatures(Session.FEATURE_DELTA)); // onPush applies deltas (DeltaApplier)
+  private Request.Hello hello() {
+    return new Request.Hello(options.clientId(), namespace, options.clientName(), VERSION, options.labels(),
+        List.of(Session.FEATURE_DELTA), 0); // onPush applies deltas (DeltaApplier)
   }
 
   private String nextRequestId() {

@@ -5,11 +5,6 @@ import io.roster.client.Instance;
 import io.roster.client.RosterException;
 import io.roster.client.RosterException.Code;
 import io.roster.client.internal.InstancesDiff.Identity;
-import io.roster.proto.v1.ClientFrame;
-import io.roster.proto.v1.Drain;
-import io.roster.proto.v1.DrainSummary;
-import io.roster.proto.v1.ErrorCode;
-import io.roster.proto.v1.Result;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -91,7 +86,7 @@ final class DesiredState {
     });
     reconcile("register " + describe(instance) + " in " + key,
         () -> instance.equals(registrations.getOrDefault(key, Map.of()).get(id)),
-        () -> ProtoMapper.registerFrame(key, instance),
+        new Request.Register(key, instance),
         () -> restore(key, edit.after(), edit.before()),
         true,
         null);
@@ -107,10 +102,10 @@ final class DesiredState {
     });
     reconcile("deregister " + describe(instance) + " from " + key,
         () -> registrations.get(key) == edit.after(),
-        () -> ProtoMapper.deregisterFrame(key, instance),
+        new Request.Deregister(key, instance),
         () -> restore(key, edit.after(), edit.before()),
         false,
-        ErrorCode.ERROR_CODE_NOT_FOUND);
+        Code.NOT_FOUND);
   }
 
   /** Replaces the whole set of a service, keyed by identity (validated by the caller). */
@@ -118,7 +113,7 @@ final class DesiredState {
     Edit edit = edit(key, before -> after);
     reconcile("register " + after.size() + " instance(s) in " + key,
         () -> registrations.get(key) == after,
-        () -> ProtoMapper.batchRegisterFrame(key, after.values()),
+        new Request.BatchRegister(key, after.values()),
         () -> restore(key, after, edit.before()),
         true,
         null);
@@ -190,9 +185,9 @@ final class DesiredState {
   void unsubscribe(ServiceKey key) {
     Session session = connection.activeSession();
     if (session != null) {
-      session.request(ProtoMapper.unsubscribeFrame(key), requestTimeout)
+      session.request(new Request.Unsubscribe(key), requestTimeout)
           .whenComplete((r, e) -> Requests.logBackground("unsubscribe from " + key, r, e));
-      connection.sendToStandby(ProtoMapper.unsubscribeFrame(key), requestTimeout, "unsubscribe from " + key, true);
+      connection.sendToStandby(new Request.Unsubscribe(key), requestTimeout, "unsubscribe from " + key, true);
     }
   }
 
@@ -206,12 +201,12 @@ final class DesiredState {
    *
    * @return the results of the frames sent, in order (a move waits for them)
    */
-  List<CompletableFuture<Result>> redo(Session session) {
-    List<CompletableFuture<Result>> sent = redoRegistrations(session);
+  List<CompletableFuture<Answer>> redo(Session session) {
+    List<CompletableFuture<Answer>> sent = redoRegistrations(session);
     int services = sent.size();
     Collection<ServiceKey> keys = subscribed.get();
     for (ServiceKey key : keys) {
-      CompletableFuture<Result> f = session.request(ProtoMapper.subscribeFrame(key), requestTimeout);
+      CompletableFuture<Answer> f = session.request(new Request.Subscribe(key), requestTimeout);
       f.whenComplete((r, t) -> Requests.logBackground("redo of the subscription to " + key, r, t));
       sent.add(f);
     }
@@ -226,15 +221,15 @@ final class DesiredState {
    * Sends every service's registrations on {@code session} (one batch_register each); under the
    * client lock. The redo's first half, and the reclaim after a move.
    */
-  List<CompletableFuture<Result>> redoRegistrations(Session session) {
-    List<CompletableFuture<Result>> sent = new ArrayList<>();
+  List<CompletableFuture<Answer>> redoRegistrations(Session session) {
+    List<CompletableFuture<Answer>> sent = new ArrayList<>();
     for (Map.Entry<ServiceKey, Map<Identity, Instance>> e : registrations.entrySet()) {
       if (e.getValue().isEmpty()) {
         continue;
       }
       ServiceKey key = e.getKey();
-      CompletableFuture<Result> f =
-          session.request(ProtoMapper.batchRegisterFrame(key, e.getValue().values()), requestTimeout);
+      CompletableFuture<Answer> f =
+          session.request(new Request.BatchRegister(key, e.getValue().values()), requestTimeout);
       f.whenComplete((r, t) -> Requests.logBackground("redo of the registrations in " + key, r, t));
       sent.add(f);
     }
@@ -268,28 +263,25 @@ final class DesiredState {
     }
     // The server answers within the timeout it was given; allow the request timeout on top.
     Duration wait = deadline.remaining().plus(timeout.isZero() ? DEFAULT_SERVER_DRAIN : timeout);
-    CompletableFuture<Result> future = session.request(ClientFrame.newBuilder()
-        .setDrain(Drain.newBuilder().setTimeoutMs(timeout.toMillis())), wait);
+    CompletableFuture<Answer> future = session.request(new Request.Drain(timeout.toMillis()), wait);
     // A move in progress: the server this client moves to deregisters them too (not waited for:
     // the drain's answer waits for subscribers, and the frame's order on that stream suffices).
-    connection.sendToStandby(ClientFrame.newBuilder()
-        .setDrain(Drain.newBuilder().setTimeoutMs(timeout.toMillis())), wait, what, false);
-    Result result = Requests.awaitResult(future, wait, what, () -> timeout(what, session));
+    connection.sendToStandby(new Request.Drain(timeout.toMillis()), wait, what, false);
+    Answer result = Requests.awaitAnswer(future, wait, what, () -> timeout(what, session));
     if (result == null) {
       throw new RosterException(Code.UNAVAILABLE, "cannot drain: the connection to " + session.address
           + " ended before the server answered; it removes the instances of a connection that is gone");
     }
-    if (!result.getOk()) {
+    if (!result.ok()) {
       lock.lock();
       try {
         forgotten.forEach(registrations::putIfAbsent);
       } finally {
         lock.unlock();
       }
-      throw ProtoMapper.toException(result);
+      throw result.toException();
     }
-    DrainSummary d = result.getDrain();
-    DrainResult drained = new DrainResult(d.getNotified(), d.getAcked(), d.getTimedOut(), d.getDisconnected());
+    DrainResult drained = result.drain();
     if (drained.complete()) {
       log.debug("Drained: {}", drained);
     } else {
@@ -309,19 +301,18 @@ final class DesiredState {
    * @param what for messages
    * @param stillWanted under lock: whether the change is still the desired state (else a later
    *     change superseded it and this call is done)
-   * @param frame under lock: the request frame
+   * @param request the request that applies it
    * @param rollback under lock, on an error result: undo the desired-state change
    * @param waitForConnection true to wait for a session and fail UNAVAILABLE (state kept);
    *     false to return at once when there is none
    * @param alsoOk an error code that counts as success, or null
    */
   void reconcile(String what, BooleanSupplier stillWanted,
-      Supplier<ClientFrame.Builder> frame, Runnable rollback, boolean waitForConnection,
-      ErrorCode alsoOk) {
+      Request request, Runnable rollback, boolean waitForConnection, Code alsoOk) {
     Deadline deadline = Deadline.after(requestTimeout);
     Session tried = null;
     while (true) {
-      CompletableFuture<Result> future = null;
+      CompletableFuture<Answer> future = null;
       Session session;
       lock.lock();
       try {
@@ -332,9 +323,9 @@ final class DesiredState {
         session = connection.activeSession();
         if (session != null && session != tried) {
           tried = session;
-          future = session.request(frame.get(), deadline.remaining());
+          future = session.request(request, deadline.remaining());
           // During a move, the session being readied gets it too: its redo predates the change.
-          connection.sendToStandby(frame.get(), requestTimeout, what, true);
+          connection.sendToStandby(request, requestTimeout, what, true);
         }
       } finally {
         lock.unlock();
@@ -352,20 +343,20 @@ final class DesiredState {
         continue;
       }
       Session asked = tried;
-      Result result = Requests.awaitResult(future, deadline.remaining(), what, () -> timeout(what, asked));
+      Answer result = Requests.awaitAnswer(future, deadline.remaining(), what, () -> timeout(what, asked));
       if (result == null) {
         continue; // the session ended: the next one gets it by redo or by this loop
       }
-      if (result.getOk() || (alsoOk != null && result.getCode() == alsoOk)) {
+      if (result.ok() || (alsoOk != null && result.code() == alsoOk)) {
         return;
       }
-      if (result.getCode() == ErrorCode.ERROR_CODE_UNAVAILABLE) {
+      if (result.unavailable()) {
         // That server cannot take writes now (a cluster member cut off from the majority, or
         // catching up): the change is kept, the client moves, and the next server gets it.
-        connection.moveAway(asked, "it could not take a change: " + result.getMessage());
+        connection.moveAway(asked, "it could not take a change: " + result.message());
         if (connection.awaitActiveOtherThan(asked, deadline.remaining()) == null) {
           throw new RosterException(Code.UNAVAILABLE, "cannot " + what + ": " + asked.address
-              + " could not take it (" + result.getMessage() + ") and no other server was ready within "
+              + " could not take it (" + result.message() + ") and no other server was ready within "
               + requestTimeout.toMillis() + " ms; the change is kept and applied when one is");
         }
         continue;
@@ -378,7 +369,7 @@ final class DesiredState {
       } finally {
         lock.unlock();
       }
-      throw ProtoMapper.toException(result);
+      throw result.toException();
     }
   }
 

@@ -1,6 +1,5 @@
 package io.roster.client.internal;
 
-import io.roster.proto.v1.QueryInstancesResponse;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
@@ -24,10 +23,10 @@ final class Poller {
   interface Target {
 
     /** Queries the service; {@code knownChecksum} is empty when nothing is cached. */
-    CompletableFuture<QueryInstancesResponse> query(ServiceKey key, String knownChecksum);
+    CompletableFuture<QueryAnswer> query(ServiceKey key, String knownChecksum);
 
     /** Applies a successful answer (not called for {@code not_modified}). */
-    void apply(Subscription subscription, QueryInstancesResponse response);
+    void apply(Subscription subscription, QueryAnswer answer);
   }
 
   private final ScheduledExecutorService scheduler;
@@ -87,14 +86,14 @@ final class Poller {
     } finally {
       lock.unlock();
     }
-    CompletableFuture<QueryInstancesResponse> answer;
+    CompletableFuture<QueryAnswer> answer;
     try {
       answer = target.query(sub.key(), checksum);
     } catch (RuntimeException e) {
       answer = CompletableFuture.failedFuture(e);
     }
     answer.whenComplete((response, error) -> {
-      if (error == null && !response.getNotModified()) {
+      if (error == null && !response.notModified()) {
         try {
           target.apply(sub, response);
         } catch (RuntimeException e) {

@@ -1,7 +1,9 @@
 package io.roster.client.internal;
 
 import io.roster.proto.v1.ClientFrame;
+import io.roster.proto.v1.Reconnect;
 import io.roster.proto.v1.Result;
+import io.roster.proto.v1.ServerFrame;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -16,13 +18,20 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * One attempt at a session: a stream to one server, its state, and the requests waiting for
- * their {@code result}. Writes are serialised here. The connection manager owns the state
- * fields under its lock; {@link #request} and {@link #send} may be called from any thread.
+ * their {@code result}. Writes are serialised here. The transport side of the client: it turns
+ * {@link Request}s into frames and the frames it receives into {@link Answer}s (completing its
+ * requests) and {@link SessionEvents} ({@link #inbound}), through {@link ProtoMapper}. The
+ * connection manager owns the state fields under its lock; {@link #request} and {@link #send}
+ * may be called from any thread.
  */
 final class Session {
+
+  private static final Logger log = LoggerFactory.getLogger(Session.class);
 
   /** Lifecycle of a session. */
   enum State {
@@ -119,6 +128,79 @@ final class Session {
 
   void attach(SessionStream s) {
     this.stream = s;
+  }
+
+  /**
+   * Reads the frames of this session's stream: counts them, completes the requests their
+   * results answer, and tells {@code events} the rest in the client's terms.
+   */
+  SessionStream.Listener inbound(SessionEvents events) {
+    return new SessionStream.Listener() {
+      @Override
+      public void onFrame(ServerFrame frame) {
+        lastReceivedNanos = ticker.nanoTime();
+        framesReceived.incrementAndGet();
+        try {
+          switch (frame.getFrameCase()) {
+            case WELCOME -> events.welcomed(Session.this, ProtoMapper.fromProto(frame.getWelcome()));
+            case RESULT -> complete(frame.getRequestId(), frame.getResult());
+            case PUSH -> pushed(events, frame);
+            case RECONNECT -> {
+              Reconnect r = frame.getReconnect();
+              events.reconnectAsked(Session.this, r.getReason(), r.getSuggestedServer());
+            }
+            case WARM_UP_DONE -> events.warmUpDone(Session.this);
+            case PONG -> { }
+            default -> log.debug("Ignoring an unknown frame from {}: {}", address, frame.getFrameCase());
+          }
+        } catch (RuntimeException e) {
+          log.warn("Failed to handle a {} frame from {}", frame.getFrameCase(), address, e);
+        }
+      }
+
+      @Override
+      public void onClose(Throwable error) {
+        events.closed(Session.this, ProtoMapper.describe(error));
+      }
+    };
+  }
+
+  private void pushed(SessionEvents events, ServerFrame frame) {
+    SessionEvents.Pushed push;
+    try {
+      push = ProtoMapper.fromProto(frame.getPush());
+    } catch (RuntimeException e) {
+      // Unreadable: acked as ignored, as a push for a service not subscribed is.
+      log.warn("Ignoring an unreadable push {} from {}", frame.getPush().getPushId(), address, e);
+      send(new Request.PushAck(frame.getPush().getPushId(), false));
+      return;
+    }
+    events.pushed(this, push);
+  }
+
+  /** Sends a request nobody waits the answer of (hello, ping, a push's ack). */
+  void send(Request request) {
+    ClientFrame.Builder frame = ProtoMapper.frame(request);
+    if (!(request instanceof Request.PushAck)) {
+      frame.setRequestId(requestIds.get());
+    }
+    send(frame.build());
+  }
+
+  /**
+   * Sends a request and returns its answer; fails as {@link #request(ClientFrame.Builder,
+   * Duration)} does.
+   */
+  CompletableFuture<Answer> request(Request request, Duration timeout) {
+    CompletableFuture<Answer> answer = new CompletableFuture<>();
+    request(ProtoMapper.frame(request), timeout).whenComplete((r, e) -> {
+      if (e != null) {
+        answer.completeExceptionally(e);
+      } else {
+        answer.complete(ProtoMapper.answer(r));
+      }
+    });
+    return answer;
   }
 
   /** Sends a frame; writes from all threads are serialised. */

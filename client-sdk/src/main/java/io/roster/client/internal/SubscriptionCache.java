@@ -2,7 +2,6 @@ package io.roster.client.internal;
 
 import io.roster.client.Instance;
 import io.roster.client.Listener;
-import io.roster.proto.v1.Push;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -216,12 +215,11 @@ final class SubscriptionCache {
   }
 
   /** A push: applied (full or delta) and acked by the rules above. Transport thread; no blocking. */
-  void onPush(Session session, Push push) {
+  void onPush(Session session, SessionEvents.Pushed push) {
     boolean held = false;
     boolean resync = false;
     try {
-      ServiceKey key = ProtoMapper.fromProto(push.hasDelta()
-          ? push.getDelta().getService() : push.getServiceInfo().getService());
+      ServiceKey key = push.key();
       Subscription sub;
       lock.lock();
       try {
@@ -229,29 +227,28 @@ final class SubscriptionCache {
       } finally {
         lock.unlock();
       }
-      if (sub != null && push.hasDelta()) {
+      if (sub != null && push.delta() != null) {
         ServiceSnapshot cached = sub.snapshot();
-        DeltaApplier.Outcome outcome = DeltaApplier.apply(sub.base(push.getDelta().getBaseRevision()),
-            cached == null ? null : cached.revision(), push.getDelta());
+        DeltaApplier.Outcome outcome = DeltaApplier.apply(sub.base(push.delta().baseRevision()),
+            cached == null ? null : cached.revision(), push.delta());
         if (outcome instanceof DeltaApplier.Applied applied) {
-          held = !offer(sub, applied.snapshot(), ShrinkHold.Source.push(session), session, push.getPushId());
+          held = !offer(sub, applied.snapshot(), ShrinkHold.Source.push(session), session, push.pushId());
         } else if (outcome instanceof DeltaApplier.Stale) {
           // Not newer than the cache; when the cache shows a held state of that revision, the
           // push is acked once the true state is applied, as a full state's would be.
           lock.lock();
           try {
-            held = sub.isActive() && hold.holdsAck(sub, push.getDelta().getRevision(), session, push.getPushId());
+            held = sub.isActive() && hold.holdsAck(sub, push.delta().revision(), session, push.pushId());
           } finally {
             lock.unlock();
           }
         } else if (outcome instanceof DeltaApplier.Resync r) {
           resync = true;
-          log.debug("Cannot apply the delta push {} of {} ({}); asking for the full state", push.getPushId(), key,
+          log.debug("Cannot apply the delta push {} of {} ({}); asking for the full state", push.pushId(), key,
               r.why());
         }
       } else if (sub != null) {
-        held = !offer(sub, ProtoMapper.fromProto(push.getServiceInfo()), ShrinkHold.Source.push(session), session,
-            push.getPushId());
+        held = !offer(sub, push.state(), ShrinkHold.Source.push(session), session, push.pushId());
       }
     } finally {
       // Acked once applied, also when ignored as stale or no longer subscribed; not while
@@ -259,7 +256,7 @@ final class SubscriptionCache {
       // The server sends it again after its ack timeout. A delta that could not be applied
       // is answered with resync: the server sends the full state at once.
       if (!held) {
-        session.send(ProtoMapper.pushAck(push.getPushId(), resync));
+        session.send(new Request.PushAck(push.pushId(), resync));
       }
     }
   }
@@ -316,7 +313,7 @@ final class SubscriptionCache {
         failover.save(sub.snapshot());
       }
       if (outcome != Subscription.Outcome.KEPT && settled.pushId() != null) {
-        settled.session().send(ProtoMapper.pushAck(settled.pushId(), false));
+        settled.session().send(new Request.PushAck(settled.pushId(), false));
       }
     } finally {
       lock.unlock();
