@@ -2,6 +2,7 @@ package io.roster.client.internal;
 
 import io.roster.client.ClientClosedException;
 import io.roster.client.RosterException;
+import io.roster.client.internal.SerialContext.Timer;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -12,11 +13,8 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.locks.Condition;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -26,8 +24,8 @@ import org.slf4j.LoggerFactory;
  * another server: see make-before-break below).
  *
  * <p>Connecting sends {@code hello}; the session becomes active when the {@code welcome} arrives,
- * after the {@link Handler} redid the client's registrations and subscriptions on it (under the
- * lock, so no request can slip in between). When a session ends (error, completion, no welcome
+ * after the {@link Handler} redid the client's registrations and subscriptions on it (in the
+ * same task of the client's {@link SerialContext}, so no request can slip in between). When a session ends (error, completion, no welcome
  * within the connect timeout, no frame within the keepalive timeout after a ping), the next
  * server of the list is tried after a jittered exponential back-off, which starts over after
  * every welcome whose redo the server took. A welcome that says the server is warming up marks
@@ -57,9 +55,10 @@ import org.slf4j.LoggerFactory;
  * during a move; each is acked on the session it came from.
  *
  * <p>All timers run on the injected scheduler and all time readings come from the injected
- * ticker, so the whole state machine runs on a fake clock in tests. State is guarded by the
- * client's lock, shared with the client so that the redo and the desired state change
- * atomically. Thread-safe.
+ * ticker, so the whole state machine runs on a fake clock in tests. State is changed only by
+ * tasks of the client's {@link SerialContext}, where the redo and every change of the desired
+ * state run too, so that they never interleave: stream events, timers and the answers it waits
+ * for are handed to it. Thread-safe.
  */
 final class ConnectionManager {
 
@@ -69,7 +68,7 @@ final class ConnectionManager {
   interface Handler {
 
     /**
-     * A session was welcomed. Called under the lock; send the redo on it and return the results
+     * A session was welcomed. Called in the context; send the redo on it and return the results
      * of its requests (a move waits for all of them before it makes the session active).
      *
      * @param seamless the session takes over from one that still serves (a move, make-before-break)
@@ -77,15 +76,15 @@ final class ConnectionManager {
      */
     List<CompletableFuture<Answer>> onWelcome(Session session, boolean seamless);
 
-    /** A push arrived. Called without the lock, in the stream's order; ack it. */
+    /** A push arrived. Called in the context, in the stream's order; ack it. */
     void onPush(Session session, SessionEvents.Pushed push);
 
-    /** The session's server said its warm-up is over ({@code warm_up_done}). Called without the lock. */
+    /** The session's server said its warm-up is over ({@code warm_up_done}). Called in the context. */
     default void onWarmUpDone(Session session) {}
 
     /**
      * After a move: registers everything again on the new session (the old one's last changes
-     * may have been applied after its redo). Called under the lock; returns the results.
+     * may have been applied after its redo). Called in the context; returns the results.
      */
     default List<CompletableFuture<Answer>> reclaim(Session session) {
       return List.of();
@@ -97,8 +96,7 @@ final class ConnectionManager {
   private final ScheduledExecutorService scheduler;
   private final Ticker ticker;
   private final Backoff backoff;
-  private final ReentrantLock lock;
-  private final Condition activeChanged;
+  private final SerialContext context;
   private final Handler handler;
   private final Supplier<Request.Hello> hello;
   private final Supplier<String> requestIds;
@@ -107,11 +105,14 @@ final class ConnectionManager {
   private final Duration keepAliveTimeout;
   private final Inbound inbound = new Inbound();
 
-  // Guarded by lock.
-  private int nextIndex;
-  private ServerAddress suggested;
-  private Session current;
-  private ScheduledFuture<?> connectTimer;
+  // Changed only in the context. Volatile where read outside it (activeSession,
+  // addressesInPreferredOrder).
+  private volatile int nextIndex;
+  private volatile ServerAddress suggested;
+  private volatile Session current;
+  /** Callers waiting for the active session to change ({@link #awaitActiveOtherThan}): one per waiting thread. */
+  private final List<CompletableFuture<Void>> activeWaiters = new ArrayList<>();
+  private Timer connectTimer;
   /** A make-before-break move in progress, or null. */
   private Move move;
   /**
@@ -123,7 +124,7 @@ final class ConnectionManager {
   /** At most this many {@link #spent} sessions are kept open at once. */
   private static final int MAX_SPENT = 2;
   /** A move that found no server to go to, tried again after a back-off step; or null. */
-  private ScheduledFuture<?> moveRetry;
+  private Timer moveRetry;
   private long sessionIds;
   private long lastSessionSeq;
   private int failedAttempts;
@@ -136,7 +137,7 @@ final class ConnectionManager {
       ScheduledExecutorService scheduler,
       Ticker ticker,
       Backoff backoff,
-      ReentrantLock lock,
+      SerialContext context,
       Handler handler,
       Supplier<Request.Hello> hello,
       Supplier<String> requestIds,
@@ -148,8 +149,7 @@ final class ConnectionManager {
     this.scheduler = scheduler;
     this.ticker = ticker;
     this.backoff = backoff;
-    this.lock = lock;
-    this.activeChanged = lock.newCondition();
+    this.context = context;
     this.handler = handler;
     this.hello = hello;
     this.requestIds = requestIds;
@@ -160,23 +160,13 @@ final class ConnectionManager {
 
   /** Starts connecting (on the scheduler). */
   void start() {
-    lock.lock();
-    try {
-      scheduleConnect(Duration.ZERO);
-    } finally {
-      lock.unlock();
-    }
+    context.execute(() -> scheduleConnect(Duration.ZERO));
   }
 
-  /** The active session, or null. Call with the lock held for a stable answer. */
+  /** The active session, or null. From any thread; in the context, the current answer. */
   Session activeSession() {
-    lock.lock();
-    try {
-      Session s = current;
-      return s != null && s.state == Session.State.ACTIVE ? s : null;
-    } finally {
-      lock.unlock();
-    }
+    Session s = current;
+    return s != null && s.state == Session.State.ACTIVE ? s : null;
   }
 
   /**
@@ -195,48 +185,64 @@ final class ConnectionManager {
    */
   Session awaitActiveOtherThan(Session not, Duration timeout) {
     Deadline deadline = Deadline.after(timeout);
-    lock.lock();
-    try {
-      while (true) {
+    while (true) {
+      CompletableFuture<Void> changed = new CompletableFuture<>();
+      Session s = context.call(() -> {
         if (closed) {
           throw new ClientClosedException("the Roster client is closed");
         }
         if (current != null && current.state == Session.State.ACTIVE && current != not) {
           return current;
         }
-        long left = deadline.remainingNanos();
+        activeWaiters.add(changed);
+        return null;
+      });
+      if (s != null) {
+        return s;
+      }
+      long left = deadline.remainingNanos();
+      try {
         if (left <= 0) {
           return null;
         }
-        activeChanged.awaitNanos(left);
+        changed.get(left, TimeUnit.NANOSECONDS);
+      } catch (TimeoutException | ExecutionException e) {
+        // Looks once more, then gives up.
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new RosterException(RosterException.Code.UNAVAILABLE,
+            "interrupted while waiting for a connection");
+      } finally {
+        if (!changed.isDone()) {
+          context.execute(() -> activeWaiters.remove(changed));
+        }
       }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new RosterException(RosterException.Code.UNAVAILABLE,
-          "interrupted while waiting for a connection");
-    } finally {
-      lock.unlock();
     }
+  }
+
+  /** In the context: wakes the callers waiting for the active session to change. */
+  private void signalActiveChanged() {
+    List<CompletableFuture<Void>> waiting = new ArrayList<>(activeWaiters);
+    activeWaiters.clear();
+    waiting.forEach(w -> w.complete(null));
   }
 
   /** Servers in the order a one-off call should try them: the connected (or next) one first. */
   List<ServerAddress> addressesInPreferredOrder() {
-    lock.lock();
-    try {
-      ServerAddress first = current != null ? current.address
-          : suggested != null ? suggested : addresses.get(nextIndex);
-      List<ServerAddress> order = new ArrayList<>(addresses.size() + 1);
-      order.add(first);
-      for (int i = 0; i < addresses.size(); i++) {
-        ServerAddress a = addresses.get((nextIndex + i) % addresses.size());
-        if (!a.equals(first)) {
-          order.add(a);
-        }
+    // Read outside the context: a hint, whose parts may be a moment apart.
+    Session s = current;
+    ServerAddress next = suggested;
+    int index = nextIndex;
+    ServerAddress first = s != null ? s.address : next != null ? next : addresses.get(index);
+    List<ServerAddress> order = new ArrayList<>(addresses.size() + 1);
+    order.add(first);
+    for (int i = 0; i < addresses.size(); i++) {
+      ServerAddress a = addresses.get((index + i) % addresses.size());
+      if (!a.equals(first)) {
+        order.add(a);
       }
-      return order;
-    } finally {
-      lock.unlock();
     }
+    return order;
   }
 
   /** The configured servers. */
@@ -249,29 +255,28 @@ final class ConnectionManager {
    * {@code timeout} for the server to complete it (then cancels it). Idempotent.
    */
   void close(Duration timeout) {
-    Session s;
-    boolean wasActive;
-    lock.lock();
-    try {
+    Session[] closing = new Session[1];
+    boolean wasActive = context.call(() -> {
       if (closed) {
-        return;
+        return false;
       }
       closed = true;
-      cancel(connectTimer);
-      cancel(moveRetry);
+      Timer.cancel(connectTimer);
+      Timer.cancel(moveRetry);
       abandonMove("client closed");
       spent.forEach(Session::halfClose);
       spent.clear();
-      s = current;
+      Session s = current;
+      closing[0] = s;
       current = null;
-      wasActive = s != null && s.state == Session.State.ACTIVE;
+      boolean active = s != null && s.state == Session.State.ACTIVE;
       if (s != null) {
         retire(s);
       }
-      activeChanged.signalAll();
-    } finally {
-      lock.unlock();
-    }
+      signalActiveChanged();
+      return active;
+    });
+    Session s = closing[0];
     if (s == null) {
       return;
     }
@@ -291,144 +296,129 @@ final class ConnectionManager {
     s.cancel("client closed");
   }
 
-  // ---- state machine (all under lock) ----
+  // ---- state machine (all in the context) ----
 
   private void scheduleConnect(Duration delay) {
     if (closed) {
       return;
     }
-    cancel(connectTimer);
-    connectTimer = scheduler.schedule(this::connect, delay.toNanos(), TimeUnit.NANOSECONDS);
+    Timer.cancel(connectTimer);
+    connectTimer = schedule(this::connect, delay.toNanos());
   }
 
   private void connect() {
-    lock.lock();
-    try {
-      if (closed || current != null) {
-        return;
-      }
-      ServerAddress address;
-      if (suggested != null) {
-        address = suggested;
-        suggested = null;
-      } else {
-        address = addresses.get(nextIndex);
-        nextIndex = (nextIndex + 1) % addresses.size();
-      }
-      Session s = new Session(++sessionIds, address, scheduler, requestIds, ticker);
-      current = s;
-      log.debug("Connecting to {} ({})", address, s);
-      try {
-        s.attach(connector.openSession(address, s.inbound(inbound)));
-      } catch (RuntimeException e) {
-        current = null;
-        s.ended(new Session.SessionLostException("could not open a session: " + e));
-        attemptFailed(s, e.toString());
-        return;
-      }
-      sayHello(s);
-    } finally {
-      lock.unlock();
+    if (closed || current != null) {
+      return;
     }
+    ServerAddress address;
+    if (suggested != null) {
+      address = suggested;
+      suggested = null;
+    } else {
+      address = addresses.get(nextIndex);
+      nextIndex = (nextIndex + 1) % addresses.size();
+    }
+    Session s = new Session(++sessionIds, address, scheduler, requestIds, ticker);
+    current = s;
+    log.debug("Connecting to {} ({})", address, s);
+    try {
+      s.attach(connector.openSession(address, s.inbound(inbound)));
+    } catch (RuntimeException e) {
+      current = null;
+      s.ended(new Session.SessionLostException("could not open a session: " + e));
+      attemptFailed(s, e.toString());
+      return;
+    }
+    sayHello(s);
   }
 
   private void connectTimedOut(Session s) {
-    lock.lock();
-    try {
-      if (move != null && s == move.standby) {
-        String why = move.redoSent
-            ? "not every redo frame answered within " + connectTimeout.toMillis() + " ms"
-            : "no welcome within " + connectTimeout.toMillis() + " ms";
-        dropStandby(s, why);
-        return;
-      }
-      if (s != current || s.state != Session.State.CONNECTING) {
-        return;
-      }
-      current = null;
-      retire(s);
-      s.cancel("no welcome within " + connectTimeout.toMillis() + " ms");
-      attemptFailed(s, "no welcome within " + connectTimeout.toMillis() + " ms");
-    } finally {
-      lock.unlock();
+    if (move != null && s == move.standby) {
+      String why = move.redoSent
+          ? "not every redo frame answered within " + connectTimeout.toMillis() + " ms"
+          : "no welcome within " + connectTimeout.toMillis() + " ms";
+      dropStandby(s, why);
+      return;
     }
+    if (s != current || s.state != Session.State.CONNECTING) {
+      return;
+    }
+    current = null;
+    retire(s);
+    s.cancel("no welcome within " + connectTimeout.toMillis() + " ms");
+    attemptFailed(s, "no welcome within " + connectTimeout.toMillis() + " ms");
   }
 
   private void welcomed(Session s, SessionEvents.Welcomed welcome) {
-    lock.lock();
+    boolean asStandby = move != null && s == move.standby && !move.redoSent;
+    if ((s != current && !asStandby) || s.state != Session.State.CONNECTING || closed) {
+      return;
+    }
+    Timer.cancel(s.connectTimer);
+    s.connectionId = welcome.connectionId();
+    s.features = welcome.features();
+    long warmUpMs = Math.min(welcome.warmUpRemainingMs(), Session.MAX_WARM_UP_MS);
+    if (warmUpMs > 0) {
+      // Before the redo: the pushes it brings are judged by it.
+      s.warmUpEndsAtNanos = ticker.nanoTime() + TimeUnit.MILLISECONDS.toNanos(warmUpMs);
+      s.warming = true;
+      log.info("Roster server {} is warming up for {} ms more: removals are held back until then",
+          s.address, warmUpMs);
+    }
+    // The server ends a session that sends nothing for its keepalive time + timeout, so
+    // ping at least as often as it asks.
+    long serverTime = TimeUnit.MILLISECONDS.toNanos(welcome.keepaliveTimeMs());
+    s.pingIntervalNanos = serverTime > 0 ? Math.min(serverTime, keepAliveTime.toNanos()) : keepAliveTime.toNanos();
+    List<CompletableFuture<Answer>> redo = List.of();
     try {
-      boolean asStandby = move != null && s == move.standby && !move.redoSent;
-      if ((s != current && !asStandby) || s.state != Session.State.CONNECTING || closed) {
-        return;
-      }
-      cancel(s.connectTimer);
-      s.connectionId = welcome.connectionId();
-      s.features = welcome.features();
-      long warmUpMs = Math.min(welcome.warmUpRemainingMs(), Session.MAX_WARM_UP_MS);
-      if (warmUpMs > 0) {
-        // Before the redo: the pushes it brings are judged by it.
-        s.warmUpEndsAtNanos = ticker.nanoTime() + TimeUnit.MILLISECONDS.toNanos(warmUpMs);
-        s.warming = true;
-        log.info("Roster server {} is warming up for {} ms more: removals are held back until then",
-            s.address, warmUpMs);
-      }
-      // The server ends a session that sends nothing for its keepalive time + timeout, so
-      // ping at least as often as it asks.
-      long serverTime = TimeUnit.MILLISECONDS.toNanos(welcome.keepaliveTimeMs());
-      s.pingIntervalNanos = serverTime > 0 ? Math.min(serverTime, keepAliveTime.toNanos()) : keepAliveTime.toNanos();
-      List<CompletableFuture<Answer>> redo = List.of();
-      try {
-        redo = handler.onWelcome(s, asStandby && !s.warming);
-      } catch (RuntimeException e) {
-        log.warn("Redo on {} failed; it continues on the next connection", s.address, e);
-      }
-      if (asStandby) {
-        log.info("Moving from Roster server {} to {} (connection {}, node {}): waiting for the answers "
-            + "to {} redo frame(s) before the goodbye", move.leaving.address, s.address,
-            welcome.connectionId(), welcome.nodeId(), redo.size());
-        standbyRedone(s, redo);
-        return;
-      }
-      activate(s, false);
-      log.info("Connected to Roster server {} (connection {}, node {})",
-          s.address, welcome.connectionId(), welcome.nodeId());
-      afterRedo(s, redo);
-      for (CompletableFuture<Answer> f : redo) {
-        // A redo the server could not take (a member that cannot write) is redone elsewhere.
-        f.thenAccept(r -> {
-          if (r.unavailable()) {
-            moveAway(s, "it could not take the redo: " + r.message());
-          }
-        });
-      }
-    } finally {
-      lock.unlock();
+      redo = handler.onWelcome(s, asStandby && !s.warming);
+    } catch (RuntimeException e) {
+      log.warn("Redo on {} failed; it continues on the next connection", s.address, e);
+    }
+    if (asStandby) {
+      log.info("Moving from Roster server {} to {} (connection {}, node {}): waiting for the answers "
+          + "to {} redo frame(s) before the goodbye", move.leaving.address, s.address,
+          welcome.connectionId(), welcome.nodeId(), redo.size());
+      standbyRedone(s, redo);
+      return;
+    }
+    activate(s, false);
+    log.info("Connected to Roster server {} (connection {}, node {})",
+        s.address, welcome.connectionId(), welcome.nodeId());
+    afterRedo(s, redo);
+    for (CompletableFuture<Answer> f : redo) {
+      // A redo the server could not take (a member that cannot write) is redone elsewhere.
+      f.thenAccept(r -> {
+        if (r.unavailable()) {
+          moveAway(s, "it could not take the redo: " + r.message());
+        }
+      });
     }
   }
 
-  /** Under lock: {@code s} (welcomed, redo sent and answered) becomes the active session. */
+  /** In the context: {@code s} (welcomed, redo sent and answered) becomes the active session. */
   private void activate(Session s) {
     activate(s, true);
   }
 
   /**
-   * Under lock: {@code s} (welcomed, redo sent) becomes the active session; the back-off starts
+   * In the context: {@code s} (welcomed, redo sent) becomes the active session; the back-off starts
    * over now ({@code resetBackoff}) or once its redo was taken ({@link #resetBackoffIfTaken}).
    */
   private void activate(Session s, boolean resetBackoff) {
-    cancel(s.connectTimer);
+    Timer.cancel(s.connectTimer);
     s.state = Session.State.ACTIVE;
     if (resetBackoff) {
       backoff.reset();
     }
     failedAttempts = 0;
     outageLogged = false;
-    activeChanged.signalAll();
+    signalActiveChanged();
     scheduleKeepAlive(s, s.pingIntervalNanos);
   }
 
   /**
-   * Under lock: once the redo just sent on {@code s} is answered, the {@link #spent} sessions get
+   * In the context: once the redo just sent on {@code s} is answered, the {@link #spent} sessions get
    * their goodbye, and, if the server took it, the back-off starts over (a server that welcomes
    * the client but refuses its redo, a cluster member whose log commits nothing, sends it
    * elsewhere with a growing delay, not every initial back-off step).
@@ -438,8 +428,7 @@ final class ConnectionManager {
     CompletableFuture.allOf(redo.toArray(CompletableFuture[]::new)).whenComplete((done, error) -> {
       boolean taken = error == null
           && redo.stream().noneMatch(f -> f.join().unavailable());
-      lock.lock();
-      try {
+      context.execute(() -> {
         if (!taken) {
           // This server holds nothing yet: the spent sessions may still hold the instances.
           leaving.forEach(this::spend);
@@ -448,10 +437,8 @@ final class ConnectionManager {
         if (s == current && s.state == Session.State.ACTIVE) {
           backoff.reset();
         }
-      } finally {
-        lock.unlock();
-      }
-      leaving.forEach(Session::halfClose);
+        leaving.forEach(Session::halfClose);
+      });
     });
   }
 
@@ -461,83 +448,78 @@ final class ConnectionManager {
    * (make-before-break), so that the redo there applies what this one refused.
    */
   void moveAway(Session s, String why) {
-    reconnectRequested(s, why, "");
+    context.execute(() -> reconnectRequested(s, why, ""));
   }
 
   private void reconnectRequested(Session s, String reason, String suggestedServer) {
-    lock.lock();
-    try {
-      if (move != null && s == move.standby) {
-        // The server we were moving to is leaving too.
-        dropStandby(s, "it asked to reconnect (" + reason + ")");
-        return;
-      }
-      if (s != current || closed || (move != null && s == move.leaving)) {
-        return;
-      }
-      if (moveRetry != null && !moveRetry.isDone() && suggestedServer.isEmpty()) {
-        return; // a move found no server a moment ago; it is tried again after its back-off
-      }
-      log.info("Server {} asked this client to reconnect ({}){}", s.address,
-          reason.isEmpty() ? "no reason given" : reason,
-          suggestedServer.isEmpty() ? "" : "; trying " + suggestedServer + " first");
-      ServerAddress leaving = s.address;
-      ServerAddress proposal = null;
-      if (!suggestedServer.isEmpty()) {
-        try {
-          proposal = ServerAddress.parse(suggestedServer);
-          proposal = proposal.equals(leaving) ? null : proposal;
-        } catch (RosterException e) {
-          log.warn("Ignoring an unusable suggested server '{}'", suggestedServer);
-        }
-      }
-      // Each address at most once: the suggestion first, then the list from where it stands.
-      Set<ServerAddress> candidates = new LinkedHashSet<>();
-      if (proposal != null) {
-        candidates.add(proposal);
-      }
-      for (int i = 0; i < addresses.size(); i++) {
-        ServerAddress a = addresses.get((nextIndex + i) % addresses.size());
-        if (!a.equals(leaving)) {
-          candidates.add(a);
-        }
-      }
-      if (s.state == Session.State.ACTIVE && !candidates.isEmpty()) {
-        cancel(moveRetry);
-        move = new Move(s, new ArrayDeque<>(candidates), reason);
-        nextCandidate();
-        return;
-      }
-      // Nowhere else to go (or not even welcomed here): break before make.
-      suggested = proposal;
-      if (suggested == null && addresses.get(nextIndex).equals(leaving)) {
-        nextIndex = (nextIndex + 1) % addresses.size(); // the next address, not the leaving one
-      }
-      boolean elsewhere = suggested != null || !addresses.get(nextIndex).equals(leaving);
-      leave(s, elsewhere ? Duration.ZERO : atLeast(backoff.next(), backoff.initial()));
-    } finally {
-      lock.unlock();
+    if (move != null && s == move.standby) {
+      // The server we were moving to is leaving too.
+      dropStandby(s, "it asked to reconnect (" + reason + ")");
+      return;
     }
+    if (s != current || closed || (move != null && s == move.leaving)) {
+      return;
+    }
+    if (moveRetry != null && moveRetry.isPending() && suggestedServer.isEmpty()) {
+      return; // a move found no server a moment ago; it is tried again after its back-off
+    }
+    log.info("Server {} asked this client to reconnect ({}){}", s.address,
+        reason.isEmpty() ? "no reason given" : reason,
+        suggestedServer.isEmpty() ? "" : "; trying " + suggestedServer + " first");
+    ServerAddress leaving = s.address;
+    ServerAddress proposal = null;
+    if (!suggestedServer.isEmpty()) {
+      try {
+        proposal = ServerAddress.parse(suggestedServer);
+        proposal = proposal.equals(leaving) ? null : proposal;
+      } catch (RosterException e) {
+        log.warn("Ignoring an unusable suggested server '{}'", suggestedServer);
+      }
+    }
+    // Each address at most once: the suggestion first, then the list from where it stands.
+    Set<ServerAddress> candidates = new LinkedHashSet<>();
+    if (proposal != null) {
+      candidates.add(proposal);
+    }
+    for (int i = 0; i < addresses.size(); i++) {
+      ServerAddress a = addresses.get((nextIndex + i) % addresses.size());
+      if (!a.equals(leaving)) {
+        candidates.add(a);
+      }
+    }
+    if (s.state == Session.State.ACTIVE && !candidates.isEmpty()) {
+      Timer.cancel(moveRetry);
+      move = new Move(s, new ArrayDeque<>(candidates), reason);
+      nextCandidate();
+      return;
+    }
+    // Nowhere else to go (or not even welcomed here): break before make.
+    suggested = proposal;
+    if (suggested == null && addresses.get(nextIndex).equals(leaving)) {
+      nextIndex = (nextIndex + 1) % addresses.size(); // the next address, not the leaving one
+    }
+    boolean elsewhere = suggested != null || !addresses.get(nextIndex).equals(leaving);
+    leave(s, elsewhere ? Duration.ZERO : atLeast(backoff.next(), backoff.initial()));
   }
 
   /**
-   * Under lock: says goodbye on the current session {@code s} and connects again after {@code
+   * In the context: says goodbye on the current session {@code s} and connects again after {@code
    * delay}. Promptly to another server; when the leaving one is the only choice, reconnecting at
    * once would only reach it again while it drains, hence the caller's back-off.
    */
   private void leave(Session s, Duration delay) {
     current = null;
     retire(s);
-    activeChanged.signalAll();
+    signalActiveChanged();
     // Goodbye on the old session; its pending requests are answered or fail when it ends.
     s.halfClose();
     scheduleConnect(delay);
   }
 
-  // ---- make-before-break (all under lock) ----
+  // ---- make-before-break (all in the context) ----
 
   /**
-   * Under lock: tries the next candidate of the move with a standby session; when none is left,
+   * In the context: tries the next candidate of the move with a standby session; when none is left,
    * the move is over and the old session gets its goodbye now (break before make).
    */
   private void nextCandidate() {
@@ -554,64 +536,53 @@ final class ConnectionManager {
             m.leaving.address, delay.toMillis());
         Session s = m.leaving;
         String reason = m.reason;
-        moveRetry = scheduler.schedule(() -> moveAgain(s, reason), delay.toNanos(), TimeUnit.NANOSECONDS);
+        moveRetry = schedule(() -> moveAgain(s, reason), delay.toNanos());
       }
       return;
     }
-    m.openTimer = scheduler.schedule(this::openStandby, 0, TimeUnit.NANOSECONDS);
+    m.openTimer = schedule(this::openStandby, 0);
   }
 
   /** On the scheduler: a move that found no server tries again, if still on {@code s}. */
   private void moveAgain(Session s, String reason) {
-    lock.lock();
-    try {
-      moveRetry = null;
-      if (closed || move != null || s != current || s.state != Session.State.ACTIVE) {
-        return;
-      }
-      reconnectRequested(s, reason, "");
-    } finally {
-      lock.unlock();
+    moveRetry = null;
+    if (closed || move != null || s != current || s.state != Session.State.ACTIVE) {
+      return;
     }
+    reconnectRequested(s, reason, "");
   }
 
   /** On the scheduler: opens the standby session to the next candidate and says hello. */
   private void openStandby() {
-    lock.lock();
-    try {
-      Move m = move;
-      if (closed || m == null || m.standby != null || m.candidates.isEmpty()) {
-        return;
-      }
-      ServerAddress address = m.candidates.poll();
-      Session s = new Session(++sessionIds, address, scheduler, requestIds, ticker);
-      m.standby = s;
-      m.redoSent = false;
-      m.awaiting = 0;
-      m.claimed = false;
-      log.debug("Opening a standby session to {} ({}) before leaving {}", address, s, m.leaving.address);
-      try {
-        s.attach(connector.openSession(address, s.inbound(inbound)));
-      } catch (RuntimeException e) {
-        s.ended(new Session.SessionLostException("could not open a session: " + e));
-        standbyFailed(s, "could not open a session: " + e);
-        return;
-      }
-      sayHello(s);
-    } finally {
-      lock.unlock();
+    Move m = move;
+    if (closed || m == null || m.standby != null || m.candidates.isEmpty()) {
+      return;
     }
+    ServerAddress address = m.candidates.poll();
+    Session s = new Session(++sessionIds, address, scheduler, requestIds, ticker);
+    m.standby = s;
+    m.redoSent = false;
+    m.awaiting = 0;
+    m.claimed = false;
+    log.debug("Opening a standby session to {} ({}) before leaving {}", address, s, m.leaving.address);
+    try {
+      s.attach(connector.openSession(address, s.inbound(inbound)));
+    } catch (RuntimeException e) {
+      s.ended(new Session.SessionLostException("could not open a session: " + e));
+      standbyFailed(s, "could not open a session: " + e);
+      return;
+    }
+    sayHello(s);
   }
 
   /**
-   * Under lock: the standby was welcomed and its redo sent; it becomes active once every frame
+   * In the context: the standby was welcomed and its redo sent; it becomes active once every frame
    * of it is answered, within the connect timeout.
    */
   private void standbyRedone(Session s, List<CompletableFuture<Answer>> redo) {
     move.redoSent = true;
     move.awaiting = redo.size();
-    s.connectTimer = scheduler.schedule(() -> connectTimedOut(s),
-        connectTimeout.toNanos(), TimeUnit.NANOSECONDS);
+    s.connectTimer = schedule(() -> connectTimedOut(s), connectTimeout.toNanos());
     for (CompletableFuture<Answer> f : redo) {
       awaitOnStandby(s, f);
     }
@@ -619,44 +590,39 @@ final class ConnectionManager {
   }
 
   private void awaitOnStandby(Session s, CompletableFuture<Answer> f) {
-    // Completes on the standby's transport thread (or inline when already done): takes the lock.
-    f.whenComplete((r, e) -> standbyAnswered(s, r, e));
+    // Completes on the standby's transport thread (or inline when already done): back to the context.
+    f.whenComplete((r, e) -> context.execute(() -> standbyAnswered(s, r, e)));
   }
 
   private void standbyAnswered(Session s, Answer result, Throwable error) {
-    lock.lock();
-    try {
-      Move m = move;
-      if (m == null || s != m.standby) {
-        return;
-      }
-      if (error != null) {
-        if (!(error instanceof Session.SessionLostException)) { // an ended stream reports itself
-          dropStandby(s, "no answer to the redo: " + error);
-        }
-        return;
-      }
-      m.awaiting--;
-      if (result != null && result.unavailable()) {
-        // It cannot take writes (a cluster member cut off, or catching up): not a place to move to.
-        dropStandby(s, "it could not take the redo: " + result.message());
-        return;
-      }
-      m.claimed |= result != null && result.ok();
-      promoteIfReady(s);
-    } finally {
-      lock.unlock();
+    Move m = move;
+    if (m == null || s != m.standby) {
+      return;
     }
+    if (error != null) {
+      if (!(error instanceof Session.SessionLostException)) { // an ended stream reports itself
+        dropStandby(s, "no answer to the redo: " + error);
+      }
+      return;
+    }
+    m.awaiting--;
+    if (result != null && result.unavailable()) {
+      // It cannot take writes (a cluster member cut off, or catching up): not a place to move to.
+      dropStandby(s, "it could not take the redo: " + result.message());
+      return;
+    }
+    m.claimed |= result != null && result.ok();
+    promoteIfReady(s);
   }
 
-  /** Under lock: when every frame sent on the standby is answered, it replaces the old session. */
+  /** In the context: when every frame sent on the standby is answered, it replaces the old session. */
   private void promoteIfReady(Session s) {
     Move m = move;
     if (m == null || s != m.standby || !m.redoSent || m.awaiting > 0) {
       return;
     }
     move = null;
-    cancel(m.openTimer);
+    Timer.cancel(m.openTimer);
     Session old = m.leaving;
     current = s;
     activate(s);
@@ -670,7 +636,7 @@ final class ConnectionManager {
       // redo (a cluster's log orders the two servers' entries as they come) and take its
       // instance back: the old session's end would then remove it. So once the old session has
       // answered everything, the new one registers everything again, and only then goodbye.
-      old.allAnswered().whenComplete((done, error) -> reclaimThenLeave(s, leaving));
+      old.allAnswered().whenComplete((done, error) -> context.execute(() -> reclaimThenLeave(s, leaving)));
     } else {
       leaving.forEach(Session::halfClose);
     }
@@ -678,22 +644,19 @@ final class ConnectionManager {
 
   private void reclaimThenLeave(Session s, List<Session> leaving) {
     List<CompletableFuture<Answer>> again = List.of();
-    lock.lock();
     try {
       if (s == current && s.state == Session.State.ACTIVE && !closed) {
         again = handler.reclaim(s);
       }
     } catch (RuntimeException e) {
       log.warn("Registering again on {} after the move failed", s.address, e);
-    } finally {
-      lock.unlock();
     }
     CompletableFuture.allOf(again.toArray(CompletableFuture[]::new))
         .whenComplete((done, error) -> leaving.forEach(Session::halfClose));
   }
 
   /**
-   * Under lock: the standby {@code s} of the move failed. When some frame of its redo was taken
+   * In the context: the standby {@code s} of the move failed. When some frame of its redo was taken
    * there, or may still be (unanswered), it may own some of this client's instances on its
    * server: it stays open (without keepalive) among the {@link #spent} sessions until a later
    * session has registered everything. Otherwise (refused before or during its redo) it owns
@@ -709,7 +672,7 @@ final class ConnectionManager {
   }
 
   /**
-   * Under lock: keeps {@code s}, which may own some of this client's instances on its server,
+   * In the context: keeps {@code s}, which may own some of this client's instances on its server,
    * open (without keepalive) among the {@link #spent} sessions, until a later session's redo
    * has been taken. Bounded: beyond {@link #MAX_SPENT}, the oldest gets its goodbye.
    */
@@ -724,14 +687,14 @@ final class ConnectionManager {
     }
   }
 
-  /** Under lock: the {@link #spent} sessions, which the caller now ends. */
+  /** In the context: the {@link #spent} sessions, which the caller now ends. */
   private List<Session> takeSpent() {
     List<Session> taken = new ArrayList<>(spent);
     spent.clear();
     return taken;
   }
 
-  /** Under lock: the standby {@code s} of the move failed (its stream is cancelled or over). */
+  /** In the context: the standby {@code s} of the move failed (its stream is cancelled or over). */
   private void standbyFailed(Session s, String why) {
     Move m = move;
     retire(s);
@@ -742,7 +705,7 @@ final class ConnectionManager {
   }
 
   /**
-   * Under lock: the old session of the move ended (its server stopped). The standby, if any,
+   * In the context: the old session of the move ended (its server stopped). The standby, if any,
    * becomes the current session: active at once when its redo is out (as after any welcome),
    * else through the normal welcome; without one, the next candidate is connected to at once.
    *
@@ -754,7 +717,7 @@ final class ConnectionManager {
       return false;
     }
     move = null;
-    cancel(m.openTimer);
+    Timer.cancel(m.openTimer);
     Session next = m.standby;
     if (next == null) {
       suggested = m.candidates.peek();
@@ -771,14 +734,14 @@ final class ConnectionManager {
     return true;
   }
 
-  /** Under lock: drops a move in progress (the client closes), cancelling its standby. */
+  /** In the context: drops a move in progress (the client closes), cancelling its standby. */
   private void abandonMove(String why) {
     Move m = move;
     if (m == null) {
       return;
     }
     move = null;
-    cancel(m.openTimer);
+    Timer.cancel(m.openTimer);
     if (m.standby != null) {
       retire(m.standby);
       m.standby.cancel(why);
@@ -788,46 +751,35 @@ final class ConnectionManager {
   /**
    * Right after a change of desired state was sent on the active session: while a move's standby
    * has its redo out, the change goes there too (the redo predates it), and the move waits for
-   * its result like for the redo's unless {@code awaited} is false. Takes the lock; a caller
-   * that sent the change under it calls this before releasing it, so that changes reach both
-   * sessions in the same order.
+   * its result like for the redo's unless {@code awaited} is false. In the context, in the task
+   * that sent the change, so that changes reach both sessions in the same order.
    */
   void sendToStandby(Request request, Duration timeout, String what, boolean awaited) {
-    lock.lock();
-    try {
-      Move m = move;
-      if (m == null || m.standby == null || !m.redoSent) {
-        return;
-      }
-      Session s = m.standby;
-      CompletableFuture<Answer> f = s.request(request, timeout);
-      f.whenComplete((r, e) -> Requests.logBackground(what + " (on the server this client moves to)", r, e));
-      if (awaited) {
-        m.awaiting++;
-        awaitOnStandby(s, f);
-      }
-    } finally {
-      lock.unlock();
+    Move m = move;
+    if (m == null || m.standby == null || !m.redoSent) {
+      return;
+    }
+    Session s = m.standby;
+    CompletableFuture<Answer> f = s.request(request, timeout);
+    f.whenComplete((r, e) -> Requests.logBackground(what + " (on the server this client moves to)", r, e));
+    if (awaited) {
+      m.awaiting++;
+      awaitOnStandby(s, f);
     }
   }
 
   /** The standby session of a move in progress, or null. For tests. */
   Session standbySession() {
-    lock.lock();
-    try {
-      return move == null ? null : move.standby;
-    } finally {
-      lock.unlock();
-    }
+    return context.call(() -> move == null ? null : move.standby);
   }
 
-  /** Sends hello on a session just opened and starts its connect timer. Under the lock. */
+  /** Sends hello on a session just opened and starts its connect timer. In the context. */
   private void sayHello(Session s) {
     // Grows with every session, also across restarts of a client with a fixed id: the wall
     // clock in µs, kept increasing. The server lets a newer session's registration win.
     lastSessionSeq = Math.max(lastSessionSeq + 1, ticker.currentTimeMillis() * 1000);
     s.send(hello.get().withSessionSeq(lastSessionSeq));
-    s.connectTimer = scheduler.schedule(() -> connectTimedOut(s), connectTimeout.toNanos(), TimeUnit.NANOSECONDS);
+    s.connectTimer = schedule(() -> connectTimedOut(s), connectTimeout.toNanos());
   }
 
   private static Duration atLeast(Duration d, Duration min) {
@@ -835,85 +787,74 @@ final class ConnectionManager {
   }
 
   private void streamClosed(Session s, String why) {
-    lock.lock();
-    try {
-      if (s == current) {
-        boolean wasActive = s.state == Session.State.ACTIVE;
-        current = null;
-        retire(s);
-        if (wasActive) {
-          log.info("Disconnected from Roster server {}: {}", s.address, why);
-          activeChanged.signalAll();
-          if (!handOver(s)) {
-            scheduleConnect(backoff.next());
-          }
-        } else {
-          attemptFailed(s, why);
+    if (s == current) {
+      boolean wasActive = s.state == Session.State.ACTIVE;
+      current = null;
+      retire(s);
+      if (wasActive) {
+        log.info("Disconnected from Roster server {}: {}", s.address, why);
+        signalActiveChanged();
+        if (!handOver(s)) {
+          scheduleConnect(backoff.next());
         }
-      } else if (move != null && s == move.standby) {
-        standbyFailed(s, why);
       } else {
-        spent.remove(s);
+        attemptFailed(s, why);
       }
-    } finally {
-      lock.unlock();
+    } else if (move != null && s == move.standby) {
+      standbyFailed(s, why);
+    } else {
+      spent.remove(s);
     }
     s.ended(new Session.SessionLostException("session to " + s.address + " ended: " + why));
   }
 
   private void keepAliveTick(Session s) {
-    lock.lock();
-    try {
-      if (s != current || s.state != Session.State.ACTIVE) {
-        return;
-      }
-      long now = ticker.nanoTime();
-      if (s.pingOutstanding) {
-        if (s.framesReceived.get() > s.framesAtPing) {
-          s.pingOutstanding = false;
-        } else {
-          long waited = now - s.pingSentAtNanos;
-          if (waited >= keepAliveTimeout.toNanos()) {
-            log.info("Roster server {} sent nothing within {} ms of a ping; reconnecting",
-                s.address, keepAliveTimeout.toMillis());
-            current = null;
-            retire(s);
-            // Not cancelled: a server that is only slow (starved, or a cluster member between
-            // leaders) would end the session at once and remove its instances, maybe before the
-            // next session's redo reaches the log. It ends with a goodbye once that redo is
-            // taken, or by the server's own silence check.
-            spend(s);
-            activeChanged.signalAll();
-            if (!handOver(s)) {
-              scheduleConnect(backoff.next());
-            }
-            return;
+    if (s != current || s.state != Session.State.ACTIVE) {
+      return;
+    }
+    long now = ticker.nanoTime();
+    if (s.pingOutstanding) {
+      if (s.framesReceived.get() > s.framesAtPing) {
+        s.pingOutstanding = false;
+      } else {
+        long waited = now - s.pingSentAtNanos;
+        if (waited >= keepAliveTimeout.toNanos()) {
+          log.info("Roster server {} sent nothing within {} ms of a ping; reconnecting",
+              s.address, keepAliveTimeout.toMillis());
+          current = null;
+          retire(s);
+          // Not cancelled: a server that is only slow (starved, or a cluster member between
+          // leaders) would end the session at once and remove its instances, maybe before the
+          // next session's redo reaches the log. It ends with a goodbye once that redo is
+          // taken, or by the server's own silence check.
+          spend(s);
+          signalActiveChanged();
+          if (!handOver(s)) {
+            scheduleConnect(backoff.next());
           }
-          scheduleKeepAlive(s, keepAliveTimeout.toNanos() - waited);
           return;
         }
+        scheduleKeepAlive(s, keepAliveTimeout.toNanos() - waited);
+        return;
       }
-      // Idle in either direction: nothing heard (is the server there?) or nothing said (the
-      // server would take the silence for a dead client).
-      long idle = now - Math.min(s.lastReceivedNanos, s.lastSentNanos);
-      if (idle >= s.pingIntervalNanos) {
-        s.pingOutstanding = true;
-        s.pingSentAtNanos = now;
-        s.framesAtPing = s.framesReceived.get();
-        s.send(new Request.Ping());
-        // Back by the next ping time or the timeout, whichever comes first.
-        scheduleKeepAlive(s, Math.min(keepAliveTimeout.toNanos(), s.pingIntervalNanos));
-      } else {
-        scheduleKeepAlive(s, s.pingIntervalNanos - idle);
-      }
-    } finally {
-      lock.unlock();
+    }
+    // Idle in either direction: nothing heard (is the server there?) or nothing said (the
+    // server would take the silence for a dead client).
+    long idle = now - Math.min(s.lastReceivedNanos, s.lastSentNanos);
+    if (idle >= s.pingIntervalNanos) {
+      s.pingOutstanding = true;
+      s.pingSentAtNanos = now;
+      s.framesAtPing = s.framesReceived.get();
+      s.send(new Request.Ping());
+      // Back by the next ping time or the timeout, whichever comes first.
+      scheduleKeepAlive(s, Math.min(keepAliveTimeout.toNanos(), s.pingIntervalNanos));
+    } else {
+      scheduleKeepAlive(s, s.pingIntervalNanos - idle);
     }
   }
 
   private void scheduleKeepAlive(Session s, long delayNanos) {
-    s.keepAliveTimer = scheduler.schedule(() -> keepAliveTick(s), delayNanos,
-        TimeUnit.NANOSECONDS);
+    s.keepAliveTimer = schedule(() -> keepAliveTick(s), delayNanos);
   }
 
   private void attemptFailed(Session s, String why) {
@@ -932,17 +873,16 @@ final class ConnectionManager {
 
   private void retire(Session s) {
     s.state = Session.State.CLOSED;
-    cancel(s.connectTimer);
-    cancel(s.keepAliveTimer);
+    Timer.cancel(s.connectTimer);
+    Timer.cancel(s.keepAliveTimer);
   }
 
-  private static void cancel(ScheduledFuture<?> f) {
-    if (f != null) {
-      f.cancel(false);
-    }
+  /** Runs {@code task} in the context after {@code delayNanos} of the scheduler's time. */
+  private Timer schedule(Runnable task, long delayNanos) {
+    return context.schedule(task, delayNanos, TimeUnit.NANOSECONDS, scheduler);
   }
 
-  /** A make-before-break move: the session leaving, and where it may go. Guarded by the lock. */
+  /** A make-before-break move: the session leaving, and where it may go. Changed in the context only. */
   private static final class Move {
     final Session leaving;
     /** Addresses not tried yet, in order. */
@@ -955,7 +895,7 @@ final class ConnectionManager {
     int awaiting;
     /** Some frame sent on the standby was answered ok: it owns something on its server. */
     boolean claimed;
-    ScheduledFuture<?> openTimer;
+    Timer openTimer;
     /** Why the client moves (the server's reason), for a move tried again. */
     final String reason;
 
@@ -971,30 +911,32 @@ final class ConnectionManager {
 
     @Override
     public void welcomed(Session s, SessionEvents.Welcomed welcome) {
-      ConnectionManager.this.welcomed(s, welcome);
+      context.execute(() -> ConnectionManager.this.welcomed(s, welcome));
     }
 
     @Override
     public void pushed(Session s, SessionEvents.Pushed push) {
-      handler.onPush(s, push);
+      context.execute(() -> handler.onPush(s, push));
     }
 
     @Override
     public void reconnectAsked(Session s, String reason, String suggestedServer) {
-      reconnectRequested(s, reason, suggestedServer);
+      context.execute(() -> reconnectRequested(s, reason, suggestedServer));
     }
 
     @Override
     public void warmUpDone(Session s) {
-      if (s.warming) {
-        s.warming = false;
-        handler.onWarmUpDone(s);
-      }
+      context.execute(() -> {
+        if (s.warming) {
+          s.warming = false;
+          handler.onWarmUpDone(s);
+        }
+      });
     }
 
     @Override
     public void closed(Session s, String why) {
-      streamClosed(s, why);
+      context.execute(() -> streamClosed(s, why));
     }
   }
 }

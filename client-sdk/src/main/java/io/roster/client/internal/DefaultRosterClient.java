@@ -24,7 +24,6 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -40,17 +39,16 @@ import org.slf4j.LoggerFactory;
  *       with fail-over.
  * </ul>
  *
- * <p>Locking: one lock, the client lock created here, guards the connection state
- * ({@link ConnectionManager}), the desired registrations ({@link DesiredState}), the
- * subscriptions ({@link SubscriptionCache}) and the poll schedule ({@link Poller}); no part takes
- * another lock, so there is no lock order to get wrong. It is shared because these need
- * atomicity across parts: every change of desired state and the frame that applies it are done
- * under it, so frames reach the server in the order of the changes; the redo
- * ({@link #onWelcome}: the hold's reconnect mark, then every registration and subscription) runs
- * under it from the connection manager, so it never interleaves with a change; and
- * {@link #unsubscribe(String, String, Listener)} holds it across the cache and the unsubscribe
- * frame. Blocking waits and listener calls happen outside it. The callbacks of
- * {@link ConnectionManager.Handler} run on transport threads and never block.
+ * <p>Threading: no lock. The connection state ({@link ConnectionManager}), the desired
+ * registrations ({@link DesiredState}), the subscriptions ({@link SubscriptionCache}) and the
+ * poll schedule ({@link Poller}) change only in one {@link SerialContext} created here, whose
+ * tasks run one at a time. The parts share it because these need atomicity across parts: every
+ * change of desired state and the frame that applies it are one task, so frames reach the
+ * server in the order of the changes; the redo ({@link #onWelcome}: the hold's reconnect mark,
+ * then every registration and subscription) is one task of the connection manager, so it never
+ * interleaves with a change; and {@link #unsubscribe(String, String, Listener)} is one task
+ * across the cache and the unsubscribe frame. Blocking waits and listener calls happen outside
+ * it. The callbacks of {@link ConnectionManager.Handler} run in the context and never block.
  *
  * <p>Not part of the API: public only so the builder in {@code io.roster.client} can create it.
  */
@@ -73,7 +71,7 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
   private final ScheduledExecutorService scheduler;
   private final boolean ownsScheduler;
   private final ExecutorService ownedListenerExecutor;
-  private final ReentrantLock lock = new ReentrantLock();
+  private final SerialContext context = new SerialContext();
   private final ConnectionManager connection;
   private final AtomicBoolean closed = new AtomicBoolean();
   private final AtomicLong requestIds = new AtomicLong();
@@ -145,14 +143,14 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
         scheduler,
         ticker,
         new Backoff(options.reconnectInitial(), options.reconnectMax(), random),
-        lock,
+        context,
         this,
         this::hello,
         this::nextRequestId,
         options.connectTimeout(),
         options.keepAliveTime(),
         options.keepAliveTimeout());
-    Poller poller = new Poller(scheduler, options.pollInterval(), options.pollMaxBackoff(), lock,
+    Poller poller = new Poller(scheduler, options.pollInterval(), options.pollMaxBackoff(), context,
         new Poller.Target() {
           @Override
           public CompletableFuture<QueryAnswer> query(ServiceKey key, String knownChecksum) {
@@ -164,10 +162,10 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
             cache.offerAnswer(subscription, answer.snapshot(), answer.warmUpRemainingMs());
           }
         });
-    this.cache = new SubscriptionCache(lock, scheduler, ticker, listenerExecutor,
+    this.cache = new SubscriptionCache(context, scheduler, ticker, listenerExecutor,
         ownedListenerExecutor != null, options.pushEmptyProtection(), options.reconnectEmptyHold(),
         failover, connection::activeSession, options.pollEnabled() ? poller : null);
-    this.desired = new DesiredState(lock, connection, requestTimeout, this::ensureOpen, cache::keys);
+    this.desired = new DesiredState(context, connection, requestTimeout, this::ensureOpen, cache::keys);
     this.queries = new Queries(connection, new RegistryCalls(connector), cache, failover, namespace, requestTimeout,
         random,
         this::ensureOpen);
@@ -275,22 +273,19 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
     ensureOpen();
     ServiceKey key = key(serviceName, group);
     Objects.requireNonNull(listener, "listener");
-    // One hold of the lock across both parts: the unsubscribe frame cannot overtake the
-    // subscribe frame of a subscription created right after this one is gone.
-    lock.lock();
-    try {
+    // One task across both parts: the unsubscribe frame cannot overtake the subscribe frame of
+    // a subscription created right after this one is gone.
+    context.run(() -> {
       ensureOpen();
       if (cache.unsubscribe(key, listener)) {
         desired.unsubscribe(key);
       }
-    } finally {
-      lock.unlock();
-    }
+    });
   }
 
   // ---- session callbacks ----
 
-  /** Redo: the full desired state onto a new session. Called under the lock. */
+  /** Redo: the full desired state onto a new session. Called in the context. */
   @Override
   public List<CompletableFuture<Answer>> onWelcome(Session session, boolean seamless) {
     cache.onWelcome(seamless);

@@ -4,7 +4,6 @@ import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -13,7 +12,8 @@ import org.slf4j.LoggerFactory;
  * the cached checksum ({@code not_modified} costs nothing) and hands a changed state to the
  * cache, which ignores it unless its revision is newer. After a failure the wait doubles, up to
  * the maximum, and starts over after a success. Stops when the subscription is deactivated.
- * Runs on the injected scheduler; thread-safe.
+ * Its timers run on the injected scheduler and its state changes in the client's
+ * {@link SerialContext}; thread-safe.
  */
 final class Poller {
 
@@ -32,26 +32,21 @@ final class Poller {
   private final ScheduledExecutorService scheduler;
   private final Duration interval;
   private final Duration maxBackoff;
-  private final ReentrantLock lock;
+  private final SerialContext context;
   private final Target target;
 
   Poller(ScheduledExecutorService scheduler, Duration interval, Duration maxBackoff,
-      ReentrantLock lock, Target target) {
+      SerialContext context, Target target) {
     this.scheduler = scheduler;
     this.interval = interval;
     this.maxBackoff = maxBackoff;
-    this.lock = lock;
+    this.context = context;
     this.target = target;
   }
 
-  /** Schedules the first poll of a new subscription one interval from now. */
+  /** Schedules the first poll of a new subscription one interval from now. In the context. */
   void start(Subscription sub) {
-    lock.lock();
-    try {
-      schedule(sub, interval.toNanos());
-    } finally {
-      lock.unlock();
-    }
+    schedule(sub, interval.toNanos());
   }
 
   /** The wait after {@code failures} consecutive failures: interval * 2^failures, capped. */
@@ -71,21 +66,17 @@ final class Poller {
     if (!sub.isActive()) {
       return;
     }
-    sub.pollTask = scheduler.schedule(() -> poll(sub), delayNanos, TimeUnit.NANOSECONDS);
+    sub.pollTask = context.schedule(() -> poll(sub), delayNanos, TimeUnit.NANOSECONDS, scheduler);
   }
 
+  /** In the context: the poll of {@code sub} is due; it is sent from here, and answered on any thread. */
   private void poll(Subscription sub) {
-    String checksum;
-    lock.lock();
-    try {
-      if (!sub.isActive()) {
-        return;
-      }
-      sub.pollTask = null;
-      checksum = sub.snapshot() == null ? "" : sub.snapshot().checksum();
-    } finally {
-      lock.unlock();
+    if (!sub.isActive()) {
+      return;
     }
+    sub.pollTask = null;
+    ServiceSnapshot cached = sub.snapshot();
+    String checksum = cached == null ? "" : cached.checksum();
     CompletableFuture<QueryAnswer> answer;
     try {
       answer = target.query(sub.key(), checksum);
@@ -100,19 +91,17 @@ final class Poller {
           error = e;
         }
       }
-      lock.lock();
-      try {
-        if (error == null) {
+      Throwable failure = error;
+      context.execute(() -> {
+        if (failure == null) {
           sub.pollFailures = 0;
         } else {
           sub.pollFailures++;
           log.debug("Poll of {} failed ({} in a row): {}", sub.key(), sub.pollFailures,
-              ProtoMapper.unwrap(error).toString());
+              ProtoMapper.unwrap(failure).toString());
         }
         schedule(sub, delayNanos(sub.pollFailures));
-      } finally {
-        lock.unlock();
-      }
+      });
     });
   }
 }

@@ -21,10 +21,10 @@ import org.slf4j.LoggerFactory;
  * on the servers in turn, else the failover snapshot), the selections made from them, the
  * services of the namespace, and the queries of the {@link Poller}.
  *
- * <p>Threading: thread-safe and stateless apart from its collaborators; it takes no lock of its
- * own (reading the cache takes the client lock briefly inside {@link SubscriptionCache}). The
- * query methods block the caller for up to the request timeout and must not be called from a
- * transport thread; {@link #poll} does not block.
+ * <p>Threading: thread-safe and stateless apart from its collaborators; it takes no lock
+ * (reading the cache is a short task of the client's {@link SerialContext}). The query methods
+ * block the caller for up to the request timeout and must not be called from a transport
+ * thread or a task; {@link #poll} does not block and runs in the context.
  */
 final class Queries {
 

@@ -77,12 +77,12 @@ final class Session {
   private SessionStream stream;
 
   // Guarded by the connection manager's lock.
-  State state = State.CONNECTING;
+  volatile State state = State.CONNECTING;
   String connectionId = "";
   /** Optional frames the server answers, from its welcome. */
   volatile Set<String> features = Set.of();
-  ScheduledFuture<?> connectTimer;
-  ScheduledFuture<?> keepAliveTimer;
+  SerialContext.Timer connectTimer;
+  SerialContext.Timer keepAliveTimer;
   long pingSentAtNanos;
   boolean pingOutstanding;
 

@@ -6,7 +6,6 @@ import java.util.ArrayDeque;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executor;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -30,8 +29,8 @@ import org.slf4j.LoggerFactory;
  * instances is cached with the last non-empty list and the new revision, and listeners are
  * told once, with {@link InstancesChangeEvent#emptyPushIgnored()} set.
  *
- * <p>{@link #offer} and {@link #addListener} are called under the client's lock;
- * {@link #drainEvents()} after it is released.
+ * <p>{@link #offer} and {@link #addListener} are called in the client's serial context;
+ * {@link #drainEvents()} outside it.
  */
 final class Subscription {
 
@@ -78,8 +77,8 @@ final class Subscription {
   private final ArrayDeque<ServiceSnapshot> bases = new ArrayDeque<>(BASES);
   static final int BASES = 4;
 
-  // Poll state, guarded by the client's lock.
-  ScheduledFuture<?> pollTask;
+  // Poll state, changed in the client's serial context.
+  SerialContext.Timer pollTask;
   int pollFailures;
 
   Subscription(ServiceKey key, Executor listenerExecutor) {
@@ -216,12 +215,12 @@ final class Subscription {
     active = false;
     events.clear();
     if (pollTask != null) {
-      pollTask.cancel(false);
+      pollTask.cancel();
       pollTask = null;
     }
   }
 
-  /** Starts a pending delivery run on the listener executor. Call without the client's lock. */
+  /** Starts a pending delivery run on the listener executor. Call outside the client's serial context. */
   void drainEvents() {
     events.drain();
   }

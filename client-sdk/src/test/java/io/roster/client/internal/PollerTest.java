@@ -30,7 +30,7 @@ class PollerTest {
   void setUp() {
     sub = new Subscription(DEMO, Runnable::run);
     sub.addListener(events::add);
-    poller = new Poller(clock.scheduler(), Duration.ofSeconds(10), Duration.ofSeconds(60), lock,
+    poller = new Poller(clock.scheduler(), Duration.ofSeconds(10), Duration.ofSeconds(60), new SerialContext(),
         new Poller.Target() {
           @Override
           public CompletableFuture<QueryAnswer> query(ServiceKey key, String known) {
