@@ -7,8 +7,10 @@ import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -112,7 +114,12 @@ final class ConnectionManager {
   private volatile Session current;
   /** Callers waiting for the active session to change ({@link #awaitActiveOtherThan}): one per waiting thread. */
   private final List<CompletableFuture<Void>> activeWaiters = new ArrayList<>();
-  private Timer connectTimer;
+  /** The next connection attempt, or null. */
+  private Timer attemptTimer;
+  /** The connect timeout of each session opened and not yet active (the current one, a move's standby). */
+  private final Map<Session, Timer> connectTimers = new IdentityHashMap<>();
+  /** The keepalive of the active session, or null. */
+  private Keepalive keepalive;
   /** A make-before-break move in progress, or null. */
   private Move move;
   /**
@@ -166,7 +173,7 @@ final class ConnectionManager {
   /** The active session, or null. From any thread; in the context, the current answer. */
   Session activeSession() {
     Session s = current;
-    return s != null && s.state == Session.State.ACTIVE ? s : null;
+    return s != null && s.isActive() ? s : null;
   }
 
   /**
@@ -191,7 +198,7 @@ final class ConnectionManager {
         if (closed) {
           throw new ClientClosedException("the Roster client is closed");
         }
-        if (current != null && current.state == Session.State.ACTIVE && current != not) {
+        if (current != null && current.isActive() && current != not) {
           return current;
         }
         activeWaiters.add(changed);
@@ -261,7 +268,7 @@ final class ConnectionManager {
         return false;
       }
       closed = true;
-      Timer.cancel(connectTimer);
+      Timer.cancel(attemptTimer);
       Timer.cancel(moveRetry);
       abandonMove("client closed");
       spent.forEach(Session::halfClose);
@@ -269,7 +276,7 @@ final class ConnectionManager {
       Session s = current;
       closing[0] = s;
       current = null;
-      boolean active = s != null && s.state == Session.State.ACTIVE;
+      boolean active = s != null && s.isActive();
       if (s != null) {
         retire(s);
       }
@@ -302,8 +309,8 @@ final class ConnectionManager {
     if (closed) {
       return;
     }
-    Timer.cancel(connectTimer);
-    connectTimer = schedule(this::connect, delay.toNanos());
+    Timer.cancel(attemptTimer);
+    attemptTimer = schedule(this::connect, delay.toNanos());
   }
 
   private void connect() {
@@ -340,7 +347,7 @@ final class ConnectionManager {
       dropStandby(s, why);
       return;
     }
-    if (s != current || s.state != Session.State.CONNECTING) {
+    if (s != current || !s.isConnecting()) {
       return;
     }
     current = null;
@@ -351,27 +358,20 @@ final class ConnectionManager {
 
   private void welcomed(Session s, SessionEvents.Welcomed welcome) {
     boolean asStandby = move != null && s == move.standby && !move.redoSent;
-    if ((s != current && !asStandby) || s.state != Session.State.CONNECTING || closed) {
+    if ((s != current && !asStandby) || !s.isConnecting() || closed) {
       return;
     }
-    Timer.cancel(s.connectTimer);
-    s.connectionId = welcome.connectionId();
-    s.features = welcome.features();
-    long warmUpMs = Math.min(welcome.warmUpRemainingMs(), Session.MAX_WARM_UP_MS);
+    Timer.cancel(connectTimers.remove(s));
+    // Before the redo: the pushes it brings are judged by the warm-up. The server ends a session
+    // that sends nothing for its keepalive time + timeout, so ping at least as often as it asks.
+    long warmUpMs = s.welcomed(welcome, keepAliveTime.toNanos());
     if (warmUpMs > 0) {
-      // Before the redo: the pushes it brings are judged by it.
-      s.warmUpEndsAtNanos = ticker.nanoTime() + TimeUnit.MILLISECONDS.toNanos(warmUpMs);
-      s.warming = true;
       log.info("Roster server {} is warming up for {} ms more: removals are held back until then",
           s.address, warmUpMs);
     }
-    // The server ends a session that sends nothing for its keepalive time + timeout, so
-    // ping at least as often as it asks.
-    long serverTime = TimeUnit.MILLISECONDS.toNanos(welcome.keepaliveTimeMs());
-    s.pingIntervalNanos = serverTime > 0 ? Math.min(serverTime, keepAliveTime.toNanos()) : keepAliveTime.toNanos();
     List<CompletableFuture<Answer>> redo = List.of();
     try {
-      redo = handler.onWelcome(s, asStandby && !s.warming);
+      redo = handler.onWelcome(s, asStandby && !s.warming());
     } catch (RuntimeException e) {
       log.warn("Redo on {} failed; it continues on the next connection", s.address, e);
     }
@@ -406,15 +406,19 @@ final class ConnectionManager {
    * over now ({@code resetBackoff}) or once its redo was taken ({@link #resetBackoffIfTaken}).
    */
   private void activate(Session s, boolean resetBackoff) {
-    Timer.cancel(s.connectTimer);
-    s.state = Session.State.ACTIVE;
+    Timer.cancel(connectTimers.remove(s));
+    s.activate();
     if (resetBackoff) {
       backoff.reset();
     }
     failedAttempts = 0;
     outageLogged = false;
     signalActiveChanged();
-    scheduleKeepAlive(s, s.pingIntervalNanos);
+    if (keepalive != null) {
+      keepalive.stop();
+    }
+    keepalive = new Keepalive(s, context, scheduler, ticker, keepAliveTimeout, () -> silent(s));
+    keepalive.start();
   }
 
   /**
@@ -434,7 +438,7 @@ final class ConnectionManager {
           leaving.forEach(this::spend);
           return;
         }
-        if (s == current && s.state == Session.State.ACTIVE) {
+        if (s == current && s.isActive()) {
           backoff.reset();
         }
         leaving.forEach(Session::halfClose);
@@ -487,7 +491,7 @@ final class ConnectionManager {
         candidates.add(a);
       }
     }
-    if (s.state == Session.State.ACTIVE && !candidates.isEmpty()) {
+    if (s.isActive() && !candidates.isEmpty()) {
       Timer.cancel(moveRetry);
       move = new Move(s, new ArrayDeque<>(candidates), reason);
       nextCandidate();
@@ -526,7 +530,7 @@ final class ConnectionManager {
     Move m = move;
     if (m.candidates.isEmpty()) {
       move = null;
-      if (m.leaving == current && m.leaving.state == Session.State.ACTIVE) {
+      if (m.leaving == current && m.leaving.isActive()) {
         // Leaving now would end the session that owns this client's instances, with nowhere to
         // take them: they would go, and come back on the next connection. Stay, and try again
         // after a back-off step; a server that stops ends the session itself at the end of its
@@ -546,7 +550,7 @@ final class ConnectionManager {
   /** On the scheduler: a move that found no server tries again, if still on {@code s}. */
   private void moveAgain(Session s, String reason) {
     moveRetry = null;
-    if (closed || move != null || s != current || s.state != Session.State.ACTIVE) {
+    if (closed || move != null || s != current || !s.isActive()) {
       return;
     }
     reconnectRequested(s, reason, "");
@@ -582,7 +586,7 @@ final class ConnectionManager {
   private void standbyRedone(Session s, List<CompletableFuture<Answer>> redo) {
     move.redoSent = true;
     move.awaiting = redo.size();
-    s.connectTimer = schedule(() -> connectTimedOut(s), connectTimeout.toNanos());
+    Timer.cancel(connectTimers.put(s, schedule(() -> connectTimedOut(s), connectTimeout.toNanos())));
     for (CompletableFuture<Answer> f : redo) {
       awaitOnStandby(s, f);
     }
@@ -627,9 +631,9 @@ final class ConnectionManager {
     current = s;
     activate(s);
     log.info("Moved from Roster server {} to {} (connection {}); saying goodbye to {}",
-        old.address, s.address, s.connectionId, old.address);
+        old.address, s.address, s.connectionId(), old.address);
     List<Session> leaving = takeSpent();
-    if (old.state != Session.State.CLOSED) {
+    if (!old.isClosed()) {
       retire(old);
       leaving.add(old);
       // A change the old session sent before the move may be applied after the new session's
@@ -645,7 +649,7 @@ final class ConnectionManager {
   private void reclaimThenLeave(Session s, List<Session> leaving) {
     List<CompletableFuture<Answer>> again = List.of();
     try {
-      if (s == current && s.state == Session.State.ACTIVE && !closed) {
+      if (s == current && s.isActive() && !closed) {
         again = handler.reclaim(s);
       }
     } catch (RuntimeException e) {
@@ -728,7 +732,7 @@ final class ConnectionManager {
     if (m.redoSent) {
       activate(next);
       log.info("Connected to Roster server {} (connection {}) while moving to it", next.address,
-          next.connectionId);
+          next.connectionId());
     }
     // Else its connect timer still runs, and its welcome is handled as for any current session.
     return true;
@@ -779,7 +783,7 @@ final class ConnectionManager {
     // clock in µs, kept increasing. The server lets a newer session's registration win.
     lastSessionSeq = Math.max(lastSessionSeq + 1, ticker.currentTimeMillis() * 1000);
     s.send(hello.get().withSessionSeq(lastSessionSeq));
-    s.connectTimer = schedule(() -> connectTimedOut(s), connectTimeout.toNanos());
+    Timer.cancel(connectTimers.put(s, schedule(() -> connectTimedOut(s), connectTimeout.toNanos())));
   }
 
   private static Duration atLeast(Duration d, Duration min) {
@@ -788,7 +792,7 @@ final class ConnectionManager {
 
   private void streamClosed(Session s, String why) {
     if (s == current) {
-      boolean wasActive = s.state == Session.State.ACTIVE;
+      boolean wasActive = s.isActive();
       current = null;
       retire(s);
       if (wasActive) {
@@ -808,53 +812,22 @@ final class ConnectionManager {
     s.ended(new Session.SessionLostException("session to " + s.address + " ended: " + why));
   }
 
-  private void keepAliveTick(Session s) {
-    if (s != current || s.state != Session.State.ACTIVE) {
+  /** In the context: the keepalive gave up on the active session {@code s}. */
+  private void silent(Session s) {
+    if (s != current || !s.isActive()) {
       return;
     }
-    long now = ticker.nanoTime();
-    if (s.pingOutstanding) {
-      if (s.framesReceived.get() > s.framesAtPing) {
-        s.pingOutstanding = false;
-      } else {
-        long waited = now - s.pingSentAtNanos;
-        if (waited >= keepAliveTimeout.toNanos()) {
-          log.info("Roster server {} sent nothing within {} ms of a ping; reconnecting",
-              s.address, keepAliveTimeout.toMillis());
-          current = null;
-          retire(s);
-          // Not cancelled: a server that is only slow (starved, or a cluster member between
-          // leaders) would end the session at once and remove its instances, maybe before the
-          // next session's redo reaches the log. It ends with a goodbye once that redo is
-          // taken, or by the server's own silence check.
-          spend(s);
-          signalActiveChanged();
-          if (!handOver(s)) {
-            scheduleConnect(backoff.next());
-          }
-          return;
-        }
-        scheduleKeepAlive(s, keepAliveTimeout.toNanos() - waited);
-        return;
-      }
+    current = null;
+    retire(s);
+    // Not cancelled: a server that is only slow (starved, or a cluster member between
+    // leaders) would end the session at once and remove its instances, maybe before the
+    // next session's redo reaches the log. It ends with a goodbye once that redo is
+    // taken, or by the server's own silence check.
+    spend(s);
+    signalActiveChanged();
+    if (!handOver(s)) {
+      scheduleConnect(backoff.next());
     }
-    // Idle in either direction: nothing heard (is the server there?) or nothing said (the
-    // server would take the silence for a dead client).
-    long idle = now - Math.min(s.lastReceivedNanos, s.lastSentNanos);
-    if (idle >= s.pingIntervalNanos) {
-      s.pingOutstanding = true;
-      s.pingSentAtNanos = now;
-      s.framesAtPing = s.framesReceived.get();
-      s.send(new Request.Ping());
-      // Back by the next ping time or the timeout, whichever comes first.
-      scheduleKeepAlive(s, Math.min(keepAliveTimeout.toNanos(), s.pingIntervalNanos));
-    } else {
-      scheduleKeepAlive(s, s.pingIntervalNanos - idle);
-    }
-  }
-
-  private void scheduleKeepAlive(Session s, long delayNanos) {
-    s.keepAliveTimer = schedule(() -> keepAliveTick(s), delayNanos);
   }
 
   private void attemptFailed(Session s, String why) {
@@ -871,10 +844,14 @@ final class ConnectionManager {
     scheduleConnect(delay);
   }
 
+  /** In the context: {@code s} is over for this client; its timers stop. */
   private void retire(Session s) {
-    s.state = Session.State.CLOSED;
-    Timer.cancel(s.connectTimer);
-    Timer.cancel(s.keepAliveTimer);
+    s.retire();
+    Timer.cancel(connectTimers.remove(s));
+    if (keepalive != null && keepalive.session() == s) {
+      keepalive.stop();
+      keepalive = null;
+    }
   }
 
   /** Runs {@code task} in the context after {@code delayNanos} of the scheduler's time. */
@@ -927,8 +904,7 @@ final class ConnectionManager {
     @Override
     public void warmUpDone(Session s) {
       context.execute(() -> {
-        if (s.warming) {
-          s.warming = false;
+        if (s.warmUpDone()) {
           handler.onWarmUpDone(s);
         }
       });

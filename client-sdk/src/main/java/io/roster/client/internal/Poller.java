@@ -1,5 +1,6 @@
 package io.roster.client.internal;
 
+import io.roster.client.internal.SerialContext.Timer;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
@@ -44,9 +45,14 @@ final class Poller {
     this.target = target;
   }
 
-  /** Schedules the first poll of a new subscription one interval from now. In the context. */
+  /**
+   * Schedules the first poll of a new subscription one interval from now. In the context; its
+   * polls stop when it is deactivated.
+   */
   void start(Subscription sub) {
-    schedule(sub, interval.toNanos());
+    Polling polling = new Polling(sub);
+    sub.onDeactivate(() -> context.execute(polling::stop));
+    polling.schedule(interval.toNanos());
   }
 
   /** The wait after {@code failures} consecutive failures: interval * 2^failures, capped. */
@@ -62,46 +68,66 @@ final class Poller {
     return Math.min(max, base << failures);
   }
 
-  private void schedule(Subscription sub, long delayNanos) {
-    if (!sub.isActive()) {
-      return;
-    }
-    sub.pollTask = context.schedule(() -> poll(sub), delayNanos, TimeUnit.NANOSECONDS, scheduler);
-  }
+  /** The polls of one subscription: this poller's own state, changed in the context. */
+  private final class Polling {
+    private final Subscription sub;
+    private Timer timer;
+    private int failures;
+    private boolean stopped;
 
-  /** In the context: the poll of {@code sub} is due; it is sent from here, and answered on any thread. */
-  private void poll(Subscription sub) {
-    if (!sub.isActive()) {
-      return;
+    Polling(Subscription sub) {
+      this.sub = sub;
     }
-    sub.pollTask = null;
-    ServiceSnapshot cached = sub.snapshot();
-    String checksum = cached == null ? "" : cached.checksum();
-    CompletableFuture<QueryAnswer> answer;
-    try {
-      answer = target.query(sub.key(), checksum);
-    } catch (RuntimeException e) {
-      answer = CompletableFuture.failedFuture(e);
-    }
-    answer.whenComplete((response, error) -> {
-      if (error == null && !response.notModified()) {
-        try {
-          target.apply(sub, response);
-        } catch (RuntimeException e) {
-          error = e;
-        }
+
+    void schedule(long delayNanos) {
+      if (stopped || !sub.isActive()) {
+        return;
       }
-      Throwable failure = error;
-      context.execute(() -> {
-        if (failure == null) {
-          sub.pollFailures = 0;
-        } else {
-          sub.pollFailures++;
-          log.debug("Poll of {} failed ({} in a row): {}", sub.key(), sub.pollFailures,
-              ProtoMapper.unwrap(failure).toString());
+      timer = context.schedule(this::poll, delayNanos, TimeUnit.NANOSECONDS, scheduler);
+    }
+
+    void stop() {
+      stopped = true;
+      Timer.cancel(timer);
+      timer = null;
+    }
+
+    /** The poll is due: it is sent from here, and answered on any thread. */
+    private void poll() {
+      timer = null;
+      if (stopped || !sub.isActive()) {
+        return;
+      }
+      ServiceSnapshot cached = sub.snapshot();
+      String checksum = cached == null ? "" : cached.checksum();
+      CompletableFuture<QueryAnswer> answer;
+      try {
+        answer = target.query(sub.key(), checksum);
+      } catch (RuntimeException e) {
+        answer = CompletableFuture.failedFuture(e);
+      }
+      answer.whenComplete((response, error) -> {
+        if (error == null && !response.notModified()) {
+          try {
+            target.apply(sub, response);
+          } catch (RuntimeException e) {
+            error = e;
+          }
         }
-        schedule(sub, delayNanos(sub.pollFailures));
+        Throwable failure = error;
+        context.execute(() -> answered(failure));
       });
-    });
+    }
+
+    private void answered(Throwable failure) {
+      if (failure == null) {
+        failures = 0;
+      } else {
+        failures++;
+        log.debug("Poll of {} failed ({} in a row): {}", sub.key(), failures,
+            ProtoMapper.unwrap(failure).toString());
+      }
+      schedule(delayNanos(failures));
+    }
   }
 }

@@ -77,9 +77,8 @@ final class Subscription {
   private final ArrayDeque<ServiceSnapshot> bases = new ArrayDeque<>(BASES);
   static final int BASES = 4;
 
-  // Poll state, changed in the client's serial context.
-  SerialContext.Timer pollTask;
-  int pollFailures;
+  /** Run once by {@link #deactivate}: the work of other parts for this subscription stops (its polls). */
+  private final List<Runnable> onDeactivate = new CopyOnWriteArrayList<>();
 
   Subscription(ServiceKey key, Executor listenerExecutor) {
     this(key, listenerExecutor, false);
@@ -210,13 +209,21 @@ final class Subscription {
     return keep ? Outcome.KEPT : Outcome.CHANGED;
   }
 
-  /** Stops the subscription: no more events, a pending run is dropped. */
+  /** Stops the subscription: no more events, a pending run is dropped, and its polls stop. */
   void deactivate() {
     active = false;
     events.clear();
-    if (pollTask != null) {
-      pollTask.cancel();
-      pollTask = null;
+    for (Runnable r : onDeactivate) {
+      onDeactivate.remove(r);
+      r.run();
+    }
+  }
+
+  /** Runs {@code stop} when the subscription is deactivated (at once when it already is). */
+  void onDeactivate(Runnable stop) {
+    onDeactivate.add(stop);
+    if (!active && onDeactivate.remove(stop)) {
+      stop.run();
     }
   }
 
