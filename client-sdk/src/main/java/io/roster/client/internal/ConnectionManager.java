@@ -4,9 +4,7 @@ import io.roster.client.ClientClosedException;
 import io.roster.client.RosterException;
 import io.roster.client.internal.SerialContext.Timer;
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Deque;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -22,45 +20,34 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Keeps one session open to one server of the list at a time (two, briefly, while it moves to
- * another server: see make-before-break below).
+ * The connect and keepalive loop: keeps one session open to one server of the list at a time
+ * (two, briefly, while the {@link Mover} moves the client to another server, make-before-break).
  *
  * <p>Connecting sends {@code hello}; the session becomes active when the {@code welcome} arrives,
  * after the {@link Handler} redid the client's registrations and subscriptions on it (in the
- * same task of the client's {@link SerialContext}, so no request can slip in between). When a session ends (error, completion, no welcome
- * within the connect timeout, no frame within the keepalive timeout after a ping), the next
- * server of the list is tried after a jittered exponential back-off, which starts over after
- * every welcome whose redo the server took. A welcome that says the server is warming up marks
- * the session so ({@link Session#warming}), until the time it gave or a {@code warm_up_done}
- * frame.
+ * same task of the client's {@link SerialContext}, so no request can slip in between). When a
+ * session ends (error, completion, no welcome within the connect timeout, no frame within the
+ * keepalive timeout after a ping: {@link Keepalive}), the next server of the list is tried after
+ * a jittered exponential back-off, which starts over after every welcome whose redo the server
+ * took. A welcome that says the server is warming up marks the session so
+ * ({@link Session#warming}), until the time it gave or a {@code warm_up_done} frame.
  *
- * <p><b>Make-before-break.</b> A {@code reconnect} frame (the server stops, or sheds clients for
- * balancing) moves this client without letting go of the old session first. The candidates are
- * the suggested server, then the other addresses of the list (each at most once, never the
- * leaving one). A <em>standby</em> session is opened to the first: hello, welcome, and the same
- * redo as on any welcome, while the old session stays the active one and keeps serving
- * requests. Changes of desired state made meanwhile go to both ({@link #sendToStandby}). Once
- * the server has answered every frame of the standby's redo (and of those changes), ok or
- * error, the standby becomes the active session and the old one gets its goodbye (half-close):
- * on the server the redo moved everything the old session owned, so its end removes nothing
- * and subscribers see no flap. When the standby fails first (refused, ended, no welcome or no
- * redo answers within the connect timeout, or it asks to move too), the next candidate is
- * tried (a standby that fails after its redo went out may own some of the client's instances
- * there, so it is not cancelled: it gets its goodbye once a later session has registered
- * everything); when none is left, the client stays on the old session and tries the whole move
- * again after a back-off step (leaving would remove its instances with nowhere to take them; a
- * stopping server ends the session itself at the end of its grace). When the old session ends
- * during the move (its server stopped), the standby simply becomes the current session: active
- * at once when its redo is out, else once welcomed. When the leaving server is the only choice, there is no move: the goodbye
- * goes out at once and the next attempt waits one back-off step of at least the initial delay,
- * so as not to land on the server again while it drains. Pushes may arrive on both sessions
- * during a move; each is acked on the session it came from.
+ * <p>A {@code reconnect} frame, or a change the server answered UNAVAILABLE, hands the session to
+ * the {@link Mover} with the candidates to move to. When the leaving server is the only choice,
+ * there is no move: the goodbye goes out at once and the next attempt waits one back-off step
+ * of at least the initial delay, so as not to land on the server again while it drains.
+ * Sessions that may still own some of the client's instances on their servers (a standby that
+ * failed after its redo went out, a silent session given up by the keepalive) are kept
+ * <em>spent</em>, open without keepalive, until a later session's redo has been taken
+ * (decision 47).
  *
  * <p>All timers run on the injected scheduler and all time readings come from the injected
  * ticker, so the whole state machine runs on a fake clock in tests. State is changed only by
  * tasks of the client's {@link SerialContext}, where the redo and every change of the desired
  * state run too, so that they never interleave: stream events, timers and the answers it waits
- * for are handed to it. Thread-safe.
+ * for are handed to it. The {@link Mover} and this class call each other's methods there.
+ * Thread-safe: {@link #activeSession} and {@link #addressesInPreferredOrder} read from any
+ * thread; the blocking waits ({@link #awaitActive}, {@link #close}) wait outside the context.
  */
 final class ConnectionManager {
 
@@ -120,8 +107,8 @@ final class ConnectionManager {
   private final Map<Session, Timer> connectTimers = new IdentityHashMap<>();
   /** The keepalive of the active session, or null. */
   private Keepalive keepalive;
-  /** A make-before-break move in progress, or null. */
-  private Move move;
+  /** The make-before-break move, and its state. */
+  private final Mover mover;
   /**
    * Standbys of a move that failed after their redo went out: on their servers they may own
    * some of this client's instances (a newer session wins them), so ending them now would
@@ -130,8 +117,6 @@ final class ConnectionManager {
   private final List<Session> spent = new ArrayList<>();
   /** At most this many {@link #spent} sessions are kept open at once. */
   private static final int MAX_SPENT = 2;
-  /** A move that found no server to go to, tried again after a back-off step; or null. */
-  private Timer moveRetry;
   private long sessionIds;
   private long lastSessionSeq;
   private int failedAttempts;
@@ -163,6 +148,7 @@ final class ConnectionManager {
     this.connectTimeout = connectTimeout;
     this.keepAliveTime = keepAliveTime;
     this.keepAliveTimeout = keepAliveTimeout;
+    this.mover = new Mover(this, context, scheduler, handler, connectTimeout);
   }
 
   /** Starts connecting (on the scheduler). */
@@ -269,8 +255,7 @@ final class ConnectionManager {
       }
       closed = true;
       Timer.cancel(attemptTimer);
-      Timer.cancel(moveRetry);
-      abandonMove("client closed");
+      mover.abandon("client closed");
       spent.forEach(Session::halfClose);
       spent.clear();
       Session s = current;
@@ -325,26 +310,41 @@ final class ConnectionManager {
       address = addresses.get(nextIndex);
       nextIndex = (nextIndex + 1) % addresses.size();
     }
-    Session s = new Session(++sessionIds, address, scheduler, requestIds, ticker);
+    Session s = newSession(address);
     current = s;
     log.debug("Connecting to {} ({})", address, s);
-    try {
-      s.attach(connector.openSession(address, s.inbound(inbound)));
-    } catch (RuntimeException e) {
+    RuntimeException failure = openStream(s);
+    if (failure != null) {
       current = null;
-      s.ended(new Session.SessionLostException("could not open a session: " + e));
-      attemptFailed(s, e.toString());
+      attemptFailed(s, failure.toString());
       return;
     }
     sayHello(s);
   }
 
+  /** In the context: a new session to {@code address}, its stream not open yet. */
+  Session newSession(ServerAddress address) {
+    return new Session(++sessionIds, address, scheduler, requestIds, ticker);
+  }
+
+  /**
+   * In the context: opens the stream of {@code s}, whose events come back to the context.
+   *
+   * @return null, or why it could not be opened (then {@code s} is ended)
+   */
+  RuntimeException openStream(Session s) {
+    try {
+      s.attach(connector.openSession(s.address, s.inbound(inbound)));
+      return null;
+    } catch (RuntimeException e) {
+      s.ended(new Session.SessionLostException("could not open a session: " + e));
+      return e;
+    }
+  }
+
   private void connectTimedOut(Session s) {
-    if (move != null && s == move.standby) {
-      String why = move.redoSent
-          ? "not every redo frame answered within " + connectTimeout.toMillis() + " ms"
-          : "no welcome within " + connectTimeout.toMillis() + " ms";
-      dropStandby(s, why);
+    if (mover.isStandby(s)) {
+      mover.timedOut(s);
       return;
     }
     if (s != current || !s.isConnecting()) {
@@ -357,7 +357,7 @@ final class ConnectionManager {
   }
 
   private void welcomed(Session s, SessionEvents.Welcomed welcome) {
-    boolean asStandby = move != null && s == move.standby && !move.redoSent;
+    boolean asStandby = mover.awaitsWelcome(s);
     if ((s != current && !asStandby) || !s.isConnecting() || closed) {
       return;
     }
@@ -376,10 +376,7 @@ final class ConnectionManager {
       log.warn("Redo on {} failed; it continues on the next connection", s.address, e);
     }
     if (asStandby) {
-      log.info("Moving from Roster server {} to {} (connection {}, node {}): waiting for the answers "
-          + "to {} redo frame(s) before the goodbye", move.leaving.address, s.address,
-          welcome.connectionId(), welcome.nodeId(), redo.size());
-      standbyRedone(s, redo);
+      mover.welcomed(s, welcome, redo);
       return;
     }
     activate(s, false);
@@ -452,19 +449,23 @@ final class ConnectionManager {
    * (make-before-break), so that the redo there applies what this one refused.
    */
   void moveAway(Session s, String why) {
-    context.execute(() -> reconnectRequested(s, why, ""));
+    context.execute(() -> reconnectAsked(s, why, ""));
   }
 
-  private void reconnectRequested(Session s, String reason, String suggestedServer) {
-    if (move != null && s == move.standby) {
-      // The server we were moving to is leaving too.
-      dropStandby(s, "it asked to reconnect (" + reason + ")");
+  /**
+   * In the context: the server of {@code s} asks this client to move ({@code reconnect}), or a
+   * change it refused does. A make-before-break move to the suggestion or the rest of the list
+   * ({@link Mover}), or, with nowhere else to go, a goodbye and a new attempt.
+   */
+  void reconnectAsked(Session s, String reason, String suggestedServer) {
+    if (mover.isStandby(s)) {
+      mover.reconnectAsked(s, reason);
       return;
     }
-    if (s != current || closed || (move != null && s == move.leaving)) {
+    if (s != current || closed || mover.isLeaving(s)) {
       return;
     }
-    if (moveRetry != null && moveRetry.isPending() && suggestedServer.isEmpty()) {
+    if (mover.retryPending() && suggestedServer.isEmpty()) {
       return; // a move found no server a moment ago; it is tried again after its back-off
     }
     log.info("Server {} asked this client to reconnect ({}){}", s.address,
@@ -492,9 +493,7 @@ final class ConnectionManager {
       }
     }
     if (s.isActive() && !candidates.isEmpty()) {
-      Timer.cancel(moveRetry);
-      move = new Move(s, new ArrayDeque<>(candidates), reason);
-      nextCandidate();
+      mover.begin(s, candidates, reason);
       return;
     }
     // Nowhere else to go (or not even welcomed here): break before make.
@@ -520,167 +519,12 @@ final class ConnectionManager {
     scheduleConnect(delay);
   }
 
-  // ---- make-before-break (all in the context) ----
-
-  /**
-   * In the context: tries the next candidate of the move with a standby session; when none is left,
-   * the move is over and the old session gets its goodbye now (break before make).
-   */
-  private void nextCandidate() {
-    Move m = move;
-    if (m.candidates.isEmpty()) {
-      move = null;
-      if (m.leaving == current && m.leaving.isActive()) {
-        // Leaving now would end the session that owns this client's instances, with nowhere to
-        // take them: they would go, and come back on the next connection. Stay, and try again
-        // after a back-off step; a server that stops ends the session itself at the end of its
-        // grace (then the client reconnects as after any loss).
-        Duration delay = atLeast(backoff.next(), backoff.initial());
-        log.info("Could not move to another Roster server; staying on {} and trying again in {} ms",
-            m.leaving.address, delay.toMillis());
-        Session s = m.leaving;
-        String reason = m.reason;
-        moveRetry = schedule(() -> moveAgain(s, reason), delay.toNanos());
-      }
-      return;
-    }
-    m.openTimer = schedule(this::openStandby, 0);
-  }
-
-  /** On the scheduler: a move that found no server tries again, if still on {@code s}. */
-  private void moveAgain(Session s, String reason) {
-    moveRetry = null;
-    if (closed || move != null || s != current || !s.isActive()) {
-      return;
-    }
-    reconnectRequested(s, reason, "");
-  }
-
-  /** On the scheduler: opens the standby session to the next candidate and says hello. */
-  private void openStandby() {
-    Move m = move;
-    if (closed || m == null || m.standby != null || m.candidates.isEmpty()) {
-      return;
-    }
-    ServerAddress address = m.candidates.poll();
-    Session s = new Session(++sessionIds, address, scheduler, requestIds, ticker);
-    m.standby = s;
-    m.redoSent = false;
-    m.awaiting = 0;
-    m.claimed = false;
-    log.debug("Opening a standby session to {} ({}) before leaving {}", address, s, m.leaving.address);
-    try {
-      s.attach(connector.openSession(address, s.inbound(inbound)));
-    } catch (RuntimeException e) {
-      s.ended(new Session.SessionLostException("could not open a session: " + e));
-      standbyFailed(s, "could not open a session: " + e);
-      return;
-    }
-    sayHello(s);
-  }
-
-  /**
-   * In the context: the standby was welcomed and its redo sent; it becomes active once every frame
-   * of it is answered, within the connect timeout.
-   */
-  private void standbyRedone(Session s, List<CompletableFuture<Answer>> redo) {
-    move.redoSent = true;
-    move.awaiting = redo.size();
-    Timer.cancel(connectTimers.put(s, schedule(() -> connectTimedOut(s), connectTimeout.toNanos())));
-    for (CompletableFuture<Answer> f : redo) {
-      awaitOnStandby(s, f);
-    }
-    promoteIfReady(s);
-  }
-
-  private void awaitOnStandby(Session s, CompletableFuture<Answer> f) {
-    // Completes on the standby's transport thread (or inline when already done): back to the context.
-    f.whenComplete((r, e) -> context.execute(() -> standbyAnswered(s, r, e)));
-  }
-
-  private void standbyAnswered(Session s, Answer result, Throwable error) {
-    Move m = move;
-    if (m == null || s != m.standby) {
-      return;
-    }
-    if (error != null) {
-      if (!(error instanceof Session.SessionLostException)) { // an ended stream reports itself
-        dropStandby(s, "no answer to the redo: " + error);
-      }
-      return;
-    }
-    m.awaiting--;
-    if (result != null && result.unavailable()) {
-      // It cannot take writes (a cluster member cut off, or catching up): not a place to move to.
-      dropStandby(s, "it could not take the redo: " + result.message());
-      return;
-    }
-    m.claimed |= result != null && result.ok();
-    promoteIfReady(s);
-  }
-
-  /** In the context: when every frame sent on the standby is answered, it replaces the old session. */
-  private void promoteIfReady(Session s) {
-    Move m = move;
-    if (m == null || s != m.standby || !m.redoSent || m.awaiting > 0) {
-      return;
-    }
-    move = null;
-    Timer.cancel(m.openTimer);
-    Session old = m.leaving;
-    current = s;
-    activate(s);
-    log.info("Moved from Roster server {} to {} (connection {}); saying goodbye to {}",
-        old.address, s.address, s.connectionId(), old.address);
-    List<Session> leaving = takeSpent();
-    if (!old.isClosed()) {
-      retire(old);
-      leaving.add(old);
-      // A change the old session sent before the move may be applied after the new session's
-      // redo (a cluster's log orders the two servers' entries as they come) and take its
-      // instance back: the old session's end would then remove it. So once the old session has
-      // answered everything, the new one registers everything again, and only then goodbye.
-      old.allAnswered().whenComplete((done, error) -> context.execute(() -> reclaimThenLeave(s, leaving)));
-    } else {
-      leaving.forEach(Session::halfClose);
-    }
-  }
-
-  private void reclaimThenLeave(Session s, List<Session> leaving) {
-    List<CompletableFuture<Answer>> again = List.of();
-    try {
-      if (s == current && s.isActive() && !closed) {
-        again = handler.reclaim(s);
-      }
-    } catch (RuntimeException e) {
-      log.warn("Registering again on {} after the move failed", s.address, e);
-    }
-    CompletableFuture.allOf(again.toArray(CompletableFuture[]::new))
-        .whenComplete((done, error) -> leaving.forEach(Session::halfClose));
-  }
-
-  /**
-   * In the context: the standby {@code s} of the move failed. When some frame of its redo was taken
-   * there, or may still be (unanswered), it may own some of this client's instances on its
-   * server: it stays open (without keepalive) among the {@link #spent} sessions until a later
-   * session has registered everything. Otherwise (refused before or during its redo) it owns
-   * nothing and is cancelled. Then the next candidate is tried.
-   */
-  private void dropStandby(Session s, String why) {
-    if (move.redoSent && (move.claimed || move.awaiting > 0)) {
-      spend(s);
-    } else {
-      s.cancel(why);
-    }
-    standbyFailed(s, why);
-  }
-
   /**
    * In the context: keeps {@code s}, which may own some of this client's instances on its server,
    * open (without keepalive) among the {@link #spent} sessions, until a later session's redo
    * has been taken. Bounded: beyond {@link #MAX_SPENT}, the oldest gets its goodbye.
    */
-  private void spend(Session s) {
+  void spend(Session s) {
     if (closed || s.endedFuture().isDone()) {
       s.halfClose();
       return;
@@ -692,64 +536,10 @@ final class ConnectionManager {
   }
 
   /** In the context: the {@link #spent} sessions, which the caller now ends. */
-  private List<Session> takeSpent() {
+  List<Session> takeSpent() {
     List<Session> taken = new ArrayList<>(spent);
     spent.clear();
     return taken;
-  }
-
-  /** In the context: the standby {@code s} of the move failed (its stream is cancelled or over). */
-  private void standbyFailed(Session s, String why) {
-    Move m = move;
-    retire(s);
-    m.standby = null;
-    log.info("Could not move to Roster server {}: {}{}", s.address, why,
-        m.candidates.isEmpty() ? "" : "; trying " + m.candidates.peek());
-    nextCandidate();
-  }
-
-  /**
-   * In the context: the old session of the move ended (its server stopped). The standby, if any,
-   * becomes the current session: active at once when its redo is out (as after any welcome),
-   * else through the normal welcome; without one, the next candidate is connected to at once.
-   *
-   * @return false when no move was in progress for {@code s}
-   */
-  private boolean handOver(Session s) {
-    Move m = move;
-    if (m == null || s != m.leaving) {
-      return false;
-    }
-    move = null;
-    Timer.cancel(m.openTimer);
-    Session next = m.standby;
-    if (next == null) {
-      suggested = m.candidates.peek();
-      scheduleConnect(Duration.ZERO);
-      return true;
-    }
-    current = next;
-    if (m.redoSent) {
-      activate(next);
-      log.info("Connected to Roster server {} (connection {}) while moving to it", next.address,
-          next.connectionId());
-    }
-    // Else its connect timer still runs, and its welcome is handled as for any current session.
-    return true;
-  }
-
-  /** In the context: drops a move in progress (the client closes), cancelling its standby. */
-  private void abandonMove(String why) {
-    Move m = move;
-    if (m == null) {
-      return;
-    }
-    move = null;
-    Timer.cancel(m.openTimer);
-    if (m.standby != null) {
-      retire(m.standby);
-      m.standby.cancel(why);
-    }
   }
 
   /**
@@ -759,31 +549,61 @@ final class ConnectionManager {
    * that sent the change, so that changes reach both sessions in the same order.
    */
   void sendToStandby(Request request, Duration timeout, String what, boolean awaited) {
-    Move m = move;
-    if (m == null || m.standby == null || !m.redoSent) {
-      return;
-    }
-    Session s = m.standby;
-    CompletableFuture<Answer> f = s.request(request, timeout);
-    f.whenComplete((r, e) -> Requests.logBackground(what + " (on the server this client moves to)", r, e));
-    if (awaited) {
-      m.awaiting++;
-      awaitOnStandby(s, f);
-    }
+    mover.sendToStandby(request, timeout, what, awaited);
   }
 
   /** The standby session of a move in progress, or null. For tests. */
   Session standbySession() {
-    return context.call(() -> move == null ? null : move.standby);
+    return context.call(mover::standby);
   }
 
   /** Sends hello on a session just opened and starts its connect timer. In the context. */
-  private void sayHello(Session s) {
+  void sayHello(Session s) {
     // Grows with every session, also across restarts of a client with a fixed id: the wall
     // clock in µs, kept increasing. The server lets a newer session's registration win.
     lastSessionSeq = Math.max(lastSessionSeq + 1, ticker.currentTimeMillis() * 1000);
     s.send(hello.get().withSessionSeq(lastSessionSeq));
+    armConnectTimeout(s);
+  }
+
+  /**
+   * In the context: {@code s} must be active within the connect timeout from now (welcomed, and,
+   * for a move's standby, its redo answered), or it is given up.
+   */
+  void armConnectTimeout(Session s) {
     Timer.cancel(connectTimers.put(s, schedule(() -> connectTimedOut(s), connectTimeout.toNanos())));
+  }
+
+  /** In the context: whether {@code s} is the current session, active, and the client open. */
+  boolean isActiveCurrent(Session s) {
+    return !closed && s == current && s.isActive();
+  }
+
+  /** In the context: whether the client is closed. */
+  boolean isClosed() {
+    return closed;
+  }
+
+  /** In the context: the next back-off step, at least the initial one. */
+  Duration backoffStep() {
+    return atLeast(backoff.next(), backoff.initial());
+  }
+
+  /** In the context: with no session, connects to {@code address} (or the next of the list, when null) at once. */
+  void connectTo(ServerAddress address) {
+    suggested = address;
+    scheduleConnect(Duration.ZERO);
+  }
+
+  /**
+   * In the context: a move's standby {@code s} becomes the current session; active at once when
+   * {@code active} (its redo is out), else once welcomed.
+   */
+  void takeOver(Session s, boolean active) {
+    current = s;
+    if (active) {
+      activate(s);
+    }
   }
 
   private static Duration atLeast(Duration d, Duration min) {
@@ -798,14 +618,14 @@ final class ConnectionManager {
       if (wasActive) {
         log.info("Disconnected from Roster server {}: {}", s.address, why);
         signalActiveChanged();
-        if (!handOver(s)) {
+        if (!mover.handOver(s)) {
           scheduleConnect(backoff.next());
         }
       } else {
         attemptFailed(s, why);
       }
-    } else if (move != null && s == move.standby) {
-      standbyFailed(s, why);
+    } else if (mover.isStandby(s)) {
+      mover.closed(s, why);
     } else {
       spent.remove(s);
     }
@@ -825,7 +645,7 @@ final class ConnectionManager {
     // taken, or by the server's own silence check.
     spend(s);
     signalActiveChanged();
-    if (!handOver(s)) {
+    if (!mover.handOver(s)) {
       scheduleConnect(backoff.next());
     }
   }
@@ -845,7 +665,7 @@ final class ConnectionManager {
   }
 
   /** In the context: {@code s} is over for this client; its timers stop. */
-  private void retire(Session s) {
+  void retire(Session s) {
     s.retire();
     Timer.cancel(connectTimers.remove(s));
     if (keepalive != null && keepalive.session() == s) {
@@ -857,30 +677,6 @@ final class ConnectionManager {
   /** Runs {@code task} in the context after {@code delayNanos} of the scheduler's time. */
   private Timer schedule(Runnable task, long delayNanos) {
     return context.schedule(task, delayNanos, TimeUnit.NANOSECONDS, scheduler);
-  }
-
-  /** A make-before-break move: the session leaving, and where it may go. Changed in the context only. */
-  private static final class Move {
-    final Session leaving;
-    /** Addresses not tried yet, in order. */
-    final Deque<ServerAddress> candidates;
-    /** The session being readied, or null between candidates. */
-    Session standby;
-    /** The standby was welcomed and its redo sent. */
-    boolean redoSent;
-    /** Frames sent on the standby whose results have not come yet. */
-    int awaiting;
-    /** Some frame sent on the standby was answered ok: it owns something on its server. */
-    boolean claimed;
-    Timer openTimer;
-    /** Why the client moves (the server's reason), for a move tried again. */
-    final String reason;
-
-    Move(Session leaving, Deque<ServerAddress> candidates, String reason) {
-      this.leaving = leaving;
-      this.candidates = candidates;
-      this.reason = reason;
-    }
   }
 
   /** What the sessions' servers say, on their transport threads. */
@@ -898,7 +694,7 @@ final class ConnectionManager {
 
     @Override
     public void reconnectAsked(Session s, String reason, String suggestedServer) {
-      context.execute(() -> reconnectRequested(s, reason, suggestedServer));
+      context.execute(() -> ConnectionManager.this.reconnectAsked(s, reason, suggestedServer));
     }
 
     @Override
