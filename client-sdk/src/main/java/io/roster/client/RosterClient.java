@@ -1,7 +1,6 @@
 package io.roster.client;
 
-import io.roster.client.internal.ClientOptions;
-import io.roster.client.internal.DefaultRosterClient;
+import io.roster.client.internal.ClientFactory;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashSet;
@@ -720,7 +719,7 @@ public interface RosterClient extends AutoCloseable {
             "serverAddresses: null (expected: host:port[,host:port...])", "serverAddresses",
             null);
       }
-      ClientOptions options = new ClientOptions(
+      return ClientFactory.create(
           randomStart ? rotated(serverAddresses) : serverAddresses,
           namespace,
           clientId,
@@ -741,7 +740,6 @@ public interface RosterClient extends AutoCloseable {
           failoverDir,
           scheduler,
           listenerExecutor);
-      return DefaultRosterClient.create(options);
     }
   }
 }

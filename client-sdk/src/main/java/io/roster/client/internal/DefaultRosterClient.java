@@ -50,9 +50,9 @@ import org.slf4j.LoggerFactory;
  * across the cache and the unsubscribe frame. Blocking waits and listener calls happen outside
  * it. The callbacks of {@link ConnectionManager.Handler} run in the context and never block.
  *
- * <p>Not part of the API: public only so the builder in {@code io.roster.client} can create it.
+ * <p>Created by {@link ClientFactory} for the builder in {@code io.roster.client}.
  */
-public final class DefaultRosterClient implements RosterClient, ConnectionManager.Handler {
+final class DefaultRosterClient implements RosterClient, ConnectionManager.Handler {
 
   private static final Logger log = LoggerFactory.getLogger(DefaultRosterClient.class);
 
@@ -87,7 +87,7 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
    * @param options the validated settings
    * @return the started client
    */
-  public static RosterClient create(ClientOptions options) {
+  static RosterClient create(ClientOptions options) {
     List<ServerAddress> addresses = ServerAddress.parseList(options.serverAddresses());
     ScheduledExecutorService scheduler = options.scheduler();
     boolean owned = scheduler == null;
