@@ -27,7 +27,7 @@ import java.util.concurrent.ScheduledExecutorService;
  * thread. Blocking methods wait at most the {@linkplain Builder#requestTimeout request timeout}
  * (about that long when no server can be reached). {@link Listener}s run on the listener
  * executor (see {@link Builder#listenerExecutor}), one event at a time and in order per service,
- * never under a client lock.
+ * never inside the client's own work (the client holds no lock while they run).
  *
  * <p>Errors: every method throws only the unchecked {@link RosterException} (code says why) and,
  * after {@link #close()}, its subtype {@link ClientClosedException}; null arguments throw
