@@ -679,7 +679,7 @@ final class ConnectionManager {
     return context.schedule(task, delayNanos, TimeUnit.NANOSECONDS, scheduler);
   }
 
-  /** What the sessions' servers say, on their transport threads. */
+  /** What the sessions' servers say, on their transport threads: each becomes a task of the context. */
   private final class Inbound implements SessionEvents {
 
     @Override

@@ -22,9 +22,9 @@ import org.slf4j.LoggerFactory;
  * tasks already, which then runs it too before it leaves ({@link #execute}). A thread outside
  * the context returns from {@link #execute} once its task has run (on its own thread or, after
  * the short tasks before it, on the other one), so that a stream's event, a timer or a caller's
- * change has taken effect when the callback or call that brought it returns, as it had under a
- * lock. It is never re-entrant: a task that adds a task does not run it, nor wait for it; it runs
- * after the current one returns. Tasks must be short and must not block (no waiting for a
+ * change has taken effect when the callback or call that brought it returns, and the events of
+ * one stream take effect in their order. It is never re-entrant: a task that adds a task does
+ * not run it, nor wait for it; it runs after the current one returns. Tasks must be short and must not block (no waiting for a
  * future, a lock or I/O) and never run user code: listeners run on the listener executor, and
  * blocking calls wait on the caller's thread for the result of their task ({@link #call}).
  *
