@@ -1,7 +1,6 @@
 package io.roster.client;
 
-import io.roster.client.internal.ClientOptions;
-import io.roster.client.internal.DefaultRosterClient;
+import io.roster.client.internal.ClientFactory;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashSet;
@@ -28,7 +27,7 @@ import java.util.concurrent.ScheduledExecutorService;
  * thread. Blocking methods wait at most the {@linkplain Builder#requestTimeout request timeout}
  * (about that long when no server can be reached). {@link Listener}s run on the listener
  * executor (see {@link Builder#listenerExecutor}), one event at a time and in order per service,
- * never under a client lock.
+ * never inside the client's own work (the client holds no lock while they run).
  *
  * <p>Errors: every method throws only the unchecked {@link RosterException} (code says why) and,
  * after {@link #close()}, its subtype {@link ClientClosedException}; null arguments throw
@@ -720,7 +719,7 @@ public interface RosterClient extends AutoCloseable {
             "serverAddresses: null (expected: host:port[,host:port...])", "serverAddresses",
             null);
       }
-      ClientOptions options = new ClientOptions(
+      return ClientFactory.create(
           randomStart ? rotated(serverAddresses) : serverAddresses,
           namespace,
           clientId,
@@ -741,7 +740,6 @@ public interface RosterClient extends AutoCloseable {
           failoverDir,
           scheduler,
           listenerExecutor);
-      return DefaultRosterClient.create(options);
     }
   }
 }

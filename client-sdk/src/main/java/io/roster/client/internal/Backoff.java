@@ -6,7 +6,8 @@ import java.util.Random;
 /**
  * Capped exponential back-off with full jitter: the n-th consecutive delay (0-based) is drawn
  * uniformly from {@code [0, min(max, initial * 2^n)]}. {@link #reset()} starts over, after a
- * success. Not thread-safe: the connection manager uses it under its lock.
+ * success. Not thread-safe: the connection manager uses it in the client's
+ * {@link SerialContext}.
  */
 final class Backoff {
 

@@ -9,8 +9,8 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
 
 /**
- * The validated settings of a client, as collected by {@code RosterClient.Builder}. Not part of
- * the API: public only because the builder lives in another package.
+ * The validated settings of a client, as collected by {@code RosterClient.Builder} and handed
+ * over by {@link ClientFactory}.
  *
  * @param serverAddresses comma-separated host:port list
  * @param namespace the namespace of every call
@@ -36,7 +36,7 @@ import java.util.concurrent.ScheduledExecutorService;
  *     client-owned thread
  * @param listenerExecutor where listeners run, or null for a client-owned pool
  */
-public record ClientOptions(
+record ClientOptions(
     String serverAddresses,
     String namespace,
     String clientId,
@@ -59,10 +59,10 @@ public record ClientOptions(
     Executor listenerExecutor) {
 
   /** The longest drain wait a server accepts. */
-  public static final Duration MAX_DRAIN_TIMEOUT = Duration.ofSeconds(60);
+  static final Duration MAX_DRAIN_TIMEOUT = Duration.ofSeconds(60);
 
   /** Validates every setting; messages name the setting, the value and what was expected. */
-  public ClientOptions {
+  ClientOptions {
     Objects.requireNonNull(serverAddresses, "serverAddresses");
     if (namespace == null || namespace.isBlank()) {
       throw invalid("namespace", "'" + namespace + "'", "a non-empty name");
@@ -95,7 +95,7 @@ public record ClientOptions(
   }
 
   /** The drain's wait: 0 .. 60 s, as the server accepts. */
-  public static void checkDrainTimeout(String field, Duration value) {
+  static void checkDrainTimeout(String field, Duration value) {
     Objects.requireNonNull(value, field);
     if (value.isNegative() || value.compareTo(MAX_DRAIN_TIMEOUT) > 0) {
       throw invalid(field, value.toString(), "0 .. " + MAX_DRAIN_TIMEOUT);

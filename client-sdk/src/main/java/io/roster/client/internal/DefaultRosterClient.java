@@ -9,11 +9,6 @@ import io.roster.client.RosterException;
 import io.roster.client.RosterException.Code;
 import io.roster.client.ServicePage;
 import io.roster.client.internal.InstancesDiff.Identity;
-import io.roster.proto.v1.ClientFrame;
-import io.roster.proto.v1.Hello;
-import io.roster.proto.v1.Push;
-import io.roster.proto.v1.QueryInstancesResponse;
-import io.roster.proto.v1.Result;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -29,7 +24,6 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -45,21 +39,20 @@ import org.slf4j.LoggerFactory;
  *       with fail-over.
  * </ul>
  *
- * <p>Locking: one lock, the client lock created here, guards the connection state
- * ({@link ConnectionManager}), the desired registrations ({@link DesiredState}), the
- * subscriptions ({@link SubscriptionCache}) and the poll schedule ({@link Poller}); no part takes
- * another lock, so there is no lock order to get wrong. It is shared because these need
- * atomicity across parts: every change of desired state and the frame that applies it are done
- * under it, so frames reach the server in the order of the changes; the redo
- * ({@link #onWelcome}: the hold's reconnect mark, then every registration and subscription) runs
- * under it from the connection manager, so it never interleaves with a change; and
- * {@link #unsubscribe(String, String, Listener)} holds it across the cache and the unsubscribe
- * frame. Blocking waits and listener calls happen outside it. The callbacks of
- * {@link ConnectionManager.Handler} run on transport threads and never block.
+ * <p>Threading: no lock. The connection state ({@link ConnectionManager}), the desired
+ * registrations ({@link DesiredState}), the subscriptions ({@link SubscriptionCache}) and the
+ * poll schedule ({@link Poller}) change only in one {@link SerialContext} created here, whose
+ * tasks run one at a time. The parts share it because these need atomicity across parts: every
+ * change of desired state and the frame that applies it are one task, so frames reach the
+ * server in the order of the changes; the redo ({@link #onWelcome}: the hold's reconnect mark,
+ * then every registration and subscription) is one task of the connection manager, so it never
+ * interleaves with a change; and {@link #unsubscribe(String, String, Listener)} is one task
+ * across the cache and the unsubscribe frame. Blocking waits and listener calls happen outside
+ * it. The callbacks of {@link ConnectionManager.Handler} run in the context and never block.
  *
- * <p>Not part of the API: public only so the builder in {@code io.roster.client} can create it.
+ * <p>Created by {@link ClientFactory} for the builder in {@code io.roster.client}.
  */
-public final class DefaultRosterClient implements RosterClient, ConnectionManager.Handler {
+final class DefaultRosterClient implements RosterClient, ConnectionManager.Handler {
 
   private static final Logger log = LoggerFactory.getLogger(DefaultRosterClient.class);
 
@@ -78,7 +71,7 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
   private final ScheduledExecutorService scheduler;
   private final boolean ownsScheduler;
   private final ExecutorService ownedListenerExecutor;
-  private final ReentrantLock lock = new ReentrantLock();
+  private final SerialContext context = new SerialContext();
   private final ConnectionManager connection;
   private final AtomicBoolean closed = new AtomicBoolean();
   private final AtomicLong requestIds = new AtomicLong();
@@ -94,7 +87,7 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
    * @param options the validated settings
    * @return the started client
    */
-  public static RosterClient create(ClientOptions options) {
+  static RosterClient create(ClientOptions options) {
     List<ServerAddress> addresses = ServerAddress.parseList(options.serverAddresses());
     ScheduledExecutorService scheduler = options.scheduler();
     boolean owned = scheduler == null;
@@ -150,32 +143,31 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
         scheduler,
         ticker,
         new Backoff(options.reconnectInitial(), options.reconnectMax(), random),
-        lock,
+        context,
         this,
         this::hello,
         this::nextRequestId,
         options.connectTimeout(),
         options.keepAliveTime(),
         options.keepAliveTimeout());
-    Poller poller = new Poller(scheduler, options.pollInterval(), options.pollMaxBackoff(), lock,
+    Poller poller = new Poller(scheduler, options.pollInterval(), options.pollMaxBackoff(), context,
         new Poller.Target() {
           @Override
-          public CompletableFuture<QueryInstancesResponse> query(ServiceKey key,
-              String knownChecksum) {
+          public CompletableFuture<QueryAnswer> query(ServiceKey key, String knownChecksum) {
             return queries.poll(key, knownChecksum);
           }
 
           @Override
-          public void apply(Subscription subscription, QueryInstancesResponse response) {
-            cache.offerAnswer(subscription, ProtoMapper.fromProto(response.getServiceInfo()),
-                response.getWarmUpRemainingMs());
+          public void apply(Subscription subscription, QueryAnswer answer) {
+            cache.offerAnswer(subscription, answer.snapshot(), answer.warmUpRemainingMs());
           }
         });
-    this.cache = new SubscriptionCache(lock, scheduler, ticker, listenerExecutor,
+    this.cache = new SubscriptionCache(context, scheduler, ticker, listenerExecutor,
         ownedListenerExecutor != null, options.pushEmptyProtection(), options.reconnectEmptyHold(),
         failover, connection::activeSession, options.pollEnabled() ? poller : null);
-    this.desired = new DesiredState(lock, connection, requestTimeout, this::ensureOpen, cache::keys);
-    this.queries = new Queries(connection, connector, cache, failover, namespace, requestTimeout, random,
+    this.desired = new DesiredState(context, connection, requestTimeout, this::ensureOpen, cache::keys);
+    this.queries = new Queries(connection, new RegistryCalls(connector), cache, failover, namespace, requestTimeout,
+        random,
         this::ensureOpen);
   }
 
@@ -265,7 +257,7 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
     Subscription subscription = added.subscription();
     desired.reconcile("subscribe to " + key,
         () -> cache.isCurrent(key, subscription),
-        () -> ProtoMapper.subscribeFrame(key),
+        new Request.Subscribe(key),
         () -> cache.drop(key, subscription),
         !added.fromFailover(), // served from the snapshot: subscribe on the server when connected
         null);
@@ -281,35 +273,32 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
     ensureOpen();
     ServiceKey key = key(serviceName, group);
     Objects.requireNonNull(listener, "listener");
-    // One hold of the lock across both parts: the unsubscribe frame cannot overtake the
-    // subscribe frame of a subscription created right after this one is gone.
-    lock.lock();
-    try {
+    // One task across both parts: the unsubscribe frame cannot overtake the subscribe frame of
+    // a subscription created right after this one is gone.
+    context.run(() -> {
       ensureOpen();
       if (cache.unsubscribe(key, listener)) {
         desired.unsubscribe(key);
       }
-    } finally {
-      lock.unlock();
-    }
+    });
   }
 
   // ---- session callbacks ----
 
-  /** Redo: the full desired state onto a new session. Called under the lock. */
+  /** Redo: the full desired state onto a new session. Called in the context. */
   @Override
-  public List<CompletableFuture<Result>> onWelcome(Session session, boolean seamless) {
+  public List<CompletableFuture<Answer>> onWelcome(Session session, boolean seamless) {
     cache.onWelcome(seamless);
     return desired.redo(session);
   }
 
   @Override
-  public List<CompletableFuture<Result>> reclaim(Session session) {
+  public List<CompletableFuture<Answer>> reclaim(Session session) {
     return desired.redoRegistrations(session);
   }
 
   @Override
-  public void onPush(Session session, Push push) {
+  public void onPush(Session session, SessionEvents.Pushed push) {
     cache.onPush(session, push);
   }
 
@@ -463,14 +452,9 @@ public final class DefaultRosterClient implements RosterClient, ConnectionManage
     }
   }
 
-  private ClientFrame.Builder hello() {
-    return ClientFrame.newBuilder().setHello(Hello.newBuilder()
-        .setClientId(options.clientId())
-        .setNamespace(namespace)
-        .setClientName(options.clientName())
-        .setClientVersion(VERSION)
-        .putAllLabels(options.labels())
-        .addFeatures(Session.FEATURE_DELTA)); // onPush applies deltas (DeltaApplier)
+  private Request.Hello hello() {
+    return new Request.Hello(options.clientId(), namespace, options.clientName(), VERSION, options.labels(),
+        List.of(Session.FEATURE_DELTA), 0); // onPush applies deltas (DeltaApplier)
   }
 
   private String nextRequestId() {

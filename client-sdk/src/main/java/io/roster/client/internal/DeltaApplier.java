@@ -1,16 +1,13 @@
 package io.roster.client.internal;
 
 import io.roster.client.Instance;
-import io.roster.client.RosterException;
-import io.roster.proto.v1.InstanceIdentity;
-import io.roster.proto.v1.ServiceDelta;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 
 /**
- * Applies a delta push (docs/protocol.md, "Delta pushes") to the state of its service at the delta's base
- * revision, which the subscription keeps among its last few states ({@link Subscription#base}).
+ * Applies a delta push ({@link Delta}; docs/protocol.md, "Delta pushes") to the state of its
+ * service at the delta's base revision, which the subscription keeps among its last few states ({@link Subscription#base}).
  * The result only counts when its checksum is the server's and it is newer than the cache;
  * anything else asks the server for the full state (an ack with {@code resync}). Stateless.
  */
@@ -41,34 +38,25 @@ final class DeltaApplier {
    *     or null when it has no such state
    * @param cachedRevision the cached revision, or null when nothing is cached
    */
-  static Outcome apply(ServiceSnapshot cached, Long cachedRevision, ServiceDelta delta) {
-    if (cachedRevision != null && Long.compareUnsigned(delta.getRevision(), cachedRevision) <= 0) {
+  static Outcome apply(ServiceSnapshot cached, Long cachedRevision, Delta delta) {
+    if (cachedRevision != null && Long.compareUnsigned(delta.revision(), cachedRevision) <= 0) {
       return new Stale();
     }
-    if (cached == null || cached.revision() != delta.getBaseRevision()) {
-      return new Resync("no state at the delta's base revision " + Long.toUnsignedString(delta.getBaseRevision())
+    if (cached == null || cached.revision() != delta.baseRevision()) {
+      return new Resync("no state at the delta's base revision " + Long.toUnsignedString(delta.baseRevision())
           + " (cache at " + (cachedRevision == null ? "none" : Long.toUnsignedString(cachedRevision)) + ")");
     }
-    List<Instance> upserted = new ArrayList<>(delta.getUpsertedCount());
-    try {
-      for (io.roster.proto.v1.Instance p : delta.getUpsertedList()) {
-        upserted.add(ProtoMapper.fromProto(p));
-      }
-    } catch (RosterException e) {
-      return new Resync("an invalid instance: " + e.getMessage());
+    if (delta.invalid() != null) {
+      return new Resync("an invalid instance: " + delta.invalid());
     }
-    List<InstancesDiff.Identity> removed = new ArrayList<>(delta.getRemovedCount());
-    for (InstanceIdentity r : delta.getRemovedList()) {
-      removed.add(ProtoMapper.identity(r));
-    }
-    List<Instance> result = merge(cached.instances(), upserted, removed);
+    List<Instance> result = merge(cached.instances(), delta.upserted(), delta.removed());
     ServiceKey key = cached.key();
-    String checksum = Checksums.of(key, result, delta.getProtectThresholdReached());
-    if (!checksum.equals(delta.getChecksum())) {
-      return new Resync("the result's checksum " + checksum + " is not the server's " + delta.getChecksum());
+    String checksum = Checksums.of(key, result, delta.protectThresholdReached());
+    if (!checksum.equals(delta.checksum())) {
+      return new Resync("the result's checksum " + checksum + " is not the server's " + delta.checksum());
     }
-    return new Applied(new ServiceSnapshot(key, result, delta.getRevision(), delta.getChecksum(),
-        delta.getProtectThresholdReached(), ProtoMapper.identities(delta.getDepartedList())));
+    return new Applied(new ServiceSnapshot(key, result, delta.revision(), delta.checksum(),
+        delta.protectThresholdReached(), delta.departed()));
   }
 
   /** One pass over the sorted lists: linear in their sizes. */

@@ -5,11 +5,6 @@ import io.roster.client.Instance;
 import io.roster.client.RosterException;
 import io.roster.client.RosterException.Code;
 import io.roster.client.internal.InstancesDiff.Identity;
-import io.roster.proto.v1.ClientFrame;
-import io.roster.proto.v1.Drain;
-import io.roster.proto.v1.DrainSummary;
-import io.roster.proto.v1.ErrorCode;
-import io.roster.proto.v1.Result;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -17,7 +12,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
@@ -38,14 +32,14 @@ import org.slf4j.LoggerFactory;
  * {@link SubscriptionCache} (one {@link Subscription} per service is both "subscribed to" and
  * the cached list); the redo reads their keys from it.
  *
- * <p>Threading: thread-safe. The registrations are guarded by the client lock, the one
- * {@link ReentrantLock} shared with the {@link ConnectionManager} and the
+ * <p>Threading: thread-safe. The registrations are changed only in the client's
+ * {@link SerialContext}, shared with the {@link ConnectionManager} and the
  * {@link SubscriptionCache}: every change of desired state and the frame that applies it are
- * done under it, so frames reach the server in the order of the changes, and the redo (run
- * under it by {@link ConnectionManager.Handler#onWelcome}) never interleaves with a change.
- * This class takes no other lock. The blocking methods ({@code register..}, {@link #reconcile},
- * {@link #drain}) wait outside the lock, on the caller's thread, and must not be called from a
- * transport thread; {@link #redo} never blocks.
+ * one task there, so frames reach the server in the order of the changes, and the redo (run
+ * there by {@link ConnectionManager.Handler#onWelcome}) never interleaves with a change. This
+ * class takes no lock. The blocking methods ({@code register..}, {@link #reconcile},
+ * {@link #drain}) wait outside the context, on the caller's thread, and must not be called from
+ * a transport thread or a task; {@link #redo} never blocks.
  */
 final class DesiredState {
 
@@ -54,25 +48,25 @@ final class DesiredState {
   /** What a server waits for drain acks when told 0. */
   private static final Duration DEFAULT_SERVER_DRAIN = Duration.ofSeconds(5);
 
-  private final ReentrantLock lock;
+  private final SerialContext context;
   private final ConnectionManager connection;
   private final Duration requestTimeout;
   private final Runnable ensureOpen;
   private final Supplier<Collection<ServiceKey>> subscribed;
 
-  // Guarded by lock. Per-service maps are copied on write, never mutated in place.
+  // Changed only in the context. Per-service maps are copied on write, never mutated in place.
   private final Map<ServiceKey, Map<Identity, Instance>> registrations = new LinkedHashMap<>();
 
   /**
-   * @param lock the client lock
+   * @param context the client's serial context, where the registrations change
    * @param connection where the frames go
    * @param requestTimeout the bound of every blocking call
    * @param ensureOpen throws {@link io.roster.client.ClientClosedException} once the client is closed
-   * @param subscribed under the lock: the keys of the subscribed services, for the redo
+   * @param subscribed in the context: the keys of the subscribed services, for the redo
    */
-  DesiredState(ReentrantLock lock, ConnectionManager connection, Duration requestTimeout,
+  DesiredState(SerialContext context, ConnectionManager connection, Duration requestTimeout,
       Runnable ensureOpen, Supplier<Collection<ServiceKey>> subscribed) {
-    this.lock = lock;
+    this.context = context;
     this.connection = connection;
     this.requestTimeout = requestTimeout;
     this.ensureOpen = ensureOpen;
@@ -91,7 +85,7 @@ final class DesiredState {
     });
     reconcile("register " + describe(instance) + " in " + key,
         () -> instance.equals(registrations.getOrDefault(key, Map.of()).get(id)),
-        () -> ProtoMapper.registerFrame(key, instance),
+        new Request.Register(key, instance),
         () -> restore(key, edit.after(), edit.before()),
         true,
         null);
@@ -107,10 +101,10 @@ final class DesiredState {
     });
     reconcile("deregister " + describe(instance) + " from " + key,
         () -> registrations.get(key) == edit.after(),
-        () -> ProtoMapper.deregisterFrame(key, instance),
+        new Request.Deregister(key, instance),
         () -> restore(key, edit.after(), edit.before()),
         false,
-        ErrorCode.ERROR_CODE_NOT_FOUND);
+        Code.NOT_FOUND);
   }
 
   /** Replaces the whole set of a service, keyed by identity (validated by the caller). */
@@ -118,7 +112,7 @@ final class DesiredState {
     Edit edit = edit(key, before -> after);
     reconcile("register " + after.size() + " instance(s) in " + key,
         () -> registrations.get(key) == after,
-        () -> ProtoMapper.batchRegisterFrame(key, after.values()),
+        new Request.BatchRegister(key, after.values()),
         () -> restore(key, after, edit.before()),
         true,
         null);
@@ -127,21 +121,18 @@ final class DesiredState {
   /** A change of a service's desired set: what it was, and what it is now. */
   private record Edit(Map<Identity, Instance> before, Map<Identity, Instance> after) {}
 
-  /** Under the lock, once the client is known to be open: the desired set of {@code key} becomes {@code change(before)}. */
+  /** In the context, once the client is known to be open: the desired set of {@code key} becomes {@code change(before)}. */
   private Edit edit(ServiceKey key, UnaryOperator<Map<Identity, Instance>> change) {
-    lock.lock();
-    try {
+    return context.call(() -> {
       ensureOpen.run();
       Map<Identity, Instance> before = registrations.getOrDefault(key, Map.of());
       Map<Identity, Instance> after = change.apply(before);
       registrations.put(key, after);
       return new Edit(before, after);
-    } finally {
-      lock.unlock();
-    }
+    });
   }
 
-  /** Under lock: puts {@code before} back if {@code after} is still the desired set. */
+  /** In the context: puts {@code before} back if {@code after} is still the desired set. */
   private void restore(ServiceKey key, Map<Identity, Instance> after,
       Map<Identity, Instance> before) {
     if (registrations.get(key) == after) {
@@ -155,44 +146,29 @@ final class DesiredState {
 
   /** Whether any service has a registered instance. */
   boolean hasRegistrations() {
-    lock.lock();
-    try {
-      return registrations.values().stream().anyMatch(m -> !m.isEmpty());
-    } finally {
-      lock.unlock();
-    }
+    return context.call(() -> registrations.values().stream().anyMatch(m -> !m.isEmpty()));
   }
 
   /** Forgets everything (close). */
   void clear() {
-    lock.lock();
-    try {
-      registrations.clear();
-    } finally {
-      lock.unlock();
-    }
+    context.run(registrations::clear);
   }
 
   /** The desired registrations of a service. For tests. */
   List<Instance> desired(ServiceKey key) {
-    lock.lock();
-    try {
-      return List.copyOf(registrations.getOrDefault(key, Map.of()).values());
-    } finally {
-      lock.unlock();
-    }
+    return context.call(() -> List.copyOf(registrations.getOrDefault(key, Map.of()).values()));
   }
 
   /**
-   * Under lock: the last listener of {@code key} is gone; unsubscribes on the active session,
+   * In the context: the last listener of {@code key} is gone; unsubscribes on the active session,
    * if any, without waiting (a later session is simply not told about it by the redo).
    */
   void unsubscribe(ServiceKey key) {
     Session session = connection.activeSession();
     if (session != null) {
-      session.request(ProtoMapper.unsubscribeFrame(key), requestTimeout)
+      session.request(new Request.Unsubscribe(key), requestTimeout)
           .whenComplete((r, e) -> Requests.logBackground("unsubscribe from " + key, r, e));
-      connection.sendToStandby(ProtoMapper.unsubscribeFrame(key), requestTimeout, "unsubscribe from " + key, true);
+      connection.sendToStandby(new Request.Unsubscribe(key), requestTimeout, "unsubscribe from " + key, true);
     }
   }
 
@@ -200,18 +176,18 @@ final class DesiredState {
 
   /**
    * The full desired state onto a new session: a batch per service with registrations, a
-   * subscribe per subscribed service. Called under the lock (from
+   * subscribe per subscribed service. Called in the context (from
    * {@link ConnectionManager.Handler#onWelcome}), before any other request can use the session.
    * Sends and does not wait.
    *
    * @return the results of the frames sent, in order (a move waits for them)
    */
-  List<CompletableFuture<Result>> redo(Session session) {
-    List<CompletableFuture<Result>> sent = redoRegistrations(session);
+  List<CompletableFuture<Answer>> redo(Session session) {
+    List<CompletableFuture<Answer>> sent = redoRegistrations(session);
     int services = sent.size();
     Collection<ServiceKey> keys = subscribed.get();
     for (ServiceKey key : keys) {
-      CompletableFuture<Result> f = session.request(ProtoMapper.subscribeFrame(key), requestTimeout);
+      CompletableFuture<Answer> f = session.request(new Request.Subscribe(key), requestTimeout);
       f.whenComplete((r, t) -> Requests.logBackground("redo of the subscription to " + key, r, t));
       sent.add(f);
     }
@@ -224,17 +200,17 @@ final class DesiredState {
 
   /**
    * Sends every service's registrations on {@code session} (one batch_register each); under the
-   * client lock. The redo's first half, and the reclaim after a move.
+   * client's context. The redo's first half, and the reclaim after a move.
    */
-  List<CompletableFuture<Result>> redoRegistrations(Session session) {
-    List<CompletableFuture<Result>> sent = new ArrayList<>();
+  List<CompletableFuture<Answer>> redoRegistrations(Session session) {
+    List<CompletableFuture<Answer>> sent = new ArrayList<>();
     for (Map.Entry<ServiceKey, Map<Identity, Instance>> e : registrations.entrySet()) {
       if (e.getValue().isEmpty()) {
         continue;
       }
       ServiceKey key = e.getKey();
-      CompletableFuture<Result> f =
-          session.request(ProtoMapper.batchRegisterFrame(key, e.getValue().values()), requestTimeout);
+      CompletableFuture<Answer> f =
+          session.request(new Request.BatchRegister(key, e.getValue().values()), requestTimeout);
       f.whenComplete((r, t) -> Requests.logBackground("redo of the registrations in " + key, r, t));
       sent.add(f);
     }
@@ -249,15 +225,12 @@ final class DesiredState {
    * it still has them, so they are desired again (and redone).
    */
   DrainResult drain(Duration timeout) {
-    Map<ServiceKey, Map<Identity, Instance>> forgotten;
-    lock.lock();
-    try {
+    Map<ServiceKey, Map<Identity, Instance>> forgotten = context.call(() -> {
       ensureOpen.run();
-      forgotten = new LinkedHashMap<>(registrations);
+      Map<ServiceKey, Map<Identity, Instance>> all = new LinkedHashMap<>(registrations);
       registrations.clear();
-    } finally {
-      lock.unlock();
-    }
+      return all;
+    });
     String what = "drain";
     Deadline deadline = Deadline.after(requestTimeout);
     Session session = connection.awaitActive(requestTimeout);
@@ -268,28 +241,23 @@ final class DesiredState {
     }
     // The server answers within the timeout it was given; allow the request timeout on top.
     Duration wait = deadline.remaining().plus(timeout.isZero() ? DEFAULT_SERVER_DRAIN : timeout);
-    CompletableFuture<Result> future = session.request(ClientFrame.newBuilder()
-        .setDrain(Drain.newBuilder().setTimeoutMs(timeout.toMillis())), wait);
-    // A move in progress: the server this client moves to deregisters them too (not waited for:
-    // the drain's answer waits for subscribers, and the frame's order on that stream suffices).
-    connection.sendToStandby(ClientFrame.newBuilder()
-        .setDrain(Drain.newBuilder().setTimeoutMs(timeout.toMillis())), wait, what, false);
-    Result result = Requests.awaitResult(future, wait, what, () -> timeout(what, session));
+    CompletableFuture<Answer> future = context.call(() -> {
+      CompletableFuture<Answer> f = session.request(new Request.Drain(timeout.toMillis()), wait);
+      // A move in progress: the server this client moves to deregisters them too (not waited for:
+      // the drain's answer waits for subscribers, and the frame's order on that stream suffices).
+      connection.sendToStandby(new Request.Drain(timeout.toMillis()), wait, what, false);
+      return f;
+    });
+    Answer result = Requests.awaitAnswer(future, wait, what, () -> timeout(what, session));
     if (result == null) {
       throw new RosterException(Code.UNAVAILABLE, "cannot drain: the connection to " + session.address
           + " ended before the server answered; it removes the instances of a connection that is gone");
     }
-    if (!result.getOk()) {
-      lock.lock();
-      try {
-        forgotten.forEach(registrations::putIfAbsent);
-      } finally {
-        lock.unlock();
-      }
-      throw ProtoMapper.toException(result);
+    if (!result.ok()) {
+      context.run(() -> forgotten.forEach(registrations::putIfAbsent));
+      throw result.toException();
     }
-    DrainSummary d = result.getDrain();
-    DrainResult drained = new DrainResult(d.getNotified(), d.getAcked(), d.getTimedOut(), d.getDisconnected());
+    DrainResult drained = result.drain();
     if (drained.complete()) {
       log.debug("Drained: {}", drained);
     } else {
@@ -307,37 +275,41 @@ final class DesiredState {
    * the subscribe of a new {@link Subscription} too.
    *
    * @param what for messages
-   * @param stillWanted under lock: whether the change is still the desired state (else a later
+   * @param stillWanted in the context: whether the change is still the desired state (else a later
    *     change superseded it and this call is done)
-   * @param frame under lock: the request frame
-   * @param rollback under lock, on an error result: undo the desired-state change
+   * @param request the request that applies it
+   * @param rollback in the context, on an error result: undo the desired-state change
    * @param waitForConnection true to wait for a session and fail UNAVAILABLE (state kept);
    *     false to return at once when there is none
    * @param alsoOk an error code that counts as success, or null
    */
   void reconcile(String what, BooleanSupplier stillWanted,
-      Supplier<ClientFrame.Builder> frame, Runnable rollback, boolean waitForConnection,
-      ErrorCode alsoOk) {
+      Request request, Runnable rollback, boolean waitForConnection, Code alsoOk) {
     Deadline deadline = Deadline.after(requestTimeout);
     Session tried = null;
     while (true) {
-      CompletableFuture<Result> future = null;
-      Session session;
-      lock.lock();
-      try {
+      Session asking = tried;
+      Step step = context.call(() -> {
         ensureOpen.run();
         if (!stillWanted.getAsBoolean()) {
-          return;
+          return null;
         }
-        session = connection.activeSession();
-        if (session != null && session != tried) {
-          tried = session;
-          future = session.request(frame.get(), deadline.remaining());
-          // During a move, the session being readied gets it too: its redo predates the change.
-          connection.sendToStandby(frame.get(), requestTimeout, what, true);
+        Session active = connection.activeSession();
+        if (active == null || active == asking) {
+          return new Step(active, null);
         }
-      } finally {
-        lock.unlock();
+        CompletableFuture<Answer> sent = active.request(request, deadline.remaining());
+        // During a move, the session being readied gets it too: its redo predates the change.
+        connection.sendToStandby(request, requestTimeout, what, true);
+        return new Step(active, sent);
+      });
+      if (step == null) {
+        return;
+      }
+      Session session = step.session();
+      CompletableFuture<Answer> future = step.sent();
+      if (future != null) {
+        tried = session;
       }
       if (future == null) {
         if (session == null && !waitForConnection) {
@@ -352,35 +324,35 @@ final class DesiredState {
         continue;
       }
       Session asked = tried;
-      Result result = Requests.awaitResult(future, deadline.remaining(), what, () -> timeout(what, asked));
+      Answer result = Requests.awaitAnswer(future, deadline.remaining(), what, () -> timeout(what, asked));
       if (result == null) {
         continue; // the session ended: the next one gets it by redo or by this loop
       }
-      if (result.getOk() || (alsoOk != null && result.getCode() == alsoOk)) {
+      if (result.ok() || (alsoOk != null && result.code() == alsoOk)) {
         return;
       }
-      if (result.getCode() == ErrorCode.ERROR_CODE_UNAVAILABLE) {
+      if (result.unavailable()) {
         // That server cannot take writes now (a cluster member cut off from the majority, or
         // catching up): the change is kept, the client moves, and the next server gets it.
-        connection.moveAway(asked, "it could not take a change: " + result.getMessage());
+        connection.moveAway(asked, "it could not take a change: " + result.message());
         if (connection.awaitActiveOtherThan(asked, deadline.remaining()) == null) {
           throw new RosterException(Code.UNAVAILABLE, "cannot " + what + ": " + asked.address
-              + " could not take it (" + result.getMessage() + ") and no other server was ready within "
+              + " could not take it (" + result.message() + ") and no other server was ready within "
               + requestTimeout.toMillis() + " ms; the change is kept and applied when one is");
         }
         continue;
       }
-      lock.lock();
-      try {
+      context.run(() -> {
         if (stillWanted.getAsBoolean()) {
           rollback.run();
         }
-      } finally {
-        lock.unlock();
-      }
-      throw ProtoMapper.toException(result);
+      });
+      throw result.toException();
     }
   }
+
+  /** What a round of {@link #reconcile} found: the active session, and the change's answer when it was sent there. */
+  private record Step(Session session, CompletableFuture<Answer> sent) {}
 
   private RosterException timeout(String what, Session session) {
     ensureOpen.run();

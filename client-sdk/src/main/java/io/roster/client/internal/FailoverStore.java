@@ -1,6 +1,5 @@
 package io.roster.client.internal;
 
-import io.roster.proto.v1.ServiceInfo;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -24,7 +23,8 @@ import org.slf4j.LoggerFactory;
  * The failover snapshot: the last known state of each subscribed service, one file per
  * service in a directory, read back when no server answers.
  *
- * <p>Files hold a {@code roster.v1.ServiceInfo} in protobuf binary, are written to a temporary
+ * <p>Files hold a state in the wire format's binary encoding ({@link ProtoMapper#writeSnapshot}),
+ * are written to a temporary
  * file and moved into place, so a reader never sees half a file. Writes run on the given
  * executor, coalesced per service (only the latest pending state is written), so memory is
  * bounded by the number of subscribed services and callers never wait for the disk.
@@ -60,7 +60,7 @@ final class FailoverStore {
   ServiceSnapshot load(ServiceKey key) {
     Path file = file(key);
     try (InputStream in = Files.newInputStream(file)) {
-      ServiceSnapshot s = ProtoMapper.fromProto(ServiceInfo.parseFrom(in));
+      ServiceSnapshot s = ProtoMapper.readSnapshot(in);
       return s.key().equals(key) ? s : null;
     } catch (NoSuchFileException e) {
       return null;
@@ -81,7 +81,7 @@ final class FailoverStore {
       Path tmp = Files.createTempFile(dir, ".write-", ".tmp");
       try {
         try (OutputStream out = Files.newOutputStream(tmp)) {
-          ProtoMapper.toProto(s).writeTo(out);
+          ProtoMapper.writeSnapshot(s, out);
         }
         move(tmp, file);
       } finally {

@@ -1,11 +1,10 @@
 package io.roster.client.internal;
 
-import io.roster.proto.v1.QueryInstancesResponse;
+import io.roster.client.internal.SerialContext.Timer;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -14,7 +13,8 @@ import org.slf4j.LoggerFactory;
  * the cached checksum ({@code not_modified} costs nothing) and hands a changed state to the
  * cache, which ignores it unless its revision is newer. After a failure the wait doubles, up to
  * the maximum, and starts over after a success. Stops when the subscription is deactivated.
- * Runs on the injected scheduler; thread-safe.
+ * Its timers run on the injected scheduler and its state changes in the client's
+ * {@link SerialContext}; thread-safe.
  */
 final class Poller {
 
@@ -24,35 +24,35 @@ final class Poller {
   interface Target {
 
     /** Queries the service; {@code knownChecksum} is empty when nothing is cached. */
-    CompletableFuture<QueryInstancesResponse> query(ServiceKey key, String knownChecksum);
+    CompletableFuture<QueryAnswer> query(ServiceKey key, String knownChecksum);
 
     /** Applies a successful answer (not called for {@code not_modified}). */
-    void apply(Subscription subscription, QueryInstancesResponse response);
+    void apply(Subscription subscription, QueryAnswer answer);
   }
 
   private final ScheduledExecutorService scheduler;
   private final Duration interval;
   private final Duration maxBackoff;
-  private final ReentrantLock lock;
+  private final SerialContext context;
   private final Target target;
 
   Poller(ScheduledExecutorService scheduler, Duration interval, Duration maxBackoff,
-      ReentrantLock lock, Target target) {
+      SerialContext context, Target target) {
     this.scheduler = scheduler;
     this.interval = interval;
     this.maxBackoff = maxBackoff;
-    this.lock = lock;
+    this.context = context;
     this.target = target;
   }
 
-  /** Schedules the first poll of a new subscription one interval from now. */
+  /**
+   * Schedules the first poll of a new subscription one interval from now. In the context; its
+   * polls stop when it is deactivated.
+   */
   void start(Subscription sub) {
-    lock.lock();
-    try {
-      schedule(sub, interval.toNanos());
-    } finally {
-      lock.unlock();
-    }
+    Polling polling = new Polling(sub);
+    sub.onDeactivate(() -> context.execute(polling::stop));
+    polling.schedule(interval.toNanos());
   }
 
   /** The wait after {@code failures} consecutive failures: interval * 2^failures, capped. */
@@ -68,52 +68,66 @@ final class Poller {
     return Math.min(max, base << failures);
   }
 
-  private void schedule(Subscription sub, long delayNanos) {
-    if (!sub.isActive()) {
-      return;
-    }
-    sub.pollTask = scheduler.schedule(() -> poll(sub), delayNanos, TimeUnit.NANOSECONDS);
-  }
+  /** The polls of one subscription: this poller's own state, changed in the context. */
+  private final class Polling {
+    private final Subscription sub;
+    private Timer timer;
+    private int failures;
+    private boolean stopped;
 
-  private void poll(Subscription sub) {
-    String checksum;
-    lock.lock();
-    try {
-      if (!sub.isActive()) {
+    Polling(Subscription sub) {
+      this.sub = sub;
+    }
+
+    void schedule(long delayNanos) {
+      if (stopped || !sub.isActive()) {
         return;
       }
-      sub.pollTask = null;
-      checksum = sub.snapshot() == null ? "" : sub.snapshot().checksum();
-    } finally {
-      lock.unlock();
+      timer = context.schedule(this::poll, delayNanos, TimeUnit.NANOSECONDS, scheduler);
     }
-    CompletableFuture<QueryInstancesResponse> answer;
-    try {
-      answer = target.query(sub.key(), checksum);
-    } catch (RuntimeException e) {
-      answer = CompletableFuture.failedFuture(e);
+
+    void stop() {
+      stopped = true;
+      Timer.cancel(timer);
+      timer = null;
     }
-    answer.whenComplete((response, error) -> {
-      if (error == null && !response.getNotModified()) {
-        try {
-          target.apply(sub, response);
-        } catch (RuntimeException e) {
-          error = e;
-        }
+
+    /** The poll is due: it is sent from here, and answered on any thread. */
+    private void poll() {
+      timer = null;
+      if (stopped || !sub.isActive()) {
+        return;
       }
-      lock.lock();
+      ServiceSnapshot cached = sub.snapshot();
+      String checksum = cached == null ? "" : cached.checksum();
+      CompletableFuture<QueryAnswer> answer;
       try {
-        if (error == null) {
-          sub.pollFailures = 0;
-        } else {
-          sub.pollFailures++;
-          log.debug("Poll of {} failed ({} in a row): {}", sub.key(), sub.pollFailures,
-              ProtoMapper.unwrap(error).toString());
-        }
-        schedule(sub, delayNanos(sub.pollFailures));
-      } finally {
-        lock.unlock();
+        answer = target.query(sub.key(), checksum);
+      } catch (RuntimeException e) {
+        answer = CompletableFuture.failedFuture(e);
       }
-    });
+      answer.whenComplete((response, error) -> {
+        if (error == null && !response.notModified()) {
+          try {
+            target.apply(sub, response);
+          } catch (RuntimeException e) {
+            error = e;
+          }
+        }
+        Throwable failure = error;
+        context.execute(() -> answered(failure));
+      });
+    }
+
+    private void answered(Throwable failure) {
+      if (failure == null) {
+        failures = 0;
+      } else {
+        failures++;
+        log.debug("Poll of {} failed ({} in a row): {}", sub.key(), failures,
+            ProtoMapper.unwrap(failure).toString());
+      }
+      schedule(delayNanos(failures));
+    }
   }
 }

@@ -6,17 +6,30 @@ import io.roster.client.Instance;
 import io.roster.client.RosterClient;
 import io.roster.client.RosterException;
 import io.roster.client.RosterException.Code;
+import io.roster.client.DrainResult;
 import io.roster.proto.v1.BatchRegisterInstances;
 import io.roster.proto.v1.ClientFrame;
 import io.roster.proto.v1.DeregisterInstance;
+import io.roster.proto.v1.Drain;
+import io.roster.proto.v1.DrainSummary;
 import io.roster.proto.v1.ErrorCode;
+import io.roster.proto.v1.Hello;
 import io.roster.proto.v1.InstanceIdentity;
+import io.roster.proto.v1.Ping;
+import io.roster.proto.v1.Push;
 import io.roster.proto.v1.PushAck;
+import io.roster.proto.v1.QueryInstancesRequest;
+import io.roster.proto.v1.QueryInstancesResponse;
 import io.roster.proto.v1.RegisterInstance;
+import io.roster.proto.v1.ServiceDelta;
 import io.roster.proto.v1.Subscribe;
 import io.roster.proto.v1.Unsubscribe;
 import io.roster.proto.v1.Result;
 import io.roster.proto.v1.ServiceInfo;
+import io.roster.proto.v1.Welcome;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashSet;
@@ -29,7 +42,14 @@ import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** The one place where protobuf messages meet the client's Java values. */
+/**
+ * The one place where protobuf messages meet the client's Java values: requests
+ * ({@link Request}) become frames, and results, welcomes, pushes, deltas, query answers and
+ * failover files become {@link Answer}, {@link SessionEvents.Welcomed},
+ * {@link SessionEvents.Pushed}, {@link Delta}, {@link QueryAnswer} and {@link ServiceSnapshot}.
+ * Only this class and the transport ({@link Connector}, {@link SessionStream},
+ * {@link GrpcConnector}, {@link Session}, {@link RegistryCalls}) name wire types. Stateless.
+ */
 final class ProtoMapper {
 
   private static final Logger log = LoggerFactory.getLogger(ProtoMapper.class);
@@ -150,14 +170,6 @@ final class ProtoMapper {
     };
   }
 
-  /** The exception for an error result; the server's message is kept verbatim. */
-  static RosterException toException(Result result) {
-    String message = result.getMessage().isEmpty()
-        ? "the server rejected the request with " + result.getCode()
-        : result.getMessage();
-    return new RosterException(fromProto(result.getCode()), message, result.getField(), null);
-  }
-
   /** The client code of a gRPC status code. */
   static Code fromStatus(Status.Code code) {
     return switch (code) {
@@ -210,16 +222,16 @@ final class ProtoMapper {
     return cur;
   }
 
-  // ---- request frames: the desired-state and cache parts build their frames here ----
+  // ---- request frames ({@link #frame}) ----
 
-  static ClientFrame.Builder registerFrame(ServiceKey key, Instance instance) {
+  private static ClientFrame.Builder registerFrame(ServiceKey key, Instance instance) {
     return ClientFrame.newBuilder().setRegister(RegisterInstance.newBuilder()
         .setService(toProto(key))
         .setInstance(toProto(instance)));
   }
 
   /** Deregisters by identity (ip, port, cluster): the other fields are not sent. */
-  static ClientFrame.Builder deregisterFrame(ServiceKey key, Instance instance) {
+  private static ClientFrame.Builder deregisterFrame(ServiceKey key, Instance instance) {
     return ClientFrame.newBuilder().setDeregister(DeregisterInstance.newBuilder()
         .setService(toProto(key))
         .setInstance(io.roster.proto.v1.Instance.newBuilder()
@@ -229,7 +241,7 @@ final class ProtoMapper {
   }
 
   /** The whole desired set of a service: replaces what the session registered there. */
-  static ClientFrame.Builder batchRegisterFrame(ServiceKey key, Collection<Instance> set) {
+  private static ClientFrame.Builder batchRegisterFrame(ServiceKey key, Collection<Instance> set) {
     BatchRegisterInstances.Builder b = BatchRegisterInstances.newBuilder().setService(toProto(key));
     for (Instance i : set) {
       b.addInstances(toProto(i));
@@ -237,18 +249,132 @@ final class ProtoMapper {
     return ClientFrame.newBuilder().setBatchRegister(b);
   }
 
-  static ClientFrame.Builder subscribeFrame(ServiceKey key) {
+  private static ClientFrame.Builder subscribeFrame(ServiceKey key) {
     return ClientFrame.newBuilder().setSubscribe(Subscribe.newBuilder().setService(toProto(key)));
   }
 
-  static ClientFrame.Builder unsubscribeFrame(ServiceKey key) {
+  private static ClientFrame.Builder unsubscribeFrame(ServiceKey key) {
     return ClientFrame.newBuilder().setUnsubscribe(Unsubscribe.newBuilder().setService(toProto(key)));
   }
 
-  /** The ack of an applied push; {@code resync} asks the server for the full state at once. */
-  static ClientFrame pushAck(String pushId, boolean resync) {
-    return ClientFrame.newBuilder()
-        .setPushAck(PushAck.newBuilder().setPushId(pushId).setResync(resync))
-        .build();
+  // ---- requests in the client's terms ----
+
+  /** The frame of a request, without its request id. */
+  static ClientFrame.Builder frame(Request request) {
+    if (request instanceof Request.Register r) {
+      return registerFrame(r.key(), r.instance());
+    }
+    if (request instanceof Request.Deregister r) {
+      return deregisterFrame(r.key(), r.instance());
+    }
+    if (request instanceof Request.BatchRegister r) {
+      return batchRegisterFrame(r.key(), r.instances());
+    }
+    if (request instanceof Request.Subscribe r) {
+      return subscribeFrame(r.key());
+    }
+    if (request instanceof Request.Unsubscribe r) {
+      return unsubscribeFrame(r.key());
+    }
+    if (request instanceof Request.Query r) {
+      return ClientFrame.newBuilder().setQuery(queryRequest(r.key(), ""));
+    }
+    if (request instanceof Request.Drain r) {
+      return ClientFrame.newBuilder().setDrain(Drain.newBuilder().setTimeoutMs(r.timeoutMs()));
+    }
+    if (request instanceof Request.Ping) {
+      return ClientFrame.newBuilder().setPing(Ping.getDefaultInstance());
+    }
+    if (request instanceof Request.PushAck r) {
+      return ClientFrame.newBuilder().setPushAck(PushAck.newBuilder().setPushId(r.pushId()).setResync(r.resync()));
+    }
+    if (request instanceof Request.Hello r) {
+      return ClientFrame.newBuilder().setHello(Hello.newBuilder()
+          .setClientId(r.clientId())
+          .setNamespace(r.namespace())
+          .setClientName(r.clientName())
+          .setClientVersion(r.clientVersion())
+          .putAllLabels(r.labels())
+          .addAllFeatures(r.features())
+          .setSessionSeq(r.sessionSeq()));
+    }
+    throw new IllegalArgumentException("unknown request " + request);
+  }
+
+  /** A result in the client's terms. */
+  static Answer answer(Result r) {
+    DrainSummary d = r.getDrain();
+    return new Answer(r.getOk(), r.getOk() ? null : fromProto(r.getCode()), r.getCode().toString(),
+        r.getMessage(), r.getField(), r.hasQuery() ? fromProto(r.getQuery()) : null,
+        new DrainResult(d.getNotified(), d.getAcked(), d.getTimedOut(), d.getDisconnected()));
+  }
+
+  /** {@code Registry/QueryInstances}'s request: {@code knownChecksum} empty when nothing is cached. */
+  static QueryInstancesRequest queryRequest(ServiceKey key, String knownChecksum) {
+    return QueryInstancesRequest.newBuilder().setService(toProto(key)).setKnownChecksum(knownChecksum).build();
+  }
+
+  /** A query answer in the client's terms. */
+  static QueryAnswer fromProto(QueryInstancesResponse r) {
+    return new QueryAnswer(fromProto(r.getServiceInfo()), r.getNotModified(), r.getWarmUpRemainingMs());
+  }
+
+  /** A welcome in the client's terms. */
+  static SessionEvents.Welcomed fromProto(Welcome w) {
+    return new SessionEvents.Welcomed(w.getConnectionId(), w.getNodeId(), Set.copyOf(w.getFeaturesList()),
+        w.getKeepaliveTimeMs(), w.getWarmUpRemainingMs());
+  }
+
+  /** A push in the client's terms: a full state, or a delta. */
+  static SessionEvents.Pushed fromProto(Push push) {
+    if (push.hasDelta()) {
+      Delta delta = fromProto(push.getDelta());
+      return new SessionEvents.Pushed(push.getPushId(), delta.key(), null, delta);
+    }
+    ServiceKey key = fromProto(push.getServiceInfo().getService());
+    return new SessionEvents.Pushed(push.getPushId(), key, fromProto(push.getServiceInfo()), null);
+  }
+
+  /** A delta in the client's terms; an instance it cannot read makes it {@link Delta#invalid}. */
+  static Delta fromProto(ServiceDelta d) {
+    List<Instance> upserted = new ArrayList<>(d.getUpsertedCount());
+    String invalid = null;
+    try {
+      for (io.roster.proto.v1.Instance p : d.getUpsertedList()) {
+        upserted.add(fromProto(p));
+      }
+    } catch (RosterException e) {
+      invalid = e.getMessage();
+      upserted.clear();
+    }
+    List<InstancesDiff.Identity> removed = new ArrayList<>(d.getRemovedCount());
+    for (InstanceIdentity r : d.getRemovedList()) {
+      removed.add(identity(r));
+    }
+    return new Delta(fromProto(d.getService()), d.getBaseRevision(), d.getRevision(), d.getChecksum(),
+        d.getProtectThresholdReached(), upserted, removed, identities(d.getDepartedList()), invalid);
+  }
+
+  /** How a stream ended, for logs: the gRPC status, or that the server completed it. */
+  static String describe(Throwable error) {
+    if (error == null) {
+      return "the server ended the session";
+    }
+    Status status = Status.fromThrowable(error);
+    return status.getDescription() == null
+        ? status.getCode().toString()
+        : status.getCode() + ": " + status.getDescription();
+  }
+
+  // ---- the failover file format ----
+
+  /** Writes a state in the failover file format: a {@code roster.v1.ServiceInfo} in protobuf binary. */
+  static void writeSnapshot(ServiceSnapshot s, OutputStream out) throws IOException {
+    toProto(s).writeTo(out);
+  }
+
+  /** Reads a state written by {@link #writeSnapshot}. */
+  static ServiceSnapshot readSnapshot(InputStream in) throws IOException {
+    return fromProto(ServiceInfo.parseFrom(in));
   }
 }

@@ -1,19 +1,10 @@
 package io.roster.client.internal;
 
 import io.roster.client.Instance;
-import io.roster.client.RosterClient;
 import io.roster.client.RosterException;
 import io.roster.client.RosterException.Code;
 import io.roster.client.ServicePage;
-import io.roster.proto.v1.ClientFrame;
-import io.roster.proto.v1.ErrorCode;
-import io.roster.proto.v1.ListServicesRequest;
-import io.roster.proto.v1.ListServicesResponse;
-import io.roster.proto.v1.QueryInstancesRequest;
-import io.roster.proto.v1.QueryInstancesResponse;
-import io.roster.proto.v1.Result;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
@@ -30,17 +21,17 @@ import org.slf4j.LoggerFactory;
  * on the servers in turn, else the failover snapshot), the selections made from them, the
  * services of the namespace, and the queries of the {@link Poller}.
  *
- * <p>Threading: thread-safe and stateless apart from its collaborators; it takes no lock of its
- * own (reading the cache takes the client lock briefly inside {@link SubscriptionCache}). The
- * query methods block the caller for up to the request timeout and must not be called from a
- * transport thread; {@link #poll} does not block.
+ * <p>Threading: thread-safe and stateless apart from its collaborators; it takes no lock
+ * (reading the cache is a short task of the client's {@link SerialContext}). The query methods
+ * block the caller for up to the request timeout and must not be called from a transport
+ * thread or a task; {@link #poll} does not block and runs in the context.
  */
 final class Queries {
 
   private static final Logger log = LoggerFactory.getLogger(DefaultRosterClient.class);
 
   private final ConnectionManager connection;
-  private final Connector connector;
+  private final RegistryCalls calls;
   private final SubscriptionCache cache;
   private final FailoverStore failover;
   private final String namespace;
@@ -52,11 +43,11 @@ final class Queries {
    * @param failover the failover store, or null when disabled
    * @param ensureOpen throws {@link io.roster.client.ClientClosedException} once the client is closed
    */
-  Queries(ConnectionManager connection, Connector connector, SubscriptionCache cache,
+  Queries(ConnectionManager connection, RegistryCalls calls, SubscriptionCache cache,
       FailoverStore failover, String namespace, Duration requestTimeout, Random random,
       Runnable ensureOpen) {
     this.connection = connection;
-    this.connector = connector;
+    this.calls = calls;
     this.cache = cache;
     this.failover = failover;
     this.namespace = namespace;
@@ -86,31 +77,16 @@ final class Queries {
 
   /** One page of the services of the namespace in {@code group} (arguments checked by the caller). */
   ServicePage servicesOfServer(int pageNo, int pageSize, String group) {
-    ListServicesRequest request = ListServicesRequest.newBuilder()
-        .setNamespace(namespace)
-        .setGroup(group == null || group.isEmpty() ? RosterClient.DEFAULT_GROUP : group)
-        .setPageNo(pageNo)
-        .setPageSize(pageSize)
-        .build();
-    ListServicesResponse response = unary("list the services of " + namespace,
-        Deadline.after(requestTimeout),
-        (address, timeout) -> connector.listServices(address, request, timeout));
-    List<String> names = new ArrayList<>(response.getServicesCount());
-    response.getServicesList().forEach(s -> names.add(s.getName()));
-    return new ServicePage(response.getTotal(), names);
+    return unary("list the services of " + namespace, Deadline.after(requestTimeout),
+        (address, timeout) -> calls.listServices(address, namespace, group, pageNo, pageSize, timeout));
   }
 
   /**
    * A poll of the {@link Poller}: {@code Registry/QueryInstances} on the preferred server with
    * the known checksum. Does not block.
    */
-  CompletableFuture<QueryInstancesResponse> poll(ServiceKey key, String knownChecksum) {
-    return connector.queryInstances(connection.addressesInPreferredOrder().get(0),
-        QueryInstancesRequest.newBuilder()
-            .setService(ProtoMapper.toProto(key))
-            .setKnownChecksum(knownChecksum)
-            .build(),
-        requestTimeout);
+  CompletableFuture<QueryAnswer> poll(ServiceKey key, String knownChecksum) {
+    return calls.queryInstances(connection.addressesInPreferredOrder().get(0), key, knownChecksum, requestTimeout);
   }
 
   /**
@@ -122,17 +98,15 @@ final class Queries {
     if (cached != null) {
       return cached;
     }
-    QueryInstancesRequest request = QueryInstancesRequest.newBuilder()
-        .setService(ProtoMapper.toProto(key))
-        .build();
     String what = "query the instances of " + key;
     Deadline deadline = Deadline.after(requestTimeout);
     try {
-      QueryInstancesResponse response = queryOnSession(request, what, deadline);
-      if (response == null) {
-        response = unary(what, deadline, (address, timeout) -> connector.queryInstances(address, request, timeout));
+      ServiceSnapshot answer = queryOnSession(key, what, deadline);
+      if (answer == null) {
+        answer = unary(what, deadline, (address, timeout) -> calls.queryInstances(address, key, "", timeout))
+            .snapshot();
       }
-      return ProtoMapper.fromProto(response.getServiceInfo());
+      return answer;
     } catch (RosterException e) {
       if (e.code() == Code.NOT_FOUND) {
         return new ServiceSnapshot(key, List.of(), 0, "");
@@ -153,22 +127,22 @@ final class Queries {
    * {@code Registry/QueryInstances} instead: no active session, a server that does not answer
    * queries on the stream, a stopping server, or a session that ended before answering.
    */
-  private QueryInstancesResponse queryOnSession(QueryInstancesRequest request, String what, Deadline deadline) {
+  private ServiceSnapshot queryOnSession(ServiceKey key, String what, Deadline deadline) {
     Session session = connection.activeSession();
     if (session == null || !session.supports(Session.FEATURE_QUERY)) {
       return null;
     }
     Duration wait = deadline.remaining();
-    Result result = Requests.awaitResult(session.request(ClientFrame.newBuilder().setQuery(request), wait), wait, what,
+    Answer result = Requests.awaitAnswer(session.request(new Request.Query(key), wait), wait, what,
         () -> new RosterException(Code.TIMEOUT, "cannot " + what + ": no answer from " + session.address
             + " within " + requestTimeout.toMillis() + " ms"));
-    if (result == null || result.getCode() == ErrorCode.ERROR_CODE_UNAVAILABLE) {
+    if (result == null || result.unavailable()) {
       return null;
     }
-    if (!result.getOk()) {
-      throw ProtoMapper.toException(result);
+    if (!result.ok()) {
+      throw result.toException();
     }
-    return result.getQuery();
+    return result.query() == null ? new ServiceSnapshot(key, List.of(), 0, "") : result.query().snapshot();
   }
 
   /** A one-off Registry call, trying the servers in order until {@code deadline}. */

@@ -2,7 +2,6 @@ package io.roster.client.internal;
 
 import io.roster.client.RosterException;
 import io.roster.client.RosterException.Code;
-import io.roster.proto.v1.Result;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -24,11 +23,11 @@ final class Requests {
   private Requests() {}
 
   /**
-   * Waits for the result of a session request. Returns null when the session ended first (the
+   * Waits for the answer to a session request. Returns null when the session ended first (the
    * caller retries on the next one or falls back); throws {@code onTimeout}'s exception when no
-   * result came within {@code wait}.
+   * answer came within {@code wait}.
    */
-  static Result awaitResult(CompletableFuture<Result> future, Duration wait, String what,
+  static Answer awaitAnswer(CompletableFuture<Answer> future, Duration wait, String what,
       Supplier<RosterException> onTimeout) {
     try {
       return future.get(wait.toNanos(), TimeUnit.NANOSECONDS);
@@ -50,12 +49,12 @@ final class Requests {
   }
 
   /** Logs the outcome of a request nobody waits for (redo, unsubscribe). */
-  static void logBackground(String what, Result result, Throwable error) {
+  static void logBackground(String what, Answer answer, Throwable error) {
     if (error != null) {
       log.debug("{} got no answer: {}", what, ProtoMapper.unwrap(error).toString());
-    } else if (!result.getOk()) {
-      log.warn("{} was rejected by the server: {} {}", what, result.getCode(),
-          result.getMessage());
+    } else if (!answer.ok()) {
+      log.warn("{} was rejected by the server: {} {}", what, answer.wireCode(),
+          answer.message());
     }
   }
 

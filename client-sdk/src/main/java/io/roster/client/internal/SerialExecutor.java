@@ -9,11 +9,15 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Runs tasks one at a time, in the order they were added, on a delegate executor.
+ * Runs tasks one at a time, in the order they were added, on a delegate executor: the listener
+ * events of one subscription, on the listener executor. Unlike the client's
+ * {@link SerialContext}, whose tasks are the client's own short steps and run on whichever
+ * thread enters it, these tasks are user code and run only on the delegate.
  *
- * <p>Adding and running are split so callers can add under their own lock (which fixes the
- * order) and start the drain after releasing it ({@link #drain()}): a direct delegate executor
- * then never runs a task under the caller's lock. Thread-safe.
+ * <p>Adding and running are split so that a task of the serial context can add (which fixes the
+ * order) while the drain ({@link #drain()}) is started outside it, or in it only when the
+ * delegate is the client's own pool, which never runs a task inline: user code never runs in
+ * the context. Thread-safe.
  */
 final class SerialExecutor {
 

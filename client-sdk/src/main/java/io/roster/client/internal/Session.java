@@ -1,7 +1,9 @@
 package io.roster.client.internal;
 
 import io.roster.proto.v1.ClientFrame;
+import io.roster.proto.v1.Reconnect;
 import io.roster.proto.v1.Result;
+import io.roster.proto.v1.ServerFrame;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -16,13 +18,20 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * One attempt at a session: a stream to one server, its state, and the requests waiting for
- * their {@code result}. Writes are serialised here. The connection manager owns the state
- * fields under its lock; {@link #request} and {@link #send} may be called from any thread.
+ * their {@code result}. Writes are serialised here. The transport side of the client: it turns
+ * {@link Request}s into frames and the frames it receives into {@link Answer}s (completing its
+ * requests) and {@link SessionEvents} ({@link #inbound}), through {@link ProtoMapper}. Its
+ * state is its own: the connection manager changes it through methods, in the client's serial
+ * context; {@link #request} and {@link #send} may be called from any thread.
  */
 final class Session {
+
+  private static final Logger log = LoggerFactory.getLogger(Session.class);
 
   /** Lifecycle of a session. */
   enum State {
@@ -67,35 +76,30 @@ final class Session {
   private final CompletableFuture<Void> ended = new CompletableFuture<>();
   private SessionStream stream;
 
-  // Guarded by the connection manager's lock.
-  State state = State.CONNECTING;
-  String connectionId = "";
+  // What the server said, and where the session is in its life: changed through the methods
+  // below, by the connection manager in the client's serial context; volatile for the readers
+  // elsewhere (requests, queries, the hold).
+  private volatile State state = State.CONNECTING;
+  private volatile String connectionId = "";
   /** Optional frames the server answers, from its welcome. */
-  volatile Set<String> features = Set.of();
-  ScheduledFuture<?> connectTimer;
-  ScheduledFuture<?> keepAliveTimer;
-  long pingSentAtNanos;
-  boolean pingOutstanding;
-
-  long framesAtPing;
+  private volatile Set<String> features = Set.of();
   /** Ping when nothing was sent or received for this long: the lesser of ours and the server's. */
-  long pingIntervalNanos;
-
+  private volatile long pingIntervalNanos;
   /**
    * The server said in its welcome that it is warming up, and has not said {@code
    * warm_up_done} yet; until {@link #warmUpEndsAtNanos} (ticker time).
    */
-  volatile boolean warming;
-  volatile long warmUpEndsAtNanos;
+  private volatile boolean warming;
+  private volatile long warmUpEndsAtNanos;
 
   /** Frames received so far; counted by the inbound thread. */
-  final AtomicLong framesReceived = new AtomicLong();
+  private final AtomicLong framesReceived = new AtomicLong();
 
   /** Ticker reading of the last frame received; written by the inbound thread. */
-  volatile long lastReceivedNanos;
+  private volatile long lastReceivedNanos;
 
   /** Ticker reading of the last frame sent; the server ends sessions that stay silent. */
-  volatile long lastSentNanos;
+  private volatile long lastSentNanos;
 
   Session(long id, ServerAddress address, ScheduledExecutorService scheduler,
       Supplier<String> requestIds, Ticker ticker) {
@@ -106,6 +110,89 @@ final class Session {
     this.ticker = ticker;
     this.lastReceivedNanos = ticker.nanoTime();
     this.lastSentNanos = lastReceivedNanos;
+  }
+
+  /**
+   * Takes what the welcome says: the connection id, the features, the warm-up (at most
+   * {@link #MAX_WARM_UP_MS}) and the ping interval, the lesser of {@code pingIntervalNanos} and
+   * the server's keepalive time (the server ends a session that sends nothing for its keepalive
+   * time and timeout).
+   *
+   * @return the warm-up the server announced, in ms; 0 when it is warm
+   */
+  long welcomed(SessionEvents.Welcomed welcome, long pingIntervalNanos) {
+    connectionId = welcome.connectionId();
+    features = welcome.features();
+    long warmUpMs = Math.min(welcome.warmUpRemainingMs(), MAX_WARM_UP_MS);
+    if (warmUpMs > 0) {
+      warmUpEndsAtNanos = ticker.nanoTime() + TimeUnit.MILLISECONDS.toNanos(warmUpMs);
+      warming = true;
+    }
+    long serverTime = TimeUnit.MILLISECONDS.toNanos(welcome.keepaliveTimeMs());
+    this.pingIntervalNanos = serverTime > 0 ? Math.min(serverTime, pingIntervalNanos) : pingIntervalNanos;
+    return Math.max(0, warmUpMs);
+  }
+
+  /** The server said {@code warm_up_done}: returns whether it was warming up until now. */
+  boolean warmUpDone() {
+    boolean was = warming;
+    warming = false;
+    return was;
+  }
+
+  /** Whether the server said it is warming up and has not said it is done. */
+  boolean warming() {
+    return warming;
+  }
+
+  /** Welcomed and redone: requests may use it. */
+  boolean isActive() {
+    return state == State.ACTIVE;
+  }
+
+  /** Hello sent, not yet active (or the standby of a move). */
+  boolean isConnecting() {
+    return state == State.CONNECTING;
+  }
+
+  /** Over: nothing more is sent by the client's parts. */
+  boolean isClosed() {
+    return state == State.CLOSED;
+  }
+
+  /** It becomes the active session. */
+  void activate() {
+    state = State.ACTIVE;
+  }
+
+  /** It is over for the client, whether or not its stream is. */
+  void retire() {
+    state = State.CLOSED;
+  }
+
+  /** The server's id of the connection, from its welcome; empty before. */
+  String connectionId() {
+    return connectionId;
+  }
+
+  /** See {@link #welcomed}. */
+  long pingIntervalNanos() {
+    return pingIntervalNanos;
+  }
+
+  /** Frames received so far. */
+  long framesReceived() {
+    return framesReceived.get();
+  }
+
+  /** Ticker reading of the last frame received. */
+  long lastReceivedNanos() {
+    return lastReceivedNanos;
+  }
+
+  /** Ticker reading of the last frame sent. */
+  long lastSentNanos() {
+    return lastSentNanos;
   }
 
   /** How much longer this session's server is warming up; 0 or less when it is warm. */
@@ -119,6 +206,79 @@ final class Session {
 
   void attach(SessionStream s) {
     this.stream = s;
+  }
+
+  /**
+   * Reads the frames of this session's stream: counts them, completes the requests their
+   * results answer, and tells {@code events} the rest in the client's terms.
+   */
+  SessionStream.Listener inbound(SessionEvents events) {
+    return new SessionStream.Listener() {
+      @Override
+      public void onFrame(ServerFrame frame) {
+        lastReceivedNanos = ticker.nanoTime();
+        framesReceived.incrementAndGet();
+        try {
+          switch (frame.getFrameCase()) {
+            case WELCOME -> events.welcomed(Session.this, ProtoMapper.fromProto(frame.getWelcome()));
+            case RESULT -> complete(frame.getRequestId(), frame.getResult());
+            case PUSH -> pushed(events, frame);
+            case RECONNECT -> {
+              Reconnect r = frame.getReconnect();
+              events.reconnectAsked(Session.this, r.getReason(), r.getSuggestedServer());
+            }
+            case WARM_UP_DONE -> events.warmUpDone(Session.this);
+            case PONG -> { }
+            default -> log.debug("Ignoring an unknown frame from {}: {}", address, frame.getFrameCase());
+          }
+        } catch (RuntimeException e) {
+          log.warn("Failed to handle a {} frame from {}", frame.getFrameCase(), address, e);
+        }
+      }
+
+      @Override
+      public void onClose(Throwable error) {
+        events.closed(Session.this, ProtoMapper.describe(error));
+      }
+    };
+  }
+
+  private void pushed(SessionEvents events, ServerFrame frame) {
+    SessionEvents.Pushed push;
+    try {
+      push = ProtoMapper.fromProto(frame.getPush());
+    } catch (RuntimeException e) {
+      // Unreadable: acked as ignored, as a push for a service not subscribed is.
+      log.warn("Ignoring an unreadable push {} from {}", frame.getPush().getPushId(), address, e);
+      send(new Request.PushAck(frame.getPush().getPushId(), false));
+      return;
+    }
+    events.pushed(this, push);
+  }
+
+  /** Sends a request nobody waits the answer of (hello, ping, a push's ack). */
+  void send(Request request) {
+    ClientFrame.Builder frame = ProtoMapper.frame(request);
+    if (!(request instanceof Request.PushAck)) {
+      frame.setRequestId(requestIds.get());
+    }
+    send(frame.build());
+  }
+
+  /**
+   * Sends a request and returns its answer; fails as {@link #request(ClientFrame.Builder,
+   * Duration)} does.
+   */
+  CompletableFuture<Answer> request(Request request, Duration timeout) {
+    CompletableFuture<Answer> answer = new CompletableFuture<>();
+    request(ProtoMapper.frame(request), timeout).whenComplete((r, e) -> {
+      if (e != null) {
+        answer.completeExceptionally(e);
+      } else {
+        answer.complete(ProtoMapper.answer(r));
+      }
+    });
+    return answer;
   }
 
   /** Sends a frame; writes from all threads are serialised. */

@@ -45,7 +45,7 @@ import org.slf4j.LoggerFactory;
  * query answer while no session is active, is replaced only by a newer state (the next
  * session's redo brings one), never applied by the timer: it is known to be partial.
  *
- * <p>Every method is called under the client's lock, which guards all state here.
+ * <p>Every method is called in the client's serial context, where all state here changes.
  */
 final class ShrinkHold {
 
@@ -109,8 +109,8 @@ final class ShrinkHold {
   private long reconnectedAtNanos;
 
   /**
-   * @param activeSession the active session, or null (called under the lock)
-   * @param due called from the scheduler when a hold may be over; it takes the lock and calls
+   * @param activeSession the active session, or null
+   * @param due called from the scheduler when a hold may be over; it goes to the context and calls
    *     {@link #settle}
    */
   ShrinkHold(ScheduledExecutorService scheduler, Ticker ticker, Duration reconnectEmptyHold,

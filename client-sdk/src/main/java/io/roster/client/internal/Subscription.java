@@ -6,7 +6,6 @@ import java.util.ArrayDeque;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executor;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -30,8 +29,8 @@ import org.slf4j.LoggerFactory;
  * instances is cached with the last non-empty list and the new revision, and listeners are
  * told once, with {@link InstancesChangeEvent#emptyPushIgnored()} set.
  *
- * <p>{@link #offer} and {@link #addListener} are called under the client's lock;
- * {@link #drainEvents()} after it is released.
+ * <p>{@link #offer} and {@link #addListener} are called in the client's serial context;
+ * {@link #drainEvents()} outside it.
  */
 final class Subscription {
 
@@ -78,9 +77,8 @@ final class Subscription {
   private final ArrayDeque<ServiceSnapshot> bases = new ArrayDeque<>(BASES);
   static final int BASES = 4;
 
-  // Poll state, guarded by the client's lock.
-  ScheduledFuture<?> pollTask;
-  int pollFailures;
+  /** Run once by {@link #deactivate}: the work of other parts for this subscription stops (its polls). */
+  private final List<Runnable> onDeactivate = new CopyOnWriteArrayList<>();
 
   Subscription(ServiceKey key, Executor listenerExecutor) {
     this(key, listenerExecutor, false);
@@ -211,17 +209,25 @@ final class Subscription {
     return keep ? Outcome.KEPT : Outcome.CHANGED;
   }
 
-  /** Stops the subscription: no more events, a pending run is dropped. */
+  /** Stops the subscription: no more events, a pending run is dropped, and its polls stop. */
   void deactivate() {
     active = false;
     events.clear();
-    if (pollTask != null) {
-      pollTask.cancel(false);
-      pollTask = null;
+    for (Runnable r : onDeactivate) {
+      onDeactivate.remove(r);
+      r.run();
     }
   }
 
-  /** Starts a pending delivery run on the listener executor. Call without the client's lock. */
+  /** Runs {@code stop} when the subscription is deactivated (at once when it already is). */
+  void onDeactivate(Runnable stop) {
+    onDeactivate.add(stop);
+    if (!active && onDeactivate.remove(stop)) {
+      stop.run();
+    }
+  }
+
+  /** Starts a pending delivery run on the listener executor. Call outside the client's serial context. */
   void drainEvents() {
     events.drain();
   }

@@ -2,7 +2,6 @@ package io.roster.client.internal;
 
 import io.roster.client.Instance;
 import io.roster.client.Listener;
-import io.roster.proto.v1.Push;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -12,7 +11,6 @@ import java.util.Map;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -31,15 +29,16 @@ import org.slf4j.LoggerFactory;
  * caught up too early.
  *
  * <p>Threading: thread-safe. All state here (the subscriptions map, the hold, each
- * subscription's state) is guarded by the client lock, the one {@link ReentrantLock} shared with
- * the {@link ConnectionManager}, the {@link Poller} and {@link DesiredState}; the redo reads
- * {@link #keys()} under it. This class takes no other lock; under it, it only sends acks
+ * subscription's state) is changed only in the client's {@link SerialContext}, shared with the
+ * {@link ConnectionManager}, the {@link Poller} and {@link DesiredState}; the redo reads
+ * {@link #keys()} there. This class takes no lock; in the context it only sends acks
  * ({@link Session#send}, which does not block), queues failover writes for the writer thread,
- * schedules polls and queues listener events. {@link #onPush} and
- * {@link #onWarmUpDone} run on a transport thread and never block (decision 13): disk reads are
+ * schedules polls and queues listener events. {@link #onPush} and {@link #onWarmUpDone} are
+ * handed to the context by the transport threads and never block (decision 13): disk reads are
  * done only in {@link #subscribe} on the caller's thread, disk writes go to the failover writer
  * thread, and listeners run on the listener executor, handed over through the scheduler when
- * that executor is the caller's ({@link #deliverSoon}); listener calls never run under the lock.
+ * that executor is the caller's ({@link #deliverSoon}); listener calls never run in the
+ * context.
  */
 final class SubscriptionCache {
 
@@ -48,7 +47,7 @@ final class SubscriptionCache {
   /** What {@link #subscribe} did. */
   record Added(Subscription subscription, boolean created, boolean fromFailover) {}
 
-  private final ReentrantLock lock;
+  private final SerialContext context;
   private final ScheduledExecutorService scheduler;
   private final Ticker ticker;
   private final Executor listenerExecutor;
@@ -59,22 +58,22 @@ final class SubscriptionCache {
   private final Poller poller;
   private final ShrinkHold hold;
 
-  // Guarded by lock.
+  // Changed only in the context.
   private final Map<ServiceKey, Subscription> subscriptions = new LinkedHashMap<>();
 
   /**
-   * @param lock the client lock
+   * @param context the client's serial context, where every state here changes
    * @param listenerExecutor where listeners run
    * @param listenerExecutorOwned true when it is the client's own pool (never runs tasks inline)
    * @param failover the failover store, or null when disabled
-   * @param activeSession the active session, or null (called under the lock)
+   * @param activeSession the active session, or null
    * @param poller polls each new subscription, or null when polling is disabled
    */
-  SubscriptionCache(ReentrantLock lock, ScheduledExecutorService scheduler, Ticker ticker,
+  SubscriptionCache(SerialContext context, ScheduledExecutorService scheduler, Ticker ticker,
       Executor listenerExecutor, boolean listenerExecutorOwned, boolean pushEmptyProtection,
       Duration reconnectEmptyHold, FailoverStore failover, Supplier<Session> activeSession,
       Poller poller) {
-    this.lock = lock;
+    this.context = context;
     this.scheduler = scheduler;
     this.ticker = ticker;
     this.listenerExecutor = listenerExecutor;
@@ -83,7 +82,8 @@ final class SubscriptionCache {
     this.failover = failover;
     this.activeSession = activeSession;
     this.poller = poller;
-    this.hold = new ShrinkHold(scheduler, ticker, reconnectEmptyHold, activeSession, this::releaseHeld);
+    this.hold = new ShrinkHold(scheduler, ticker, reconnectEmptyHold, activeSession,
+        sub -> context.execute(() -> releaseHeld(sub)));
   }
 
   // ---- subscriptions ----
@@ -93,19 +93,17 @@ final class SubscriptionCache {
    * snapshot while no server is connected), and delivers any pending event. The caller
    * subscribes on the server when {@code created}.
    *
-   * @param ensureOpen run under the lock before any change
+   * @param ensureOpen run in the context before any change
    */
   Added subscribe(ServiceKey key, Listener listener, Runnable ensureOpen) {
-    Subscription sub;
-    boolean created = false;
-    boolean fromFailover = false;
-    // Read before taking the lock (disk I/O); used only if this call creates the subscription.
+    // Read before the task (disk I/O); used only if this call creates the subscription.
     ServiceSnapshot saved = failover != null && activeSession.get() == null
         && !isSubscribed(key) ? failover.load(key) : null;
-    lock.lock();
-    try {
+    Added added = context.call(() -> {
       ensureOpen.run();
-      sub = subscriptions.get(key);
+      Subscription sub = subscriptions.get(key);
+      boolean created = false;
+      boolean fromFailover = false;
       if (sub == null) {
         sub = new Subscription(key, listenerExecutor, pushEmptyProtection);
         subscriptions.put(key, sub);
@@ -122,28 +120,22 @@ final class SubscriptionCache {
         }
       }
       sub.addListener(listener);
-    } finally {
-      lock.unlock();
-    }
-    sub.drainEvents();
-    return new Added(sub, created, fromFailover);
+      return new Added(sub, created, fromFailover);
+    });
+    added.subscription().drainEvents(); // on the caller's thread, outside the context
+    return added;
   }
 
   private boolean isSubscribed(ServiceKey key) {
-    lock.lock();
-    try {
-      return subscriptions.containsKey(key);
-    } finally {
-      lock.unlock();
-    }
+    return context.call(() -> subscriptions.containsKey(key));
   }
 
-  /** Under lock: whether {@code sub} is still the subscription of {@code key}. */
+  /** In the context: whether {@code sub} is still the subscription of {@code key}. */
   boolean isCurrent(ServiceKey key, Subscription sub) {
     return subscriptions.get(key) == sub;
   }
 
-  /** Under lock: drops a subscription whose subscribe the server refused. */
+  /** In the context: drops a subscription whose subscribe the server refused. */
   void drop(ServiceKey key, Subscription sub) {
     if (subscriptions.remove(key, sub)) {
       sub.deactivate();
@@ -151,40 +143,32 @@ final class SubscriptionCache {
   }
 
   /**
-   * Removes a listener. Returns true when it was the last one: the subscription is gone and
-   * the caller unsubscribes on the server, under the same hold of the lock (so the frame cannot
+   * In the context: removes a listener. Returns true when it was the last one: the subscription is gone and
+   * the caller unsubscribes on the server, in the same task of the context (so the frame cannot
    * overtake a later subscribe's).
    */
   boolean unsubscribe(ServiceKey key, Listener listener) {
-    lock.lock();
-    try {
-      Subscription sub = subscriptions.get(key);
-      if (sub == null || !sub.removeListener(listener) || sub.hasListeners()) {
-        return false;
-      }
-      subscriptions.remove(key);
-      sub.deactivate();
-      hold.forget(sub);
-      return true;
-    } finally {
-      lock.unlock();
+    Subscription sub = subscriptions.get(key);
+    if (sub == null || !sub.removeListener(listener) || sub.hasListeners()) {
+      return false;
     }
+    subscriptions.remove(key);
+    sub.deactivate();
+    hold.forget(sub);
+    return true;
   }
 
-  /** Under lock: the keys of the subscribed services (a live view; for the redo). */
+  /** In the context: the keys of the subscribed services (a live view; for the redo). */
   Collection<ServiceKey> keys() {
     return subscriptions.keySet();
   }
 
   /** The cached state of a subscribed service, or null when not subscribed or nothing yet. */
   ServiceSnapshot snapshot(ServiceKey key) {
-    lock.lock();
-    try {
+    return context.call(() -> {
       Subscription sub = subscriptions.get(key);
       return sub == null ? null : sub.snapshot();
-    } finally {
-      lock.unlock();
-    }
+    });
   }
 
   /** The current cached list of a subscribed service, or null. For tests. */
@@ -195,63 +179,48 @@ final class SubscriptionCache {
 
   /** Drops every subscription (close); no event is delivered after this. */
   void close() {
-    lock.lock();
-    try {
+    context.run(() -> {
       List<Subscription> subs = new ArrayList<>(subscriptions.values());
       subscriptions.clear();
       subs.forEach(Subscription::deactivate);
-    } finally {
-      lock.unlock();
-    }
+    });
   }
 
   // ---- states arriving ----
 
   /**
-   * A session was welcomed (under the lock, before the redo): from the second one on, a
+   * A session was welcomed (in the context, before the redo): from the second one on, a
    * reconnect, unless {@code seamless} (see {@link ShrinkHold#onWelcome}).
    */
   void onWelcome(boolean seamless) {
     hold.onWelcome(seamless);
   }
 
-  /** A push: applied (full or delta) and acked by the rules above. Transport thread; no blocking. */
-  void onPush(Session session, Push push) {
+  /** A push: applied (full or delta) and acked by the rules above. In the context, in the stream's order. */
+  void onPush(Session session, SessionEvents.Pushed push) {
     boolean held = false;
     boolean resync = false;
     try {
-      ServiceKey key = ProtoMapper.fromProto(push.hasDelta()
-          ? push.getDelta().getService() : push.getServiceInfo().getService());
+      ServiceKey key = push.key();
       Subscription sub;
-      lock.lock();
-      try {
-        sub = subscriptions.get(key);
-      } finally {
-        lock.unlock();
-      }
-      if (sub != null && push.hasDelta()) {
+      sub = subscriptions.get(key);
+      if (sub != null && push.delta() != null) {
         ServiceSnapshot cached = sub.snapshot();
-        DeltaApplier.Outcome outcome = DeltaApplier.apply(sub.base(push.getDelta().getBaseRevision()),
-            cached == null ? null : cached.revision(), push.getDelta());
+        DeltaApplier.Outcome outcome = DeltaApplier.apply(sub.base(push.delta().baseRevision()),
+            cached == null ? null : cached.revision(), push.delta());
         if (outcome instanceof DeltaApplier.Applied applied) {
-          held = !offer(sub, applied.snapshot(), ShrinkHold.Source.push(session), session, push.getPushId());
+          held = !offer(sub, applied.snapshot(), ShrinkHold.Source.push(session), session, push.pushId());
         } else if (outcome instanceof DeltaApplier.Stale) {
           // Not newer than the cache; when the cache shows a held state of that revision, the
           // push is acked once the true state is applied, as a full state's would be.
-          lock.lock();
-          try {
-            held = sub.isActive() && hold.holdsAck(sub, push.getDelta().getRevision(), session, push.getPushId());
-          } finally {
-            lock.unlock();
-          }
+          held = sub.isActive() && hold.holdsAck(sub, push.delta().revision(), session, push.pushId());
         } else if (outcome instanceof DeltaApplier.Resync r) {
           resync = true;
-          log.debug("Cannot apply the delta push {} of {} ({}); asking for the full state", push.getPushId(), key,
+          log.debug("Cannot apply the delta push {} of {} ({}); asking for the full state", push.pushId(), key,
               r.why());
         }
       } else if (sub != null) {
-        held = !offer(sub, ProtoMapper.fromProto(push.getServiceInfo()), ShrinkHold.Source.push(session), session,
-            push.getPushId());
+        held = !offer(sub, push.state(), ShrinkHold.Source.push(session), session, push.pushId());
       }
     } finally {
       // Acked once applied, also when ignored as stale or no longer subscribed; not while
@@ -259,7 +228,7 @@ final class SubscriptionCache {
       // The server sends it again after its ack timeout. A delta that could not be applied
       // is answered with resync: the server sends the full state at once.
       if (!held) {
-        session.send(ProtoMapper.pushAck(push.getPushId(), resync));
+        session.send(new Request.PushAck(push.pushId(), resync));
       }
     }
   }
@@ -270,7 +239,8 @@ final class SubscriptionCache {
    * @param warmUpRemainingMs what the answering server said is left of its warm-up, 0 if none
    */
   void offerAnswer(Subscription sub, ServiceSnapshot snapshot, long warmUpRemainingMs) {
-    offer(sub, snapshot, ShrinkHold.Source.answer(warmUpRemainingMs, ticker.nanoTime()), null, null);
+    long now = ticker.nanoTime();
+    context.execute(() -> offer(sub, snapshot, ShrinkHold.Source.answer(warmUpRemainingMs, now), null, null));
   }
 
   /**
@@ -284,20 +254,15 @@ final class SubscriptionCache {
   private boolean offer(Subscription sub, ServiceSnapshot snapshot, ShrinkHold.Source source,
       Session pushSession, String pushId) {
     boolean ack;
-    lock.lock();
-    try {
-      if (!sub.isActive()) {
-        return true;
-      }
-      // The server's own state is what its next delta is based on, whatever the cache shows.
-      sub.rememberServerState(snapshot);
-      ShrinkHold.Verdict verdict = hold.offer(sub, snapshot, source, pushSession, pushId);
-      ack = verdict.ackNow();
-      if (verdict.show() != null && !apply(sub, verdict.show())) {
-        ack = false;
-      }
-    } finally {
-      lock.unlock();
+    if (!sub.isActive()) {
+      return true;
+    }
+    // The server's own state is what its next delta is based on, whatever the cache shows.
+    sub.rememberServerState(snapshot);
+    ShrinkHold.Verdict verdict = hold.offer(sub, snapshot, source, pushSession, pushId);
+    ack = verdict.ackNow();
+    if (verdict.show() != null && !apply(sub, verdict.show())) {
+      ack = false;
     }
     deliverSoon(sub);
     return ack;
@@ -305,34 +270,24 @@ final class SubscriptionCache {
 
   /** A hold may be over: apply the true state held back, and ack its push once applied. */
   private void releaseHeld(Subscription sub) {
-    lock.lock();
-    try {
-      ShrinkHold.Settled settled = hold.settle(sub);
-      if (settled == null) {
-        return;
-      }
-      Subscription.Outcome outcome = sub.settle(settled.truth());
-      if (outcome != Subscription.Outcome.STALE && failover != null) {
-        failover.save(sub.snapshot());
-      }
-      if (outcome != Subscription.Outcome.KEPT && settled.pushId() != null) {
-        settled.session().send(ProtoMapper.pushAck(settled.pushId(), false));
-      }
-    } finally {
-      lock.unlock();
+    ShrinkHold.Settled settled = hold.settle(sub);
+    if (settled == null) {
+      return;
     }
-    deliverSoon(sub); // from the scheduler, or from a transport thread on warm_up_done
+    Subscription.Outcome outcome = sub.settle(settled.truth());
+    if (outcome != Subscription.Outcome.STALE && failover != null) {
+      failover.save(sub.snapshot());
+    }
+    if (outcome != Subscription.Outcome.KEPT && settled.pushId() != null) {
+      settled.session().send(new Request.PushAck(settled.pushId(), false));
+    }
+    deliverSoon(sub); // a hold's timer, or warm_up_done
   }
 
-  /** The server said it is warm: its held states are applied now. Transport thread. */
+  /** The server said it is warm: its held states are applied now. In the context. */
   void onWarmUpDone(Session session) {
     List<Subscription> due;
-    lock.lock();
-    try {
-      due = hold.warmUpDone(session);
-    } finally {
-      lock.unlock();
-    }
+    due = hold.warmUpDone(session);
     log.debug("Roster server {} is warm; applying {} held state(s)", session.address, due.size());
     for (Subscription sub : due) {
       releaseHeld(sub);
@@ -340,9 +295,9 @@ final class SubscriptionCache {
   }
 
   /**
-   * Runs the subscription's pending listener work off the calling thread when that is a
-   * transport thread: a listener executor that runs tasks inline would otherwise run user code
-   * on the event loop, where a blocking SDK call waits for an answer that loop must read.
+   * In the context: runs the subscription's pending listener work off the context's thread: a
+   * listener executor that runs tasks inline would otherwise run user code in the context, and
+   * maybe on the event loop, where a blocking SDK call waits for an answer that loop must read.
    */
   private void deliverSoon(Subscription sub) {
     if (listenerExecutorOwned) {
@@ -356,7 +311,7 @@ final class SubscriptionCache {
     }
   }
 
-  /** Under lock: offers to the cache; false when push-empty protection kept the old list instead. */
+  /** In the context: offers to the cache; false when push-empty protection kept the old list instead. */
   private boolean apply(Subscription sub, ServiceSnapshot snapshot) {
     Subscription.Outcome outcome = sub.offer(snapshot);
     if (outcome != Subscription.Outcome.STALE && failover != null) {

@@ -53,7 +53,7 @@ class DeltaApplierTest {
         .addUpserted(ProtoMapper.toProto(target.get(1))).addUpserted(ProtoMapper.toProto(target.get(2)))
         .addRemoved(InstanceIdentity.newBuilder().setIp("10.0.0.3").setPort(80).setCluster("DEFAULT"))
         .build();
-    DeltaApplier.Outcome outcome = DeltaApplier.apply(cached, 10L, delta);
+    DeltaApplier.Outcome outcome = DeltaApplier.apply(cached, 10L, ProtoMapper.fromProto(delta));
     assertThat(outcome).isInstanceOf(DeltaApplier.Applied.class);
     ServiceSnapshot applied = ((DeltaApplier.Applied) outcome).snapshot();
     assertThat(applied.instances()).isEqualTo(target);
@@ -67,13 +67,13 @@ class DeltaApplierTest {
     ServiceDelta.Builder delta = ServiceDelta.newBuilder().setService(ProtoMapper.toProto(KEY))
         .setBaseRevision(9).setRevision(12).setChecksum(serverChecksum(base.subList(0, 2), false))
         .addRemoved(InstanceIdentity.newBuilder().setIp("10.0.0.3").setPort(80).setCluster("DEFAULT"));
-    assertThat(DeltaApplier.apply(cached, 10L, delta.build())).isInstanceOf(DeltaApplier.Resync.class);
-    assertThat(DeltaApplier.apply(null, 10L, delta.setBaseRevision(10).build()))
+    assertThat(DeltaApplier.apply(cached, 10L, ProtoMapper.fromProto(delta.build()))).isInstanceOf(DeltaApplier.Resync.class);
+    assertThat(DeltaApplier.apply(null, 10L, ProtoMapper.fromProto(delta.setBaseRevision(10).build())))
         .as("cache shows a kept list").isInstanceOf(DeltaApplier.Resync.class);
-    assertThat(DeltaApplier.apply(null, null, delta.build())).isInstanceOf(DeltaApplier.Resync.class);
-    assertThat(DeltaApplier.apply(cached, 10L, delta.build())).isInstanceOf(DeltaApplier.Applied.class);
-    assertThat(DeltaApplier.apply(cached, 10L, delta.setChecksum("0".repeat(32)).build()))
+    assertThat(DeltaApplier.apply(null, null, ProtoMapper.fromProto(delta.build()))).isInstanceOf(DeltaApplier.Resync.class);
+    assertThat(DeltaApplier.apply(cached, 10L, ProtoMapper.fromProto(delta.build()))).isInstanceOf(DeltaApplier.Applied.class);
+    assertThat(DeltaApplier.apply(cached, 10L, ProtoMapper.fromProto(delta.setChecksum("0".repeat(32)).build())))
         .as("checksum differs").isInstanceOf(DeltaApplier.Resync.class);
-    assertThat(DeltaApplier.apply(cached, 12L, delta.build())).as("already there").isInstanceOf(DeltaApplier.Stale.class);
+    assertThat(DeltaApplier.apply(cached, 12L, ProtoMapper.fromProto(delta.build()))).as("already there").isInstanceOf(DeltaApplier.Stale.class);
   }
 }

@@ -22,7 +22,7 @@ class PollerTest {
   private final ReentrantLock lock = new ReentrantLock();
   private final List<String> checksumsSent = new ArrayList<>();
   private final List<InstancesChangeEvent> events = new ArrayList<>();
-  private CompletableFuture<QueryInstancesResponse> nextAnswer;
+  private CompletableFuture<QueryAnswer> nextAnswer;
   private Subscription sub;
   private Poller poller;
 
@@ -30,17 +30,17 @@ class PollerTest {
   void setUp() {
     sub = new Subscription(DEMO, Runnable::run);
     sub.addListener(events::add);
-    poller = new Poller(clock.scheduler(), Duration.ofSeconds(10), Duration.ofSeconds(60), lock,
+    poller = new Poller(clock.scheduler(), Duration.ofSeconds(10), Duration.ofSeconds(60), new SerialContext(),
         new Poller.Target() {
           @Override
-          public CompletableFuture<QueryInstancesResponse> query(ServiceKey key, String known) {
+          public CompletableFuture<QueryAnswer> query(ServiceKey key, String known) {
             checksumsSent.add(known);
             return nextAnswer;
           }
 
           @Override
-          public void apply(Subscription s, QueryInstancesResponse response) {
-            s.offer(ProtoMapper.fromProto(response.getServiceInfo()));
+          public void apply(Subscription s, QueryAnswer response) {
+            s.offer(response.snapshot());
             s.drainEvents();
           }
         });
@@ -56,8 +56,8 @@ class PollerTest {
     assertThat(checksumsSent).containsExactly("");
     assertThat(events).hasSize(1);
 
-    nextAnswer = CompletableFuture.completedFuture(QueryInstancesResponse.newBuilder()
-        .setNotModified(true).build());
+    nextAnswer = CompletableFuture.completedFuture(ProtoMapper.fromProto(QueryInstancesResponse.newBuilder()
+        .setNotModified(true).build()));
     clock.forward(Duration.ofSeconds(10));
     assertThat(checksumsSent).containsExactly("", "c10");
     assertThat(events).as("not_modified changes nothing").hasSize(1);
@@ -118,8 +118,8 @@ class PollerTest {
     assertThat(poller.delayNanos(100)).isEqualTo(Duration.ofSeconds(60).toNanos());
   }
 
-  private static CompletableFuture<QueryInstancesResponse> answer(ServiceInfo info) {
-    return CompletableFuture.completedFuture(
-        QueryInstancesResponse.newBuilder().setServiceInfo(info).build());
+  private static CompletableFuture<QueryAnswer> answer(ServiceInfo info) {
+    return CompletableFuture.completedFuture(ProtoMapper.fromProto(
+        QueryInstancesResponse.newBuilder().setServiceInfo(info).build()));
   }
 }

@@ -1,0 +1,49 @@
+package io.roster.client.internal;
+
+import java.util.Set;
+
+/**
+ * What the server of a {@link Session} says, in the client's terms: {@link Session#inbound}
+ * reads the frames of its stream and calls these, in the stream's order, on the transport's
+ * thread. Results are not among them: the session completes its requests itself.
+ */
+interface SessionEvents {
+
+  /** The server welcomed the session. */
+  void welcomed(Session session, Welcomed welcome);
+
+  /** A push arrived. */
+  void pushed(Session session, Pushed push);
+
+  /** The server asks this client to move ({@code reconnect}); {@code suggestedServer} may be empty. */
+  void reconnectAsked(Session session, String reason, String suggestedServer);
+
+  /** The server said its warm-up is over ({@code warm_up_done}). */
+  void warmUpDone(Session session);
+
+  /** The stream ended; {@code why} says how (the server completed it, or the error). */
+  void closed(Session session, String why);
+
+  /**
+   * A welcome.
+   *
+   * @param keepaliveTimeMs the server's keepalive time, 0 when it did not say
+   * @param warmUpRemainingMs how much longer the server is warming up, 0 when warm
+   */
+  record Welcomed(String connectionId, String nodeId, Set<String> features, long keepaliveTimeMs,
+      long warmUpRemainingMs) {
+
+    public Welcomed {
+      features = Set.copyOf(features);
+    }
+  }
+
+  /**
+   * A push: a full state or a delta.
+   *
+   * @param key the service it is about
+   * @param state the full state, or null for a delta
+   * @param delta the delta, or null for a full state
+   */
+  record Pushed(String pushId, ServiceKey key, ServiceSnapshot state, Delta delta) {}
+}
