@@ -240,9 +240,13 @@ public record ServerConfig(
           e.getKey().toUpperCase(Locale.ROOT).replace('-', '_'), e.getValue().defaultOf.apply(d),
           e.getValue().help));
     }
-    sb.append("\nModes:\n  --help                  this text\n"
-        + "  --exit-when-ready       start completely (health SERVING), then stop gracefully: a smoke test,\n"
-        + "                          and how `make build` records the class-data-sharing archive\n");
+    sb.append("""
+
+        Modes:
+          --help                  this text
+          --exit-when-ready       start completely (health SERVING), then stop gracefully: a smoke test,
+                                  and how `make build` records the class-data-sharing archive
+        """);
     return sb.toString();
   }
 

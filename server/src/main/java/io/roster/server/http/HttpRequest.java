@@ -124,7 +124,7 @@ public final class HttpRequest {
     if (form == null || form.isEmpty()) {
       return;
     }
-    for (String pair : form.split("&")) {
+    for (String pair : form.split("&", -1)) {
       if (pair.isEmpty()) {
         continue;
       }

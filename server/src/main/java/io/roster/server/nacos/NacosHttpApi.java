@@ -22,7 +22,6 @@ import io.roster.server.naming.Updates;
 import io.roster.server.registry.Registry;
 import io.roster.server.registry.Writer;
 import java.time.Duration;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
@@ -62,7 +61,6 @@ public final class NacosHttpApi {
   static final int MAX_PAGE_SIZE = 1000;
 
   private final Registry registry;
-  private final Writer writer;
   private final Leases leases;
   private final Updates updates;
   private final IntSupplier connections;
@@ -74,7 +72,6 @@ public final class NacosHttpApi {
    */
   public NacosHttpApi(Registry registry, Writer writer, Leases leases, IntSupplier connections) {
     this.registry = registry;
-    this.writer = writer;
     this.leases = leases;
     this.updates = new Updates(writer);
     this.connections = connections;
@@ -408,12 +405,11 @@ public final class NacosHttpApi {
     }
     if (t.startsWith("{")) {
       JsonNode node = json("metadata", t, "a JSON object or k1=v1,k2=v2");
-      for (Iterator<Map.Entry<String, JsonNode>> it = node.fields(); it.hasNext(); ) {
-        Map.Entry<String, JsonNode> e = it.next();
+      for (Map.Entry<String, JsonNode> e : node.properties()) {
         m.put(e.getKey(), e.getValue().isNull() ? "" : e.getValue().asText());
       }
     } else {
-      for (String pair : t.split(",")) {
+      for (String pair : t.split(",", 0)) { // limit 0: a trailing comma is allowed
         int eq = pair.indexOf('=');
         if (eq <= 0 || pair.indexOf('=', eq + 1) >= 0) {
           throw HttpException.badParameter("metadata", text, "a JSON object or k1=v1,k2=v2");

@@ -331,7 +331,7 @@ final class NacosService {
       }
       JsonNode body = Envelope.body(p);
       Map<String, String> labels = new HashMap<>();
-      body.path("labels").fields().forEachRemaining(e -> labels.put(e.getKey(), e.getValue().asText()));
+      body.path("labels").properties().forEach(e -> labels.put(e.getKey(), e.getValue().asText()));
       String clientIp = p.getMetadata().getClientIp();
       // The checks every protocol's hello gets (INVALID_ARGUMENT, before anything is opened).
       Hellos.Hello hello = hellos.check(new Hellos.Hello(id, NacosMapping.text(body, "tenant"),

@@ -194,7 +194,7 @@ public final class Leases implements AutoCloseable {
       } else if (applied) {
         // Dropped while the registration was on its way: nothing times it, so it must not stay.
         submitEnd(lease);
-      } else if (!applied && created && !lease.confirmed) {
+      } else if (created && !lease.confirmed) {
         forget(lease);
       }
     }

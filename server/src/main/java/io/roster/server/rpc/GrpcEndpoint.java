@@ -105,10 +105,16 @@ public final class GrpcEndpoint {
         .addService(new AdminService(sessions, cluster))
         .addService(health.getHealthService())
         .addService(ProtoReflectionServiceV1.newInstance())
-        .addService(ProtoReflectionService.newInstance())
+        .addService(reflectionV1Alpha())
         .directExecutor()
         .build();
     setHealth(ServingStatus.NOT_SERVING);
+  }
+
+  /** Reflection's v1alpha service, which gRPC deprecates for v1 but older tools still ask for. */
+  @SuppressWarnings("deprecation") // served beside v1 on purpose (protocol.md): clients that only know v1alpha
+  private static io.grpc.BindableService reflectionV1Alpha() {
+    return ProtoReflectionService.newInstance();
   }
 
   /**

@@ -36,6 +36,7 @@ import io.roster.server.time.Scheduler;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -438,7 +439,7 @@ final class SessionService {
       }
       if (s == null) {
         throw new ProtocolViolation(Status.FAILED_PRECONDITION.withDescription(
-            "the first frame must be hello, got " + kind.name().toLowerCase() + " (request_id \""
+            "the first frame must be hello, got " + kind.name().toLowerCase(Locale.ROOT) + " (request_id \""
                 + LogText.of(frame.getRequestId()) + "\")"));
       }
       if (kind == ClientFrame.FrameCase.PUSH_ACK) {

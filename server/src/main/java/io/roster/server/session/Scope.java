@@ -17,6 +17,7 @@ import java.util.function.ToIntFunction;
 public final class Scope {
 
   /** What a scope counts, each with its limit per connection and per address. */
+  @SuppressWarnings("ImmutableEnumChecker") // the limits are SessionLimits' accessors and constants: no state
   public enum Counted {
     SESSIONS("session", "sessions (Connect streams)", "sessions",
         SessionLimits::sessionsPerConnection, SessionLimits::sessionsPerAddress),
@@ -80,10 +81,10 @@ public final class Scope {
   public void acquire(Counted what, SessionLimits limits) {
     for (Scope s = this; s != null; s = s.parent) {
       int limit = s.limit(what, limits);
-      int now = s.counts[what.ordinal()].incrementAndGet();
+      int now = s.count(what).incrementAndGet();
       if (now > limit) {
         for (Scope u = this; u != s.parent; u = u.parent) {
-          u.counts[what.ordinal()].decrementAndGet();
+          u.count(what).decrementAndGet();
         }
         throw RegistryException.limit(what.field, s.describe() + " already " + s.verb("has", "have") + " " + (now - 1)
             + " " + what.what + " (limit: " + limit + ", see --max-" + what.flag + "-per-" + s.flagScope() + ")");
@@ -94,7 +95,7 @@ public final class Scope {
   /** Gives back {@code n} slots of {@code what}, here and in the address scope. */
   public void release(Counted what, int n) {
     for (Scope s = this; s != null; s = s.parent) {
-      s.counts[what.ordinal()].addAndGet(-n);
+      s.count(what).addAndGet(-n);
     }
   }
 
@@ -111,6 +112,11 @@ public final class Scope {
             + limit + ", see --max-instances-per-" + s.flagScope() + "); " + s.verb("it owns ", "they own ") + now);
       }
     }
+  }
+
+  @SuppressWarnings("EnumOrdinal") // an index into this scope's own counters, never stored or sent
+  private AtomicInteger count(Counted what) {
+    return counts[what.ordinal()];
   }
 
   private int limit(Counted what, SessionLimits limits) {
