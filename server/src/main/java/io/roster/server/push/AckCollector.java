@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Waits for a set of subscribers to ack a change, up to a timeout, and reports once: how many
@@ -22,7 +23,7 @@ public final class AckCollector {
   private final List<CompletableFuture<Boolean>> acks;
   private final CompletableFuture<Counts> result = new CompletableFuture<>();
   private final AtomicInteger remaining;
-  private Scheduler.Cancellable timer;
+  private Scheduler.@Nullable Cancellable timer;
   private boolean finished; // guarded by this
 
   private AckCollector(List<CompletableFuture<Boolean>> acks) {
