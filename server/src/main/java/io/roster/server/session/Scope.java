@@ -4,6 +4,7 @@ import io.roster.server.model.RegistryException;
 import io.roster.server.registry.Tally;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.ToIntFunction;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What one client connection, or one remote address, holds at once: sessions, Watch calls,
@@ -43,14 +44,14 @@ public final class Scope {
   }
 
   private final String address;
-  private final Scope parent;
+  private final @Nullable Scope parent;
   private final Tally instances;
   private final AtomicInteger[] counts = new AtomicInteger[Counted.values().length];
   /** Open connections sharing an address scope (the manager forgets it at zero). */
   final AtomicInteger connections = new AtomicInteger();
 
   /** An address scope (parent null) or a connection scope within {@code parent}. */
-  Scope(String address, Scope parent) {
+  Scope(String address, @Nullable Scope parent) {
     this.address = address;
     this.parent = parent;
     this.instances = new Tally(parent == null ? null : parent.instances);
@@ -83,7 +84,7 @@ public final class Scope {
       int limit = s.limit(what, limits);
       int now = s.count(what).incrementAndGet();
       if (now > limit) {
-        for (Scope u = this; u != s.parent; u = u.parent) {
+        for (Scope u = this; u != null && u != s.parent; u = u.parent) {
           u.count(what).decrementAndGet();
         }
         throw RegistryException.limit(what.field, s.describe() + " already " + s.verb("has", "have") + " " + (now - 1)
