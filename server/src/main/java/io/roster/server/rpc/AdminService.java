@@ -22,15 +22,16 @@ import io.roster.server.session.SessionInfo;
 import io.roster.server.session.SessionManager;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import org.jspecify.annotations.Nullable;
 
 /** {@code roster.v1.Admin}: introspection for operators. */
 final class AdminService extends AdminGrpc.AdminImplBase {
 
   private final SessionManager sessions;
   /** This server as a cluster member, or null when standalone. */
-  private final ClusterNode cluster;
+  private final @Nullable ClusterNode cluster;
 
-  AdminService(SessionManager sessions, ClusterNode cluster) {
+  AdminService(SessionManager sessions, @Nullable ClusterNode cluster) {
     this.sessions = sessions;
     this.cluster = cluster;
   }

@@ -22,6 +22,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.function.IntFunction;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The client-facing gRPC server: Session, Registry, Admin, health and reflection on one
@@ -44,11 +45,11 @@ public final class GrpcEndpoint {
   private final IntFunction<String> nodeId;
   private final SessionManager sessions;
   /** The Nacos 2.x services on the same port, or null. */
-  private final io.roster.server.nacos.NacosEndpoint nacos;
+  private final io.roster.server.nacos.@Nullable NacosEndpoint nacos;
   /** A cluster member: a stopping one has other members to send Nacos clients to, and waits for them. */
   private final boolean clustered;
   private final HealthStatusManager health = new HealthStatusManager();
-  private volatile String refused;
+  private volatile @Nullable String refused;
   private volatile boolean started;
 
   /**
@@ -63,7 +64,7 @@ public final class GrpcEndpoint {
   /** @param cluster this server as a cluster member (Admin/ListMembers), or null when standalone */
   public GrpcEndpoint(ServerConfig config, Registry registry, PushEngine engine, SessionManager sessions,
       Scheduler scheduler, IntFunction<String> nodeId, String version, WarmUp warmUp,
-      io.roster.server.cluster.ClusterNode cluster) {
+      io.roster.server.cluster.@Nullable ClusterNode cluster) {
     this(config, registry, engine, sessions, scheduler, nodeId, version, warmUp, cluster, null);
   }
 
@@ -73,7 +74,7 @@ public final class GrpcEndpoint {
    */
   public GrpcEndpoint(ServerConfig config, Registry registry, PushEngine engine, SessionManager sessions,
       Scheduler scheduler, IntFunction<String> nodeId, String version, WarmUp warmUp,
-      io.roster.server.cluster.ClusterNode cluster, io.roster.server.nacos.NacosEndpoint nacos) {
+      io.roster.server.cluster.@Nullable ClusterNode cluster, io.roster.server.nacos.@Nullable NacosEndpoint nacos) {
     this.nodeId = nodeId;
     this.sessions = sessions;
     this.nacos = nacos;
@@ -147,7 +148,7 @@ public final class GrpcEndpoint {
    * while catching up, every Registry call is refused too (the state is partial). {@code
    * null}: accepts again and reports SERVING.
    */
-  public synchronized void refuse(String reason, boolean catchingUp) {
+  public synchronized void refuse(@Nullable String reason, boolean catchingUp) {
     refused = reason;
     sessionService.refuseSessions(reason);
     if (nacos != null) {

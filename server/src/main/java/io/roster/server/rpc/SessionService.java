@@ -42,6 +42,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BiFunction;
 import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -164,7 +165,7 @@ final class SessionService {
    * Refuses new sessions with UNAVAILABLE for now ({@code reason}), or accepts them again
    * ({@code null}): a cluster member that is catching up, or cut off from the majority.
    */
-  void refuseSessions(String reason) {
+  void refuseSessions(@Nullable String reason) {
     admission.refuse(reason);
   }
 
@@ -238,7 +239,7 @@ final class SessionService {
     /** Frames handled since the stream last gave its turn back to the event loop. */
     private int framesThisTurn;
     private final Object writeLock = new Object();
-    private volatile Session session;
+    private volatile @Nullable Session session;
     /** Its welcome said the server was warming up; set after the welcome was written. */
     volatile boolean toldWarming;
     private boolean ended;       // guarded by writeLock
