@@ -105,7 +105,7 @@ final class NacosMapping {
         true,
         text(json, "clusterName"),
         metadata,
-        null);
+        ""); // assigned by the registry
   }
 
   /** Roster's instance of {@code service} in Nacos's JSON shape ({@code Instance}). */

@@ -24,6 +24,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -118,7 +119,7 @@ final class NacosService {
   }
 
   /** Why a request of this type is not served, or null when it is. */
-  static String refusal(String type, String module) {
+  static @Nullable String refusal(String type, String module) {
     switch (type) {
       case "HealthCheckRequest", "InstanceRequest", "BatchInstanceRequest", "SubscribeServiceRequest",
           "ServiceQueryRequest", "ServiceListRequest" -> {
@@ -268,7 +269,7 @@ final class NacosService {
     private final String id;
     private final SocketAddress remote;
     private final ServerCallStreamObserver<Payload> out;
-    private volatile NacosConnection connection;
+    private volatile @Nullable NacosConnection connection;
 
     Stream(String id, SocketAddress remote, ServerCallStreamObserver<Payload> out) {
       this.id = id;
