@@ -8,6 +8,7 @@ import ch.qos.logback.core.rolling.RollingFileAppender;
 import ch.qos.logback.core.rolling.SizeAndTimeBasedRollingPolicy;
 import ch.qos.logback.core.util.FileSize;
 import java.nio.file.Path;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.LoggerFactory;
 import org.slf4j.bridge.SLF4JBridgeHandler;
 
@@ -19,7 +20,7 @@ final class LogSetup {
 
   private LogSetup() {}
 
-  static void configure(Path logDir) {
+  static void configure(@Nullable Path logDir) {
     routeJulToSlf4j();
     if (logDir == null) {
       return;

@@ -9,6 +9,7 @@ import com.github.benmanes.caffeine.cache.Caffeine;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Marker;
 
 /**
@@ -27,7 +28,7 @@ public final class RepeatedWarningFilter extends TurboFilter {
 
   private int allowed = 5;
   private long windowNanos = TimeUnit.SECONDS.toNanos(10);
-  private Cache<String, Window> windows;
+  private @Nullable Cache<String, Window> windows; // built by start()
   private final ThreadLocal<Boolean> summarising = new ThreadLocal<>();
   private LongSupplier nanoClock = io.roster.server.time.SystemScheduler::systemNanoTime;
 
@@ -55,7 +56,8 @@ public final class RepeatedWarningFilter extends TurboFilter {
 
   @Override
   public FilterReply decide(Marker marker, Logger logger, Level level, String format, Object[] params, Throwable t) {
-    if (level == null || !level.isGreaterOrEqual(Level.WARN) || !isStarted() || summarising.get() != null
+    if (level == null || !level.isGreaterOrEqual(Level.WARN) || !isStarted() || windows == null
+        || summarising.get() != null
         || !level.isGreaterOrEqual(logger.getEffectiveLevel())) {
       return FilterReply.NEUTRAL;
     }

@@ -27,6 +27,7 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.function.LongSupplier;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -56,23 +57,23 @@ public final class RosterServer implements AutoCloseable {
   private final ServerConfig config;
   private final Scheduler scheduler;
   /** The scheduler when this server created it (and so closes it), else null. */
-  private final SystemScheduler ownScheduler;
+  private final @Nullable SystemScheduler ownScheduler;
   private final Registry registry;
   private final SessionManager sessions;
   private final GrpcEndpoint endpoint;
   private final PushEngine engine;
   private final WarmUp warmUp;
   /** This server as a cluster member, or null when standalone. */
-  private final ClusterNode cluster;
+  private final @Nullable ClusterNode cluster;
   /** Heartbeat instances of the Nacos v1 HTTP API held by this server. */
   private final Leases leases;
   private final NacosHttpApi nacosHttp;
   /** The Nacos v1 HTTP listener, or null when {@code --http-port off}. */
-  private final HttpEndpoint http;
+  private final @Nullable HttpEndpoint http;
   private final CountDownLatch terminated = new CountDownLatch(1);
   private boolean closed;
 
-  private RosterServer(ServerConfig config, Scheduler scheduler, SystemScheduler ownScheduler,
+  private RosterServer(ServerConfig config, Scheduler scheduler, @Nullable SystemScheduler ownScheduler,
       LongSupplier wallClockMicros) {
     this.config = config;
     this.scheduler = scheduler;
@@ -127,7 +128,7 @@ public final class RosterServer implements AutoCloseable {
   private final class Local implements ClusterNode.Local {
     @Override
     public void caughtUp() {
-      endpoint.refuse(cluster.unwritable(), false);
+      endpoint.refuse(Objects.requireNonNull(cluster, "only a cluster member has a Local").unwritable(), false);
       // Caught up: this member's state is the cluster's (decision 20).
       warmUp.warmUpDone();
     }
@@ -191,7 +192,7 @@ public final class RosterServer implements AutoCloseable {
     return start(config, scheduler, null, wallClockMicros, () -> { });
   }
 
-  private static RosterServer start(ServerConfig config, Scheduler scheduler, SystemScheduler own,
+  private static RosterServer start(ServerConfig config, Scheduler scheduler, @Nullable SystemScheduler own,
       LongSupplier wallClockMicros, Runnable beforeListening) {
     RosterServer server = new RosterServer(Objects.requireNonNull(config), Objects.requireNonNull(scheduler), own,
         Objects.requireNonNull(wallClockMicros));
@@ -235,7 +236,7 @@ public final class RosterServer implements AutoCloseable {
     if (!config.advertise().isEmpty()) {
       return config.advertise();
     }
-    return cluster.memberHost() + ":" + port();
+    return Objects.requireNonNull(cluster, "only a cluster member announces").memberHost() + ":" + port();
   }
 
   /** The bound port of the Nacos v1 HTTP API, or -1 when it is off. */
@@ -244,7 +245,7 @@ public final class RosterServer implements AutoCloseable {
   }
 
   /** This server as a cluster member, or null when it is standalone. */
-  public ClusterNode cluster() {
+  public @Nullable ClusterNode cluster() {
     return cluster;
   }
 

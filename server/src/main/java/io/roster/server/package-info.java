@@ -7,4 +7,7 @@
  * routes), http (the HTTP/1.1 listener), cluster (the Raft log of a cluster member), config,
  * time.
  */
+@NullMarked
 package io.roster.server;
+
+import org.jspecify.annotations.NullMarked;

@@ -9,6 +9,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.function.BiConsumer;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Every server setting, immutable. Built from command-line flags, then {@code ROSTER_*}
@@ -19,7 +20,7 @@ public record ServerConfig(
     String host,
     int port,
     Path dataDir,
-    Path logDir,
+    @Nullable Path logDir,
     Duration keepaliveTime,
     Duration keepaliveTimeout,
     Duration pushWindow,
@@ -221,11 +222,12 @@ public record ServerConfig(
       values.put(name, value);
     }
     for (Map.Entry<String, String> e : values.entrySet()) {
+      Option option = Objects.requireNonNull(OPTIONS.get(e.getKey())); // every name was checked above
       try {
-        OPTIONS.get(e.getKey()).setter.accept(b, e.getValue().trim());
+        option.setter.accept(b, e.getValue().trim());
       } catch (IllegalArgumentException ex) {
         throw new IllegalArgumentException("--" + e.getKey() + ": \"" + e.getValue() + "\" (expected: "
-            + OPTIONS.get(e.getKey()).expected + ")", ex);
+            + option.expected + ")", ex);
       }
     }
     return b.build();
@@ -240,9 +242,13 @@ public record ServerConfig(
           e.getKey().toUpperCase(Locale.ROOT).replace('-', '_'), e.getValue().defaultOf.apply(d),
           e.getValue().help));
     }
-    sb.append("\nModes:\n  --help                  this text\n"
-        + "  --exit-when-ready       start completely (health SERVING), then stop gracefully: a smoke test,\n"
-        + "                          and how `make build` records the class-data-sharing archive\n");
+    sb.append("""
+
+        Modes:
+          --help                  this text
+          --exit-when-ready       start completely (health SERVING), then stop gracefully: a smoke test,
+                                  and how `make build` records the class-data-sharing archive
+        """);
     return sb.toString();
   }
 
@@ -402,7 +408,7 @@ public record ServerConfig(
     private String host = "0.0.0.0";
     private int port = 9848;
     private Path dataDir = Path.of("data");
-    private Path logDir;
+    private @Nullable Path logDir;
     private Duration keepaliveTime = Duration.ofSeconds(4);
     private Duration keepaliveTimeout = Duration.ofSeconds(5);
     private Duration pushWindow = Duration.ofMillis(20);
@@ -434,7 +440,7 @@ public record ServerConfig(
     public Builder host(String v) { host = v; return this; }
     public Builder port(int v) { port = v; return this; }
     public Builder dataDir(Path v) { dataDir = v; return this; }
-    public Builder logDir(Path v) { logDir = v; return this; }
+    public Builder logDir(@Nullable Path v) { logDir = v; return this; }
     public Builder keepaliveTime(Duration v) { keepaliveTime = v; return this; }
     public Builder keepaliveTimeout(Duration v) { keepaliveTimeout = v; return this; }
     public Builder pushWindow(Duration v) { pushWindow = v; return this; }

@@ -12,10 +12,12 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -64,8 +66,8 @@ public final class HttpEndpoint implements AutoCloseable {
   private final int requestedPort;
   private final Limits limits;
   private final Map<String, Handler> routes = new LinkedHashMap<>();
-  private HttpServer server;
-  private ThreadPoolExecutor executor;
+  private @Nullable HttpServer server;
+  private @Nullable ThreadPoolExecutor executor;
   /** Requests being handled now; guarded by itself for the wait in {@link #stop}. */
   private final AtomicInteger active = new AtomicInteger();
   private volatile boolean stopping;
@@ -105,7 +107,7 @@ public final class HttpEndpoint implements AutoCloseable {
 
   /** The bound port. */
   public synchronized int port() {
-    return server.getAddress().getPort();
+    return Objects.requireNonNull(server, "not started").getAddress().getPort();
   }
 
   /**
@@ -113,7 +115,7 @@ public final class HttpEndpoint implements AutoCloseable {
    * stops listening and stops its threads. Idempotent.
    */
   public synchronized void stop(Duration grace) {
-    if (server == null) {
+    if (server == null || executor == null) {
       return;
     }
     // New requests get 503 from now on; the JDK 17 server's own stop(delay) would wait the
@@ -199,7 +201,7 @@ public final class HttpEndpoint implements AutoCloseable {
     return handler.handle(new HttpRequest(ex.getRequestMethod().toUpperCase(Locale.ROOT), path, params, remote));
   }
 
-  private Handler handlerFor(String path) {
+  private @Nullable Handler handlerFor(String path) {
     Handler best = null;
     int bestLength = -1;
     for (Map.Entry<String, Handler> e : routes.entrySet()) {

@@ -1,5 +1,8 @@
 package io.roster.server.http;
 
+import java.util.Objects;
+import org.jspecify.annotations.Nullable;
+
 /**
  * A request refused with an HTTP status and a text body that says why, naming the parameter,
  * the value and what was expected. Thrown by handlers and by {@link HttpRequest}'s parameter
@@ -14,13 +17,19 @@ public final class HttpException extends RuntimeException {
     this.status = status;
   }
 
+  /** The text body of the answer: never null, every refusal is given one. */
+  @Override
+  public String getMessage() {
+    return Objects.requireNonNull(super.getMessage());
+  }
+
   /** The HTTP status to answer with. */
   public int status() {
     return status;
   }
 
   /** 400: a parameter is missing or has a value that is not allowed. */
-  public static HttpException badParameter(String name, String value, String expected) {
+  public static HttpException badParameter(String name, @Nullable String value, String expected) {
     String shown = value == null ? "missing" : "\"" + (value.length() > 80 ? value.substring(0, 80) + "..." : value) + "\"";
     return new HttpException(400, name + ": " + shown + " (expected: " + expected + ")");
   }

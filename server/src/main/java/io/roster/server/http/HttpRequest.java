@@ -5,6 +5,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One request as handlers see it: method, path, and its parameters from the query string and
@@ -54,7 +55,7 @@ public final class HttpRequest {
   }
 
   /** A parameter, or null when it is absent. */
-  public String param(String name) {
+  public @Nullable String param(String name) {
     return params.get(name);
   }
 
@@ -91,7 +92,7 @@ public final class HttpRequest {
   }
 
   /** A {@code true}/{@code false} parameter, or null when absent. */
-  public Boolean boolParam(String name) {
+  public @Nullable Boolean boolParam(String name) {
     String v = params.get(name);
     if (v == null || v.isEmpty()) {
       return null;
@@ -104,7 +105,7 @@ public final class HttpRequest {
   }
 
   /** A decimal parameter, or null when absent. */
-  public Double doubleParam(String name) {
+  public @Nullable Double doubleParam(String name) {
     String v = params.get(name);
     if (v == null || v.isEmpty()) {
       return null;
@@ -124,7 +125,7 @@ public final class HttpRequest {
     if (form == null || form.isEmpty()) {
       return;
     }
-    for (String pair : form.split("&")) {
+    for (String pair : form.split("&", -1)) {
       if (pair.isEmpty()) {
         continue;
       }

@@ -5,4 +5,7 @@
  * {@link io.roster.server.http.HttpRequest}, and routes by path prefix. It knows nothing of
  * the registry; handlers map and delegate (docs/decisions.md, record 38).
  */
+@NullMarked
 package io.roster.server.http;
+
+import org.jspecify.annotations.NullMarked;

@@ -1,5 +1,7 @@
 package io.roster.server.model;
 
+import java.util.Objects;
+
 /**
  * A request the registry refuses: bad input, a limit, or a missing thing. The message names
  * the field, the offending value and what was expected, so that it can be shown to a user
@@ -48,6 +50,12 @@ public final class RegistryException extends RuntimeException {
   /** A per-connection or server limit. */
   public static RegistryException limit(String field, String message) {
     return new RegistryException(Kind.RESOURCE_EXHAUSTED, field, message);
+  }
+
+  /** The text shown to the user: never null, every refusal is given one. */
+  @Override
+  public String getMessage() {
+    return Objects.requireNonNull(super.getMessage());
   }
 
   public Kind kind() {

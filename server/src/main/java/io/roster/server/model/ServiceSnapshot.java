@@ -9,6 +9,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The consumer-visible state of a service at one revision: enabled instances sorted by
@@ -77,7 +78,7 @@ public record ServiceSnapshot(
    * {@code registered}. Null for a node that lists none (a warm one).
    */
   public static ServiceSnapshot of(ServiceKey service, Collection<Instance> registered, long revision,
-      double protectThreshold, Collection<InstanceKey> departed) {
+      double protectThreshold, @Nullable Collection<InstanceKey> departed) {
     List<Instance> visible = new ArrayList<>(registered.size());
     List<InstanceKey> gone = departed == null || departed.isEmpty() ? new ArrayList<>(0) : new ArrayList<>(departed);
     int healthy = 0;

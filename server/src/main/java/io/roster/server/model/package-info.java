@@ -5,4 +5,7 @@
  * and the validation of names and limits ({@link io.roster.server.model.Names}). Depends on
  * nothing; every value is valid once constructed.
  */
+@NullMarked
 package io.roster.server.model;
+
+import org.jspecify.annotations.NullMarked;

@@ -10,6 +10,7 @@ import io.roster.server.session.Session;
 import io.roster.server.session.SessionManager;
 import java.time.Duration;
 import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -47,7 +48,7 @@ final class NacosConnection implements Outbound, ClientDetection.Watched {
   private final NacosConnections connections;
   private final Scope scope;
   private final Object writeLock = new Object();
-  private volatile Session session;
+  private volatile @Nullable Session session;
   private boolean ended;
   /** When the client was last heard from, in the scheduler's nanoseconds. */
   private volatile long lastHeardNanos;
@@ -73,7 +74,7 @@ final class NacosConnection implements Outbound, ClientDetection.Watched {
     this.session = s;
   }
 
-  Session session() {
+  @Nullable Session session() {
     return session;
   }
 

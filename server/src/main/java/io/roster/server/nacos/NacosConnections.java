@@ -20,6 +20,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Nacos connections: one per HTTP/2 transport. The connection id is assigned when the
@@ -89,7 +90,7 @@ public final class NacosConnections extends ServerTransportFilter implements Ser
   }
 
   /** The registered connection with this id, or null. */
-  NacosConnection get(String id) {
+  @Nullable NacosConnection get(@Nullable String id) {
     return id == null ? null : registered.get(id);
   }
 
@@ -105,12 +106,12 @@ public final class NacosConnections extends ServerTransportFilter implements Ser
   }
 
   /** Why a new connection is refused now, or null when it is welcome. */
-  String refusal() {
+  @Nullable String refusal() {
     return admission.refusal();
   }
 
   /** Refuses new connections for now ({@code reason}), or accepts them again ({@code null}). */
-  void refuse(String reason) {
+  void refuse(@Nullable String reason) {
     admission.refuse(reason);
   }
 

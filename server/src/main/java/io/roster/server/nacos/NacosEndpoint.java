@@ -14,6 +14,7 @@ import io.roster.server.time.Scheduler;
 import java.time.Duration;
 import java.util.List;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The Nacos 2.x services ({@code Request}, {@code BiRequestStream}) for Roster's gRPC server:
@@ -98,7 +99,7 @@ public final class NacosEndpoint implements Door {
 
   /** Refuses new connections for now ({@code reason}: a cluster member catching up or cut off), or again accepts them ({@code null}). */
   @Override
-  public void refuse(String reason) {
+  public void refuse(@Nullable String reason) {
     connections.refuse(reason);
   }
 

@@ -23,7 +23,6 @@ import io.roster.server.naming.Updates;
 import io.roster.server.registry.Registry;
 import io.roster.server.registry.Writer;
 import java.time.Duration;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
@@ -66,7 +65,6 @@ public final class NacosHttpApi {
       new ServiceLists.Fields("namespaceId", "groupName", "pageNo", "pageSize");
 
   private final Registry registry;
-  private final Writer writer;
   private final Leases leases;
   private final Updates updates;
   private final IntSupplier connections;
@@ -78,7 +76,6 @@ public final class NacosHttpApi {
    */
   public NacosHttpApi(Registry registry, Writer writer, Leases leases, IntSupplier connections) {
     this.registry = registry;
-    this.writer = writer;
     this.leases = leases;
     this.updates = new Updates(writer);
     this.connections = connections;
@@ -409,12 +406,11 @@ public final class NacosHttpApi {
     }
     if (t.startsWith("{")) {
       JsonNode node = json("metadata", t, "a JSON object or k1=v1,k2=v2");
-      for (Iterator<Map.Entry<String, JsonNode>> it = node.fields(); it.hasNext(); ) {
-        Map.Entry<String, JsonNode> e = it.next();
+      for (Map.Entry<String, JsonNode> e : node.properties()) {
         m.put(e.getKey(), e.getValue().isNull() ? "" : e.getValue().asText());
       }
     } else {
-      for (String pair : t.split(",")) {
+      for (String pair : t.split(",", 0)) { // limit 0: a trailing comma is allowed
         int eq = pair.indexOf('=');
         if (eq <= 0 || pair.indexOf('=', eq + 1) >= 0) {
           throw HttpException.badParameter("metadata", text, "a JSON object or k1=v1,k2=v2");

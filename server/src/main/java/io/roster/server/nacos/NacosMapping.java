@@ -12,7 +12,6 @@ import io.roster.server.model.RegistryException;
 import io.roster.server.model.ServiceKey;
 import io.roster.server.model.ServiceSnapshot;
 import java.util.Arrays;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
@@ -32,7 +31,7 @@ final class NacosMapping {
   /** Nacos's mapper settings: unknown properties ignored, nulls omitted. */
   static final ObjectMapper JSON = new ObjectMapper()
       .configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false)
-      .setSerializationInclusion(JsonInclude.Include.NON_NULL);
+      .setDefaultPropertyInclusion(JsonInclude.Value.construct(JsonInclude.Include.NON_NULL, JsonInclude.Include.NON_NULL));
 
   /** {@code cacheMillis} of every ServiceInfo, as a Nacos server sends it (defaultPushCacheMillis). */
   static final long CACHE_MILLIS = 10_000;
@@ -89,8 +88,7 @@ final class NacosMapping {
     Map<String, String> metadata = new LinkedHashMap<>();
     JsonNode m = json.get("metadata");
     if (m != null && m.isObject()) {
-      for (Iterator<Map.Entry<String, JsonNode>> it = m.fields(); it.hasNext(); ) {
-        Map.Entry<String, JsonNode> e = it.next();
+      for (Map.Entry<String, JsonNode> e : m.properties()) {
         metadata.put(e.getKey(), e.getValue().isNull() ? "" : e.getValue().asText());
       }
     }
@@ -107,7 +105,7 @@ final class NacosMapping {
         true,
         text(json, "clusterName"),
         metadata,
-        null);
+        ""); // assigned by the registry
   }
 
   /** Roster's instance of {@code service} in Nacos's JSON shape ({@code Instance}). */

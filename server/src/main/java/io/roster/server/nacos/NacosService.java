@@ -25,6 +25,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -122,7 +123,7 @@ final class NacosService {
   }
 
   /** Why a request of this type is not served, or null when it is. */
-  static String refusal(String type, String module) {
+  static @Nullable String refusal(String type, String module) {
     switch (type) {
       case "HealthCheckRequest", "InstanceRequest", "BatchInstanceRequest", "SubscribeServiceRequest",
           "ServiceQueryRequest", "ServiceListRequest" -> {
@@ -264,7 +265,7 @@ final class NacosService {
     private final String id;
     private final SocketAddress remote;
     private final ServerCallStreamObserver<Payload> out;
-    private volatile NacosConnection connection;
+    private volatile @Nullable NacosConnection connection;
 
     Stream(String id, SocketAddress remote, ServerCallStreamObserver<Payload> out) {
       this.id = id;
@@ -327,7 +328,7 @@ final class NacosService {
       }
       JsonNode body = Envelope.body(p);
       Map<String, String> labels = new HashMap<>();
-      body.path("labels").fields().forEachRemaining(e -> labels.put(e.getKey(), e.getValue().asText()));
+      body.path("labels").properties().forEach(e -> labels.put(e.getKey(), e.getValue().asText()));
       String clientIp = p.getMetadata().getClientIp();
       // The checks every protocol's hello gets (INVALID_ARGUMENT, before anything is opened).
       Hellos.Hello hello = hellos.check(new Hellos.Hello(id, NacosMapping.text(body, "tenant"),

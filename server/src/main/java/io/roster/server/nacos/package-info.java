@@ -24,4 +24,7 @@
  * of {@code --http-port}; its instances are heartbeat instances ({@link
  * io.roster.server.naming.Leases}).
  */
+@NullMarked
 package io.roster.server.nacos;
+
+import org.jspecify.annotations.NullMarked;

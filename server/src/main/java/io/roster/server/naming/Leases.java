@@ -15,6 +15,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -105,7 +106,7 @@ public final class Leases implements AutoCloseable {
     boolean markedUnhealthy;
     /** Only the check scheduled last acts; earlier ones (before a re-registration) do nothing. */
     long checkSeq;
-    Scheduler.Cancellable pendingCheck;
+    Scheduler.@Nullable Cancellable pendingCheck;
     /** A registration of it has been applied: a later refusal of another one leaves it be. */
     boolean confirmed;
 
@@ -194,7 +195,7 @@ public final class Leases implements AutoCloseable {
       } else if (applied) {
         // Dropped while the registration was on its way: nothing times it, so it must not stay.
         submitEnd(lease);
-      } else if (!applied && created && !lease.confirmed) {
+      } else if (created && !lease.confirmed) {
         forget(lease);
       }
     }
@@ -205,7 +206,7 @@ public final class Leases implements AutoCloseable {
    * marked unhealthy, marks it healthy again. Returns the interval the client should beat at,
    * or null when this member holds no lease for it (the client should register it again).
    */
-  public Duration beat(ServiceKey service, InstanceKey key) {
+  public @Nullable Duration beat(ServiceKey service, InstanceKey key) {
     Lease lease = leases.get(new Key(service, key));
     if (lease == null) {
       return null;

@@ -10,6 +10,7 @@ import io.roster.server.registry.ServiceSettings;
 import io.roster.server.registry.Writer;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import org.jspecify.annotations.Nullable;
 
 /**
  * UpdateInstance and UpdateService, whatever the transport: the field ranges, then the change
@@ -25,15 +26,16 @@ public final class Updates {
    *
    * @param metadata replaces the instance's metadata when {@code replaceMetadata}, else is merged into it
    */
-  public record InstanceChange(Boolean enabled, Double weight, Boolean healthy, boolean replaceMetadata,
-      Map<String, String> metadata) {}
+  public record InstanceChange(@Nullable Boolean enabled, @Nullable Double weight, @Nullable Boolean healthy,
+      boolean replaceMetadata, Map<String, String> metadata) {}
 
   /**
    * What an UpdateService asks for; a null threshold is left as it is.
    *
    * @param metadata replaces the service's metadata when {@code replaceMetadata}, else is merged into it
    */
-  public record ServiceChange(Double protectThreshold, boolean replaceMetadata, Map<String, String> metadata) {}
+  public record ServiceChange(@Nullable Double protectThreshold, boolean replaceMetadata,
+      Map<String, String> metadata) {}
 
   private final Writer writer;
 

@@ -12,4 +12,7 @@
  * <p>May depend on {@code session}, {@code push}, {@code registry} and {@code model}, never on
  * an adapter.
  */
+@NullMarked
 package io.roster.server.naming;
+
+import org.jspecify.annotations.NullMarked;

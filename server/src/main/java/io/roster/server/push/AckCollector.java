@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Waits for a set of subscribers to ack a change, up to a timeout, and reports once: how many
@@ -20,22 +21,20 @@ public final class AckCollector {
   public record Counts(int notified, int acked, int timedOut, int disconnected) {}
 
   private final List<CompletableFuture<Boolean>> acks;
-  private final Scheduler scheduler;
   private final CompletableFuture<Counts> result = new CompletableFuture<>();
   private final AtomicInteger remaining;
-  private Scheduler.Cancellable timer;
+  private Scheduler.@Nullable Cancellable timer;
   private boolean finished; // guarded by this
 
-  private AckCollector(List<CompletableFuture<Boolean>> acks, Scheduler scheduler) {
+  private AckCollector(List<CompletableFuture<Boolean>> acks) {
     this.acks = acks;
-    this.scheduler = scheduler;
     this.remaining = new AtomicInteger(acks.size());
   }
 
   /** Starts waiting for {@code acks}; the future completes within {@code timeout}. */
   public static CompletableFuture<Counts> collect(List<CompletableFuture<Boolean>> acks, Duration timeout,
       Scheduler scheduler) {
-    AckCollector c = new AckCollector(List.copyOf(acks), scheduler);
+    AckCollector c = new AckCollector(List.copyOf(acks));
     if (acks.isEmpty()) {
       c.finish();
       return c.result;

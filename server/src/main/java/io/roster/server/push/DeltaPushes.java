@@ -11,9 +11,11 @@ import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Iterator;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Delta pushes (docs/decisions.md, record 22): instead of a service's full state, a session
@@ -49,7 +51,7 @@ public final class DeltaPushes {
    * Caffeine cache loads its classes, 80-400 ms on a cold 2-core JVM, which server start-up
    * should not pay.
    */
-  private volatile Cache<Key, Optional<PushPayload>> deltas;
+  private volatile @Nullable Cache<Key, Optional<PushPayload>> deltas;
 
   /**
    * Builds the cache now, off the event loops (the server calls it on its scheduler once it
@@ -126,7 +128,7 @@ public final class DeltaPushes {
     }
   }
 
-  private ServiceSnapshot find(ServiceKey service, long revision) {
+  private @Nullable ServiceSnapshot find(ServiceKey service, long revision) {
     ArrayDeque<ServiceSnapshot> states = history.get(service);
     if (states == null) {
       return null;
@@ -154,7 +156,7 @@ public final class DeltaPushes {
 
   private static int weight(PushPayload p) {
     long w = 256;
-    for (Instance i : p.delta().upserted()) {
+    for (Instance i : Objects.requireNonNull(p.delta(), "only deltas are cached").upserted()) {
       w += WireSize.ofInstanceInList(i);
     }
     w += 32L * p.delta().removed().size();

@@ -4,6 +4,7 @@ import io.roster.server.model.ServiceDelta;
 import io.roster.server.model.ServiceSnapshot;
 import java.util.Set;
 import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One state of one service, as subscribers with one clusters filter see it, plus its wire
@@ -18,7 +19,7 @@ public final class PushPayload {
 
   private final ServiceSnapshot snapshot;
   private final Set<String> clusters;
-  private final ServiceDelta delta;
+  private final @Nullable ServiceDelta delta;
   private final String pushId;
   /**
    * Encodings by encoder (one per wire format: Roster's frames, Nacos's JSON payloads), as
@@ -36,7 +37,7 @@ public final class PushPayload {
     this(snapshot, clusters, null);
   }
 
-  private PushPayload(ServiceSnapshot snapshot, Set<String> clusters, ServiceDelta delta) {
+  private PushPayload(ServiceSnapshot snapshot, Set<String> clusters, @Nullable ServiceDelta delta) {
     this.snapshot = snapshot;
     this.clusters = clusters;
     this.delta = delta;
@@ -59,7 +60,7 @@ public final class PushPayload {
   }
 
   /** The change this payload carries instead of the full state, or null for a full state. */
-  public ServiceDelta delta() {
+  public @Nullable ServiceDelta delta() {
     return delta;
   }
 
@@ -94,7 +95,7 @@ public final class PushPayload {
     return e;
   }
 
-  private static Object find(Object[] encodings, Function<PushPayload, Object> encoder) {
+  private static @Nullable Object find(Object[] encodings, Function<PushPayload, Object> encoder) {
     for (int i = 0; i < encodings.length; i += 2) {
       if (encodings[i] == encoder) {
         return encodings[i + 1];

@@ -10,6 +10,7 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The outbound pushes of one session: for each service at most one unsent state (the
@@ -30,8 +31,8 @@ public final class PushQueue {
 
   private final Outbound outbound;
   private final Scheduler scheduler;
-  private final Duration ackTimeout;
-  private final DeltaPushes deltas;
+  private final @Nullable Duration ackTimeout;
+  private final @Nullable DeltaPushes deltas;
 
   private final Map<ServiceKey, Slot> slots = new HashMap<>(4);
   /** Slots with an unsent state, oldest first. A slot is in it exactly when {@code queued}. */
@@ -44,7 +45,7 @@ public final class PushQueue {
    */
   private final Map<String, List<Slot>> awaitingAck = new HashMap<>(4);
   private final List<AckWaiter> waiters = new ArrayList<>(0);
-  private Scheduler.Cancellable ackTimer;
+  private Scheduler.@Nullable Cancellable ackTimer;
   private long sent;
   private long sentDeltas;
   private long resent;
@@ -60,7 +61,7 @@ public final class PushQueue {
     return outbound;
   }
 
-  public PushQueue(Outbound outbound, Scheduler scheduler, Duration ackTimeout) {
+  public PushQueue(Outbound outbound, Scheduler scheduler, @Nullable Duration ackTimeout) {
     this(outbound, scheduler, ackTimeout, null);
   }
 
@@ -69,7 +70,8 @@ public final class PushQueue {
    *     every state in full. A state is sent as a delta against the last state of its service
    *     the client acked, when {@link DeltaPushes#choose} finds one.
    */
-  public PushQueue(Outbound outbound, Scheduler scheduler, Duration ackTimeout, DeltaPushes deltas) {
+  public PushQueue(Outbound outbound, Scheduler scheduler, @Nullable Duration ackTimeout,
+      @Nullable DeltaPushes deltas) {
     this.outbound = outbound;
     this.scheduler = scheduler;
     this.ackTimeout = ackTimeout;
@@ -282,7 +284,7 @@ public final class PushQueue {
   }
 
   /** No ack can match {@code p} of {@code slot} any more (it was replaced or dropped). */
-  private void forgetAck(Slot slot, PushPayload p) {
+  private void forgetAck(Slot slot, @Nullable PushPayload p) {
     if (p == null) {
       return;
     }
@@ -335,7 +337,7 @@ public final class PushQueue {
   }
 
   private void armAckTimer() {
-    if (ackTimer != null || closed || awaitingAck.isEmpty()) {
+    if (ackTimeout == null || ackTimer != null || closed || awaitingAck.isEmpty()) {
       return;
     }
     boolean any = false;
@@ -357,7 +359,7 @@ public final class PushQueue {
 
   private synchronized void onAckTimer() {
     ackTimer = null;
-    if (closed) {
+    if (closed || ackTimeout == null) {
       return;
     }
     long now = scheduler.nanoTime();
@@ -377,8 +379,8 @@ public final class PushQueue {
 
   /** What the queue knows of one service. Guarded by the queue's lock. */
   private static final class Slot {
-    PushPayload pending;   // latest unsent state, or null
-    PushPayload inflight;  // sent and not acked yet, or null
+    @Nullable PushPayload pending;   // latest unsent state, or null
+    @Nullable PushPayload inflight;  // sent and not acked yet, or null
     long sentAtNanos;
     long lastOffered = NONE;
     long lastAcked = NONE;

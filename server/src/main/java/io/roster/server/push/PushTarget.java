@@ -2,6 +2,7 @@ package io.roster.server.push;
 
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A receiver of pushes for one service: a session's subscription or a Registry/Watch call.
@@ -21,7 +22,7 @@ public interface PushTarget {
    * targets that do not ack (Registry/Watch). Callbacks may run under the target's locks:
    * they must not block.
    */
-  default CompletableFuture<Boolean> whenAcked(long revision) {
+  default @Nullable CompletableFuture<Boolean> whenAcked(long revision) {
     return null;
   }
 }

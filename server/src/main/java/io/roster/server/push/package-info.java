@@ -6,4 +6,7 @@
  * against the one a session acked, for sessions that take deltas. Plain Java (and Caffeine);
  * the rpc layer supplies the encoder and the {@link io.roster.server.push.Outbound}.
  */
+@NullMarked
 package io.roster.server.push;
+
+import org.jspecify.annotations.NullMarked;

@@ -3,6 +3,7 @@ package io.roster.server.registry;
 import io.roster.server.model.Owner;
 import io.roster.server.model.ServiceKey;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One visible change to one service, as the registry reports it to its {@link
@@ -16,7 +17,7 @@ import java.util.Objects;
  * @param kind what happened
  * @param revision the service's revision after the change (see {@link Registry#snapshot})
  */
-public record Change(ServiceKey service, Owner owner, Kind kind, long revision) {
+public record Change(ServiceKey service, @Nullable Owner owner, Kind kind, long revision) {
 
   /** What happened to the service. */
   public enum Kind {

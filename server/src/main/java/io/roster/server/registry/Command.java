@@ -8,6 +8,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One change to the registry as a value: what a {@link Writer} applies directly (standalone) or
@@ -21,8 +22,8 @@ import java.util.Objects;
  */
 public sealed interface Command<R> {
 
-  /** Applies this command to {@code registry} and returns its result. */
-  R applyTo(Registry registry);
+  /** Applies this command to {@code registry} and returns its result (null: none, or nothing to update). */
+  @Nullable R applyTo(Registry registry);
 
   /** {@link Registry#register}: the instance as stored. */
   record Register(Owner owner, ServiceKey service, Instance instance, Claim claim) implements Command<Instance> {
@@ -98,15 +99,16 @@ public sealed interface Command<R> {
    *     (decision 40); without it, the next registration of the instance decides. Any {@code
    *     enabled = true} ends a hold.
    */
-  record UpdateInstance(ServiceKey service, InstanceKey key, Boolean enabled, Double weight, Boolean healthy,
-      boolean replaceMetadata, Map<String, String> metadata, boolean hold) implements Command<Instance> {
+  record UpdateInstance(ServiceKey service, InstanceKey key, @Nullable Boolean enabled, @Nullable Double weight,
+      @Nullable Boolean healthy, boolean replaceMetadata, Map<String, String> metadata, boolean hold)
+      implements Command<Instance> {
     public UpdateInstance {
       metadata = Map.copyOf(metadata);
     }
 
     /** Without a hold. */
-    public UpdateInstance(ServiceKey service, InstanceKey key, Boolean enabled, Double weight, Boolean healthy,
-        boolean replaceMetadata, Map<String, String> metadata) {
+    public UpdateInstance(ServiceKey service, InstanceKey key, @Nullable Boolean enabled, @Nullable Double weight,
+        @Nullable Boolean healthy, boolean replaceMetadata, Map<String, String> metadata) {
       this(service, key, enabled, weight, healthy, replaceMetadata, metadata, false);
     }
 
@@ -116,7 +118,7 @@ public sealed interface Command<R> {
     }
 
     @Override
-    public Instance applyTo(Registry registry) {
+    public @Nullable Instance applyTo(Registry registry) {
       return registry.update(service, key, i -> {
         Instance next = i;
         if (enabled != null) {
@@ -140,7 +142,7 @@ public sealed interface Command<R> {
    *
    * @param metadata replaces the service's metadata when {@code replaceMetadata}, else is merged into it
    */
-  record UpdateSettings(ServiceKey service, Double protectThreshold, boolean replaceMetadata,
+  record UpdateSettings(ServiceKey service, @Nullable Double protectThreshold, boolean replaceMetadata,
       Map<String, String> metadata) implements Command<ServiceSettings> {
     public UpdateSettings {
       metadata = Map.copyOf(metadata);

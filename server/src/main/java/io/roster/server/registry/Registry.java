@@ -22,6 +22,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
 import java.util.function.UnaryOperator;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -97,7 +98,7 @@ public final class Registry {
    * replaced under the service's lock (a service's entries follow one another: the next is
    * created only once the last has left the map), so readers need no lock.
    */
-  private volatile Map<ServiceKey, Set<InstanceKey>> departures;
+  private volatile @Nullable Map<ServiceKey, Set<InstanceKey>> departures;
 
 
   /** A registry with the default {@link ServiceLimits}. */
@@ -160,7 +161,7 @@ public final class Registry {
   }
 
   /** Reports one change to every listener; called after the change, outside locks. */
-  private void publish(ServiceKey service, Owner owner, Change.Kind kind, long revision) {
+  private void publish(ServiceKey service, @Nullable Owner owner, Change.Kind kind, long revision) {
     Change change = new Change(service, owner, kind, revision);
     for (ChangeListener l : listeners) {
       try {
@@ -277,7 +278,7 @@ public final class Registry {
    * identity (ip, port, cluster). Returns the instance as stored, or null when there is no
    * such instance. A change that alters nothing costs no revision and no push.
    */
-  public Instance update(ServiceKey service, InstanceKey key, UnaryOperator<Instance> change) {
+  public @Nullable Instance update(ServiceKey service, InstanceKey key, UnaryOperator<Instance> change) {
     return update(service, key, change, null);
   }
 
@@ -287,7 +288,8 @@ public final class Registry {
    * owner's redo, another owner taking it over), until an operator enables it or it leaves the
    * registry (docs/decisions.md, record 40).
    */
-  public Instance update(ServiceKey service, InstanceKey key, UnaryOperator<Instance> change, Boolean hold) {
+  public @Nullable Instance update(ServiceKey service, InstanceKey key, UnaryOperator<Instance> change,
+      @Nullable Boolean hold) {
     if (!services.containsKey(service)) {
       return null;
     }
@@ -373,7 +375,7 @@ public final class Registry {
   }
 
   /** The instance with this identity as stored (disabled ones too), or null when there is none. */
-  public Instance instance(ServiceKey service, InstanceKey key) {
+  public @Nullable Instance instance(ServiceKey service, InstanceKey key) {
     Entry e = services.get(service);
     if (e == null) {
       return null;
@@ -385,7 +387,7 @@ public final class Registry {
   }
 
   /** Who owns the instance with this identity, or null when there is none. */
-  public Owner ownerOf(ServiceKey service, InstanceKey key) {
+  public @Nullable Owner ownerOf(ServiceKey service, InstanceKey key) {
     Entry e = services.get(service);
     if (e == null) {
       return null;
@@ -479,7 +481,7 @@ public final class Registry {
   }
 
   /** What a state of {@code service} lists as departed: null when not recording. */
-  private Set<InstanceKey> departedFrom(ServiceKey service) {
+  private @Nullable Set<InstanceKey> departedFrom(ServiceKey service) {
     Map<ServiceKey, Set<InstanceKey>> d = departures;
     return d == null ? null : d.getOrDefault(service, Set.of());
   }
@@ -490,7 +492,7 @@ public final class Registry {
   }
 
   /** Counters of one service, or null when it does not exist. */
-  public ServiceStats stats(ServiceKey service) {
+  public @Nullable ServiceStats stats(ServiceKey service) {
     Entry e = services.get(service);
     if (e == null) {
       return null;
@@ -765,7 +767,7 @@ public final class Registry {
     /** Sum of the registrations' sizes. */
     long bytes;
     long revision;
-    volatile ServiceSnapshot snapshot;
+    volatile @Nullable ServiceSnapshot snapshot;
     boolean removed;
 
     Entry(ServiceKey service) {
@@ -796,7 +798,7 @@ public final class Registry {
     }
 
     /** {@code instance} disabled when an operator holds the registration it replaces. */
-    private Instance heldBack(Registration old, Instance instance) {
+    private Instance heldBack(@Nullable Registration old, Instance instance) {
       return old != null && old.held ? instance.withEnabled(false) : instance;
     }
 
@@ -869,7 +871,7 @@ public final class Registry {
     private void returned(InstanceKey key) {
       Map<ServiceKey, Set<InstanceKey>> d = departures;
       Set<InstanceKey> gone = d == null ? null : d.get(service);
-      if (gone != null && gone.contains(key)) {
+      if (d != null && gone != null && gone.contains(key)) {
         Set<InstanceKey> rest = new java.util.HashSet<>(gone);
         rest.remove(key);
         if (rest.isEmpty()) {

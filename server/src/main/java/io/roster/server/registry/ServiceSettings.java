@@ -29,7 +29,7 @@ public record ServiceSettings(double protectThreshold, Map<String, String> metad
    * and records' overhead. Used to bound what all settings may take together.
    */
   public long footprint(ServiceKey service) {
-    long chars = service.namespace().length() + service.group().length() + service.name().length();
+    long chars = (long) service.namespace().length() + service.group().length() + service.name().length();
     for (Map.Entry<String, String> e : metadata.entrySet()) {
       chars += e.getKey().length() + e.getValue().length();
     }

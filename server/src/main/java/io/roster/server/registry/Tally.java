@@ -1,6 +1,7 @@
 package io.roster.server.registry;
 
 import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
 
 /**
  * How many instances an owner has in the registry, added up a chain of wider scopes (an
@@ -13,10 +14,10 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class Tally {
 
   private final AtomicInteger count = new AtomicInteger();
-  private final Tally parent;
+  private final @Nullable Tally parent;
 
   /** A tally that also adds into {@code parent} (null for none). */
-  public Tally(Tally parent) {
+  public Tally(@Nullable Tally parent) {
     this.parent = parent;
   }
 

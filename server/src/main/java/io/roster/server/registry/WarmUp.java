@@ -4,6 +4,7 @@ import io.roster.server.time.Scheduler;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Whether this node's registry may still be missing live registrations because it has just
@@ -25,7 +26,7 @@ public final class WarmUp {
   private final List<Runnable> listeners = new CopyOnWriteArrayList<>();
   /** When the window ends; Long.MIN_VALUE until it has begun. Guarded by this. */
   private long endsAtNanos = Long.MIN_VALUE;
-  private Scheduler.Cancellable timer;
+  private Scheduler.@Nullable Cancellable timer;
   private volatile boolean done;
 
   private WarmUp(Scheduler scheduler, Duration window) {

@@ -5,4 +5,7 @@
  * lack live registrations after a start ({@link io.roster.server.registry.WarmUp}). Plain Java;
  * knows nothing of gRPC.
  */
+@NullMarked
 package io.roster.server.registry;
+
+import org.jspecify.annotations.NullMarked;

@@ -22,15 +22,16 @@ import io.roster.server.session.SessionInfo;
 import io.roster.server.session.SessionManager;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import org.jspecify.annotations.Nullable;
 
 /** {@code roster.v1.Admin}: introspection for operators. */
 final class AdminService extends AdminGrpc.AdminImplBase {
 
   private final SessionManager sessions;
   /** The cluster as this member sees it, or null when standalone. */
-  private final Members cluster;
+  private final @Nullable Members cluster;
 
-  AdminService(SessionManager sessions, Members cluster) {
+  AdminService(SessionManager sessions, @Nullable Members cluster) {
     this.sessions = sessions;
     this.cluster = cluster;
   }

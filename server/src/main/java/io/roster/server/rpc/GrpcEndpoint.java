@@ -29,6 +29,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.IntFunction;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The client-facing gRPC server: Session, Registry, Admin, health and reflection on one
@@ -55,7 +56,7 @@ public final class GrpcEndpoint {
   /** The doors whose connections a stop waits for: see {@link Guest#awaitOnStop}. */
   private final List<Door> awaited = new ArrayList<>();
   private final HealthStatusManager health = new HealthStatusManager();
-  private volatile String refused;
+  private volatile @Nullable String refused;
   private volatile boolean started;
 
   /**
@@ -68,7 +69,7 @@ public final class GrpcEndpoint {
    *     have other members to move to; a standalone server's may have nowhere to go (a Nacos
    *     client whose list names only this server), and waiting would only delay the stop
    */
-  public record Guest(List<ServerServiceDefinition> services, ServerTransportFilter filter, Door door,
+  public record Guest(List<ServerServiceDefinition> services, @Nullable ServerTransportFilter filter, Door door,
       boolean awaitOnStop) {}
 
   /**
@@ -85,7 +86,7 @@ public final class GrpcEndpoint {
    * @param guests the other protocols served on this port (docs/nacos-compat.md)
    */
   public GrpcEndpoint(ServerConfig config, Registry registry, PushEngine engine, SessionManager sessions,
-      Scheduler scheduler, IntFunction<String> nodeId, String version, WarmUp warmUp, Members cluster,
+      Scheduler scheduler, IntFunction<String> nodeId, String version, WarmUp warmUp, @Nullable Members cluster,
       List<Guest> guests) {
     this.nodeId = nodeId;
     this.sessions = sessions;
@@ -124,10 +125,16 @@ public final class GrpcEndpoint {
         .addService(new AdminService(sessions, cluster))
         .addService(health.getHealthService())
         .addService(ProtoReflectionServiceV1.newInstance())
-        .addService(ProtoReflectionService.newInstance())
+        .addService(reflectionV1Alpha())
         .directExecutor()
         .build();
     setHealth(ServingStatus.NOT_SERVING);
+  }
+
+  /** Reflection's v1alpha service, which gRPC deprecates for v1 but older tools still ask for. */
+  @SuppressWarnings("deprecation") // served beside v1 on purpose (protocol.md): clients that only know v1alpha
+  private static io.grpc.BindableService reflectionV1Alpha() {
+    return ProtoReflectionService.newInstance();
   }
 
   /**
@@ -160,7 +167,7 @@ public final class GrpcEndpoint {
    * while catching up, every Registry call is refused too (the state is partial). {@code
    * null}: accepts again and reports SERVING.
    */
-  public synchronized void refuse(String reason, boolean catchingUp) {
+  public synchronized void refuse(@Nullable String reason, boolean catchingUp) {
     refused = reason;
     doors.forEach(d -> d.refuse(reason));
     registryService.catchingUp(catchingUp ? reason : null);

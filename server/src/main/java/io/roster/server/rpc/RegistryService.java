@@ -38,6 +38,7 @@ import io.roster.server.time.Scheduler;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import org.jspecify.annotations.Nullable;
 
 /** {@code roster.v1.Registry}: stateless reads and Watch. */
 final class RegistryService extends RegistryGrpc.RegistryImplBase {
@@ -51,11 +52,11 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
   private final Scheduler scheduler;
   private final SessionLimits limits;
   private final Set<Watcher> watchers = ConcurrentHashMap.newKeySet();
-  private volatile String stopping;
+  private volatile @Nullable String stopping;
   /** Why this member's state is not the cluster's yet (it is catching up), or null. */
-  private volatile String catchingUp;
+  private volatile @Nullable String catchingUp;
   /** Why this member's state may be stale (it is cut off from the majority), or null. */
-  private volatile String cutOff;
+  private volatile @Nullable String cutOff;
   private final WarmUp warmUp;
 
   /** A service of a warm registry. */
@@ -278,7 +279,7 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
    * This cluster member is catching up with the log ({@code reason}), or has ({@code null}):
    * until then its state is partial and every call is answered UNAVAILABLE.
    */
-  void catchingUp(String reason) {
+  void catchingUp(@Nullable String reason) {
     catchingUp = reason;
   }
 
@@ -286,7 +287,7 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
    * This cluster member is cut off from the majority ({@code reason}), or is not ({@code
    * null}): its answers say they may be stale.
    */
-  void cutOff(String reason) {
+  void cutOff(@Nullable String reason) {
     cutOff = reason;
   }
 
@@ -300,7 +301,7 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
   }
 
   /** UNAVAILABLE while the server stops (its state is being torn down) or catches up, else null. */
-  private RegistryException refusal() {
+  private @Nullable RegistryException refusal() {
     String reason = stopping != null ? stopping : catchingUp;
     return reason == null ? null
         : new RegistryException(RegistryException.Kind.UNAVAILABLE, "", reason + "; ask another server");

@@ -37,11 +37,13 @@ import io.roster.server.time.Scheduler;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BiFunction;
 import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -167,7 +169,7 @@ final class SessionService implements Door {
    * ({@code null}): a cluster member that is catching up, or cut off from the majority.
    */
   @Override
-  public void refuse(String reason) {
+  public void refuse(@Nullable String reason) {
     admission.refuse(reason);
   }
 
@@ -242,7 +244,7 @@ final class SessionService implements Door {
     /** Frames handled since the stream last gave its turn back to the event loop. */
     private int framesThisTurn;
     private final Object writeLock = new Object();
-    private volatile Session session;
+    private volatile @Nullable Session session;
     /** Its welcome said the server was warming up; set after the welcome was written. */
     volatile boolean toldWarming;
     private boolean ended;       // guarded by writeLock
@@ -443,7 +445,7 @@ final class SessionService implements Door {
       }
       if (s == null) {
         throw new ProtocolViolation(Status.FAILED_PRECONDITION.withDescription(
-            "the first frame must be hello, got " + kind.name().toLowerCase() + " (request_id \""
+            "the first frame must be hello, got " + kind.name().toLowerCase(Locale.ROOT) + " (request_id \""
                 + LogText.of(frame.getRequestId()) + "\")"));
       }
       if (kind == ClientFrame.FrameCase.PUSH_ACK) {

@@ -5,4 +5,7 @@
  * ProtoMapper converts messages, Errors maps failures to statuses and error results. The
  * protocol rules themselves are {@code naming}'s: the services here map and delegate.
  */
+@NullMarked
 package io.roster.server.rpc;
+
+import org.jspecify.annotations.NullMarked;

@@ -6,6 +6,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.BooleanSupplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Whether a protocol's new connections are welcome, and the wait for its last one to end once
@@ -21,9 +22,9 @@ public final class Admission {
 
   private final BooleanSupplier noneOpen;
   /** Why new connections are refused for now (a cluster member catching up or cut off), or null. */
-  private volatile String refusing;
+  private volatile @Nullable String refusing;
   /** Why new connections are refused for good (the server is stopping), or null. */
-  private volatile String stopping;
+  private volatile @Nullable String stopping;
   /** Completes once the server is stopping and no connection is open. */
   private final CompletableFuture<Void> allEnded = new CompletableFuture<>();
 
@@ -33,13 +34,13 @@ public final class Admission {
   }
 
   /** Why a new connection is refused now, or null when it is welcome. */
-  public String refusal() {
+  public @Nullable String refusal() {
     String s = stopping;
     return s != null ? s : refusing;
   }
 
   /** Refuses new connections for now ({@code reason}), or accepts them again ({@code null}). */
-  public void refuse(String reason) {
+  public void refuse(@Nullable String reason) {
     refusing = reason;
   }
 

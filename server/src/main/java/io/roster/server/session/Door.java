@@ -2,6 +2,7 @@ package io.roster.server.session;
 
 import java.time.Duration;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One protocol's connections as the server's lifecycle drives them, the same for every
@@ -13,7 +14,7 @@ import java.util.function.Supplier;
 public interface Door {
 
   /** Refuses new connections for now ({@code reason}), or accepts them again ({@code null}). */
-  void refuse(String reason);
+  void refuse(@Nullable String reason);
 
   /** Refuses new connections from now on (the server is about to stop); the present ones stay. */
   void refuseNew(String reason);

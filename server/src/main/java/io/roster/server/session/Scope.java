@@ -4,6 +4,7 @@ import io.roster.server.model.RegistryException;
 import io.roster.server.registry.Tally;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.ToIntFunction;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What one client connection, or one remote address, holds at once: sessions, Watch calls,
@@ -17,6 +18,7 @@ import java.util.function.ToIntFunction;
 public final class Scope {
 
   /** What a scope counts, each with its limit per connection and per address. */
+  @SuppressWarnings("ImmutableEnumChecker") // the limits are SessionLimits' accessors and constants: no state
   public enum Counted {
     SESSIONS("session", "sessions (Connect streams)", "sessions",
         SessionLimits::sessionsPerConnection, SessionLimits::sessionsPerAddress),
@@ -42,14 +44,14 @@ public final class Scope {
   }
 
   private final String address;
-  private final Scope parent;
+  private final @Nullable Scope parent;
   private final Tally instances;
   private final AtomicInteger[] counts = new AtomicInteger[Counted.values().length];
   /** Open connections sharing an address scope (the manager forgets it at zero). */
   final AtomicInteger connections = new AtomicInteger();
 
   /** An address scope (parent null) or a connection scope within {@code parent}. */
-  Scope(String address, Scope parent) {
+  Scope(String address, @Nullable Scope parent) {
     this.address = address;
     this.parent = parent;
     this.instances = new Tally(parent == null ? null : parent.instances);
@@ -80,10 +82,10 @@ public final class Scope {
   public void acquire(Counted what, SessionLimits limits) {
     for (Scope s = this; s != null; s = s.parent) {
       int limit = s.limit(what, limits);
-      int now = s.counts[what.ordinal()].incrementAndGet();
+      int now = s.count(what).incrementAndGet();
       if (now > limit) {
-        for (Scope u = this; u != s.parent; u = u.parent) {
-          u.counts[what.ordinal()].decrementAndGet();
+        for (Scope u = this; u != null && u != s.parent; u = u.parent) {
+          u.count(what).decrementAndGet();
         }
         throw RegistryException.limit(what.field, s.describe() + " already " + s.verb("has", "have") + " " + (now - 1)
             + " " + what.what + " (limit: " + limit + ", see --max-" + what.flag + "-per-" + s.flagScope() + ")");
@@ -94,7 +96,7 @@ public final class Scope {
   /** Gives back {@code n} slots of {@code what}, here and in the address scope. */
   public void release(Counted what, int n) {
     for (Scope s = this; s != null; s = s.parent) {
-      s.counts[what.ordinal()].addAndGet(-n);
+      s.count(what).addAndGet(-n);
     }
   }
 
@@ -111,6 +113,11 @@ public final class Scope {
             + limit + ", see --max-instances-per-" + s.flagScope() + "); " + s.verb("it owns ", "they own ") + now);
       }
     }
+  }
+
+  @SuppressWarnings("EnumOrdinal") // an index into this scope's own counters, never stored or sent
+  private AtomicInteger count(Counted what) {
+    return counts[what.ordinal()];
   }
 
   private int limit(Counted what, SessionLimits limits) {

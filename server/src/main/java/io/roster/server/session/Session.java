@@ -20,6 +20,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One connected client (one Connect stream) and everything it owns: its ephemeral instances
@@ -269,7 +270,7 @@ public final class Session {
    * Ends the session: removes its instances (subscribers get pushed) and subscriptions.
    * Idempotent; returns what was removed, or null if it was already closed.
    */
-  public synchronized CloseSummary close() {
+  public synchronized @Nullable CloseSummary close() {
     CloseSummary summary = closeKeepingRegistrations();
     if (summary == null) {
       return null;
@@ -289,7 +290,7 @@ public final class Session {
    * the client has had time to register them again elsewhere. Idempotent; returns what it held,
    * or null if it was already closed.
    */
-  public synchronized CloseSummary closeKeepingRegistrations() {
+  public synchronized @Nullable CloseSummary closeKeepingRegistrations() {
     if (closed) {
       return null;
     }

@@ -21,6 +21,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import org.jspecify.annotations.Nullable;
 
 /** Creates sessions and knows every live one on this node. Thread-safe. */
 public final class SessionManager {
@@ -167,7 +168,7 @@ public final class SessionManager {
   }
 
   /** Closes the session and forgets it; null if it was already closed. */
-  public Session.CloseSummary close(Session session) {
+  public Session.@Nullable CloseSummary close(Session session) {
     sessions.remove(session.info().connectionId(), session);
     Session.CloseSummary summary = session.close();
     if (summary != null) {
@@ -183,7 +184,7 @@ public final class SessionManager {
    * registrations on the new connection take them over without a change anyone sees. A client
    * that does not come back loses them {@code holdEnd} later. Null if it was already closed.
    */
-  public Session.CloseSummary closeHoldingEnd(Session session, Duration holdEnd) {
+  public Session.@Nullable CloseSummary closeHoldingEnd(Session session, Duration holdEnd) {
     sessions.remove(session.info().connectionId(), session);
     Session.CloseSummary summary = session.closeKeepingRegistrations();
     if (summary != null) {

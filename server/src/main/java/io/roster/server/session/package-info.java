@@ -6,4 +6,7 @@
  * ({@link io.roster.server.session.SessionManager#move}). Plain Java; the protocol adapters
  * (rpc, nacos) drive it from their streams.
  */
+@NullMarked
 package io.roster.server.session;
+
+import org.jspecify.annotations.NullMarked;

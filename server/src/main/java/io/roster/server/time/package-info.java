@@ -4,4 +4,7 @@
  * {@link io.roster.server.time.Deadline} for the real-time end of a blocking wait and {@link
  * io.roster.server.time.Stopwatch} for reports (decision 57).
  */
+@NullMarked
 package io.roster.server.time;
+
+import org.jspecify.annotations.NullMarked;
