@@ -134,7 +134,7 @@ public final class RosterServer implements AutoCloseable {
     }
 
     @Override
-    public void writable(String reason, java.util.function.Supplier<String> suggest) {
+    public void writable(@Nullable String reason, java.util.function.Supplier<String> suggest) {
       endpoint.refuse(reason, false);
       if (reason != null) {
         int asked = endpoint.moveSessions(reason, s -> true, suggest);

@@ -41,6 +41,7 @@ import org.apache.ratis.server.RaftServerConfigKeys;
 import org.apache.ratis.server.storage.RaftStorage;
 import org.apache.ratis.util.SizeInBytes;
 import org.apache.ratis.util.TimeDuration;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -76,7 +77,7 @@ public final class ClusterNode implements Members, AutoCloseable {
      * or accept new sessions, and when it cannot, ask the sessions it has to move to a member
      * that {@code suggest} names (each call may name another).
      */
-    void writable(String reason, java.util.function.Supplier<String> suggest);
+    void writable(@Nullable String reason, java.util.function.Supplier<String> suggest);
 
     /** The log ended these owners of this member's current incarnation: their sessions must redo. */
     void ownersEnded(List<Owner> owners, java.util.function.Supplier<String> suggest);
@@ -218,7 +219,7 @@ public final class ClusterNode implements Members, AutoCloseable {
   }
 
   @Override
-  public String unwritable() {
+  public @Nullable String unwritable() {
     return membership.unwritable();
   }
 
@@ -309,7 +310,7 @@ public final class ClusterNode implements Members, AutoCloseable {
     }
 
     @Override
-    public void writable(String reason) {
+    public void writable(@Nullable String reason) {
       local.writable(reason, ClusterNode.this::suggest);
     }
 

@@ -10,6 +10,7 @@ import io.roster.server.registry.Claim;
 import io.roster.server.registry.Command;
 import java.util.ArrayList;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Registry {@link Command}s to log entries and back. Exact both ways: an instance read back
@@ -96,7 +97,7 @@ final class LogCodec {
   }
 
   /** The registry command of an entry's command, or null for a membership command. */
-  static Command<?> decode(io.roster.proto.cluster.v1.Command p) {
+  static @Nullable Command<?> decode(io.roster.proto.cluster.v1.Command p) {
     ChangeCase kind = p.getChangeCase();
     return switch (kind) {
       case REGISTER -> new Command.Register(owner(p.getRegister().getOwner()),

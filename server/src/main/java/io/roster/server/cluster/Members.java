@@ -1,12 +1,13 @@
 package io.roster.server.cluster;
 
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /** The cluster as this member sees it, for operators (Admin/ListMembers). */
 public interface Members {
 
   /** Null when this member can take writes, else why not. */
-  String unwritable();
+  @Nullable String unwritable();
 
   /** What this member knows of every member, itself included. */
   List<MemberView> members();

@@ -9,6 +9,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -49,7 +50,7 @@ final class Membership {
     void recordReturn();
 
     /** This member cannot write ({@code reason}), or can again (null): refuse or accept, and move sessions away. */
-    void writable(String reason);
+    void writable(@Nullable String reason);
 
     /** Ask {@code count} sessions to move to the member reached at {@code to}; returns how many were asked. */
     int shed(int count, String to);
@@ -98,7 +99,7 @@ final class Membership {
   private final Scheduler time;
   private final Effects effects;
   private final AtomicInteger suggestions = new AtomicInteger();
-  private volatile String unwritable = CATCHING_UP;
+  private volatile @Nullable String unwritable = CATCHING_UP;
   /** When the watch last ran; a gap far beyond its period means this JVM was stalled. */
   private volatile long watchedAtNanos;
   /** Until when this member holds back owners' ends after a stall or a cut-off. */
@@ -128,7 +129,7 @@ final class Membership {
   }
 
   /** Null when this member can take writes, else why not. */
-  String unwritable() {
+  @Nullable String unwritable() {
     return unwritable;
   }
 
@@ -163,7 +164,7 @@ final class Membership {
     long silenceMs = memberDownAfter.toMillis();
     Role role = facts.role();
     long now = time.nanoTime();
-    String why;
+    @Nullable String why;
     if (!facts.caughtUp()) {
       why = CATCHING_UP;
     } else if (role.leader()) {
@@ -242,7 +243,7 @@ final class Membership {
    * lists no followers at all, and a member that took that for "cut off" asked all its sessions
    * to move right after winning an election (decision 55).
    */
-  static String leaderCutOff(Role role, int members, long silenceMs) {
+  static @Nullable String leaderCutOff(Role role, int members, long silenceMs) {
     if (role.roleElapsedMs() < silenceMs) {
       return null;
     }
@@ -257,7 +258,7 @@ final class Membership {
    * The follower a stopping leader hands its lead to: the one heard from most recently, if
    * within {@code silenceMs}; null when none is.
    */
-  static String heir(Role role, long silenceMs) {
+  static @Nullable String heir(Role role, long silenceMs) {
     String next = null;
     long best = Long.MAX_VALUE;
     for (Map.Entry<String, Long> f : role.followersSilentMs().entrySet()) {
@@ -340,7 +341,7 @@ final class Membership {
     }
   }
 
-  private static RegistryStateMachine.Member member(Facts facts, String id) {
+  private static RegistryStateMachine.@Nullable Member member(Facts facts, String id) {
     for (RegistryStateMachine.Member m : facts.members()) {
       if (m.id().equals(id)) {
         return m;

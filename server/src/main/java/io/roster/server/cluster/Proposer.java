@@ -263,7 +263,6 @@ final class Proposer implements Writer {
     }
   }
 
-  /** Queues an owner's end again (see {@link #submit}). */
   /**
    * Runs {@code then} once this member no longer holds the ends of owners (it is not stalled,
    * cut off, or just back: see the {@code holdEnds} supplier), checking every
@@ -280,6 +279,7 @@ final class Proposer implements Writer {
     }
   }
 
+  /** Queues an owner's end again (see {@link #submit}). */
   private void requeue(Pending p) {
     boolean schedule;
     synchronized (this) {

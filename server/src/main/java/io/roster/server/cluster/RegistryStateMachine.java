@@ -33,6 +33,7 @@ import org.apache.ratis.util.LifeCycle;
 import org.apache.ratis.util.MD5FileUtil;
 import org.apache.ratis.statemachine.TransactionContext;
 import org.apache.ratis.statemachine.impl.BaseStateMachine;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -84,7 +85,7 @@ final class RegistryStateMachine extends BaseStateMachine {
    * {@link #takeSnapshot}. Ratis asks for it on every round of every log appender; the storage
    * it would otherwise ask lists the snapshot directory on each call while there is none.
    */
-  private volatile SingleFileSnapshotInfo latestSnapshot;
+  private volatile @Nullable SingleFileSnapshotInfo latestSnapshot;
   /** Entries and commands applied since start (written on the apply thread only). */
   private volatile long entriesApplied;
   private volatile long commandsApplied;
@@ -116,7 +117,7 @@ final class RegistryStateMachine extends BaseStateMachine {
   }
 
   @Override
-  public SnapshotInfo getLatestSnapshot() {
+  public @Nullable SnapshotInfo getLatestSnapshot() {
     return latestSnapshot;
   }
 
@@ -175,6 +176,8 @@ final class RegistryStateMachine extends BaseStateMachine {
   }
 
   @Override
+  // The counters have one writer, the apply thread; volatile only lets other threads read them.
+  @SuppressWarnings("NonAtomicVolatileUpdate")
   public CompletableFuture<Message> applyTransaction(TransactionContext trx) {
     LogEntryProto entry = trx.getLogEntry();
     Batch batch;
@@ -216,7 +219,7 @@ final class RegistryStateMachine extends BaseStateMachine {
     return CompletableFuture.completedFuture(Message.EMPTY);
   }
 
-  private Object membership(io.roster.proto.cluster.v1.Command c, long index) {
+  private @Nullable Object membership(io.roster.proto.cluster.v1.Command c, long index) {
     switch (c.getChangeCase()) {
       case MEMBER_STARTED -> {
         var m = c.getMemberStarted();
@@ -224,7 +227,7 @@ final class RegistryStateMachine extends BaseStateMachine {
           Member before = members.get(m.getMember());
           members.put(m.getMember(), new Member(m.getMember(), m.getIncarnation(), m.getClientAddress(), false,
               before == null || !before.incarnation().equals(m.getIncarnation()) ? 0 : before.sessions()));
-          if (before != null && !before.incarnation().equals(m.getIncarnation()) || hasOwnersNotOf(m.getMember(),
+          if ((before != null && !before.incarnation().equals(m.getIncarnation())) || hasOwnersNotOf(m.getMember(),
               m.getIncarnation())) {
             staleSinceIndex.putIfAbsent(m.getMember(), index);
           } else {
@@ -297,7 +300,7 @@ final class RegistryStateMachine extends BaseStateMachine {
   }
 
   /** A member as the log knows it, or null. */
-  synchronized Member member(String id) {
+  synchronized @Nullable Member member(String id) {
     return members.get(id);
   }
 

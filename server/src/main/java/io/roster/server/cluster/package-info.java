@@ -15,4 +15,7 @@
  * are the durable format (decision 58). With {@code rpc} and {@code nacos}, it is one of the
  * server packages that speak protobuf.
  */
+@NullMarked
 package io.roster.server.cluster;
+
+import org.jspecify.annotations.NullMarked;

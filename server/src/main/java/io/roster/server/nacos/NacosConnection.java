@@ -94,11 +94,6 @@ final class NacosConnection implements Outbound, ClientDetection.Watched {
     return session == null;
   }
 
-  /**
-   * Asks the client to move: {@code ConnectResetRequest} naming {@code serverIp}/{@code
-   * serverPort} (both empty: the client's next server). From now on its end keeps its
-   * instances for {@link #REDO_WAIT}.
-   */
   /** Asks the client to move: a {@code ConnectResetRequest} naming {@code suggestedServer} (see {@link NacosConnections#nacosServer}). */
   @Override
   public boolean move(String reason, String suggestedServer) {
@@ -107,6 +102,11 @@ final class NacosConnection implements Outbound, ClientDetection.Watched {
     return true;
   }
 
+  /**
+   * Asks the client to move: {@code ConnectResetRequest} naming {@code serverIp}/{@code
+   * serverPort} (both empty: the client's next server). From now on its end keeps its
+   * instances for {@link #REDO_WAIT}.
+   */
   void reset(String requestId, String serverIp, String serverPort) {
     moving = true;
     ObjectNode fields = NacosMapping.JSON.createObjectNode();

@@ -52,15 +52,15 @@ public final class PushQueue {
   private long resyncs;
   private boolean closed;
 
-  /**
-   * @param ackTimeout how long a push may stay unacked before it is sent again; {@code null}
-   *     for targets that never ack (Registry/Watch)
-   */
   /** Where this queue writes: the session's transport. */
   public Outbound outbound() {
     return outbound;
   }
 
+  /**
+   * @param ackTimeout how long a push may stay unacked before it is sent again; {@code null}
+   *     for targets that never ack (Registry/Watch)
+   */
   public PushQueue(Outbound outbound, Scheduler scheduler, @Nullable Duration ackTimeout) {
     this(outbound, scheduler, ackTimeout, null);
   }

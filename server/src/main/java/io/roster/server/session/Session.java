@@ -204,7 +204,6 @@ public final class Session {
     scope.release(Scope.Counted.SUBSCRIPTIONS, 1);
   }
 
-  /** The client applied a push. */
   /**
    * Asks this session's client to move to {@code suggestedServer} (empty: its own next server),
    * whatever its protocol (see {@link io.roster.server.push.Outbound#move}).
@@ -215,6 +214,7 @@ public final class Session {
     return queue.outbound().move(reason, suggestedServer);
   }
 
+  /** The client applied a push. */
   public void ack(String pushId) {
     queue.ack(pushId, false);
   }
