@@ -95,6 +95,7 @@ public class RosterException extends RuntimeException {
   }
 
   @Override
+  @SuppressWarnings("OverrideThrowableToString") // getMessage() stays the server's message verbatim; the code goes here
   public String toString() {
     return getClass().getName() + ": " + code + ": " + getMessage();
   }

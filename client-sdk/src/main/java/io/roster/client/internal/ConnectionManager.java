@@ -8,7 +8,6 @@ import java.util.ArrayList;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -104,7 +103,7 @@ final class ConnectionManager {
   /** The next connection attempt, or null. */
   private Timer attemptTimer;
   /** The connect timeout of each session opened and not yet active (the current one, a move's standby). */
-  private final Map<Session, Timer> connectTimers = new IdentityHashMap<>();
+  private final IdentityHashMap<Session, Timer> connectTimers = new IdentityHashMap<>();
   /** The keepalive of the active session, or null. */
   private Keepalive keepalive;
   /** The make-before-break move, and its state. */
@@ -207,7 +206,7 @@ final class ConnectionManager {
             "interrupted while waiting for a connection");
       } finally {
         if (!changed.isDone()) {
-          context.execute(() -> activeWaiters.remove(changed));
+          context.execute(() -> activeWaiters.removeIf(w -> w == changed));
         }
       }
     }
@@ -400,7 +399,7 @@ final class ConnectionManager {
 
   /**
    * In the context: {@code s} (welcomed, redo sent) becomes the active session; the back-off starts
-   * over now ({@code resetBackoff}) or once its redo was taken ({@link #resetBackoffIfTaken}).
+   * over now ({@code resetBackoff}) or once its redo was taken ({@link #afterRedo}).
    */
   private void activate(Session s, boolean resetBackoff) {
     Timer.cancel(connectTimers.remove(s));

@@ -175,6 +175,7 @@ final class SerialContext implements Executor {
   }
 
   /** A task scheduled in the context; {@link #cancel} and {@link #isPending} from tasks only. */
+  @SuppressWarnings("AmbiguousMethodReference") // cancel() and cancel(Timer) do the same; javac refuses Timer::cancel anyway
   static final class Timer implements Runnable {
     private final Runnable task;
     private ScheduledFuture<?> future;

@@ -103,7 +103,7 @@ final class ShrinkHold {
   private final Duration reconnectEmptyHold;
   private final Supplier<Session> activeSession;
   private final Consumer<Subscription> due;
-  private final Map<Subscription, Held> held = new IdentityHashMap<>();
+  private final IdentityHashMap<Subscription, Held> held = new IdentityHashMap<>();
   private boolean welcomedBefore;
   private boolean reconnected;
   private long reconnectedAtNanos;

@@ -210,6 +210,7 @@ final class Subscription {
   }
 
   /** Stops the subscription: no more events, a pending run is dropped, and its polls stop. */
+  @SuppressWarnings("ModifyCollectionInEnhancedForLoop") // a CopyOnWriteArrayList: the loop walks a snapshot
   void deactivate() {
     active = false;
     events.clear();
@@ -238,6 +239,7 @@ final class Subscription {
     }
   }
 
+  @SuppressWarnings("ReferenceEquality") // heard == current: the same State object, a cheap test; an equal one is caught by the diff
   private void deliver() {
     runPending.set(false); // a state offered from now on schedules another run
     State current = state;
