@@ -4,6 +4,7 @@ import java.util.Collections;
 import java.util.Map;
 import java.util.Objects;
 import java.util.TreeMap;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One instance of a service: an address consumers connect to, plus how much traffic it takes.
@@ -259,7 +260,7 @@ public record Instance(
    * Builds an {@link Instance}. Not thread-safe; validation happens in {@link #build()}.
    */
   public static final class Builder {
-    private String ip;
+    private @Nullable String ip;
     private int port;
     private double weight = 1.0;
     private boolean healthy = true;
@@ -376,6 +377,7 @@ public record Instance(
      * @return the instance
      * @throws RosterException with code INVALID_ARGUMENT when a field is invalid
      */
+    @SuppressWarnings("NullAway") // an unset ip goes to the constructor, which refuses it with INVALID_ARGUMENT
     public Instance build() {
       return new Instance(ip, port, weight, healthy, enabled, ephemeral, cluster, metadata,
           instanceId);

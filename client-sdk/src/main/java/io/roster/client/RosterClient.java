@@ -11,6 +11,7 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A connection to a Roster registry: register this process's instances, look up and subscribe
@@ -89,7 +90,7 @@ public interface RosterClient extends AutoCloseable {
    *     UNAVAILABLE when not connected in time, TIMEOUT when the server did not answer in time
    *     (the registration is kept in both cases)
    */
-  void registerInstance(String serviceName, String group, Instance instance);
+  void registerInstance(String serviceName, @Nullable String group, Instance instance);
 
   /**
    * Deregisters an instance (matched by ip, port and the default cluster) of the default group.
@@ -121,7 +122,7 @@ public interface RosterClient extends AutoCloseable {
    * @param instance the instance; only ip, port and cluster are read
    * @throws RosterException INVALID_ARGUMENT from the server, TIMEOUT when it did not answer
    */
-  void deregisterInstance(String serviceName, String group, Instance instance);
+  void deregisterInstance(String serviceName, @Nullable String group, Instance instance);
 
   /**
    * Replaces this client's instances of a service (default group) with the given list.
@@ -143,7 +144,7 @@ public interface RosterClient extends AutoCloseable {
    * @param instances the complete new set; empty removes them all
    * @throws RosterException as for {@link #registerInstance(String, String, Instance)}
    */
-  void batchRegisterInstance(String serviceName, String group, List<Instance> instances);
+  void batchRegisterInstance(String serviceName, @Nullable String group, List<Instance> instances);
 
   /**
    * Returns every visible instance of a service of the default group.
@@ -166,7 +167,7 @@ public interface RosterClient extends AutoCloseable {
    * @throws RosterException UNAVAILABLE / TIMEOUT when no server answered in time,
    *     INVALID_ARGUMENT for an invalid name
    */
-  List<Instance> getAllInstances(String serviceName, String group);
+  List<Instance> getAllInstances(String serviceName, @Nullable String group);
 
   /**
    * Returns the enabled instances with weight &gt; 0 whose healthy flag equals {@code healthy},
@@ -188,7 +189,7 @@ public interface RosterClient extends AutoCloseable {
    * @return the instances; unmodifiable
    * @throws RosterException as for {@link #getAllInstances(String, String)}
    */
-  List<Instance> selectInstances(String serviceName, String group, boolean healthy);
+  List<Instance> selectInstances(String serviceName, @Nullable String group, boolean healthy);
 
   /**
    * Picks one healthy, enabled instance with weight &gt; 0 of a service of the default group,
@@ -211,7 +212,7 @@ public interface RosterClient extends AutoCloseable {
    * @throws RosterException NO_INSTANCE_AVAILABLE when there is none, or as for
    *     {@link #getAllInstances(String, String)}
    */
-  Instance selectOneHealthyInstance(String serviceName, String group);
+  Instance selectOneHealthyInstance(String serviceName, @Nullable String group);
 
   /**
    * Like {@link #selectInstances(String, String, boolean)}, restricted to instances of the
@@ -224,7 +225,7 @@ public interface RosterClient extends AutoCloseable {
    * @return the instances; unmodifiable
    * @throws RosterException as for {@link #getAllInstances(String, String)}
    */
-  List<Instance> selectInstances(String serviceName, String group, List<String> clusters, boolean healthy);
+  List<Instance> selectInstances(String serviceName, @Nullable String group, @Nullable List<String> clusters, boolean healthy);
 
   /**
    * Like {@link #selectOneHealthyInstance(String, String)}, restricted to instances of the
@@ -237,7 +238,7 @@ public interface RosterClient extends AutoCloseable {
    * @throws RosterException NO_INSTANCE_AVAILABLE when none of those clusters has one (the
    *     message names the clusters), or as for {@link #getAllInstances(String, String)}
    */
-  Instance selectOneHealthyInstance(String serviceName, String group, List<String> clusters);
+  Instance selectOneHealthyInstance(String serviceName, @Nullable String group, @Nullable List<String> clusters);
 
   /**
    * Subscribes a listener to a service of the default group.
@@ -266,7 +267,7 @@ public interface RosterClient extends AutoCloseable {
    * @throws RosterException INVALID_ARGUMENT / RESOURCE_EXHAUSTED from the server,
    *     UNAVAILABLE when not connected in time, TIMEOUT when the server did not answer
    */
-  void subscribe(String serviceName, String group, Listener listener);
+  void subscribe(String serviceName, @Nullable String group, Listener listener);
 
   /**
    * Removes a listener from a service of the default group.
@@ -287,7 +288,7 @@ public interface RosterClient extends AutoCloseable {
    * @param listener the listener
    * @throws ClientClosedException when the client is closed
    */
-  void unsubscribe(String serviceName, String group, Listener listener);
+  void unsubscribe(String serviceName, @Nullable String group, Listener listener);
 
   /**
    * Returns one page of the names of the services of the default group in this client's
@@ -311,7 +312,7 @@ public interface RosterClient extends AutoCloseable {
    * @throws RosterException INVALID_ARGUMENT for a bad page, UNAVAILABLE / TIMEOUT when no
    *     server answered in time
    */
-  ServicePage getServicesOfServer(int pageNo, int pageSize, String group);
+  ServicePage getServicesOfServer(int pageNo, int pageSize, @Nullable String group);
 
   /**
    * Takes every instance this client registered out of service and waits until consumers have
@@ -349,14 +350,14 @@ public interface RosterClient extends AutoCloseable {
    * a {@link Duration}.
    */
   final class Builder {
-    private String serverAddresses;
+    private @Nullable String serverAddresses;
     private boolean randomStart = true;
     private String namespace = DEFAULT_NAMESPACE;
     private String clientId = UUID.randomUUID().toString();
     private String clientName = "roster-java";
     private Map<String, String> labels = Map.of();
     private Duration requestTimeout = Duration.ofSeconds(3);
-    private Duration connectTimeout;
+    private @Nullable Duration connectTimeout;
     private Duration pollInterval = Duration.ofSeconds(10);
     private Duration pollMaxBackoff = Duration.ofSeconds(60);
     private boolean pollEnabled = true;
@@ -367,9 +368,9 @@ public interface RosterClient extends AutoCloseable {
     private Duration drainTimeout = Duration.ofSeconds(3);
     private Duration reconnectEmptyHold = Duration.ofSeconds(4);
     private boolean pushEmptyProtection;
-    private Path failoverDir;
-    private Executor listenerExecutor;
-    private ScheduledExecutorService scheduler;
+    private @Nullable Path failoverDir;
+    private @Nullable Executor listenerExecutor;
+    private @Nullable ScheduledExecutorService scheduler;
 
     /** The settings made so far: each may be made once. */
     private final Set<String> made = new HashSet<>();
@@ -381,7 +382,7 @@ public interface RosterClient extends AutoCloseable {
      * second would hide the first). Called once the new value has been checked, so that a refused
      * value does not count.
      */
-    private void once(String setting, Object current) {
+    private void once(String setting, @Nullable Object current) {
       if (!made.add(setting)) {
         throw new IllegalStateException(setting + ": already set to " + current + " (a builder takes each setting once)");
       }

@@ -1,6 +1,7 @@
 package io.roster.client;
 
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The one exception the Roster client throws. It is unchecked and carries a {@link Code} that
@@ -70,7 +71,7 @@ public class RosterException extends RuntimeException {
    * @param field the offending field path, or empty (null is read as empty)
    * @param cause the underlying failure, or null
    */
-  public RosterException(Code code, String message, String field, Throwable cause) {
+  public RosterException(Code code, String message, @Nullable String field, @Nullable Throwable cause) {
     super(message, cause);
     this.code = Objects.requireNonNull(code, "code");
     this.field = field == null ? "" : field;
@@ -95,6 +96,7 @@ public class RosterException extends RuntimeException {
   }
 
   @Override
+  @SuppressWarnings("OverrideThrowableToString") // getMessage() stays the server's message verbatim; the code goes here
   public String toString() {
     return getClass().getName() + ": " + code + ": " + getMessage();
   }

@@ -13,4 +13,7 @@
  * <p>Invalid values fail fast with {@code RosterException} code {@code INVALID_ARGUMENT}; null
  * arguments with {@link java.lang.NullPointerException}.
  */
+@NullMarked
 package io.roster.client;
+
+import org.jspecify.annotations.NullMarked;

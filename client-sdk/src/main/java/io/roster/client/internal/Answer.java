@@ -3,6 +3,7 @@ package io.roster.client.internal;
 import io.roster.client.DrainResult;
 import io.roster.client.RosterException;
 import io.roster.client.RosterException.Code;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The server's answer to one {@link Request} on a session, in the client's terms (mapped by
@@ -16,7 +17,7 @@ import io.roster.client.RosterException.Code;
  * @param query the answer to a {@link Request.Query}, or null
  * @param drain the counts of a {@link Request.Drain} (zero for other requests)
  */
-record Answer(boolean ok, Code code, String wireCode, String message, String field, QueryAnswer query,
+record Answer(boolean ok, @Nullable Code code, String wireCode, String message, String field, @Nullable QueryAnswer query,
     DrainResult drain) {
 
   /** The server cannot take this now (a member cut off or catching up, a stopping server): go elsewhere. */

@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Random;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /** Filters and picks instances for consumers. Stateless apart from the random source. */
 final class Balancer {
@@ -13,7 +14,7 @@ final class Balancer {
   private Balancer() {}
 
   /** The instances of the given clusters; all of them when {@code clusters} is null or empty. */
-  static List<Instance> inClusters(List<Instance> all, List<String> clusters) {
+  static List<Instance> inClusters(List<Instance> all, @Nullable List<String> clusters) {
     if (clusters == null || clusters.isEmpty()) {
       return all;
     }

@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
+import org.jspecify.annotations.Nullable;
 
 /**
  * How {@link RosterClient.Builder#build()} creates a client: the one public class of this
@@ -42,9 +43,9 @@ public final class ClientFactory {
       Duration drainTimeout,
       Duration reconnectEmptyHold,
       boolean pushEmptyProtection,
-      Path failoverDir,
-      ScheduledExecutorService scheduler,
-      Executor listenerExecutor) {
+      @Nullable Path failoverDir,
+      @Nullable ScheduledExecutorService scheduler,
+      @Nullable Executor listenerExecutor) {
     return DefaultRosterClient.create(new ClientOptions(serverAddresses, namespace, clientId, clientName, labels,
         requestTimeout, connectTimeout, pollInterval, pollMaxBackoff, pollEnabled, reconnectInitial, reconnectMax,
         keepAliveTime, keepAliveTimeout, drainTimeout, reconnectEmptyHold, pushEmptyProtection, failoverDir,

@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The validated settings of a client, as collected by {@code RosterClient.Builder} and handed
@@ -54,9 +55,9 @@ record ClientOptions(
     Duration drainTimeout,
     Duration reconnectEmptyHold,
     boolean pushEmptyProtection,
-    Path failoverDir,
-    ScheduledExecutorService scheduler,
-    Executor listenerExecutor) {
+    @Nullable Path failoverDir,
+    @Nullable ScheduledExecutorService scheduler,
+    @Nullable Executor listenerExecutor) {
 
   /** The longest drain wait a server accepts. */
   static final Duration MAX_DRAIN_TIMEOUT = Duration.ofSeconds(60);

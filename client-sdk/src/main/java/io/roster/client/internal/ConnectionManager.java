@@ -8,7 +8,6 @@ import java.util.ArrayList;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -16,6 +15,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -97,16 +97,16 @@ final class ConnectionManager {
   // Changed only in the context. Volatile where read outside it (activeSession,
   // addressesInPreferredOrder).
   private volatile int nextIndex;
-  private volatile ServerAddress suggested;
-  private volatile Session current;
+  private volatile @Nullable ServerAddress suggested;
+  private volatile @Nullable Session current;
   /** Callers waiting for the active session to change ({@link #awaitActiveOtherThan}): one per waiting thread. */
   private final List<CompletableFuture<Void>> activeWaiters = new ArrayList<>();
   /** The next connection attempt, or null. */
-  private Timer attemptTimer;
+  private @Nullable Timer attemptTimer;
   /** The connect timeout of each session opened and not yet active (the current one, a move's standby). */
-  private final Map<Session, Timer> connectTimers = new IdentityHashMap<>();
+  private final IdentityHashMap<Session, Timer> connectTimers = new IdentityHashMap<>();
   /** The keepalive of the active session, or null. */
-  private Keepalive keepalive;
+  private @Nullable Keepalive keepalive;
   /** The make-before-break move, and its state. */
   private final Mover mover;
   /**
@@ -157,7 +157,7 @@ final class ConnectionManager {
   }
 
   /** The active session, or null. From any thread; in the context, the current answer. */
-  Session activeSession() {
+  @Nullable Session activeSession() {
     Session s = current;
     return s != null && s.isActive() ? s : null;
   }
@@ -168,7 +168,7 @@ final class ConnectionManager {
    * @return the active session, or null when none became active within {@code timeout}
    * @throws ClientClosedException when the client is or gets closed
    */
-  Session awaitActive(Duration timeout) {
+  @Nullable Session awaitActive(Duration timeout) {
     return awaitActiveOtherThan(null, timeout);
   }
 
@@ -176,7 +176,7 @@ final class ConnectionManager {
    * Waits for an active session other than {@code not} (one that refused a change with
    * UNAVAILABLE: the client is moving away from it); null on timeout.
    */
-  Session awaitActiveOtherThan(Session not, Duration timeout) {
+  @Nullable Session awaitActiveOtherThan(@Nullable Session not, Duration timeout) {
     Deadline deadline = Deadline.after(timeout);
     while (true) {
       CompletableFuture<Void> changed = new CompletableFuture<>();
@@ -207,7 +207,7 @@ final class ConnectionManager {
             "interrupted while waiting for a connection");
       } finally {
         if (!changed.isDone()) {
-          context.execute(() -> activeWaiters.remove(changed));
+          context.execute(() -> activeWaiters.removeIf(w -> w == changed));
         }
       }
     }
@@ -332,7 +332,7 @@ final class ConnectionManager {
    *
    * @return null, or why it could not be opened (then {@code s} is ended)
    */
-  RuntimeException openStream(Session s) {
+  @Nullable RuntimeException openStream(Session s) {
     try {
       s.attach(connector.openSession(s.address, s.inbound(inbound)));
       return null;
@@ -400,7 +400,7 @@ final class ConnectionManager {
 
   /**
    * In the context: {@code s} (welcomed, redo sent) becomes the active session; the back-off starts
-   * over now ({@code resetBackoff}) or once its redo was taken ({@link #resetBackoffIfTaken}).
+   * over now ({@code resetBackoff}) or once its redo was taken ({@link #afterRedo}).
    */
   private void activate(Session s, boolean resetBackoff) {
     Timer.cancel(connectTimers.remove(s));
@@ -553,7 +553,7 @@ final class ConnectionManager {
   }
 
   /** The standby session of a move in progress, or null. For tests. */
-  Session standbySession() {
+  @Nullable Session standbySession() {
     return context.call(mover::standby);
   }
 
@@ -590,7 +590,7 @@ final class ConnectionManager {
   }
 
   /** In the context: with no session, connects to {@code address} (or the next of the list, when null) at once. */
-  void connectTo(ServerAddress address) {
+  void connectTo(@Nullable ServerAddress address) {
     suggested = address;
     scheduleConnect(Duration.ZERO);
   }

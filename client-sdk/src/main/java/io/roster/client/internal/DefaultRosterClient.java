@@ -24,6 +24,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -66,11 +67,11 @@ final class DefaultRosterClient implements RosterClient, ConnectionManager.Handl
   private final String namespace;
   private final Duration requestTimeout;
   private final Duration drainTimeout;
-  private final ExecutorService failoverWriter;
+  private final @Nullable ExecutorService failoverWriter;
   private final Connector connector;
   private final ScheduledExecutorService scheduler;
   private final boolean ownsScheduler;
-  private final ExecutorService ownedListenerExecutor;
+  private final @Nullable ExecutorService ownedListenerExecutor;
   private final SerialContext context = new SerialContext();
   private final ConnectionManager connection;
   private final AtomicBoolean closed = new AtomicBoolean();
@@ -91,7 +92,7 @@ final class DefaultRosterClient implements RosterClient, ConnectionManager.Handl
     List<ServerAddress> addresses = ServerAddress.parseList(options.serverAddresses());
     ScheduledExecutorService scheduler = options.scheduler();
     boolean owned = scheduler == null;
-    if (owned) {
+    if (scheduler == null) {
       ScheduledThreadPoolExecutor own =
           new ScheduledThreadPoolExecutor(1, new NamedThreadFactory("roster-client-scheduler"));
       own.setRemoveOnCancelPolicy(true);
@@ -124,7 +125,7 @@ final class DefaultRosterClient implements RosterClient, ConnectionManager.Handl
     // a slow disk. One thread also keeps the writes of one service in order.
     this.failoverWriter = options.failoverDir() == null ? null
         : Executors.newSingleThreadExecutor(new NamedThreadFactory("roster-failover-writer"));
-    FailoverStore failover = failoverWriter == null ? null : new FailoverStore(options.failoverDir(), failoverWriter);
+    FailoverStore failover = failoverWriter == null || options.failoverDir() == null ? null : new FailoverStore(options.failoverDir(), failoverWriter);
     this.connector = connector;
     this.scheduler = scheduler;
     this.ownsScheduler = ownsScheduler;
@@ -194,7 +195,7 @@ final class DefaultRosterClient implements RosterClient, ConnectionManager.Handl
   }
 
   @Override
-  public void registerInstance(String serviceName, String group, Instance instance) {
+  public void registerInstance(String serviceName, @Nullable String group, Instance instance) {
     ensureOpen();
     ServiceKey key = key(serviceName, group);
     checkRegistrable(instance, "instance");
@@ -212,7 +213,7 @@ final class DefaultRosterClient implements RosterClient, ConnectionManager.Handl
   }
 
   @Override
-  public void deregisterInstance(String serviceName, String group, Instance instance) {
+  public void deregisterInstance(String serviceName, @Nullable String group, Instance instance) {
     ensureOpen();
     ServiceKey key = key(serviceName, group);
     Objects.requireNonNull(instance, "instance");
@@ -225,7 +226,7 @@ final class DefaultRosterClient implements RosterClient, ConnectionManager.Handl
   }
 
   @Override
-  public void batchRegisterInstance(String serviceName, String group, List<Instance> instances) {
+  public void batchRegisterInstance(String serviceName, @Nullable String group, List<Instance> instances) {
     ensureOpen();
     ServiceKey key = key(serviceName, group);
     Objects.requireNonNull(instances, "instances");
@@ -246,7 +247,7 @@ final class DefaultRosterClient implements RosterClient, ConnectionManager.Handl
   }
 
   @Override
-  public void subscribe(String serviceName, String group, Listener listener) {
+  public void subscribe(String serviceName, @Nullable String group, Listener listener) {
     ensureOpen();
     ServiceKey key = key(serviceName, group);
     Objects.requireNonNull(listener, "listener");
@@ -269,7 +270,7 @@ final class DefaultRosterClient implements RosterClient, ConnectionManager.Handl
   }
 
   @Override
-  public void unsubscribe(String serviceName, String group, Listener listener) {
+  public void unsubscribe(String serviceName, @Nullable String group, Listener listener) {
     ensureOpen();
     ServiceKey key = key(serviceName, group);
     Objects.requireNonNull(listener, "listener");
@@ -316,7 +317,7 @@ final class DefaultRosterClient implements RosterClient, ConnectionManager.Handl
   }
 
   @Override
-  public List<Instance> getAllInstances(String serviceName, String group) {
+  public List<Instance> getAllInstances(String serviceName, @Nullable String group) {
     ensureOpen();
     return queries.allInstances(key(serviceName, group));
   }
@@ -327,7 +328,7 @@ final class DefaultRosterClient implements RosterClient, ConnectionManager.Handl
   }
 
   @Override
-  public List<Instance> selectInstances(String serviceName, String group, boolean healthy) {
+  public List<Instance> selectInstances(String serviceName, @Nullable String group, boolean healthy) {
     return selectInstances(serviceName, group, List.of(), healthy);
   }
 
@@ -337,19 +338,19 @@ final class DefaultRosterClient implements RosterClient, ConnectionManager.Handl
   }
 
   @Override
-  public Instance selectOneHealthyInstance(String serviceName, String group) {
+  public Instance selectOneHealthyInstance(String serviceName, @Nullable String group) {
     return selectOneHealthyInstance(serviceName, group, List.of());
   }
 
   @Override
-  public List<Instance> selectInstances(String serviceName, String group, List<String> clusters,
+  public List<Instance> selectInstances(String serviceName, @Nullable String group, @Nullable List<String> clusters,
       boolean healthy) {
     ensureOpen();
     return queries.select(key(serviceName, group), clusters, healthy);
   }
 
   @Override
-  public Instance selectOneHealthyInstance(String serviceName, String group, List<String> clusters) {
+  public Instance selectOneHealthyInstance(String serviceName, @Nullable String group, @Nullable List<String> clusters) {
     ensureOpen();
     return queries.selectOneHealthy(key(serviceName, group), clusters);
   }
@@ -360,7 +361,7 @@ final class DefaultRosterClient implements RosterClient, ConnectionManager.Handl
   }
 
   @Override
-  public ServicePage getServicesOfServer(int pageNo, int pageSize, String group) {
+  public ServicePage getServicesOfServer(int pageNo, int pageSize, @Nullable String group) {
     ensureOpen();
     if (pageNo < 1) {
       throw invalid("pageNo", String.valueOf(pageNo), ">= 1");
@@ -424,7 +425,7 @@ final class DefaultRosterClient implements RosterClient, ConnectionManager.Handl
 
   // ---- helpers ----
 
-  private ServiceKey key(String serviceName, String group) {
+  private ServiceKey key(String serviceName, @Nullable String group) {
     Objects.requireNonNull(serviceName, "serviceName");
     if (serviceName.isBlank()) {
       throw invalid("serviceName", "'" + serviceName + "'", "a non-empty name");
@@ -462,7 +463,7 @@ final class DefaultRosterClient implements RosterClient, ConnectionManager.Handl
   }
 
   /** The current cached list of a subscribed service, or null. For tests. */
-  List<Instance> cached(ServiceKey key) {
+  @Nullable List<Instance> cached(ServiceKey key) {
     return cache.cached(key);
   }
 

@@ -3,6 +3,7 @@ package io.roster.client.internal;
 import io.roster.client.Instance;
 import java.util.List;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A delta push of one service (docs/protocol.md, "Delta pushes"), as {@link ProtoMapper} reads
@@ -21,7 +22,7 @@ import java.util.Set;
  */
 record Delta(ServiceKey key, long baseRevision, long revision, String checksum, boolean protectThresholdReached,
     List<Instance> upserted, List<InstancesDiff.Identity> removed, Set<InstancesDiff.Identity> departed,
-    String invalid) {
+    @Nullable String invalid) {
 
   Delta {
     upserted = List.copyOf(upserted);

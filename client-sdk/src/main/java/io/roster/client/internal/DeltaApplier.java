@@ -4,6 +4,7 @@ import io.roster.client.Instance;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Applies a delta push ({@link Delta}; docs/protocol.md, "Delta pushes") to the state of its
@@ -38,7 +39,7 @@ final class DeltaApplier {
    *     or null when it has no such state
    * @param cachedRevision the cached revision, or null when nothing is cached
    */
-  static Outcome apply(ServiceSnapshot cached, Long cachedRevision, Delta delta) {
+  static Outcome apply(@Nullable ServiceSnapshot cached, @Nullable Long cachedRevision, Delta delta) {
     if (cachedRevision != null && Long.compareUnsigned(delta.revision(), cachedRevision) <= 0) {
       return new Stale();
     }

@@ -11,10 +11,12 @@ import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -284,7 +286,7 @@ final class DesiredState {
    * @param alsoOk an error code that counts as success, or null
    */
   void reconcile(String what, BooleanSupplier stillWanted,
-      Request request, Runnable rollback, boolean waitForConnection, Code alsoOk) {
+      Request request, Runnable rollback, boolean waitForConnection, @Nullable Code alsoOk) {
     Deadline deadline = Deadline.after(requestTimeout);
     Session tried = null;
     while (true) {
@@ -323,7 +325,7 @@ final class DesiredState {
         }
         continue;
       }
-      Session asked = tried;
+      Session asked = Objects.requireNonNull(tried, "the session the change was sent on");
       Answer result = Requests.awaitAnswer(future, deadline.remaining(), what, () -> timeout(what, asked));
       if (result == null) {
         continue; // the session ended: the next one gets it by redo or by this loop
@@ -352,7 +354,7 @@ final class DesiredState {
   }
 
   /** What a round of {@link #reconcile} found: the active session, and the change's answer when it was sent there. */
-  private record Step(Session session, CompletableFuture<Answer> sent) {}
+  private record Step(@Nullable Session session, @Nullable CompletableFuture<Answer> sent) {}
 
   private RosterException timeout(String what, Session session) {
     ensureOpen.run();

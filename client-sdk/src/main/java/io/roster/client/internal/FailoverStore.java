@@ -16,6 +16,7 @@ import java.util.HexFormat;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -57,7 +58,7 @@ final class FailoverStore {
   }
 
   /** The saved state of {@code key}, or null when there is none or it cannot be read. */
-  ServiceSnapshot load(ServiceKey key) {
+  @Nullable ServiceSnapshot load(ServiceKey key) {
     Path file = file(key);
     try (InputStream in = Files.newInputStream(file)) {
       ServiceSnapshot s = ProtoMapper.readSnapshot(in);

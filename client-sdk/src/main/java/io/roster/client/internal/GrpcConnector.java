@@ -128,6 +128,7 @@ final class GrpcConnector implements Connector {
       implements SessionStream, ClientResponseObserver<ClientFrame, ServerFrame> {
 
     private final SessionStream.Listener listener;
+    @SuppressWarnings("NullAway.Init") // gRPC calls beforeStart before the call starts, so before openSession returns
     private volatile ClientCallStreamObserver<ClientFrame> requests;
 
     GrpcStream(SessionStream.Listener listener) {

@@ -4,6 +4,7 @@ import io.roster.client.internal.SerialContext.Timer;
 import java.time.Duration;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -28,7 +29,7 @@ final class Keepalive {
   private final Duration timeout;
   private final Runnable onSilent;
 
-  private Timer timer;
+  private @Nullable Timer timer;
   private boolean stopped;
   private boolean pingOutstanding;
   private long pingSentAtNanos;

@@ -6,9 +6,11 @@ import java.util.ArrayDeque;
 import java.util.Collection;
 import java.util.Deque;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -54,9 +56,9 @@ final class Mover {
   private final Duration connectTimeout;
 
   /** A move in progress, or null. */
-  private Move move;
+  private @Nullable Move move;
   /** A move that found no server to go to, tried again after a back-off step; or null. */
-  private Timer retry;
+  private @Nullable Timer retry;
 
   Mover(ConnectionManager loop, SerialContext context, ScheduledExecutorService scheduler,
       ConnectionManager.Handler handler, Duration connectTimeout) {
@@ -84,11 +86,12 @@ final class Mover {
 
   /** Whether {@code s} is the standby of a move in progress, not welcomed yet. */
   boolean awaitsWelcome(Session s) {
-    return isStandby(s) && !move.redoSent;
+    Move m = move;
+    return m != null && s == m.standby && !m.redoSent;
   }
 
   /** The standby session of a move in progress, or null. */
-  Session standby() {
+  @Nullable Session standby() {
     return move == null ? null : move.standby;
   }
 
@@ -101,11 +104,12 @@ final class Mover {
 
   /** The standby {@code s} was welcomed and {@code redo} sent on it. */
   void welcomed(Session s, SessionEvents.Welcomed welcome, List<CompletableFuture<Answer>> redo) {
+    Move m = inProgress();
     log.info("Moving from Roster server {} to {} (connection {}, node {}): waiting for the answers "
-        + "to {} redo frame(s) before the goodbye", move.leaving.address, s.address,
+        + "to {} redo frame(s) before the goodbye", m.leaving.address, s.address,
         welcome.connectionId(), welcome.nodeId(), redo.size());
-    move.redoSent = true;
-    move.awaiting = redo.size();
+    m.redoSent = true;
+    m.awaiting = redo.size();
     loop.armConnectTimeout(s);
     for (CompletableFuture<Answer> f : redo) {
       awaitOnStandby(s, f);
@@ -115,7 +119,7 @@ final class Mover {
 
   /** No welcome, or not every redo answer, came on the standby {@code s} within the connect timeout. */
   void timedOut(Session s) {
-    dropStandby(s, move.redoSent
+    dropStandby(s, inProgress().redoSent
         ? "not every redo frame answered within " + connectTimeout.toMillis() + " ms"
         : "no welcome within " + connectTimeout.toMillis() + " ms");
   }
@@ -200,7 +204,7 @@ final class Mover {
    * over: the client stays on the old session and tries again after a back-off step.
    */
   private void nextCandidate() {
-    Move m = move;
+    Move m = inProgress();
     if (m.candidates.isEmpty()) {
       move = null;
       if (loop.isActiveCurrent(m.leaving)) {
@@ -323,7 +327,8 @@ final class Mover {
    * candidate is tried.
    */
   private void dropStandby(Session s, String why) {
-    if (move.redoSent && (move.claimed || move.awaiting > 0)) {
+    Move m = inProgress();
+    if (m.redoSent && (m.claimed || m.awaiting > 0)) {
       loop.spend(s);
     } else {
       s.cancel(why);
@@ -333,12 +338,17 @@ final class Mover {
 
   /** The standby {@code s} of the move failed (its stream is cancelled or over). */
   private void standbyFailed(Session s, String why) {
-    Move m = move;
+    Move m = inProgress();
     loop.retire(s);
     m.standby = null;
     log.info("Could not move to Roster server {}: {}{}", s.address, why,
         m.candidates.isEmpty() ? "" : "; trying " + m.candidates.peek());
     nextCandidate();
+  }
+
+  /** The move in progress, which the caller's event belongs to. */
+  private Move inProgress() {
+    return Objects.requireNonNull(move, "no move in progress");
   }
 
   private Timer schedule(Runnable task, long delayNanos) {
@@ -351,14 +361,14 @@ final class Mover {
     /** Addresses not tried yet, in order. */
     final Deque<ServerAddress> candidates;
     /** The session being readied, or null between candidates. */
-    Session standby;
+    @Nullable Session standby;
     /** The standby was welcomed and its redo sent. */
     boolean redoSent;
     /** Frames sent on the standby whose results have not come yet. */
     int awaiting;
     /** Some frame sent on the standby was answered ok: it owns something on its server. */
     boolean claimed;
-    Timer openTimer;
+    @Nullable Timer openTimer;
     /** Why the client moves (the server's reason), for a move tried again. */
     final String reason;
 

@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -71,7 +72,7 @@ final class Poller {
   /** The polls of one subscription: this poller's own state, changed in the context. */
   private final class Polling {
     private final Subscription sub;
-    private Timer timer;
+    private @Nullable Timer timer;
     private int failures;
     private boolean stopped;
 

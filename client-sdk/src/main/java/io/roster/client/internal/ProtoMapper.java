@@ -39,6 +39,7 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeoutException;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -191,8 +192,8 @@ final class ProtoMapper {
    * Turns any failure of a call into a {@link RosterException}: gRPC statuses by code (the
    * status description becomes the message), time-outs into TIMEOUT.
    */
-  static RosterException toException(Throwable failure, String what) {
-    Throwable t = unwrap(failure);
+  static RosterException toException(@Nullable Throwable failure, String what) {
+    Throwable t = failure == null ? null : unwrap(failure);
     if (t instanceof RosterException re) {
       return re;
     }
@@ -356,7 +357,7 @@ final class ProtoMapper {
   }
 
   /** How a stream ended, for logs: the gRPC status, or that the server completed it. */
-  static String describe(Throwable error) {
+  static String describe(@Nullable Throwable error) {
     if (error == null) {
       return "the server ended the session";
     }

@@ -12,6 +12,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.BiFunction;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -33,7 +34,7 @@ final class Queries {
   private final ConnectionManager connection;
   private final RegistryCalls calls;
   private final SubscriptionCache cache;
-  private final FailoverStore failover;
+  private final @Nullable FailoverStore failover;
   private final String namespace;
   private final Duration requestTimeout;
   private final Random random;
@@ -44,7 +45,7 @@ final class Queries {
    * @param ensureOpen throws {@link io.roster.client.ClientClosedException} once the client is closed
    */
   Queries(ConnectionManager connection, RegistryCalls calls, SubscriptionCache cache,
-      FailoverStore failover, String namespace, Duration requestTimeout, Random random,
+      @Nullable FailoverStore failover, String namespace, Duration requestTimeout, Random random,
       Runnable ensureOpen) {
     this.connection = connection;
     this.calls = calls;
@@ -60,12 +61,12 @@ final class Queries {
     return current(key).instances();
   }
 
-  List<Instance> select(ServiceKey key, List<String> clusters, boolean healthy) {
+  List<Instance> select(ServiceKey key, @Nullable List<String> clusters, boolean healthy) {
     ServiceSnapshot s = current(key);
     return Balancer.select(Balancer.inClusters(s.instances(), clusters), healthy, s.protectThresholdReached());
   }
 
-  Instance selectOneHealthy(ServiceKey key, List<String> clusters) {
+  Instance selectOneHealthy(ServiceKey key, @Nullable List<String> clusters) {
     ServiceSnapshot s = current(key);
     List<Instance> all = Balancer.inClusters(s.instances(), clusters);
     String where = clusters == null || clusters.isEmpty() ? "" : " clusters " + clusters + " of";
@@ -76,7 +77,7 @@ final class Queries {
   }
 
   /** One page of the services of the namespace in {@code group} (arguments checked by the caller). */
-  ServicePage servicesOfServer(int pageNo, int pageSize, String group) {
+  ServicePage servicesOfServer(int pageNo, int pageSize, @Nullable String group) {
     return unary("list the services of " + namespace, Deadline.after(requestTimeout),
         (address, timeout) -> calls.listServices(address, namespace, group, pageNo, pageSize, timeout));
   }
@@ -127,7 +128,7 @@ final class Queries {
    * {@code Registry/QueryInstances} instead: no active session, a server that does not answer
    * queries on the stream, a stopping server, or a session that ended before answering.
    */
-  private ServiceSnapshot queryOnSession(ServiceKey key, String what, Deadline deadline) {
+  private @Nullable ServiceSnapshot queryOnSession(ServiceKey key, String what, Deadline deadline) {
     Session session = connection.activeSession();
     if (session == null || !session.supports(Session.FEATURE_QUERY)) {
       return null;

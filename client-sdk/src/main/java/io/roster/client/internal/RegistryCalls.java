@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The {@code Registry} calls of the {@link Connector}, in the client's terms: the transport side
@@ -29,7 +30,7 @@ final class RegistryCalls {
   }
 
   /** {@code Registry/ListServices}: one page of the services of {@code namespace} in {@code group}. */
-  CompletableFuture<ServicePage> listServices(ServerAddress address, String namespace, String group, int pageNo,
+  CompletableFuture<ServicePage> listServices(ServerAddress address, String namespace, @Nullable String group, int pageNo,
       int pageSize, Duration timeout) {
     ListServicesRequest request = ListServicesRequest.newBuilder()
         .setNamespace(namespace)

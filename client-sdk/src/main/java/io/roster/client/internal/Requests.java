@@ -8,6 +8,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -27,7 +28,7 @@ final class Requests {
    * caller retries on the next one or falls back); throws {@code onTimeout}'s exception when no
    * answer came within {@code wait}.
    */
-  static Answer awaitAnswer(CompletableFuture<Answer> future, Duration wait, String what,
+  static @Nullable Answer awaitAnswer(CompletableFuture<Answer> future, Duration wait, String what,
       Supplier<RosterException> onTimeout) {
     try {
       return future.get(wait.toNanos(), TimeUnit.NANOSECONDS);

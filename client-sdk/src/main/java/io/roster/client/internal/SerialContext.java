@@ -9,6 +9,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -175,8 +176,10 @@ final class SerialContext implements Executor {
   }
 
   /** A task scheduled in the context; {@link #cancel} and {@link #isPending} from tasks only. */
+  @SuppressWarnings("AmbiguousMethodReference") // cancel() and cancel(Timer) do the same; javac refuses Timer::cancel anyway
   static final class Timer implements Runnable {
     private final Runnable task;
+    @SuppressWarnings("NullAway.Init") // set by schedule() before it returns the timer, the one way to get one
     private ScheduledFuture<?> future;
     private boolean cancelled;
     private boolean started;
@@ -205,7 +208,7 @@ final class SerialContext implements Executor {
     }
 
     /** Cancels {@code timer} if there is one. */
-    static void cancel(Timer timer) {
+    static void cancel(@Nullable Timer timer) {
       if (timer != null) {
         timer.cancel();
       }

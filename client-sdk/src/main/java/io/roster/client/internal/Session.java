@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -18,6 +19,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -71,10 +73,10 @@ final class Session {
   private final Ticker ticker;
   private final Map<String, Pending> pending = new ConcurrentHashMap<>();
   private final Object expiryLock = new Object();
-  private ScheduledFuture<?> expiryTimer; // guarded by expiryLock
+  private @Nullable ScheduledFuture<?> expiryTimer; // guarded by expiryLock
   private long expiryAt;                  // guarded by expiryLock
   private final CompletableFuture<Void> ended = new CompletableFuture<>();
-  private SessionStream stream;
+  private @Nullable SessionStream stream;
 
   // What the server said, and where the session is in its life: changed through the methods
   // below, by the connection manager in the client's serial context; volatile for the readers
@@ -208,6 +210,11 @@ final class Session {
     this.stream = s;
   }
 
+  /** The stream; a session that is not ended has one ({@link ConnectionManager#openStream}). */
+  private SessionStream attached() {
+    return Objects.requireNonNull(stream, "no stream attached");
+  }
+
   /**
    * Reads the frames of this session's stream: counts them, completes the requests their
    * results answer, and tells {@code events} the rest in the client's terms.
@@ -237,7 +244,7 @@ final class Session {
       }
 
       @Override
-      public void onClose(Throwable error) {
+      public void onClose(@Nullable Throwable error) {
         events.closed(Session.this, ProtoMapper.describe(error));
       }
     };
@@ -287,7 +294,7 @@ final class Session {
       if (ended.isDone()) {
         return;
       }
-      stream.send(frame);
+      attached().send(frame);
       lastSentNanos = ticker.nanoTime();
     }
   }
@@ -379,7 +386,7 @@ final class Session {
   void halfClose() {
     synchronized (this) {
       if (!ended.isDone()) {
-        stream.halfClose();
+        attached().halfClose();
       }
     }
   }
@@ -387,7 +394,7 @@ final class Session {
   void cancel(String reason) {
     synchronized (this) {
       if (!ended.isDone()) {
-        stream.cancel(reason);
+        attached().cancel(reason);
       }
     }
   }

@@ -1,6 +1,7 @@
 package io.roster.client.internal;
 
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What the server of a {@link Session} says, in the client's terms: {@link Session#inbound}
@@ -45,5 +46,5 @@ interface SessionEvents {
    * @param state the full state, or null for a delta
    * @param delta the delta, or null for a full state
    */
-  record Pushed(String pushId, ServiceKey key, ServiceSnapshot state, Delta delta) {}
+  record Pushed(String pushId, ServiceKey key, @Nullable ServiceSnapshot state, @Nullable Delta delta) {}
 }

@@ -2,6 +2,7 @@ package io.roster.client.internal;
 
 import io.roster.proto.v1.ClientFrame;
 import io.roster.proto.v1.ServerFrame;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One open {@code Session/Connect} call, as the connection manager sees it. Implementations
@@ -25,6 +26,6 @@ interface SessionStream {
     void onFrame(ServerFrame frame);
 
     /** The call ended: {@code error} is null when the server completed it normally. */
-    void onClose(Throwable error);
+    void onClose(@Nullable Throwable error);
   }
 }

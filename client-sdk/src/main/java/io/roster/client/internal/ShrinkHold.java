@@ -15,6 +15,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -65,7 +66,7 @@ final class ShrinkHold {
    * @param warmUpEndsAtNanos for a query answer, when the answering server's warm-up ends
    *     ({@link Long#MIN_VALUE} when it said it was warm)
    */
-  record Source(Session session, long warmUpEndsAtNanos) {
+  record Source(@Nullable Session session, long warmUpEndsAtNanos) {
     static Source push(Session session) {
       return new Source(session, Long.MIN_VALUE);
     }
@@ -83,19 +84,24 @@ final class ShrinkHold {
    *     null to change nothing
    * @param ackNow whether its push may be acknowledged now
    */
-  record Verdict(ServiceSnapshot show, boolean ackNow) {}
+  record Verdict(@Nullable ServiceSnapshot show, boolean ackNow) {}
 
   /** A held state that is due: apply {@code truth}, then ack {@code pushId} on {@code session}. */
-  record Settled(ServiceSnapshot truth, Session session, String pushId) {}
+  record Settled(ServiceSnapshot truth, @Nullable Session session, @Nullable String pushId) {}
 
   /** A held true state, where it came from, and the push to ack once it is applied. */
   private static final class Held {
     ServiceSnapshot truth;
     Source source;
-    Session ackSession;
-    String ackPushId;
-    ScheduledFuture<?> timer;
+    @Nullable Session ackSession;
+    @Nullable String ackPushId;
+    @Nullable ScheduledFuture<?> timer;
     long timerAt;
+
+    Held(ServiceSnapshot truth, Source source) {
+      this.truth = truth;
+      this.source = source;
+    }
   }
 
   private final ScheduledExecutorService scheduler;
@@ -103,7 +109,7 @@ final class ShrinkHold {
   private final Duration reconnectEmptyHold;
   private final Supplier<Session> activeSession;
   private final Consumer<Subscription> due;
-  private final Map<Subscription, Held> held = new IdentityHashMap<>();
+  private final IdentityHashMap<Subscription, Held> held = new IdentityHashMap<>();
   private boolean welcomedBefore;
   private boolean reconnected;
   private long reconnectedAtNanos;
@@ -142,8 +148,8 @@ final class ShrinkHold {
    *
    * @param pushSession with {@code pushId}, the push that carried it; both null for an answer
    */
-  Verdict offer(Subscription sub, ServiceSnapshot next, Source source, Session pushSession,
-      String pushId) {
+  Verdict offer(Subscription sub, ServiceSnapshot next, Source source, @Nullable Session pushSession,
+      @Nullable String pushId) {
     ServiceSnapshot shown = sub.snapshot();
     Held h = held.get(sub);
     if (h != null && Long.compareUnsigned(next.revision(), h.truth.revision()) <= 0) {
@@ -165,7 +171,7 @@ final class ShrinkHold {
       return new Verdict(next, true);
     }
     if (h == null) {
-      h = new Held();
+      h = new Held(next, source);
       held.put(sub, h);
       log.debug("Holding back the removal of {} instance(s) of {} for up to {} ms ({})", lacking.size(),
           sub.key(), TimeUnit.NANOSECONDS.toMillis(left), warmUpLeft(source, now) > 0
@@ -208,7 +214,7 @@ final class ShrinkHold {
    * The hold of {@code sub} may be over: returns the true state to apply now, or null when there
    * is none or it is still held (then it looks again later).
    */
-  Settled settle(Subscription sub) {
+  @Nullable Settled settle(Subscription sub) {
     Held h = held.get(sub);
     if (h == null) {
       return null;

@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -59,7 +60,7 @@ final class Subscription {
   private static final class Receiver {
     final Listener listener;
     volatile boolean removed;
-    State heard;
+    @Nullable State heard;
 
     Receiver(Listener listener) {
       this.listener = listener;
@@ -72,7 +73,7 @@ final class Subscription {
   private final SerialExecutor events;
   private final AtomicBoolean runPending = new AtomicBoolean();
   private volatile boolean active = true;
-  private volatile State state;
+  private volatile @Nullable State state;
   /** The last states applied, as the server sent them, newest last; guarded by itself. */
   private final ArrayDeque<ServiceSnapshot> bases = new ArrayDeque<>(BASES);
   static final int BASES = 4;
@@ -96,7 +97,7 @@ final class Subscription {
   }
 
   /** The cached state, or null before the first one arrived. */
-  ServiceSnapshot snapshot() {
+  @Nullable ServiceSnapshot snapshot() {
     State s = state;
     return s == null ? null : s.snapshot;
   }
@@ -109,7 +110,7 @@ final class Subscription {
    * A few are kept, not one, because a change that comes within a round trip of the previous
    * one is sent against the state acked before it.
    */
-  ServiceSnapshot base(long revision) {
+  @Nullable ServiceSnapshot base(long revision) {
     synchronized (bases) {
       for (ServiceSnapshot s : bases) {
         if (s.revision() == revision) {
@@ -191,12 +192,12 @@ final class Subscription {
     }
     boolean keep = protectFromEmpty && previous != null && next.instances().isEmpty()
         && !previous.snapshot.instances().isEmpty();
-    State current = keep
+    State current = keep && previous != null
         ? new State(new ServiceSnapshot(key, previous.snapshot.instances(), next.revision(), next.checksum(),
             previous.snapshot.protectThresholdReached()), true)
         : new State(next, false);
     state = current;
-    if (keep && !previous.emptyPushIgnored) {
+    if (keep && previous != null && !previous.emptyPushIgnored) {
       log.warn("{} would have no instances at revision {}; keeping the last {} (push-empty protection)",
           key, next.revision(), previous.snapshot.instances().size());
     }
@@ -210,6 +211,7 @@ final class Subscription {
   }
 
   /** Stops the subscription: no more events, a pending run is dropped, and its polls stop. */
+  @SuppressWarnings("ModifyCollectionInEnhancedForLoop") // a CopyOnWriteArrayList: the loop walks a snapshot
   void deactivate() {
     active = false;
     events.clear();
@@ -238,9 +240,13 @@ final class Subscription {
     }
   }
 
+  @SuppressWarnings("ReferenceEquality") // heard == current: the same State object, a cheap test; an equal one is caught by the diff
   private void deliver() {
     runPending.set(false); // a state offered from now on schedules another run
     State current = state;
+    if (current == null) {
+      return; // nothing cached yet: nothing to tell
+    }
     for (Receiver r : receivers) {
       if (!active) {
         return;

@@ -8,10 +8,12 @@ import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -53,9 +55,9 @@ final class SubscriptionCache {
   private final Executor listenerExecutor;
   private final boolean listenerExecutorOwned;
   private final boolean pushEmptyProtection;
-  private final FailoverStore failover;
+  private final @Nullable FailoverStore failover;
   private final Supplier<Session> activeSession;
-  private final Poller poller;
+  private final @Nullable Poller poller;
   private final ShrinkHold hold;
 
   // Changed only in the context.
@@ -71,8 +73,8 @@ final class SubscriptionCache {
    */
   SubscriptionCache(SerialContext context, ScheduledExecutorService scheduler, Ticker ticker,
       Executor listenerExecutor, boolean listenerExecutorOwned, boolean pushEmptyProtection,
-      Duration reconnectEmptyHold, FailoverStore failover, Supplier<Session> activeSession,
-      Poller poller) {
+      Duration reconnectEmptyHold, @Nullable FailoverStore failover, Supplier<Session> activeSession,
+      @Nullable Poller poller) {
     this.context = context;
     this.scheduler = scheduler;
     this.ticker = ticker;
@@ -172,7 +174,7 @@ final class SubscriptionCache {
   }
 
   /** The current cached list of a subscribed service, or null. For tests. */
-  List<Instance> cached(ServiceKey key) {
+  @Nullable List<Instance> cached(ServiceKey key) {
     ServiceSnapshot s = snapshot(key);
     return s == null ? null : s.instances();
   }
@@ -220,7 +222,8 @@ final class SubscriptionCache {
               r.why());
         }
       } else if (sub != null) {
-        held = !offer(sub, push.state(), ShrinkHold.Source.push(session), session, push.pushId());
+        ServiceSnapshot state = Objects.requireNonNull(push.state(), "a push without a delta carries a state");
+        held = !offer(sub, state, ShrinkHold.Source.push(session), session, push.pushId());
       }
     } finally {
       // Acked once applied, also when ignored as stale or no longer subscribed; not while
@@ -252,7 +255,7 @@ final class SubscriptionCache {
    * @param pushSession with {@code pushId}, the push that carried the state; null for a poll
    */
   private boolean offer(Subscription sub, ServiceSnapshot snapshot, ShrinkHold.Source source,
-      Session pushSession, String pushId) {
+      @Nullable Session pushSession, @Nullable String pushId) {
     boolean ack;
     if (!sub.isActive()) {
       return true;
@@ -276,9 +279,9 @@ final class SubscriptionCache {
     }
     Subscription.Outcome outcome = sub.settle(settled.truth());
     if (outcome != Subscription.Outcome.STALE && failover != null) {
-      failover.save(sub.snapshot());
+      failover.save(Objects.requireNonNull(sub.snapshot(), "a state was just applied"));
     }
-    if (outcome != Subscription.Outcome.KEPT && settled.pushId() != null) {
+    if (outcome != Subscription.Outcome.KEPT && settled.pushId() != null && settled.session() != null) {
       settled.session().send(new Request.PushAck(settled.pushId(), false));
     }
     deliverSoon(sub); // a hold's timer, or warm_up_done
@@ -315,7 +318,7 @@ final class SubscriptionCache {
   private boolean apply(Subscription sub, ServiceSnapshot snapshot) {
     Subscription.Outcome outcome = sub.offer(snapshot);
     if (outcome != Subscription.Outcome.STALE && failover != null) {
-      failover.save(sub.snapshot());
+      failover.save(Objects.requireNonNull(sub.snapshot(), "a state was just applied"));
     }
     return outcome != Subscription.Outcome.KEPT;
   }

@@ -41,4 +41,7 @@
  *
  * <p>Time comes from an injected ticker and scheduler so unit tests run on a fake clock.
  */
+@NullMarked
 package io.roster.client.internal;
+
+import org.jspecify.annotations.NullMarked;
