@@ -7,6 +7,9 @@ import io.roster.client.Instance;
 import io.roster.client.InstancesChangeEvent;
 import io.roster.client.RosterClient;
 import io.roster.server.testing.process.LocalCluster;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -64,6 +67,23 @@ class ClusterTest {
     }
     await().atMost(Timing.seconds(5)).untilAsserted(() -> assertThat(cluster.members(1).getMembersList())
         .filteredOn(m -> m.getRole().equals("leader")).hasSize(1));
+
+    // Each peer port listens on its member's --host only: reachable there, refused on another
+    // address of this machine.
+    for (int i = 0; i < cluster.size(); i++) {
+      int peerPort = cluster.peerPorts.get(i);
+      assertThat(connects(cluster.hosts.get(i), peerPort)).as("member %d's peer port on its host", i).isTrue();
+      assertThat(connects("127.0.0.99", peerPort)).as("member %d's peer port on another address", i).isFalse();
+    }
+  }
+
+  private static boolean connects(String host, int port) {
+    try (Socket s = new Socket()) {
+      s.connect(new InetSocketAddress(host, port), 2_000);
+      return true;
+    } catch (IOException e) {
+      return false;
+    }
   }
 
   @Test

@@ -122,7 +122,7 @@ public final class ClusterNode implements Members, AutoCloseable {
     this.group = RaftGroup.valueOf(GROUP_ID, peers);
     this.timer = new SystemScheduler("roster-cluster", 1);
     this.membership = new Membership(memberId, config.memberDownAfter(), config.memberGrace(), timer, new Effects());
-    this.props = properties(config, memberId);
+    this.props = properties(config, memberId, Peer.bindHost(config, self));
     this.client = new LogClient(memberId, props, group, timer);
     this.proposer = new Proposer(memberId, incarnation, client::send, timer, config.groupCommitWindow(), 100_000,
         wallMicros, membership::unwritable, membership::holdsEnds);
@@ -148,13 +148,14 @@ public final class ClusterNode implements Members, AutoCloseable {
     try {
       ClusterNode node = new ClusterNode(config, registry, clock, local, wallMicros, incarnation);
       node.server.start();
-      log.info("Cluster member {} (incarnation {}) started on peer port {}; members {}", node.memberId, incarnation,
-          config.peerPort(), config.members());
+      log.info("Cluster member {} (incarnation {}) started on peer address {}:{}; members {}", node.memberId,
+          incarnation, Peer.bindHost(config, node.self), config.peerPort(), config.members());
       node.membership.started();
       node.timer.schedule(node::watchAndAgain, WATCH_EVERY);
       return node;
     } catch (IOException e) {
-      throw new UncheckedIOException("cannot start the cluster member on peer port " + config.peerPort(), e);
+      throw new UncheckedIOException("cannot start the cluster member on peer address " + Peer.bindHost(config,
+          Peer.self(config)) + ":" + config.peerPort() + " (--peer-host picks the address)", e);
     }
   }
 
@@ -467,9 +468,10 @@ public final class ClusterNode implements Members, AutoCloseable {
    * ephemeral entries redo them after a full-cluster restart), with a small segment cache;
    * election timeouts at Ratis's defaults (shorter ones were unsafe on a loaded 2-core machine).
    */
-  private static RaftProperties properties(ServerConfig config, String memberId) {
+  private static RaftProperties properties(ServerConfig config, String memberId, String peerHost) {
     RaftProperties p = new RaftProperties();
     RaftConfigKeys.Rpc.setType(p, new CommitCappedRpc());
+    GrpcConfigKeys.Server.setHost(p, peerHost);
     GrpcConfigKeys.Server.setPort(p, config.peerPort());
     Path dir = config.dataDir().resolve("raft").resolve(memberId.replaceAll("[^A-Za-z0-9._-]", "_"));
     RaftServerConfigKeys.setStorageDir(p, List.of(dir.toFile()));

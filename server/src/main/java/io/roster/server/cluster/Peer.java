@@ -57,6 +57,24 @@ record Peer(String id, String host, int port) {
   }
 
   /**
+   * Where this member's peer port listens: {@code --peer-host} when given; else {@code --host},
+   * unless that is every interface, in which case the host of this member's own {@code --members}
+   * entry ({@code self}), where the others reach it. The peer port listens on every interface
+   * only when {@code --peer-host} says so.
+   */
+  static String bindHost(ServerConfig config, Peer self) {
+    if (!config.peerHost().isEmpty()) {
+      return config.peerHost();
+    }
+    return isEveryInterface(config.host()) ? self.host() : config.host();
+  }
+
+  private static boolean isEveryInterface(String host) {
+    String h = host.startsWith("[") && host.endsWith("]") ? host.substring(1, host.length() - 1) : host;
+    return h.isEmpty() || h.equals("0.0.0.0") || h.equals("::") || h.equals("0:0:0:0:0:0:0:0");
+  }
+
+  /**
    * A member's Raft peer id: its id with ':' as '_' (Ratis names JMX beans after it, and ':' is
    * not allowed there); ids have no '_' after their last ':', so the last '_' maps back.
    */

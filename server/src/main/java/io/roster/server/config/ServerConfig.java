@@ -38,6 +38,7 @@ public record ServerConfig(
     int maxInstancesPerService,
     long maxServiceBytes,
     String nodeId,
+    String peerHost,
     int peerPort,
     List<String> members,
     String advertise,
@@ -60,6 +61,7 @@ public record ServerConfig(
 
   public ServerConfig {
     Objects.requireNonNull(host, "host");
+    Objects.requireNonNull(peerHost, "peerHost");
     Objects.requireNonNull(dataDir, "dataDir");
     if (port < 0 || port > 65535) {
       throw new IllegalArgumentException("port: " + port + " (expected: 0..65535, 0 = any free port)");
@@ -377,6 +379,9 @@ public record ServerConfig(
     OPTIONS.put("node-id", new Option("a name without '@' or ','",
         "Picks this node's entry of --members (by its id, host or host:port); without it, the entry whose port is --peer-port on an address of this machine.",
         (b, v) -> b.nodeId(v), c -> c.nodeId().isEmpty() ? "(its --members entry)" : c.nodeId()));
+    OPTIONS.put("peer-host", new Option("an address to bind, or 0.0.0.0 for every interface",
+        "Address the peer port listens on; default: --host, or, when --host is every interface, the host of this member's own --members entry (where the others reach it). Never every interface unless said.",
+        (b, v) -> b.peerHost(v), c -> c.peerHost().isEmpty() ? "(--host, else its --members host)" : c.peerHost()));
     OPTIONS.put("peer-port", new Option("0..65535", "Port of the cluster's own traffic (the Raft log); never for clients.",
         (b, v) -> b.peerPort(Integer.parseInt(v)), c -> String.valueOf(c.peerPort())));
     OPTIONS.put("advertise", new Option("host:port", "Where clients reach this node, as other members suggest it to clients they move; default: its --members host and --port.",
@@ -426,6 +431,7 @@ public record ServerConfig(
     private int maxInstancesPerService = 20_000;
     private long maxServiceBytes = 3L * 1024 * 1024;
     private String nodeId = "";
+    private String peerHost = "";
     private int peerPort = 9849;
     private List<String> members = List.of();
     private String advertise = "";
@@ -458,6 +464,8 @@ public record ServerConfig(
     public Builder maxInstancesPerService(int v) { maxInstancesPerService = v; return this; }
     public Builder maxServiceBytes(long v) { maxServiceBytes = v; return this; }
     public Builder nodeId(String v) { nodeId = v; return this; }
+    /** Empty: {@code --host}, or this member's {@code --members} host when {@code --host} is every interface. */
+    public Builder peerHost(String v) { peerHost = v; return this; }
     public Builder peerPort(int v) { peerPort = v; return this; }
     public Builder members(List<String> v) { members = v; return this; }
     public Builder advertise(String v) { advertise = v; return this; }
@@ -472,8 +480,8 @@ public record ServerConfig(
       return new ServerConfig(host, port, dataDir, logDir, keepaliveTime, keepaliveTimeout, pushWindow,
           pushAckTimeout, shutdownGrace, maxInstancesPerConnection, maxSubscriptionsPerConnection,
           maxSessionsPerConnection, maxWatchesPerConnection, maxSessionsPerAddress, maxInstancesPerAddress,
-          maxMessageSize, maxServiceSettingsBytes, warmUp, maxInstancesPerService, maxServiceBytes, nodeId, peerPort,
-          members, advertise, groupCommitWindow, memberDownAfter, memberGrace, snapshotEvery, httpPort);
+          maxMessageSize, maxServiceSettingsBytes, warmUp, maxInstancesPerService, maxServiceBytes, nodeId, peerHost,
+          peerPort, members, advertise, groupCommitWindow, memberDownAfter, memberGrace, snapshotEvery, httpPort);
     }
   }
 }
