@@ -3,6 +3,7 @@ package io.roster.server.cluster;
 import com.google.protobuf.InvalidProtocolBufferException;
 import io.roster.proto.cluster.v1.Batch;
 import io.roster.server.model.Owner;
+import io.roster.server.model.RegistryException;
 import io.roster.server.registry.Command;
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
@@ -206,6 +207,9 @@ final class RegistryStateMachine extends BaseStateMachine {
       Object result;
       try {
         Command<?> command = LogCodec.decode(c);
+        if (command != null) {
+          admitOwner(command);
+        }
         result = command != null ? command.applyTo(registry) : membership(c, entry.getIndex());
       } catch (RuntimeException refused) {
         result = refused;
@@ -277,6 +281,27 @@ final class RegistryStateMachine extends BaseStateMachine {
       default -> throw new IllegalArgumentException("not a membership command: " + c.getChangeCase());
     }
     return null;
+  }
+
+  /**
+   * Refuses a registration whose owner names no member incarnation the log knows. Only a
+   * member's sessions register, under {@code member@incarnation}, and only after that member's
+   * {@code member_started} entry; an owner naming anything else was written by something that is
+   * not a member (or by a member's past incarnation, whose owners are ending anyway), and nothing
+   * would ever end it, since no member goes stale for it.
+   */
+  private void admitOwner(Command<?> command) {
+    Owner owner = command instanceof Command.Register r ? r.owner()
+        : command instanceof Command.ReplaceOwned r ? r.owner() : null;
+    if (owner == null) {
+      return;
+    }
+    String node = owner.nodeId();
+    int at = node.lastIndexOf('@');
+    Member m = at < 0 ? null : member(node.substring(0, at));
+    if (m == null || !m.incarnation().equals(node.substring(at + 1))) {
+      throw RegistryException.invalid("owner", node, "member@incarnation of a member the log knows");
+    }
   }
 
   private boolean hasOwnersNotOf(String member, String incarnation) {

@@ -7,9 +7,12 @@ import io.roster.proto.cluster.v1.MemberDown;
 import io.roster.proto.cluster.v1.MemberStarted;
 import io.roster.server.model.Instance;
 import io.roster.server.model.Owner;
+import io.roster.server.model.RegistryException;
 import io.roster.server.model.ServiceKey;
 import io.roster.server.registry.Command;
 import io.roster.server.registry.Registry;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import org.apache.ratis.proto.RaftProtos.LogEntryProto;
 import org.apache.ratis.proto.RaftProtos.RaftPeerRole;
@@ -25,7 +28,8 @@ class RegistryStateMachineTest {
 
   private final EntryClock clock = new EntryClock();
   private final Registry registry = new Registry(clock);
-  private final RegistryStateMachine machine = new RegistryStateMachine(registry, clock, (b, r, i) -> { });
+  private final List<Object> results = new ArrayList<>();
+  private final RegistryStateMachine machine = new RegistryStateMachine(registry, clock, (b, r, i) -> results.addAll(r));
   private long index;
 
   private void apply(io.roster.proto.cluster.v1.Command... commands) {
@@ -106,5 +110,25 @@ class RegistryStateMachineTest {
     apply(down("n1"));
 
     assertThat(machine.stale()).containsEntry("n1", index);
+  }
+
+  /**
+   * Only a member's sessions register, under an incarnation the log knows: a registration whose
+   * owner names anything else (a process that is not a member wrote to the log, or a past
+   * incarnation's late entry) changes nothing, since nothing would ever end such an owner.
+   */
+  @Test
+  void aRegistrationWhoseOwnerNamesNoKnownMemberIncarnationChangesNothing() {
+    apply(started("n1", "a"));
+    results.clear();
+
+    apply(register("intruder@z"), register("n1@old"), register("n1"), register("n1@a"));
+
+    assertThat(results.subList(0, 3)).allSatisfy(r -> assertThat(r).isInstanceOf(RegistryException.class)
+        .asInstanceOf(org.assertj.core.api.InstanceOfAssertFactories.THROWABLE).hasMessageStartingWith("owner: "));
+    assertThat(results.get(3)).isInstanceOf(Instance.class);
+    assertThat(registry.ownedCount(Owner.session("intruder@z", "c-1"))).isZero();
+    assertThat(registry.ownedCount(Owner.session("n1@old", "c-1"))).isZero();
+    assertThat(registry.ownedCount(Owner.session("n1@a", "c-1"))).isEqualTo(1);
   }
 }
