@@ -20,6 +20,11 @@ public final class Main {
   private Main() {}
 
   public static void main(String[] args) throws InterruptedException {
+    if (args.length > 0 && args[0].equals("auth")) {
+      System.exit(io.roster.server.auth.AuthCommand.main(Arrays.asList(args).subList(1, args.length), System.out,
+          System.err));
+      return;
+    }
     Stopwatch started = Stopwatch.start();
     if (Arrays.asList(args).contains("--help") || Arrays.asList(args).contains("-h")) {
       System.out.print(ServerConfig.usage());

@@ -17,7 +17,11 @@ public final class RegistryException extends RuntimeException {
     NOT_FOUND,
     RESOURCE_EXHAUSTED,
     FAILED_PRECONDITION,
-    UNAVAILABLE
+    UNAVAILABLE,
+    /** No credentials, or ones that prove no identity the server knows. */
+    UNAUTHENTICATED,
+    /** A known identity without the permission the request needs. */
+    PERMISSION_DENIED
   }
 
   private final Kind kind;
@@ -50,6 +54,11 @@ public final class RegistryException extends RuntimeException {
   /** A per-connection or server limit. */
   public static RegistryException limit(String field, String message) {
     return new RegistryException(Kind.RESOURCE_EXHAUSTED, field, message);
+  }
+
+  /** A credential that proves no identity: missing, unknown, expired or removed. */
+  public static RegistryException unauthenticated(String field, String message) {
+    return new RegistryException(Kind.UNAUTHENTICATED, field, message);
   }
 
   /** The text shown to the user: never null, every refusal is given one. */

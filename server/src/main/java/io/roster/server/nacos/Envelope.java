@@ -26,6 +26,8 @@ final class Envelope {
   /** A request whose body cannot be read. */
   static final int BAD_REQUEST = 400;
   static final int NOT_FOUND = 404;
+  /** No or bad credentials, or no permission: the official client logs in again on this code. */
+  static final int NO_RIGHT = 403;
   /** A limit of the connection, its address or the service. */
   static final int OVER_LIMIT = 429;
   static final int SERVER_ERROR = 500;

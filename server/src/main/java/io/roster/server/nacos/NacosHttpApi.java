@@ -482,6 +482,7 @@ public final class NacosHttpApi {
       case NOT_FOUND -> 404;
       case RESOURCE_EXHAUSTED -> 429;
       case UNAVAILABLE -> 503;
+      case UNAUTHENTICATED, PERMISSION_DENIED -> 403; // what Nacos answers, and what its clients log in again on
     };
     return new HttpException(status, named.getMessage());
   }

@@ -411,6 +411,7 @@ final class NacosService {
         case NOT_FOUND -> Envelope.NOT_FOUND;
         case RESOURCE_EXHAUSTED -> Envelope.OVER_LIMIT;
         case UNAVAILABLE -> Envelope.UNAVAILABLE;
+        case UNAUTHENTICATED, PERMISSION_DENIED -> Envelope.NO_RIGHT;
       };
       return Envelope.error(code, type + ": " + re.getMessage());
     }

@@ -25,6 +25,8 @@ final class Errors {
       case RESOURCE_EXHAUSTED -> Status.RESOURCE_EXHAUSTED;
       case FAILED_PRECONDITION -> Status.FAILED_PRECONDITION;
       case UNAVAILABLE -> Status.UNAVAILABLE;
+      case UNAUTHENTICATED -> Status.UNAUTHENTICATED;
+      case PERMISSION_DENIED -> Status.PERMISSION_DENIED;
     };
     return s.withDescription(e.getMessage());
   }
@@ -36,6 +38,8 @@ final class Errors {
       case RESOURCE_EXHAUSTED -> ErrorCode.ERROR_CODE_RESOURCE_EXHAUSTED;
       case FAILED_PRECONDITION -> ErrorCode.ERROR_CODE_FAILED_PRECONDITION;
       case UNAVAILABLE -> ErrorCode.ERROR_CODE_UNAVAILABLE;
+      case UNAUTHENTICATED -> ErrorCode.ERROR_CODE_UNAUTHENTICATED;
+      case PERMISSION_DENIED -> ErrorCode.ERROR_CODE_PERMISSION_DENIED;
     };
   }
 

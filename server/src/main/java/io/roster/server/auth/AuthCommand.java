@@ -1,0 +1,211 @@
+package io.roster.server.auth;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * {@code java -jar roster-server.jar auth ...}: writes the auth file (docs/security.md). No user,
+ * password, token or secret ships with Roster; this command makes each one.
+ *
+ * <pre>
+ * auth init    FILE                                   a new file with a fresh token secret and no one in it
+ * auth user    FILE NAME GRANT...                     add or replace a user; the password is read from stdin
+ *                                                     (one line) or the ROSTER_PASSWORD environment variable
+ * auth token   FILE NAME GRANT...                     add or replace a static token; prints the token once
+ * auth remove  FILE NAME                              remove a user or token (its sessions end at the reload)
+ * GRANT: PERMISSION@NAMESPACE[/SERVICES], e.g. admin@*  write@prod  read@prod/orders-*  write@prod/DEFAULT_GROUP@@orders
+ * </pre>
+ *
+ * Writes go to a temporary file first and replace the file in one move, owner-only where the file
+ * system allows, so a server that reloads it never reads half a file.
+ */
+public final class AuthCommand {
+
+  private final PrintStream out;
+  private final Map<String, String> env;
+  private final BufferedReader in;
+
+  AuthCommand(PrintStream out, Map<String, String> env, BufferedReader in) {
+    this.out = out;
+    this.env = env;
+    this.in = in;
+  }
+
+  /** Runs {@code args} (after the word {@code auth}); returns the process exit status. */
+  public static int main(List<String> args, PrintStream out, PrintStream err) {
+    try {
+      new AuthCommand(out, System.getenv(),
+          new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))).run(args);
+      return 0;
+    } catch (IllegalArgumentException e) {
+      err.println("roster auth: " + e.getMessage());
+      return 2;
+    }
+  }
+
+  static final String USAGE = """
+      Usage: java -jar roster-server.jar auth COMMAND FILE ...
+        auth init   FILE                 create FILE with a fresh token secret and no users or tokens
+        auth user   FILE NAME GRANT...   add or replace a user; password from stdin (one line) or $ROSTER_PASSWORD
+        auth token  FILE NAME GRANT...   add or replace a static token; the token is printed once
+        auth remove FILE NAME            remove a user or a token
+      GRANT is PERMISSION@NAMESPACE or PERMISSION@NAMESPACE/SERVICES: PERMISSION is read, write or admin;
+      NAMESPACE is a namespace or * for all; SERVICES a pattern (* matches anything) over the service name,
+      or over GROUP@@SERVICE when it contains @@. Examples: admin@*  write@prod  read@prod/orders-*
+      """;
+
+  void run(List<String> args) {
+    if (args.size() < 2) {
+      throw new IllegalArgumentException("expected a command and a file\n" + USAGE);
+    }
+    String command = args.get(0);
+    Path file = Path.of(args.get(1));
+    switch (command) {
+      case "init" -> {
+        if (Files.exists(file)) {
+          throw new IllegalArgumentException(file + ": exists already (init never overwrites an auth file)");
+        }
+        write(file, AuthFile.empty());
+        out.println("Created " + file + " (no users or tokens yet; add them with `auth user` and `auth token`)");
+      }
+      case "user" -> {
+        List<Grant> grants = grants(args);
+        String password = env.getOrDefault("ROSTER_PASSWORD", "");
+        if (password.isEmpty()) {
+          password = readLine();
+        }
+        if (password.length() < 12) {
+          throw new IllegalArgumentException("password: " + password.length() + " characters (expected: at least 12)");
+        }
+        ObjectNode root = AuthFile.tree(file);
+        String name = name(args);
+        remove(root, name);
+        root.withArray("users").addObject().put("name", name).put("password", Passwords.hash(password))
+            .set("grants", AuthFile.grantsJson(grants));
+        write(file, root);
+        out.println("User " + name + " written to " + file);
+      }
+      case "token" -> {
+        List<Grant> grants = grants(args);
+        ObjectNode root = AuthFile.tree(file);
+        String name = name(args);
+        remove(root, name);
+        String token = "rst_" + Passwords.randomSecret(32);
+        root.withArray("tokens").addObject().put("name", name).put("sha256", Passwords.sha256(token))
+            .set("grants", AuthFile.grantsJson(grants));
+        write(file, root);
+        out.println(token);
+      }
+      case "remove" -> {
+        ObjectNode root = AuthFile.tree(file);
+        String name = name(args);
+        if (!remove(root, name)) {
+          throw new IllegalArgumentException("NAME: \"" + name + "\" (expected: a user or token of " + file + ")");
+        }
+        write(file, root);
+        out.println("Removed " + name + " from " + file);
+      }
+      default -> throw new IllegalArgumentException("command: \"" + command + "\" (expected: init, user, token or remove)\n"
+          + USAGE);
+    }
+  }
+
+  private static String name(List<String> args) {
+    if (args.size() < 3 || !AuthFile.validName(args.get(2))) {
+      throw new IllegalArgumentException("NAME: \"" + (args.size() < 3 ? "" : args.get(2))
+          + "\" (expected: 1..64 characters of [A-Za-z0-9_.@-])");
+    }
+    return args.get(2);
+  }
+
+  /** Parses each {@code PERMISSION@NAMESPACE[/SERVICES]} after the name. */
+  static List<Grant> grants(List<String> args) {
+    name(args);
+    if (args.size() < 4) {
+      throw new IllegalArgumentException("GRANT: none given (expected: at least one, like admin@* or write@prod)");
+    }
+    List<Grant> grants = new ArrayList<>();
+    for (String g : args.subList(3, args.size())) {
+      int at = g.indexOf('@');
+      Permission p = at < 0 ? null : Permission.named(g.substring(0, at));
+      String rest = at < 0 ? "" : g.substring(at + 1);
+      int slash = rest.indexOf('/');
+      String namespace = slash < 0 ? rest : rest.substring(0, slash);
+      String services = slash < 0 ? Grant.ALL : rest.substring(slash + 1);
+      if (p == null || namespace.isEmpty() || services.isEmpty()) {
+        throw new IllegalArgumentException("GRANT: \"" + g
+            + "\" (expected: PERMISSION@NAMESPACE[/SERVICES] with PERMISSION read, write or admin, e.g. write@prod)");
+      }
+      grants.add(new Grant(p, namespace, services));
+    }
+    return grants;
+  }
+
+  private String readLine() {
+    try {
+      String line = in.readLine();
+      return line == null ? "" : line;
+    } catch (IOException e) {
+      throw new IllegalArgumentException("password: cannot read it from stdin (" + e + ")", e);
+    }
+  }
+
+  /** Removes the user or token named {@code name}; whether there was one. */
+  private static boolean remove(ObjectNode root, String name) {
+    boolean removed = false;
+    for (String list : List.of("users", "tokens")) {
+      JsonNode a = root.path(list);
+      for (Iterator<JsonNode> it = a.elements(); it.hasNext(); ) {
+        if (it.next().path("name").asText().equals(name)) {
+          it.remove();
+          removed = true;
+        }
+      }
+    }
+    return removed;
+  }
+
+  private static void write(Path file, JsonNode root) {
+    AuthFile.parse(root, file.toString()); // never write a file the server would refuse
+    Path dir = file.toAbsolutePath().getParent();
+    try {
+      Path tmp = Files.createTempFile(dir, ".auth", ".tmp");
+      try {
+        restrict(tmp);
+        Files.writeString(tmp, AuthFile.pretty(root));
+        try {
+          Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        } catch (AtomicMoveNotSupportedException e) {
+          Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING);
+        }
+      } finally {
+        Files.deleteIfExists(tmp);
+      }
+    } catch (IOException e) {
+      throw new IllegalArgumentException(file + ": cannot write it (" + e + ")", e);
+    }
+  }
+
+  private static void restrict(Path p) throws IOException {
+    try {
+      Files.setPosixFilePermissions(p, PosixFilePermissions.fromString("rw-------"));
+    } catch (UnsupportedOperationException e) {
+      // not a POSIX file system: its defaults apply
+    }
+  }
+}

@@ -1,0 +1,76 @@
+package io.roster.server.auth;
+
+import io.roster.server.model.RegistryException;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * An authenticated identity and its grants, as the auth file says at the moment of the check.
+ * Immutable.
+ *
+ * @param name the user's or the token's name in the auth file; empty for {@link #ANONYMOUS}
+ * @param expiresAtMillis when the credential that proved it stops being valid ({@link Long#MAX_VALUE}: never)
+ */
+public record Principal(String name, List<Grant> grants, long expiresAtMillis) {
+
+  /** Who every caller is when auth is off: no name, and every permission everywhere. */
+  public static final Principal ANONYMOUS =
+      new Principal("", List.of(new Grant(Permission.ADMIN, Grant.ALL, Grant.ALL)), Long.MAX_VALUE);
+
+  public Principal {
+    Objects.requireNonNull(name, "name");
+    grants = List.copyOf(grants);
+  }
+
+  /** Whether this is a named identity (auth is on), not {@link #ANONYMOUS}. */
+  public boolean named() {
+    return !name.isEmpty();
+  }
+
+  /** Whether a grant allows {@code needed} on the service {@code group@@service} of {@code namespace}. */
+  public boolean allows(Permission needed, String namespace, String group, String service) {
+    for (Grant g : grants) {
+      if (g.allows(needed, namespace, group, service)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Whether a grant allows {@code needed} on every service of {@code namespace} ({@code *}: of every namespace). */
+  public boolean allowsAll(Permission needed, String namespace) {
+    for (Grant g : grants) {
+      if (g.allowsAll(needed, namespace)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Refuses unless a grant allows {@code needed} on the service.
+   *
+   * @throws RegistryException PERMISSION_DENIED naming the identity, the permission and where
+   */
+  public void check(Permission needed, String namespace, String group, String service) {
+    if (!allows(needed, namespace, group, service)) {
+      throw denied(needed, "namespace \"" + namespace + "\", service \"" + group + "@@" + service + "\"");
+    }
+  }
+
+  /**
+   * Refuses unless a grant allows {@code needed} on the whole namespace ({@code *}: every namespace).
+   *
+   * @throws RegistryException PERMISSION_DENIED naming the identity, the permission and where
+   */
+  public void checkAll(Permission needed, String namespace) {
+    if (!allowsAll(needed, namespace)) {
+      throw denied(needed, namespace.equals(Grant.ALL) ? "every namespace" : "namespace \"" + namespace + "\"");
+    }
+  }
+
+  private RegistryException denied(Permission needed, String where) {
+    return new RegistryException(RegistryException.Kind.PERMISSION_DENIED, "",
+        "\"" + name + "\" lacks permission " + needed.wireName() + " on " + where);
+  }
+}

@@ -1,0 +1,15 @@
+/**
+ * Who a caller is and what it may do, the same for every port and protocol: the auth file
+ * ({@link io.roster.server.auth.AuthFile}: users with PBKDF2 password hashes, static tokens, grants
+ * per namespace), the access tokens a login issues ({@link io.roster.server.auth.AccessTokens}),
+ * and the one check every adapter calls ({@link io.roster.server.auth.Authenticator}): a
+ * credential becomes a {@link io.roster.server.auth.Principal}, whose grants allow or refuse a
+ * {@link io.roster.server.auth.Permission} on a namespace and service. Plain Java: no gRPC, no
+ * HTTP. docs/security.md describes the model; decision 63 records it.
+ *
+ * <p>May depend on {@code model} and {@code time}, never on an adapter.
+ */
+@NullMarked
+package io.roster.server.auth;
+
+import org.jspecify.annotations.NullMarked;
