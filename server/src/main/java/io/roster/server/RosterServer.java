@@ -1,5 +1,6 @@
 package io.roster.server;
 
+import io.roster.server.auth.Authenticator;
 import io.roster.server.cluster.ClusterNode;
 import io.roster.server.cluster.EntryClock;
 import io.roster.server.config.ServerConfig;
@@ -60,6 +61,8 @@ public final class RosterServer implements AutoCloseable {
   private final @Nullable SystemScheduler ownScheduler;
   private final Registry registry;
   private final SessionManager sessions;
+  /** Who every port's callers are: off unless --auth-file is given (docs/security.md). */
+  private final Authenticator authenticator;
   private final GrpcEndpoint endpoint;
   private final PushEngine engine;
   private final WarmUp warmUp;
@@ -92,6 +95,11 @@ public final class RosterServer implements AutoCloseable {
         new SessionLimits(config.maxInstancesPerConnection(), config.maxSubscriptionsPerConnection(),
             config.maxSessionsPerConnection(), config.maxWatchesPerConnection(), config.maxSessionsPerAddress(),
             config.maxInstancesPerAddress()));
+    this.authenticator = config.authFile() == null ? Authenticator.off()
+        : Authenticator.open(config.authFile(), config.tokenTtl(), scheduler);
+    sessions.authenticator(authenticator);
+    // Every check of the auth file: sessions get their identities' current grants, or end.
+    authenticator.onCheck(sessions::revalidate);
     String boot = Long.toString(registry.bootRevision(), 36);
     // A fresh process: the clients of the previous one are still coming back (decision 20).
     // Its window runs from the port's opening (start), when the clients come back.
@@ -307,6 +315,7 @@ public final class RosterServer implements AutoCloseable {
     log.info("Stopping: {} sessions asked to reconnect, grace {}", sessions.count(),
         ServerConfig.formatDuration(config.shutdownGrace()));
     engine.stop();
+    authenticator.close();
     // The HTTP API first: it says DOWN, lets requests in progress finish (1 s at most) and
     // takes no more; heartbeat instances stay until the registry goes (or, in a cluster, until
     // the members end this member's owners).

@@ -23,8 +23,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>The auth file is read again when its content changes (checked every {@link #RELOAD_EVERY});
  * a file that no longer parses is logged and the last good one kept. Listeners added with {@link
- * #onReload} run after each successful reload, on the scheduler's thread: the session layer
- * revalidates its sessions' principals there ({@link #revalidate}).
+ * #onCheck} run after every check, changed or not, on the scheduler's thread: the session layer
+ * revalidates its sessions' principals there ({@link #revalidate}), which ends those whose
+ * identity was removed or whose access token expired.
  *
  * <p>Bad credentials are counted per remote host ({@link BadCredentials}). Password checks
  * ({@link #login}) are slow by design and run one at a time; never call {@code login} on a
@@ -89,8 +90,8 @@ public final class Authenticator implements AutoCloseable {
     return tokenTtl;
   }
 
-  /** Runs {@code listener} after each reload that changed the file (on the scheduler's thread). */
-  public void onReload(Runnable listener) {
+  /** Runs {@code listener} after every check of the file, changed or not (on the scheduler's thread). */
+  public void onCheck(Runnable listener) {
     listeners.add(listener);
   }
 
@@ -244,19 +245,17 @@ public final class Authenticator implements AutoCloseable {
         bytes = readBytes();
       } catch (IllegalArgumentException e) {
         problem(e.getMessage());
-        return;
+        bytes = l.content().getBytes(StandardCharsets.UTF_8);
       }
-      if (new String(bytes, StandardCharsets.UTF_8).equals(l.content())) {
-        return;
+      if (!new String(bytes, StandardCharsets.UTF_8).equals(l.content())) {
+        try {
+          loaded = load(bytes, path);
+          lastProblem = null;
+          log.info("Auth file {} reloaded ({})", path, java.util.Objects.requireNonNull(loaded).file().summary());
+        } catch (IllegalArgumentException e) {
+          problem(e.getMessage());
+        }
       }
-      try {
-        loaded = load(bytes, path);
-      } catch (IllegalArgumentException e) {
-        problem(e.getMessage());
-        return;
-      }
-      lastProblem = null;
-      log.info("Auth file {} reloaded ({})", path, java.util.Objects.requireNonNull(loaded).file().summary());
       for (Runnable r : listeners) {
         try {
           r.run();

@@ -46,7 +46,9 @@ public record ServerConfig(
     Duration memberDownAfter,
     Duration memberGrace,
     long snapshotEvery,
-    int httpPort) {
+    int httpPort,
+    @Nullable Path authFile,
+    Duration tokenTtl) {
 
   /** {@code --http-port auto}: the client port − 1000 (8848 beside 9848), as Nacos apps expect. */
   public static final int HTTP_PORT_AUTO = -2;
@@ -115,6 +117,9 @@ public record ServerConfig(
     }
     Objects.requireNonNull(advertise, "advertise");
     positive("group-commit-window", groupCommitWindow);
+    if (tokenTtl.compareTo(Duration.ofMinutes(1)) < 0 || tokenTtl.compareTo(Duration.ofDays(7)) > 0) {
+      throw new IllegalArgumentException("token-ttl: " + formatDuration(tokenTtl) + " (expected: 1m..168h)");
+    }
     if (groupCommitWindow.compareTo(Duration.ofMillis(100)) > 0) {
       throw new IllegalArgumentException("group-commit-window: " + formatDuration(groupCommitWindow)
           + " (expected: up to 100ms)");
@@ -401,6 +406,12 @@ public record ServerConfig(
     OPTIONS.put("http-port", new Option("auto, off or 0..65535",
         "Port of the Nacos v1 HTTP open API (naming half) on --host; auto = --port - 1000 (8848), off = none, 0 = any free port. See docs/nacos-compat.md.",
         (b, v) -> b.httpPort(parseHttpPort(v)), c -> formatHttpPort(c.httpPort())));
+    OPTIONS.put("auth-file", new Option("a file written by `java -jar roster-server.jar auth`",
+        "Turns auth on: every port asks who the caller is and what it may do, from this file of users, tokens and grants (re-read when it changes). See docs/security.md.",
+        (b, v) -> b.authFile(v.isEmpty() ? null : Path.of(v)), c -> c.authFile() == null ? "(auth off)" : c.authFile().toString()));
+    OPTIONS.put("token-ttl", new Option("a duration like 5h, 1m..168h",
+        "How long the access token of a login (Nacos clients, the console) is valid.",
+        (b, v) -> b.tokenTtl(parseDuration(v)), c -> formatDuration(c.tokenTtl())));
   }
 
   /** Names of every option, in help order. */
@@ -440,6 +451,8 @@ public record ServerConfig(
     private Duration memberGrace = Duration.ofSeconds(10);
     private long snapshotEvery = 20_000;
     private int httpPort = HTTP_PORT_AUTO;
+    private @Nullable Path authFile;
+    private Duration tokenTtl = Duration.ofHours(5);
 
     private Builder() {}
 
@@ -475,13 +488,17 @@ public record ServerConfig(
     public Builder snapshotEvery(long v) { snapshotEvery = v; return this; }
     /** {@link #HTTP_PORT_AUTO}, {@link #HTTP_PORT_OFF} or a port (0 = any free port). */
     public Builder httpPort(int v) { httpPort = v; return this; }
+    /** The auth file; null: auth off. */
+    public Builder authFile(@Nullable Path v) { authFile = v; return this; }
+    public Builder tokenTtl(Duration v) { tokenTtl = v; return this; }
 
     public ServerConfig build() {
       return new ServerConfig(host, port, dataDir, logDir, keepaliveTime, keepaliveTimeout, pushWindow,
           pushAckTimeout, shutdownGrace, maxInstancesPerConnection, maxSubscriptionsPerConnection,
           maxSessionsPerConnection, maxWatchesPerConnection, maxSessionsPerAddress, maxInstancesPerAddress,
           maxMessageSize, maxServiceSettingsBytes, warmUp, maxInstancesPerService, maxServiceBytes, nodeId, peerHost,
-          peerPort, members, advertise, groupCommitWindow, memberDownAfter, memberGrace, snapshotEvery, httpPort);
+          peerPort, members, advertise, groupCommitWindow, memberDownAfter, memberGrace, snapshotEvery, httpPort,
+          authFile, tokenTtl);
     }
   }
 }

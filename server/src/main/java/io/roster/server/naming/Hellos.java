@@ -1,5 +1,6 @@
 package io.roster.server.naming;
 
+import io.roster.server.auth.Principal;
 import io.roster.server.model.Names;
 import io.roster.server.model.Owner;
 import io.roster.server.model.RegistryException;
@@ -9,6 +10,7 @@ import io.roster.server.session.Session;
 import io.roster.server.session.SessionInfo;
 import io.roster.server.session.SessionManager;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A hello, whatever the transport: the client's id, name, version and labels checked, the
@@ -56,22 +58,45 @@ public final class Hellos {
   }
 
   /**
-   * Checks {@code hello} and opens its session, writing through {@code outbound}.
+   * Checks {@code token} and {@code hello} and opens its session as the identity the token
+   * proves ({@link SessionManager#authenticator()}), writing through {@code outbound}.
    *
    * @param scope the connection's scope, or null when the transport has none (then no limits
    *     per connection or address apply)
    * @param remoteAddress the peer, as the session info and the logs show it
    * @return the opened session; its {@link Session#info()} carries the new connection id
-   * @throws RegistryException INVALID_ARGUMENT for a bad field, RESOURCE_EXHAUSTED when the
-   *     connection or its address has its fill of sessions
+   * @param token {@code hello.token}: empty when the client sent none
+   * @throws RegistryException UNAUTHENTICATED when auth is on and the token proves no identity,
+   *     INVALID_ARGUMENT for a bad field, RESOURCE_EXHAUSTED when the connection or its address
+   *     has its fill of sessions
    */
-  public Session open(Hello hello, Outbound outbound, Scope scope, String remoteAddress) {
+  public Session open(Hello hello, String token, Outbound outbound, @Nullable Scope scope, String remoteAddress) {
+    Principal principal = sessions.authenticator().authenticate(token, remoteAddress, "hello.token");
     Hello checked = check(hello, Fields.ROSTER);
     SessionInfo info = info(checked, sessions.nextConnectionId(), remoteAddress);
     // Refused (RESOURCE_EXHAUSTED) when this connection or its address has its fill of sessions.
-    return scope != null
+    Session s = scope != null
         ? sessions.open(info, outbound, scope, checked.deltas())
         : sessions.open(info, outbound);
+    s.principal(principal);
+    return s;
+  }
+
+  /**
+   * A newer credential for an open session (the Roster protocol's {@code credentials} frame): it
+   * must prove the same identity, whose current grants then apply.
+   *
+   * @throws RegistryException UNAUTHENTICATED when the token proves no identity, PERMISSION_DENIED
+   *     when it proves another one (a session keeps the identity it said hello with)
+   */
+  public void renew(Session session, String token, String field) {
+    Principal p = sessions.authenticator().authenticate(token, session.info().remoteAddress(), field);
+    if (!p.name().equals(session.principal().name())) {
+      throw new RegistryException(RegistryException.Kind.PERMISSION_DENIED, field, field + ": proves \""
+          + p.name() + "\", but this session is \"" + session.principal().name()
+          + "\" (a session keeps the identity of its hello; open a new one to change it)");
+    }
+    session.principal(p);
   }
 
   /**

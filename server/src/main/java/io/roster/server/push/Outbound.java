@@ -23,4 +23,15 @@ public interface Outbound {
   default boolean move(String reason, String suggestedServer) {
     return false;
   }
+
+  /**
+   * Ends the client's session from the server's side, telling it {@code why} in its protocol's
+   * words (a Roster stream ends with the status; a Nacos connection is closed): its identity is no
+   * longer valid. What it registered is removed as for any end. Never blocks; any thread.
+   *
+   * @return whether the transport could end it; false for one that cannot (the default)
+   */
+  default boolean end(io.roster.server.model.RegistryException why) {
+    return false;
+  }
 }

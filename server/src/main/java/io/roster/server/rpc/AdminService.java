@@ -12,6 +12,8 @@ import io.roster.proto.v1.DrainInstanceRequest;
 import io.roster.proto.v1.DrainInstanceResponse;
 import io.roster.proto.v1.ListConnectionsRequest;
 import io.roster.proto.v1.ListConnectionsResponse;
+import io.roster.server.auth.Grant;
+import io.roster.server.auth.Permission;
 import io.roster.server.model.InstanceKey;
 import io.roster.server.model.RegistryException;
 import io.roster.server.model.ServiceKey;
@@ -38,6 +40,9 @@ final class AdminService extends AdminGrpc.AdminImplBase {
 
   @Override
   public void listMembers(ListMembersRequest req, StreamObserver<ListMembersResponse> out) {
+    if (refused(out)) {
+      return;
+    }
     ListMembersResponse.Builder b = ListMembersResponse.newBuilder();
     if (cluster == null) {
       b.setWritable(true).addMembers(MemberInfo.newBuilder().setId(sessions.nodeId()).setSelf(true).setRole("leader"));
@@ -59,6 +64,9 @@ final class AdminService extends AdminGrpc.AdminImplBase {
 
   @Override
   public void listConnections(ListConnectionsRequest req, StreamObserver<ListConnectionsResponse> out) {
+    if (refused(out)) {
+      return;
+    }
     int pageNo = req.getPageNo() == 0 ? 1 : req.getPageNo();
     int pageSize = req.getPageSize() == 0 ? MAX_CONNECTIONS_PAGE : req.getPageSize();
     if (pageSize < 0 || pageSize > MAX_CONNECTIONS_PAGE) {
@@ -107,6 +115,7 @@ final class AdminService extends AdminGrpc.AdminImplBase {
     InstanceKey key;
     try {
       service = ProtoMapper.serviceKey(req.getService(), "");
+      Callers.check(Permission.ADMIN, service);
       Duration timeout = DrainTimeouts.timeout("timeout_ms", req.getTimeoutMs());
       key = ProtoMapper.instanceKey(req.getIp(), req.getPort(), req.getCluster());
       done = sessions.drainInstance(service, key, timeout);
@@ -124,5 +133,16 @@ final class AdminService extends AdminGrpc.AdminImplBase {
         out.onCompleted();
       }
     });
+  }
+
+  /** Refuses, unless the caller is an admin of every namespace: what the server-wide calls need. */
+  private static boolean refused(StreamObserver<?> out) {
+    try {
+      Callers.caller().checkAll(Permission.ADMIN, Grant.ALL);
+      return false;
+    } catch (RegistryException e) {
+      out.onError(Errors.toStatusException(e));
+      return true;
+    }
   }
 }

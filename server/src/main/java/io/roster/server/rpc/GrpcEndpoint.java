@@ -113,6 +113,7 @@ public final class GrpcEndpoint {
         // naming the limit; gRPC's own check (which only cancels) is the backstop above that.
         .maxInboundMessageSize(backstop(config.maxMessageSize()))
         .addTransportFilter(connections)
+        .intercept(new Callers(sessions))
         .intercept(connections)
         // gRPC raises anything under 10 s to 10 s; SessionService's silence check gives
         // sessions the configured bound, this is the transport-level backstop (and covers Watch).

@@ -15,6 +15,7 @@ import io.roster.proto.v1.UpdateInstanceRequest;
 import io.roster.proto.v1.UpdateServiceRequest;
 import io.roster.proto.v1.UpdateInstanceResponse;
 import io.roster.proto.v1.WatchRequest;
+import io.roster.server.auth.Permission;
 import io.roster.server.model.Instance;
 import io.roster.server.model.InstanceKey;
 import io.roster.server.model.Names;
@@ -79,6 +80,7 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
   public void queryInstances(QueryInstancesRequest req, StreamObserver<QueryInstancesResponse> out) {
     QueryInstancesResponse response; // answer() refuses while stopping
     try {
+      Callers.check(Permission.READ, ProtoMapper.serviceKey(req.getService(), ""));
       response = answer(req, "");
     } catch (RuntimeException e) {
       out.onError(Errors.toStatusException(e));
@@ -117,6 +119,7 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
     ListServicesResponse.Builder b = ListServicesResponse.newBuilder();
     try {
       String namespace = req.getNamespace().isEmpty() ? Names.DEFAULT_NAMESPACE : req.getNamespace();
+      Callers.caller().checkAll(Permission.READ, namespace);
       // uint32 on the wire; 0 is "not set".
       long pageNo = req.getPageNo() == 0 ? 1 : Integer.toUnsignedLong(req.getPageNo());
       long pageSize = req.getPageSize() == 0 ? DEFAULT_PAGE_SIZE : Integer.toUnsignedLong(req.getPageSize());
@@ -142,6 +145,7 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
     InstanceKey key;
     try {
       service = ProtoMapper.serviceKey(req.getService(), "");
+      Callers.check(Permission.ADMIN, service);
       key = ProtoMapper.instanceKey(req.getIp(), req.getPort(), req.getCluster());
       updated = updates.instance(service, key, new Updates.InstanceChange(
           req.hasEnabled() ? req.getEnabled() : null,
@@ -173,6 +177,7 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
     CompletableFuture<ServiceSettings> updated;
     try {
       key = ProtoMapper.serviceKey(req.getService(), "");
+      Callers.check(Permission.ADMIN, key);
       updated = updates.service(key, new Updates.ServiceChange(
           req.hasProtectThreshold() ? req.getProtectThreshold() : null,
           req.getReplaceMetadata(), req.getMetadataMap()));
@@ -197,6 +202,7 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
     GetServiceResponse response;
     try {
       ServiceKey key = ProtoMapper.serviceKey(req.getService(), "");
+      Callers.check(Permission.READ, key);
       Registry.ServiceStats stats = registry.stats(key);
       int subscribers = engine.subscriberCount(key);
       ServiceSettings settings = registry.settings(key);
@@ -234,6 +240,7 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
     Scope scope = Connections.scope();
     try {
       key = ProtoMapper.serviceKey(req.getService(), "");
+      Callers.check(Permission.READ, key);
       clusters = ProtoMapper.clusters(req.getClustersList(), "clusters");
       if (scope != null) {
         scope.acquire(Scope.Counted.WATCHES, limits);

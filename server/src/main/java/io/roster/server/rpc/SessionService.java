@@ -18,6 +18,7 @@ import io.roster.proto.v1.ServerFrame;
 import io.roster.proto.v1.SessionGrpc;
 import io.roster.proto.v1.WarmUpDone;
 import io.roster.proto.v1.Welcome;
+import io.roster.server.auth.Permission;
 import io.roster.server.model.Instance;
 import io.roster.server.naming.DrainTimeouts;
 import io.roster.server.naming.Hellos;
@@ -75,7 +76,7 @@ final class SessionService implements Door {
   static final int MAX_WRITES_IN_FLIGHT = 64;
 
   /** Frames beyond the base protocol that this server answers, told in {@code welcome}. */
-  static final List<String> FEATURES = List.of("query", PushEncoder.FEATURE_DELTA);
+  static final List<String> FEATURES = List.of("query", PushEncoder.FEATURE_DELTA, "credentials");
 
   /** Told once to the sessions whose welcome said the server was warming up, when it is warm. */
   private static final ServerFrame WARM_UP_DONE =
@@ -366,6 +367,12 @@ final class SessionService implements Door {
     }
 
     @Override
+    public boolean end(RegistryException why) {
+      violate(Errors.status(why));
+      return true;
+    }
+
+    @Override
     public boolean isReady() {
       synchronized (writeLock) {
         return !ended && out.isReady();
@@ -432,7 +439,7 @@ final class SessionService implements Door {
       if (kind == ClientFrame.FrameCase.FRAME_NOT_SET) {
         throw new ProtocolViolation(Status.INVALID_ARGUMENT.withDescription(
             "empty frame: exactly one of hello, register, deregister, batch_register, subscribe, "
-                + "unsubscribe, push_ack, ping, drain, query must be set"));
+                + "unsubscribe, push_ack, ping, drain, query, credentials must be set"));
       }
       Session s = session;
       if (kind == ClientFrame.FrameCase.HELLO) {
@@ -487,8 +494,15 @@ final class SessionService implements Door {
             ok(requestId);
           }
           case PING -> write(ServerFrame.newBuilder().setRequestId(requestId).setPong(Pong.getDefaultInstance()).build());
-          case QUERY -> result(requestId, Result.newBuilder().setOk(true)
-              .setQuery(queries.apply(frame.getQuery(), s.info().namespace())).build());
+          case QUERY -> {
+            s.check(Permission.READ, ProtoMapper.serviceKey(frame.getQuery().getService(), s.info().namespace()));
+            result(requestId, Result.newBuilder().setOk(true)
+                .setQuery(queries.apply(frame.getQuery(), s.info().namespace())).build());
+          }
+          case CREDENTIALS -> {
+            hellos.renew(s, frame.getCredentials().getToken(), "credentials.token");
+            ok(requestId);
+          }
           case DRAIN -> {
             Duration timeout = DrainTimeouts.timeout("drain.timeout_ms", frame.getDrain().getTimeoutMs());
             sessions.drain(s, timeout).whenComplete((counts, failed) -> result(requestId, failed != null
@@ -513,7 +527,7 @@ final class SessionService implements Door {
         Session opened = hellos.open(new Hellos.Hello(h.getClientId(), h.getNamespace(), h.getClientName(),
             h.getClientVersion(), h.getLabelsMap(), h.getFeaturesList().contains(PushEncoder.FEATURE_DELTA),
             h.getSessionSeq()),
-            this, scope, remoteAddress);
+            h.getToken(), this, scope, remoteAddress);
         SessionInfo info = opened.info();
         long warmingMs = warmUpMillis(warmUp);
         write(ServerFrame.newBuilder().setRequestId(requestId).setWelcome(Welcome.newBuilder()

@@ -1,5 +1,7 @@
 package io.roster.server.session;
 
+import io.roster.server.auth.Permission;
+import io.roster.server.auth.Principal;
 import io.roster.server.model.Instance;
 import io.roster.server.model.InstanceKey;
 import io.roster.server.model.Owner;
@@ -49,6 +51,8 @@ public final class Session {
 
   private final Map<ServiceKey, Subscription> subscriptions = new HashMap<>(4);
   private boolean closed;
+  /** Who the session proved it is; what it may do is checked at each request (docs/security.md). */
+  private volatile Principal principal = Principal.ANONYMOUS;
   /**
    * Instances submitted and not yet applied (a cluster member waits for the log): counted
    * against the limits too, so that a burst cannot pass them before the first is applied.
@@ -78,6 +82,19 @@ public final class Session {
     return owner;
   }
 
+  /** Who this session proved it is ({@link Principal#ANONYMOUS} when auth is off). */
+  public Principal principal() {
+    return principal;
+  }
+
+  /**
+   * Sets who this session is: at its hello, then when the auth file's reload changes the
+   * identity's grants or a client presents a newer credential.
+   */
+  public void principal(Principal p) {
+    principal = p;
+  }
+
   /** Its registrations' claim: the client and this session's place among its sessions. */
   private Claim claim() {
     return new Claim(info.clientId(), info.sessionSeq());
@@ -95,6 +112,7 @@ public final class Session {
    */
   public synchronized CompletableFuture<Instance> register(ServiceKey service, Instance instance) {
     checkOpen();
+    check(Permission.WRITE, service);
     int adding = registry.owns(owner, service, instance.key()) ? 0 : 1;
     if (adding > 0) {
       scope.checkInstances(limits, pendingAdds + adding, "instance");
@@ -118,6 +136,7 @@ public final class Session {
   /** Removes an instance this session registered; fails with NOT_FOUND when it has none such. */
   public synchronized CompletableFuture<Void> deregister(ServiceKey service, InstanceKey key) {
     checkOpen();
+    check(Permission.WRITE, service);
     return writer.submit(new Command.Deregister(owner, service, key)).thenApply(removed -> {
       if (!removed) {
         String why = registry.ownerOf(service, key) != null
@@ -133,6 +152,7 @@ public final class Session {
   /** Makes {@code instances} this session's complete set in {@code service}; completes with them as stored. */
   public synchronized CompletableFuture<List<Instance>> batchRegister(ServiceKey service, List<Instance> instances) {
     checkOpen();
+    check(Permission.WRITE, service);
     Map<InstanceKey, Integer> seen = new HashMap<>();
     for (int i = 0; i < instances.size(); i++) {
       Integer first = seen.putIfAbsent(instances.get(i).key(), i);
@@ -177,6 +197,7 @@ public final class Session {
    */
   public synchronized void subscribe(ServiceKey service, Set<String> clusters, Runnable accepted) {
     checkOpen();
+    check(Permission.READ, service);
     Subscription old = subscriptions.get(service);
     if (old == null) {
       scope.acquire(Scope.Counted.SUBSCRIPTIONS, limits);
@@ -212,6 +233,11 @@ public final class Session {
    */
   public boolean move(String reason, String suggestedServer) {
     return queue.outbound().move(reason, suggestedServer);
+  }
+
+  /** Ends this session from the server's side, telling the client {@code why} (see {@link Outbound#end}). */
+  public boolean end(RegistryException why) {
+    return queue.outbound().end(why);
   }
 
   /** The client applied a push. */
@@ -303,6 +329,14 @@ public final class Session {
     scope.release(Scope.Counted.SUBSCRIPTIONS, subscriptions.size());
     subscriptions.clear();
     return summary;
+  }
+
+  /**
+   * Refuses (PERMISSION_DENIED, nothing changed) unless this session's identity may do {@code
+   * needed} on {@code service}.
+   */
+  public void check(Permission needed, ServiceKey service) {
+    principal.check(needed, service.namespace(), service.group(), service.name());
   }
 
   private void checkOpen() {

@@ -1,10 +1,13 @@
 package io.roster.server.session;
 
-import io.roster.server.push.Outbound;
+import io.roster.server.auth.Authenticator;
+import io.roster.server.auth.Principal;
 import io.roster.server.model.InstanceKey;
 import io.roster.server.model.Owner;
+import io.roster.server.model.RegistryException;
 import io.roster.server.model.ServiceKey;
 import io.roster.server.push.AckCollector;
+import io.roster.server.push.Outbound;
 import io.roster.server.push.PushEngine;
 import io.roster.server.push.PushQueue;
 import io.roster.server.registry.Command;
@@ -39,6 +42,7 @@ public final class SessionManager {
   private final Map<String, Session> sessions = new ConcurrentHashMap<>();
   /** Address scopes with at least one open connection. */
   private final Map<String, Scope> addresses = new ConcurrentHashMap<>();
+  private volatile Authenticator authenticator = Authenticator.off();
 
   /** A session manager whose sessions change the registry directly (standalone). */
   public SessionManager(Registry registry, PushEngine engine, Scheduler scheduler,
@@ -69,6 +73,41 @@ public final class SessionManager {
   /** This node's id; empty until {@link #nodeId(String)} is called. */
   public String nodeId() {
     return nodeId;
+  }
+
+  /** Sets who checks the sessions' credentials (auth is off until this is called); before the port opens. */
+  public void authenticator(Authenticator authenticator) {
+    this.authenticator = authenticator;
+  }
+
+  /** Who checks every protocol's credentials ({@link Authenticator#off()} by default). */
+  public Authenticator authenticator() {
+    return authenticator;
+  }
+
+  /**
+   * Gives every session its identity's current grants, and ends (through its transport, {@link
+   * Session#end}) each whose identity the auth file no longer has or whose credential has expired.
+   * Run after every check of the auth file.
+   *
+   * @return how many sessions were ended
+   */
+  public int revalidate() {
+    int ended = 0;
+    for (Session s : sessions.values()) {
+      Principal p = s.principal();
+      if (!p.named()) {
+        continue;
+      }
+      Principal now = authenticator.revalidate(p);
+      if (now != null) {
+        s.principal(now);
+      } else if (s.end(RegistryException.unauthenticated("", "the credential of \"" + p.name()
+          + "\" has expired or was removed from the auth file; connect again with a valid one"))) {
+        ended++;
+      }
+    }
+    return ended;
   }
 
   /** A fresh connection id, unique on this node across restarts. */

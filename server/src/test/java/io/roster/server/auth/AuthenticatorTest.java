@@ -113,7 +113,7 @@ class AuthenticatorTest {
     Principal deployer = auth.authenticate(deployerToken, HERE, "hello.token");
     Principal ops = auth.authenticate(auth.login("ops", PASSWORD, HERE).accessToken(), HERE, "accessToken");
     int[] reloads = {0};
-    auth.onReload(() -> reloads[0]++);
+    auth.onCheck(() -> reloads[0]++);
 
     command("remove", "ops");
     command("user", "ops2", "read@prod");

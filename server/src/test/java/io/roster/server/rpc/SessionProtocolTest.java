@@ -86,7 +86,7 @@ class SessionProtocolTest {
     assertThat(first.getKeepaliveTimeoutMs()).isEqualTo(5000);
     assertThat(first.getPushAckTimeoutMs()).isEqualTo(ACK_TIMEOUT.toMillis());
     assertThat(first.getServerVersion()).isEqualTo("0.1.0");
-    assertThat(first.getFeaturesList()).containsExactly("query", "delta");
+    assertThat(first.getFeaturesList()).containsExactly("query", "delta", "credentials");
   }
 
   @Test

@@ -1,0 +1,87 @@
+package io.roster.server.rpc;
+
+import io.grpc.Context;
+import io.grpc.Contexts;
+import io.grpc.Grpc;
+import io.grpc.Metadata;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
+import io.grpc.ServerInterceptor;
+import io.roster.server.auth.Authenticator;
+import io.roster.server.auth.Permission;
+import io.roster.server.auth.Principal;
+import io.roster.server.model.RegistryException;
+import io.roster.server.model.ServiceKey;
+import io.roster.server.session.SessionManager;
+import java.net.SocketAddress;
+import java.util.Locale;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Who a {@code Registry} or {@code Admin} call is: its {@code authorization: Bearer TOKEN}
+ * metadata, checked by the {@link Authenticator} before the call starts (UNAUTHENTICATED, and
+ * the call never reaches the service, when it proves no identity). The {@link Principal} rides in
+ * the call's {@link Context}; each method checks the permission it needs with {@link #check}.
+ * {@code Session/Connect} carries its credential in its hello, and health, reflection and the
+ * Nacos protocol are not asked here (docs/security.md). Thread-safe.
+ */
+final class Callers implements ServerInterceptor {
+
+  /** The call metadata that carries the caller's token: {@code authorization: Bearer TOKEN}. */
+  static final Metadata.Key<String> AUTHORIZATION = Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
+
+  private static final Context.Key<Principal> PRINCIPAL = Context.key("roster-principal");
+  private static final String BEARER = "bearer ";
+  private static final String REGISTRY = io.roster.proto.v1.RegistryGrpc.SERVICE_NAME;
+  private static final String ADMIN = io.roster.proto.v1.AdminGrpc.SERVICE_NAME;
+
+  private final SessionManager sessions;
+
+  Callers(SessionManager sessions) {
+    this.sessions = sessions;
+  }
+
+  @Override
+  public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers,
+      ServerCallHandler<Q, R> next) {
+    String service = call.getMethodDescriptor().getServiceName();
+    Authenticator authenticator = sessions.authenticator();
+    if (!authenticator.enabled() || !(REGISTRY.equals(service) || ADMIN.equals(service))) {
+      return next.startCall(call, headers);
+    }
+    Principal p;
+    try {
+      SocketAddress remote = call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR);
+      p = authenticator.authenticate(bearer(headers.get(AUTHORIZATION)), remote == null ? "" : remote.toString(),
+          "authorization");
+    } catch (RegistryException e) {
+      call.close(Errors.status(e), new Metadata());
+      return new ServerCall.Listener<>() {};
+    }
+    return Contexts.interceptCall(Context.current().withValue(PRINCIPAL, p), call, headers, next);
+  }
+
+  /** The token of an {@code authorization} value {@code Bearer TOKEN}; the value itself otherwise. */
+  static @Nullable String bearer(@Nullable String value) {
+    if (value != null && value.length() > BEARER.length()
+        && value.substring(0, BEARER.length()).toLowerCase(Locale.ROOT).equals(BEARER)) {
+      return value.substring(BEARER.length()).trim();
+    }
+    return value;
+  }
+
+  /** The current call's identity ({@link Principal#ANONYMOUS} with auth off). */
+  static Principal caller() {
+    Principal p = PRINCIPAL.get();
+    return p == null ? Principal.ANONYMOUS : p;
+  }
+
+  /**
+   * Refuses unless the current call may do {@code needed} on {@code service}.
+   *
+   * @throws RegistryException PERMISSION_DENIED naming the identity, the permission and the service
+   */
+  static void check(Permission needed, ServiceKey service) {
+    caller().check(needed, service.namespace(), service.group(), service.name());
+  }
+}
