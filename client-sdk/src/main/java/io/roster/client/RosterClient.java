@@ -11,6 +11,7 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -371,6 +372,7 @@ public interface RosterClient extends AutoCloseable {
     private @Nullable Path failoverDir;
     private @Nullable Executor listenerExecutor;
     private @Nullable ScheduledExecutorService scheduler;
+    private Supplier<String> token = () -> "";
 
     /** The settings made so far: each may be made once. */
     private final Set<String> made = new HashSet<>();
@@ -689,6 +691,40 @@ public interface RosterClient extends AutoCloseable {
       return this;
     }
 
+    /**
+     * Sets the credential the client presents, for a server that runs with an auth file: a static
+     * token (as {@code java -jar roster-server.jar auth token} prints it) or an access token a
+     * login issued. Sent in each session's hello and with every {@code Registry} call; the
+     * server refuses what the token's grants do not allow with {@link RosterException.Code#PERMISSION_DENIED}.
+     * Default: none. Never logged.
+     *
+     * @param value the token
+     * @return this builder
+     */
+    public Builder token(String value) {
+      Objects.requireNonNull(value, "token");
+      once("token", "(set)");
+      this.token = () -> value;
+      return this;
+    }
+
+    /**
+     * Sets where the client gets its credential, for tokens that rotate: asked at each connect
+     * and each {@code Registry} call, and every keepalive interval while a session is open; when
+     * the answer changes, the open session is given the new token without reconnecting (it must
+     * prove the same identity). Called on the client's scheduler: it must return quickly, never
+     * block, and never return null. Default: no token.
+     *
+     * @param value the supplier
+     * @return this builder
+     */
+    public Builder tokenSupplier(Supplier<String> value) {
+      Objects.requireNonNull(value, "tokenSupplier");
+      once("token", "(set)");
+      this.token = value;
+      return this;
+    }
+
     /** The comma-separated list started at a random entry, in the same circular order. */
     private static String rotated(String addresses) {
       String[] entries = addresses.split(",", -1);
@@ -740,7 +776,8 @@ public interface RosterClient extends AutoCloseable {
           pushEmptyProtection,
           failoverDir,
           scheduler,
-          listenerExecutor);
+          listenerExecutor,
+          token);
     }
   }
 }

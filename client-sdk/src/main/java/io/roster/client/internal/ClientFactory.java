@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -45,10 +46,11 @@ public final class ClientFactory {
       boolean pushEmptyProtection,
       @Nullable Path failoverDir,
       @Nullable ScheduledExecutorService scheduler,
-      @Nullable Executor listenerExecutor) {
+      @Nullable Executor listenerExecutor,
+      Supplier<String> token) {
     return DefaultRosterClient.create(new ClientOptions(serverAddresses, namespace, clientId, clientName, labels,
         requestTimeout, connectTimeout, pollInterval, pollMaxBackoff, pollEnabled, reconnectInitial, reconnectMax,
         keepAliveTime, keepAliveTimeout, drainTimeout, reconnectEmptyHold, pushEmptyProtection, failoverDir,
-        scheduler, listenerExecutor));
+        scheduler, listenerExecutor, token));
   }
 }

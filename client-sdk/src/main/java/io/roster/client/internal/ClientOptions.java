@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -57,7 +58,8 @@ record ClientOptions(
     boolean pushEmptyProtection,
     @Nullable Path failoverDir,
     @Nullable ScheduledExecutorService scheduler,
-    @Nullable Executor listenerExecutor) {
+    @Nullable Executor listenerExecutor,
+    Supplier<String> token) {
 
   /** The longest drain wait a server accepts. */
   static final Duration MAX_DRAIN_TIMEOUT = Duration.ofSeconds(60);
@@ -89,6 +91,7 @@ record ClientOptions(
     positive("keepAlive.time", keepAliveTime);
     positive("keepAlive.timeout", keepAliveTimeout);
     checkDrainTimeout("drainTimeout", drainTimeout);
+    Objects.requireNonNull(token, "token");
     Objects.requireNonNull(reconnectEmptyHold, "reconnectEmptyHold");
     if (reconnectEmptyHold.isNegative() || reconnectEmptyHold.compareTo(Duration.ofMinutes(1)) > 0) {
       throw invalid("reconnectEmptyHold", reconnectEmptyHold.toString(), "0 .. PT1M");

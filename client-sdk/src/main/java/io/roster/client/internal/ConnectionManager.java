@@ -414,7 +414,7 @@ final class ConnectionManager {
     if (keepalive != null) {
       keepalive.stop();
     }
-    keepalive = new Keepalive(s, context, scheduler, ticker, keepAliveTimeout, () -> silent(s));
+    keepalive = new Keepalive(s, context, scheduler, ticker, keepAliveTimeout, () -> silent(s), () -> renew(s));
     keepalive.start();
   }
 
@@ -557,12 +557,34 @@ final class ConnectionManager {
     return context.call(mover::standby);
   }
 
+  /**
+   * In the context, at each keepalive tick: when the token supplier's answer changed, gives it to
+   * the open session {@code s} (a {@code credentials} frame, same identity) instead of reconnecting.
+   */
+  private void renew(Session s) {
+    if (!s.supports(Session.FEATURE_CREDENTIALS)) {
+      return;
+    }
+    String now = hello.get().token();
+    if (now.equals(s.token())) {
+      return;
+    }
+    s.token(now);
+    s.request(new Request.Credentials(now), keepAliveTimeout).whenComplete((answer, failed) -> {
+      if (failed == null && !answer.ok()) {
+        log.warn("Roster server {} refused the renewed token: {}", s.address, answer.message());
+      }
+    });
+  }
+
   /** Sends hello on a session just opened and starts its connect timer. In the context. */
   void sayHello(Session s) {
     // Grows with every session, also across restarts of a client with a fixed id: the wall
     // clock in µs, kept increasing. The server lets a newer session's registration win.
     lastSessionSeq = Math.max(lastSessionSeq + 1, ticker.currentTimeMillis() * 1000);
-    s.send(hello.get().withSessionSeq(lastSessionSeq));
+    Request.Hello h = hello.get().withSessionSeq(lastSessionSeq);
+    s.token(h.token());
+    s.send(h);
     armConnectTimeout(s);
   }
 

@@ -24,6 +24,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -99,7 +100,7 @@ final class DefaultRosterClient implements RosterClient, ConnectionManager.Handl
       scheduler = own;
     }
     Connector connector = new GrpcConnector(options.keepAliveTime(), options.keepAliveTimeout(),
-        "roster-java/" + VERSION);
+        "roster-java/" + VERSION, () -> token(options.token()));
     DefaultRosterClient client = new DefaultRosterClient(options, addresses, connector,
         scheduler, owned, Ticker.system(), new Random());
     client.start();
@@ -455,7 +456,18 @@ final class DefaultRosterClient implements RosterClient, ConnectionManager.Handl
 
   private Request.Hello hello() {
     return new Request.Hello(options.clientId(), namespace, options.clientName(), VERSION, options.labels(),
-        List.of(Session.FEATURE_DELTA), 0); // onPush applies deltas (DeltaApplier)
+        List.of(Session.FEATURE_DELTA), 0, token(options.token())); // onPush applies deltas (DeltaApplier)
+  }
+
+  /** The credential {@code supplier} gives now, never null (one that fails or answers null means none). */
+  static String token(Supplier<String> supplier) {
+    try {
+      String t = supplier.get();
+      return t == null ? "" : t;
+    } catch (RuntimeException e) {
+      log.warn("The token supplier failed; going on without a token", e);
+      return "";
+    }
   }
 
   private String nextRequestId() {

@@ -1,7 +1,14 @@
 package io.roster.client.internal;
 
+import io.grpc.CallOptions;
+import io.grpc.Channel;
+import io.grpc.ClientCall;
+import io.grpc.ClientInterceptor;
 import io.grpc.ConnectivityState;
+import io.grpc.ForwardingClientCall;
 import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
+import io.grpc.MethodDescriptor;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.ClientCallStreamObserver;
 import io.grpc.stub.ClientResponseObserver;
@@ -21,6 +28,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -44,13 +52,41 @@ final class GrpcConnector implements Connector {
   private final Duration keepAliveTime;
   private final Duration keepAliveTimeout;
   private final String userAgent;
+  private final Bearer bearer;
   private final Map<ServerAddress, ManagedChannel> channels = new ConcurrentHashMap<>();
   private volatile boolean shutdown;
 
-  GrpcConnector(Duration keepAliveTime, Duration keepAliveTimeout, String userAgent) {
+  /** @param token the credential for each unary call's {@code authorization} metadata; empty for none */
+  GrpcConnector(Duration keepAliveTime, Duration keepAliveTimeout, String userAgent, Supplier<String> token) {
     this.keepAliveTime = keepAliveTime;
     this.keepAliveTimeout = keepAliveTimeout;
     this.userAgent = userAgent;
+    this.bearer = new Bearer(token);
+  }
+
+  /** Adds {@code authorization: Bearer TOKEN} to a call when there is a token. */
+  private static final class Bearer implements ClientInterceptor {
+    private static final Metadata.Key<String> AUTHORIZATION =
+        Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
+    private final Supplier<String> token;
+
+    Bearer(Supplier<String> token) {
+      this.token = token;
+    }
+
+    @Override
+    public <Q, R> ClientCall<Q, R> interceptCall(MethodDescriptor<Q, R> method, CallOptions options, Channel next) {
+      return new ForwardingClientCall.SimpleForwardingClientCall<>(next.newCall(method, options)) {
+        @Override
+        public void start(Listener<R> listener, Metadata headers) {
+          String t = token.get();
+          if (!t.isEmpty()) {
+            headers.put(AUTHORIZATION, "Bearer " + t);
+          }
+          super.start(listener, headers);
+        }
+      };
+    }
   }
 
   private ManagedChannel channel(ServerAddress address) {
@@ -65,6 +101,7 @@ final class GrpcConnector implements Connector {
         .keepAliveTimeout(keepAliveTimeout.toNanos(), TimeUnit.NANOSECONDS)
         .keepAliveWithoutCalls(true)
         .userAgent(userAgent)
+        .intercept(bearer)
         .directExecutor()
         .build());
   }

@@ -28,6 +28,7 @@ final class Keepalive {
   private final Ticker ticker;
   private final Duration timeout;
   private final Runnable onSilent;
+  private final Runnable onTick;
 
   private @Nullable Timer timer;
   private boolean stopped;
@@ -38,10 +39,12 @@ final class Keepalive {
   /**
    * @param onSilent runs in the context when a ping went unanswered for {@code timeout}; the
    *     keepalive has stopped then
+   * @param onTick runs in the context at every look (about once a ping interval) while it runs
    */
   Keepalive(Session session, SerialContext context, ScheduledExecutorService scheduler, Ticker ticker,
-      Duration timeout, Runnable onSilent) {
+      Duration timeout, Runnable onSilent, Runnable onTick) {
     this.session = session;
+    this.onTick = onTick;
     this.context = context;
     this.scheduler = scheduler;
     this.ticker = ticker;
@@ -69,6 +72,7 @@ final class Keepalive {
     if (stopped) {
       return;
     }
+    onTick.run();
     long now = ticker.nanoTime();
     long timeoutNanos = timeout.toNanos();
     if (pingOutstanding) {

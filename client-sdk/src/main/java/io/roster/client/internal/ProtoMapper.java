@@ -9,6 +9,7 @@ import io.roster.client.RosterException.Code;
 import io.roster.client.DrainResult;
 import io.roster.proto.v1.BatchRegisterInstances;
 import io.roster.proto.v1.ClientFrame;
+import io.roster.proto.v1.Credentials;
 import io.roster.proto.v1.DeregisterInstance;
 import io.roster.proto.v1.Drain;
 import io.roster.proto.v1.DrainSummary;
@@ -297,7 +298,11 @@ final class ProtoMapper {
           .setClientVersion(r.clientVersion())
           .putAllLabels(r.labels())
           .addAllFeatures(r.features())
-          .setSessionSeq(r.sessionSeq()));
+          .setSessionSeq(r.sessionSeq())
+          .setToken(r.token()));
+    }
+    if (request instanceof Request.Credentials r) {
+      return ClientFrame.newBuilder().setCredentials(Credentials.newBuilder().setToken(r.token()));
     }
     throw new IllegalArgumentException("unknown request " + request);
   }

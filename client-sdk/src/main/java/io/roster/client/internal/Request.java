@@ -46,9 +46,10 @@ sealed interface Request {
    * The first frame of a session.
    *
    * @param sessionSeq grows with every session of this client (its server lets a newer one win)
+   * @param token the credential, empty for none
    */
   record Hello(String clientId, String namespace, String clientName, String clientVersion,
-      Map<String, String> labels, List<String> features, long sessionSeq) implements Request {
+      Map<String, String> labels, List<String> features, long sessionSeq, String token) implements Request {
 
     public Hello {
       labels = Map.copyOf(labels);
@@ -56,7 +57,23 @@ sealed interface Request {
     }
 
     Hello withSessionSeq(long seq) {
-      return new Hello(clientId, namespace, clientName, clientVersion, labels, features, seq);
+      return new Hello(clientId, namespace, clientName, clientVersion, labels, features, seq, token);
+    }
+
+    /** Without the token, which never goes to a log. */
+    @Override
+    public String toString() {
+      return "Hello[clientId=" + clientId + ", namespace=" + namespace + ", sessionSeq=" + sessionSeq
+          + ", token=" + (token.isEmpty() ? "none" : "(set)") + "]";
+    }
+  }
+
+  /** A newer token for the open session: the same identity, renewed (a server listing {@code credentials}). */
+  record Credentials(String token) implements Request {
+    /** Without the token, which never goes to a log. */
+    @Override
+    public String toString() {
+      return "Credentials[token=(set)]";
     }
   }
 }

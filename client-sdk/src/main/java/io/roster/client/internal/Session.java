@@ -66,6 +66,9 @@ final class Session {
   /** The hello (and welcome) feature of delta pushes: this client applies them. */
   static final String FEATURE_DELTA = "delta";
 
+  /** The server takes a {@code credentials} frame: a renewed token without reconnecting. */
+  static final String FEATURE_CREDENTIALS = "credentials";
+
   final long id;
   final ServerAddress address;
   private final ScheduledExecutorService scheduler;
@@ -85,6 +88,7 @@ final class Session {
   private volatile String connectionId = "";
   /** Optional frames the server answers, from its welcome. */
   private volatile Set<String> features = Set.of();
+  private String token = "";
   /** Ping when nothing was sent or received for this long: the lesser of ours and the server's. */
   private volatile long pingIntervalNanos;
   /**
@@ -204,6 +208,15 @@ final class Session {
 
   boolean supports(String feature) {
     return features.contains(feature);
+  }
+
+  /** The token this session presented last (its hello's, or a renewal's). In the context. */
+  String token() {
+    return token;
+  }
+
+  void token(String value) {
+    token = value;
   }
 
   void attach(SessionStream s) {

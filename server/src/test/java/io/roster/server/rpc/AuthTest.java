@@ -1,0 +1,209 @@
+package io.roster.server.rpc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.grpc.Metadata;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.stub.MetadataUtils;
+import io.roster.proto.v1.AdminGrpc;
+import io.roster.proto.v1.ClientFrame;
+import io.roster.proto.v1.Credentials;
+import io.roster.proto.v1.ErrorCode;
+import io.roster.proto.v1.Hello;
+import io.roster.proto.v1.Instance;
+import io.roster.proto.v1.ListConnectionsRequest;
+import io.roster.proto.v1.QueryInstancesRequest;
+import io.roster.proto.v1.RegisterInstance;
+import io.roster.proto.v1.RegistryGrpc;
+import io.roster.proto.v1.Result;
+import io.roster.proto.v1.ServerFrame;
+import io.roster.proto.v1.ServiceKey;
+import io.roster.proto.v1.UpdateInstanceRequest;
+import io.roster.server.auth.AuthCommand;
+import io.roster.server.testing.LoopbackServer;
+import io.roster.server.testing.TestSession;
+import io.roster.server.testing.TestTime;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The Roster protocol with an auth file (docs/security.md): the session's hello and each unary
+ * call prove an identity; what its grants do not allow is refused and changes nothing.
+ */
+class AuthTest {
+
+  @RegisterExtension
+  final LoopbackServer loopback = LoopbackServer.withDefaults().startedByTest();
+
+  @TempDir Path dir;
+  private Path file;
+  private String admin;
+  private String deployer;
+  private String reader;
+
+  @BeforeEach
+  void setUp() {
+    file = dir.resolve("auth.json");
+    auth("init");
+    admin = auth("token", "ops", "admin@*");
+    deployer = auth("token", "deployer", "write@prod/orders*", "read@*");
+    reader = auth("token", "reader", "read@prod");
+    loopback.start(b -> b.authFile(file));
+  }
+
+  @Test
+  void aHelloWithoutOrWithAWrongTokenIsUnauthenticated() {
+    for (String token : List.of("", "rst_not-a-token")) {
+      TestSession s = loopback.open();
+      String id = s.nextId();
+      s.send(ClientFrame.newBuilder().setRequestId(id).setHello(hello("c1").setToken(token)).build());
+      Result r = s.await(f -> f.getRequestId().equals(id)).getResult();
+      assertThat(r.getCode()).isEqualTo(ErrorCode.ERROR_CODE_UNAUTHENTICATED);
+      assertThat(r.getField()).isEqualTo("hello.token");
+      assertThat(r.getMessage()).startsWith("hello.token: ");
+    }
+  }
+
+  @Test
+  void eachFrameIsCheckedAgainstTheSessionsGrantsAndARefusalChangesNothing() {
+    TestSession writer = session(deployer, "prod");
+    TestSession readOnly = session(reader, "prod");
+
+    assertThat(register(writer, "prod", "orders-eu", "10.0.0.1").getOk()).isTrue();
+    Result denied = register(readOnly, "prod", "orders-eu", "10.0.0.2");
+    assertThat(denied.getCode()).isEqualTo(ErrorCode.ERROR_CODE_PERMISSION_DENIED);
+    assertThat(denied.getMessage()).isEqualTo(
+        "\"reader\" lacks permission write on namespace \"prod\", service \"DEFAULT_GROUP@@orders-eu\"");
+    assertThat(register(writer, "prod", "payments", "10.0.0.3").getCode())
+        .isEqualTo(ErrorCode.ERROR_CODE_PERMISSION_DENIED);
+    assertThat(register(writer, "staging", "orders-eu", "10.0.0.4").getCode())
+        .isEqualTo(ErrorCode.ERROR_CODE_PERMISSION_DENIED);
+    assertThat(readOnly.request(ClientFrame.newBuilder().setSubscribe(io.roster.proto.v1.Subscribe.newBuilder()
+        .setService(key("staging", "orders-eu")))).getCode()).isEqualTo(ErrorCode.ERROR_CODE_PERMISSION_DENIED);
+
+    assertThat(ips("prod", "orders-eu")).containsExactly("10.0.0.1");
+    assertThat(ips("prod", "payments")).isEmpty();
+    assertThat(ips("staging", "orders-eu")).isEmpty();
+  }
+
+  @Test
+  void unaryCallsCarryTheTokenInTheirMetadata() {
+    register(session(deployer, "prod"), "prod", "orders-eu", "10.0.0.1");
+    QueryInstancesRequest query = QueryInstancesRequest.newBuilder().setService(key("prod", "orders-eu")).build();
+
+    assertThatThrownBy(() -> RegistryGrpc.newBlockingStub(loopback.channel()).queryInstances(query))
+        .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+          assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAUTHENTICATED);
+          assertThat(e.getStatus().getDescription()).startsWith("authorization: missing");
+        });
+    assertThat(registry(reader).queryInstances(query).getServiceInfo().getInstancesCount()).isEqualTo(1);
+
+    UpdateInstanceRequest offline = UpdateInstanceRequest.newBuilder().setService(key("prod", "orders-eu"))
+        .setIp("10.0.0.1").setPort(80).setEnabled(false).build();
+    assertThatThrownBy(() -> registry(deployer).updateInstance(offline))
+        .isInstanceOfSatisfying(StatusRuntimeException.class,
+            e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.PERMISSION_DENIED));
+    assertThat(registry(admin).queryInstances(query).getServiceInfo().getInstances(0).getEnabled()).isTrue();
+    assertThatThrownBy(() -> AdminGrpc.newBlockingStub(loopback.channel()).withInterceptors(bearer(reader))
+        .listConnections(ListConnectionsRequest.getDefaultInstance()))
+        .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+          assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.PERMISSION_DENIED);
+          assertThat(e.getStatus().getDescription()).isEqualTo(
+              "\"reader\" lacks permission admin on every namespace");
+        });
+
+    assertThat(registry(admin).updateInstance(offline).getInstance().getEnabled()).isFalse();
+  }
+
+  @Test
+  void aSessionWhoseIdentityIsRemovedEndsAndWhatItRegisteredGoes() throws Exception {
+    TestSession writer = session(deployer, "prod");
+    register(writer, "prod", "orders-eu", "10.0.0.1");
+    TestSession other = session(reader, "prod");
+
+    auth("remove", "deployer");
+
+    Status status = writer.awaitClosed();
+    assertThat(status.getCode()).isEqualTo(Status.Code.UNAUTHENTICATED);
+    assertThat(status.getDescription()).contains("\"deployer\"").contains("removed from the auth file");
+    await().atMost(TestTime.seconds(10)).until(() -> ips("prod", "orders-eu").isEmpty());
+    other.ping();
+  }
+
+  @Test
+  void aRenewedTokenMustProveTheSameIdentity() {
+    TestSession writer = session(deployer, "prod");
+    String rotated = auth("token", "deployer", "write@prod/orders*", "read@*");
+    // Refused until the server has read the file again (every 2 s); polled slowly, as each refusal
+    // counts against this host's bad credentials.
+    await().atMost(TestTime.seconds(10)).pollInterval(java.time.Duration.ofSeconds(1))
+        .until(() -> renew(writer, rotated).getOk());
+
+    Result other = renew(writer, reader);
+    assertThat(other.getCode()).isEqualTo(ErrorCode.ERROR_CODE_PERMISSION_DENIED);
+    assertThat(other.getMessage()).contains("proves \"reader\", but this session is \"deployer\"");
+    assertThat(register(writer, "prod", "orders-eu", "10.0.0.1").getOk()).isTrue();
+  }
+
+  private static Result renew(TestSession s, String token) {
+    return s.request(ClientFrame.newBuilder().setCredentials(Credentials.newBuilder().setToken(token)));
+  }
+
+  private TestSession session(String token, String namespace) {
+    TestSession s = loopback.open();
+    ServerFrame welcome = s.helloFrame(hello("client-" + token.hashCode()).setToken(token).setNamespace(namespace));
+    assertThat(welcome.getWelcome().getFeaturesList()).contains("credentials");
+    return s;
+  }
+
+  private static Hello.Builder hello(String clientId) {
+    return Hello.newBuilder().setClientId(clientId);
+  }
+
+  private static Result register(TestSession s, String namespace, String service, String ip) {
+    return s.request(ClientFrame.newBuilder().setRegister(RegisterInstance.newBuilder()
+        .setService(key(namespace, service)).setInstance(Instance.newBuilder().setIp(ip).setPort(80))));
+  }
+
+  private List<String> ips(String namespace, String service) {
+    List<String> ips = new ArrayList<>();
+    registry(admin).queryInstances(QueryInstancesRequest.newBuilder().setService(key(namespace, service)).build())
+        .getServiceInfo().getInstancesList().forEach(i -> ips.add(i.getIp()));
+    return ips;
+  }
+
+  private RegistryGrpc.RegistryBlockingStub registry(String token) {
+    return RegistryGrpc.newBlockingStub(loopback.channel()).withInterceptors(bearer(token));
+  }
+
+  private static io.grpc.ClientInterceptor bearer(String token) {
+    Metadata m = new Metadata();
+    m.put(Callers.AUTHORIZATION, "Bearer " + token);
+    return MetadataUtils.newAttachHeadersInterceptor(m);
+  }
+
+  private static ServiceKey key(String namespace, String service) {
+    return ServiceKey.newBuilder().setNamespace(namespace).setName(service).build();
+  }
+
+  /** Runs the {@code auth} command on the test's file; returns what it printed, trimmed. */
+  private String auth(String command, String... args) {
+    List<String> all = new ArrayList<>(List.of(command, file.toString()));
+    all.addAll(List.of(args));
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    int status = AuthCommand.main(all, new PrintStream(out, true, StandardCharsets.UTF_8), System.err);
+    assertThat(status).isZero();
+    return out.toString(StandardCharsets.UTF_8).trim();
+  }
+}
