@@ -170,6 +170,34 @@ class ConnectionManagerTest {
   }
 
   @Test
+  void theTokenGoesInTheHelloAndARotatedOneReachesTheOpenSessionWithoutReconnecting() {
+    java.util.concurrent.atomic.AtomicReference<String> token = new java.util.concurrent.atomic.AtomicReference<>("t1");
+    ClientOptions o = Fixtures.options("a:1", Duration.ofSeconds(2), false, Runnable::run);
+    client = new DefaultRosterClient(new ClientOptions(o.serverAddresses(), o.namespace(), o.clientId(), o.clientName(),
+        o.labels(), o.requestTimeout(), o.connectTimeout(), o.pollInterval(), o.pollMaxBackoff(), o.pollEnabled(),
+        o.reconnectInitial(), o.reconnectMax(), o.keepAliveTime(), o.keepAliveTimeout(), o.drainTimeout(),
+        o.reconnectEmptyHold(), o.pushEmptyProtection(), o.failoverDir(), o.scheduler(), o.listenerExecutor(),
+        token::get), ServerAddress.parseList("a:1"), connector, clock.scheduler(), false, clock, maxRandom());
+    client.start();
+    clock.runDue();
+    FakeStream s = connector.latest();
+    s.welcome(0, List.of(Session.FEATURE_CREDENTIALS));
+    assertThat(s.hello.getHello().getToken()).isEqualTo("t1");
+
+    token.set("t2");
+    clock.forward(Duration.ofSeconds(5));
+    ClientFrame renewal = s.next(FrameCase.CREDENTIALS);
+    assertThat(renewal.getCredentials().getToken()).isEqualTo("t2");
+    s.ok(renewal);
+    s.next(FrameCase.PING);
+    s.pong();
+    clock.forward(Duration.ofSeconds(5));
+    assertThat(s.next().getFrameCase()).as("renewed once: a ping next, no second credentials frame")
+        .isEqualTo(FrameCase.PING);
+    assertThat(connector.streams).as("no reconnect").hasSize(1);
+  }
+
+  @Test
   void keepAlivePingsAnIdleSessionAndDropsASilentOne() {
     start("a:1", maxRandom());
     FakeStream s = connector.latest();
