@@ -23,7 +23,16 @@ final class LogCodec {
    * log.proto would be misread by an older member, add that format's golden files
    * ({@code LogFormatGoldenTest}), and keep reading every older one.
    */
-  static final int FORMAT = 1;
+  static final int FORMAT = 2;
+
+  /**
+   * The format {@code command} needs: 2 when it carries an identity (auth on, decision 65), which
+   * a format-1 reader would ignore and so apply what the others refuse; 1 otherwise, so that a
+   * cluster without auth keeps writing what an older member reads.
+   */
+  static int formatOf(io.roster.proto.cluster.v1.Command command) {
+    return command.getRegister().getIdentity().isEmpty() && command.getReplaceOwned().getIdentity().isEmpty() ? 1 : 2;
+  }
 
   private LogCodec() {}
 
@@ -54,14 +63,16 @@ final class LogCodec {
     if (command instanceof Command.Register c) {
       b.setRegister(io.roster.proto.cluster.v1.Register.newBuilder()
           .setOwner(owner(c.owner())).setService(service(c.service())).setInstance(instance(c.instance()))
-          .setClientId(c.claim().clientId()).setSessionSeq(c.claim().seq()));
+          .setClientId(c.claim().clientId()).setSessionSeq(c.claim().seq())
+          .setIdentity(c.claim().identity()).setAdmin(c.claim().admin()));
     } else if (command instanceof Command.Deregister c) {
       b.setDeregister(io.roster.proto.cluster.v1.Deregister.newBuilder()
           .setOwner(owner(c.owner())).setService(service(c.service())).setKey(key(c.key())));
     } else if (command instanceof Command.ReplaceOwned c) {
       var r = io.roster.proto.cluster.v1.ReplaceOwned.newBuilder()
           .setOwner(owner(c.owner())).setService(service(c.service()))
-          .setClientId(c.claim().clientId()).setSessionSeq(c.claim().seq());
+          .setClientId(c.claim().clientId()).setSessionSeq(c.claim().seq())
+          .setIdentity(c.claim().identity()).setAdmin(c.claim().admin());
       c.instances().forEach(i -> r.addInstances(instance(i)));
       b.setReplaceOwned(r);
     } else if (command instanceof Command.RemoveOwned c) {
@@ -102,7 +113,8 @@ final class LogCodec {
     return switch (kind) {
       case REGISTER -> new Command.Register(owner(p.getRegister().getOwner()),
           service(p.getRegister().getService()), instance(p.getRegister().getInstance()),
-          new Claim(p.getRegister().getClientId(), p.getRegister().getSessionSeq()));
+          new Claim(p.getRegister().getClientId(), p.getRegister().getSessionSeq(), p.getRegister().getIdentity(),
+              p.getRegister().getAdmin()));
       case DEREGISTER -> new Command.Deregister(owner(p.getDeregister().getOwner()),
           service(p.getDeregister().getService()), key(p.getDeregister().getKey()));
       case REPLACE_OWNED -> {
@@ -110,7 +122,7 @@ final class LogCodec {
         List<Instance> list = new ArrayList<>(r.getInstancesCount());
         r.getInstancesList().forEach(i -> list.add(instance(i)));
         yield new Command.ReplaceOwned(owner(r.getOwner()), service(r.getService()), list,
-            new Claim(r.getClientId(), r.getSessionSeq()));
+            new Claim(r.getClientId(), r.getSessionSeq(), r.getIdentity(), r.getAdmin()));
       }
       case REMOVE_OWNED -> new Command.RemoveOwned(owner(p.getRemoveOwned().getOwner()),
           service(p.getRemoveOwned().getService()));

@@ -165,7 +165,8 @@ final class Proposer implements Writer {
    */
   private void flush() {
     List<Pending> taken = new ArrayList<>();
-    Batch.Builder b = Batch.newBuilder().setOrigin(member).setIncarnation(incarnation).setFormat(LogCodec.FORMAT);
+    Batch.Builder b = Batch.newBuilder().setOrigin(member).setIncarnation(incarnation);
+    int format = 1;
     long seq;
     synchronized (this) {
       if (inFlight.size() >= MAX_IN_FLIGHT_BATCHES) {
@@ -184,7 +185,9 @@ final class Proposer implements Writer {
         taken.add(next);
         bytes += size;
         b.addCommands(next.command);
+        format = Math.max(format, LogCodec.formatOf(next.command));
       }
+      b.setFormat(format);
       boolean more = !queue.isEmpty();
       flushScheduled = more;
       if (more) {

@@ -34,7 +34,8 @@ final class SnapshotCodec {
     SnapshotHeader.Builder header = SnapshotHeader.newBuilder()
         .setLastRevision(image.lastRevision()).setAbsentRevision(image.absentRevision())
         .setServices(image.services().size()).setMembers(members.size()).addAllStaleMembers(stale)
-        .setFormat(LogCodec.FORMAT);
+        .setFormat(image.services().stream().flatMap(s -> s.registrations().stream())
+            .anyMatch(h -> !h.claim().identity().isEmpty()) ? 2 : 1);
     image.settings().entrySet().stream().sorted(Map.Entry.comparingByKey()).forEach(e ->
         header.addSettings(SettingsState.newBuilder().setService(LogCodec.service(e.getKey()))
             .setProtectThreshold(e.getValue().protectThreshold()).putAllMetadata(e.getValue().metadata())));
@@ -45,7 +46,8 @@ final class SnapshotCodec {
       for (Registry.Held h : s.registrations()) {
         b.addRegistrations(Registration.newBuilder().setOwner(LogCodec.owner(h.owner()))
             .setInstance(LogCodec.instance(h.instance()))
-            .setClientId(h.claim().clientId()).setSessionSeq(h.claim().seq()).setOperatorHeld(h.operatorHeld()));
+            .setClientId(h.claim().clientId()).setSessionSeq(h.claim().seq()).setOperatorHeld(h.operatorHeld())
+            .setIdentity(h.claim().identity()));
       }
       b.build().writeDelimitedTo(out);
     }
@@ -78,7 +80,8 @@ final class SnapshotCodec {
       List<Registry.Held> held = new ArrayList<>(s.getRegistrationsCount());
       for (Registration r : s.getRegistrationsList()) {
         held.add(new Registry.Held(LogCodec.owner(r.getOwner()), LogCodec.instance(r.getInstance()),
-            new io.roster.server.registry.Claim(r.getClientId(), r.getSessionSeq()), r.getOperatorHeld()));
+            new io.roster.server.registry.Claim(r.getClientId(), r.getSessionSeq(), r.getIdentity(), false),
+            r.getOperatorHeld()));
       }
       services.add(new Registry.ServiceImage(LogCodec.service(s.getService()), s.getRevision(), held));
     }

@@ -788,8 +788,11 @@ public final class Registry {
      */
     boolean put(Owner owner, Claim claim, Instance instance, String field) {
       Registration old = registrations.get(instance.key());
-      if (old != null && !old.owner.equals(owner) && old.claim.newerThan(claim)) {
-        return false;
+      if (old != null && !old.owner.equals(owner)) {
+        checkReplaceable(old, claim, instance.key(), field);
+        if (old.claim.newerThan(claim)) {
+          return false;
+        }
       }
       instance = heldBack(old, instance);
       int size = WireSize.ofInstanceInList(instance);
@@ -811,7 +814,19 @@ public final class Registry {
     }
 
     /** Stores without checking limits, keeping an operator's hold; returns whether the visible instance changed. */
+    /**
+     * Refuses (PERMISSION_DENIED, nothing changed) when another identity registered {@code key}
+     * and {@code claim}'s is not an admin (decision 65).
+     */
+    private void checkReplaceable(Registration old, Claim claim, InstanceKey key, String field) {
+      if (!old.claim.replaceableBy(claim)) {
+        throw new RegistryException(RegistryException.Kind.PERMISSION_DENIED, field, "instance " + key
+            + " is registered by \"" + old.claim.identity() + "\": only that identity or an admin may replace it");
+      }
+    }
+
     private boolean store(Owner owner, Claim claim, Instance instance, int size) {
+      claim = claim.stored();
       Registration before = registrations.get(instance.key());
       if (before == null) {
         returned(instance.key());
@@ -908,6 +923,12 @@ public final class Registry {
      */
     boolean replaceOwned(Owner owner, Claim claim, List<Instance> instances, boolean departure) {
       Map<InstanceKey, Instance> wanted = new HashMap<>();
+      for (int n = 0; n < instances.size(); n++) {
+        Registration old = registrations.get(instances.get(n).key());
+        if (old != null && !old.owner.equals(owner)) {
+          checkReplaceable(old, claim, instances.get(n).key(), "instances[" + n + "]");
+        }
+      }
       for (Instance i : instances) {
         Registration old = registrations.get(i.key());
         // Held by a newer session of the same client: left to it.

@@ -95,9 +95,14 @@ public final class Session {
     principal = p;
   }
 
-  /** Its registrations' claim: the client and this session's place among its sessions. */
-  private Claim claim() {
-    return new Claim(info.clientId(), info.sessionSeq());
+  /**
+   * Its registrations' claim in {@code service}: the client, this session's place among its
+   * sessions, and its identity (an admin of the service may replace other identities' instances).
+   */
+  private Claim claim(ServiceKey service) {
+    Principal p = principal;
+    return new Claim(info.clientId(), info.sessionSeq(), p.name(),
+        p.allows(Permission.ADMIN, service.namespace(), service.group(), service.name()));
   }
 
   /** The client connection this session runs on. */
@@ -117,7 +122,7 @@ public final class Session {
     if (adding > 0) {
       scope.checkInstances(limits, pendingAdds + adding, "instance");
     }
-    return pending(adding, writer.submit(new Command.Register(owner, service, instance, claim())));
+    return pending(adding, writer.submit(new Command.Register(owner, service, instance, claim(service))));
   }
 
   /** Counts {@code adding} instances as pending until {@code applied} completes. */
@@ -166,7 +171,7 @@ public final class Session {
       scope.checkInstances(limits, pendingAdds + adding, "instances");
     }
     return pending((int) Math.max(0, adding),
-        writer.submit(new Command.ReplaceOwned(owner, service, instances, claim())));
+        writer.submit(new Command.ReplaceOwned(owner, service, instances, claim(service))));
   }
 
   /**

@@ -47,7 +47,30 @@ class LogFormatGoldenTest {
 
   /** Every registry command kind, and every membership command kind, in one batch. */
   static Batch batch() {
-    List<Command<?>> registry = registryCommands();
+    return batch(registryCommands());
+  }
+
+  /** Format 2: the same, and registrations that carry the registering identity (auth on). */
+  static Batch batchV2() {
+    return batch(registryCommandsV2());
+  }
+
+  static List<Command<?>> registryCommandsV2() {
+    List<Command<?>> c = new ArrayList<>(registryCommands());
+    c.add(new Command.Register(SESSION, ORDERS, B, new Claim("client-2", 3, "deployer", false)));
+    c.add(new Command.ReplaceOwned(NACOS, USERS, List.of(B), new Claim("client-3", 4, "ops", true)));
+    return c;
+  }
+
+  static Registry.Image imageV2() {
+    return new Registry.Image(1_764_900_000_200_000L, 1_764_900_000_100_000L,
+        List.of(new Registry.ServiceImage(ORDERS, 1_764_900_000_150_000L, List.of(
+            new Registry.Held(SESSION, A.withId(ORDERS), new Claim("client-1", 7, "deployer", false), false),
+            new Registry.Held(LEASE, B.withId(ORDERS), Claim.NONE, true)))),
+        Map.of(USERS, new ServiceSettings(0.4, Map.of("owner", "team-a"))));
+  }
+
+  private static Batch batch(List<Command<?>> registry) {
     Batch.Builder b = Batch.newBuilder().setOrigin("n1").setSequence(42).setIncarnation("k9x2")
         .setTimeMicros(1_764_900_000_123_456L);
     registry.forEach(c -> b.addCommands(LogCodec.encode(c)));
@@ -118,12 +141,43 @@ class LogFormatGoldenTest {
   }
 
   @Test
-  void thisCodeWritesTheNewestFormatItKnows() throws IOException {
+  void aLogEntryOfFormatTwoReadsAsWrittenIdentitiesIncluded() throws IOException {
+    Batch read = Batch.parseFrom(golden("log-entry-v2.bin"));
+    List<Command<?>> decoded = new ArrayList<>();
+    for (io.roster.proto.cluster.v1.Command c : read.getCommandsList()) {
+      Command<?> d = LogCodec.decode(c);
+      if (d != null) {
+        decoded.add(d);
+      }
+    }
+    assertThat(decoded).isEqualTo(registryCommandsV2());
+  }
+
+  @Test
+  void aSnapshotOfFormatTwoReadsAsWrittenIdentitiesIncluded() throws IOException {
+    SnapshotCodec.Loaded loaded;
+    try (InputStream in = Files.newInputStream(path("snapshot-v2.bin"))) {
+      loaded = SnapshotCodec.read(in, "snapshot-v2.bin");
+    }
+    assertThat(loaded.image()).isEqualTo(imageV2());
+  }
+
+  /** Format 2 only where an identity is carried: a cluster without auth writes what format-1 members read. */
+  @Test
+  void thisCodeWritesFormatTwoOnlyForWhatCarriesAnIdentity() throws IOException {
     assertThat(batch().getFormat()).as("a batch built here carries no format until the proposer sets it").isZero();
+    assertThat(batch().getCommandsList()).allMatch(c -> LogCodec.formatOf(c) == 1);
+    assertThat(batchV2().getCommandsList()).anyMatch(c -> LogCodec.formatOf(c) == 2);
+    assertThat(LogCodec.FORMAT).isEqualTo(2);
+    assertThat(snapshotFormat(image())).isEqualTo(1);
+    assertThat(snapshotFormat(imageV2())).isEqualTo(2);
+  }
+
+  private static int snapshotFormat(Registry.Image image) throws IOException {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
-    SnapshotCodec.write(out, image(), members(), List.of("n3"));
-    assertThat(io.roster.proto.cluster.v1.SnapshotHeader.parseDelimitedFrom(new java.io.ByteArrayInputStream(
-        out.toByteArray())).getFormat()).isEqualTo(LogCodec.FORMAT);
+    SnapshotCodec.write(out, image, members(), List.of("n3"));
+    return io.roster.proto.cluster.v1.SnapshotHeader.parseDelimitedFrom(new java.io.ByteArrayInputStream(
+        out.toByteArray())).getFormat();
   }
 
   /** A member never skips or misreads what a newer Roster wrote: it refuses, saying what and why. */
@@ -153,9 +207,9 @@ class LogFormatGoldenTest {
   public static void main(String[] args) throws IOException {
     String v = args[0];
     Files.createDirectories(path(""));
-    Files.write(path("log-entry-v" + v + ".bin"), batch().toByteArray());
+    Files.write(path("log-entry-v" + v + ".bin"), (v.equals("2") ? batchV2() : batch()).toByteArray());
     ByteArrayOutputStream snapshot = new ByteArrayOutputStream();
-    SnapshotCodec.write(snapshot, image(), members(), List.of("n3"));
+    SnapshotCodec.write(snapshot, v.equals("2") ? imageV2() : image(), members(), List.of("n3"));
     Files.write(path("snapshot-v" + v + ".bin"), snapshot.toByteArray());
   }
 }

@@ -98,6 +98,44 @@ class AuthTest {
   }
 
   @Test
+  void anInstanceAnotherIdentityRegisteredIsReplacedOnlyByItOrAnAdmin() {
+    String rival = auth("token", "rival", "write@prod");
+    loopbackReloaded(rival);
+    TestSession writer = session(deployer, "prod");
+    assertThat(register(writer, "prod", "orders-eu", "10.0.0.1").getOk()).isTrue();
+
+    Result taken = register(session(rival, "prod"), "prod", "orders-eu", "10.0.0.1");
+    assertThat(taken.getCode()).isEqualTo(ErrorCode.ERROR_CODE_PERMISSION_DENIED);
+    assertThat(taken.getMessage()).isEqualTo("instance 10.0.0.1:80/DEFAULT is registered by \"deployer\": only that "
+        + "identity or an admin may replace it");
+    Result batch = session(rival, "prod").request(ClientFrame.newBuilder().setBatchRegister(
+        io.roster.proto.v1.BatchRegisterInstances.newBuilder().setService(key("prod", "orders-eu"))
+            .addInstances(Instance.newBuilder().setIp("10.0.0.9").setPort(80))
+            .addInstances(Instance.newBuilder().setIp("10.0.0.1").setPort(80))));
+    assertThat(batch.getCode()).isEqualTo(ErrorCode.ERROR_CODE_PERMISSION_DENIED);
+    assertThat(batch.getField()).isEqualTo("instances[1]");
+    assertThat(ips("prod", "orders-eu")).containsExactly("10.0.0.1");
+
+    assertThat(register(session(admin, "prod"), "prod", "orders-eu", "10.0.0.1").getOk()).isTrue();
+    assertThat(writer.request(ClientFrame.newBuilder().setDeregister(io.roster.proto.v1.DeregisterInstance.newBuilder()
+        .setService(key("prod", "orders-eu")).setInstance(Instance.newBuilder().setIp("10.0.0.1").setPort(80))))
+        .getCode())
+        .as("the admin's now").isEqualTo(ErrorCode.ERROR_CODE_NOT_FOUND);
+  }
+
+  /** Waits until the server has read the auth file with {@code token} in it. */
+  private void loopbackReloaded(String token) {
+    await().atMost(TestTime.seconds(10)).pollInterval(java.time.Duration.ofSeconds(1)).until(() -> {
+      try {
+        registry(token).queryInstances(QueryInstancesRequest.newBuilder().setService(key("prod", "x")).build());
+        return true;
+      } catch (StatusRuntimeException e) {
+        return false;
+      }
+    });
+  }
+
+  @Test
   void unaryCallsCarryTheTokenInTheirMetadata() {
     register(session(deployer, "prod"), "prod", "orders-eu", "10.0.0.1");
     QueryInstancesRequest query = QueryInstancesRequest.newBuilder().setService(key("prod", "orders-eu")).build();
