@@ -27,7 +27,16 @@ public final class Updates {
    * @param metadata replaces the instance's metadata when {@code replaceMetadata}, else is merged into it
    */
   public record InstanceChange(@Nullable Boolean enabled, @Nullable Double weight, @Nullable Boolean healthy,
-      boolean replaceMetadata, Map<String, String> metadata) {}
+      boolean replaceMetadata, Map<String, String> metadata) {
+
+    /** What it asks, for an audit line: {@code enabled=false weight=2.0 metadata+=[zone]}. */
+    public String describe() {
+      return ((enabled == null ? "" : "enabled=" + enabled + " ") + (weight == null ? "" : "weight=" + weight + " ")
+          + (healthy == null ? "" : "healthy=" + healthy + " ")
+          + (metadata.isEmpty() && !replaceMetadata ? "" : (replaceMetadata ? "metadata:=" : "metadata+=")
+              + new java.util.TreeSet<>(metadata.keySet()))).trim();
+    }
+  }
 
   /**
    * What an UpdateService asks for; a null threshold is left as it is.
@@ -35,7 +44,15 @@ public final class Updates {
    * @param metadata replaces the service's metadata when {@code replaceMetadata}, else is merged into it
    */
   public record ServiceChange(@Nullable Double protectThreshold, boolean replaceMetadata,
-      Map<String, String> metadata) {}
+      Map<String, String> metadata) {
+
+    /** What it asks, for an audit line: {@code protect_threshold=0.5 metadata+=[owner]}. */
+    public String describe() {
+      return ((protectThreshold == null ? "" : "protect_threshold=" + protectThreshold + " ")
+          + (metadata.isEmpty() && !replaceMetadata ? "" : (replaceMetadata ? "metadata:=" : "metadata+=")
+              + new java.util.TreeSet<>(metadata.keySet()))).trim();
+    }
+  }
 
   private final Writer writer;
 

@@ -12,8 +12,10 @@ import io.roster.proto.v1.DrainInstanceRequest;
 import io.roster.proto.v1.DrainInstanceResponse;
 import io.roster.proto.v1.ListConnectionsRequest;
 import io.roster.proto.v1.ListConnectionsResponse;
+import io.roster.server.auth.Audit;
 import io.roster.server.auth.Grant;
 import io.roster.server.auth.Permission;
+import io.roster.server.auth.Principal;
 import io.roster.server.model.InstanceKey;
 import io.roster.server.model.RegistryException;
 import io.roster.server.model.ServiceKey;
@@ -113,6 +115,7 @@ final class AdminService extends AdminGrpc.AdminImplBase {
     CompletableFuture<AckCollector.Counts> done;
     ServiceKey service;
     InstanceKey key;
+    Principal who = Callers.caller();
     try {
       service = ProtoMapper.serviceKey(req.getService(), "");
       Callers.check(Permission.ADMIN, service);
@@ -124,6 +127,8 @@ final class AdminService extends AdminGrpc.AdminImplBase {
       return;
     }
     done.whenComplete((counts, failed) -> {
+      Audit.log(who, "DrainInstance", service + " " + key, "", failed != null
+          ? String.valueOf(Errors.cause(failed).getMessage()) : counts == null ? "not registered" : "ok (" + counts + ")");
       if (failed != null) {
         out.onError(Errors.toStatusException(Errors.cause(failed)));
       } else if (counts == null) {

@@ -15,7 +15,9 @@ import io.roster.proto.v1.UpdateInstanceRequest;
 import io.roster.proto.v1.UpdateServiceRequest;
 import io.roster.proto.v1.UpdateInstanceResponse;
 import io.roster.proto.v1.WatchRequest;
+import io.roster.server.auth.Audit;
 import io.roster.server.auth.Permission;
+import io.roster.server.auth.Principal;
 import io.roster.server.model.Instance;
 import io.roster.server.model.InstanceKey;
 import io.roster.server.model.Names;
@@ -143,20 +145,24 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
     CompletableFuture<Instance> updated;
     ServiceKey service;
     InstanceKey key;
+    Principal who = Callers.caller();
+    Updates.InstanceChange change = new Updates.InstanceChange(
+        req.hasEnabled() ? req.getEnabled() : null,
+        req.hasWeight() ? req.getWeight() : null,
+        req.hasHealthy() ? req.getHealthy() : null,
+        req.getReplaceMetadata(), req.getMetadataMap());
     try {
       service = ProtoMapper.serviceKey(req.getService(), "");
       Callers.check(Permission.ADMIN, service);
       key = ProtoMapper.instanceKey(req.getIp(), req.getPort(), req.getCluster());
-      updated = updates.instance(service, key, new Updates.InstanceChange(
-          req.hasEnabled() ? req.getEnabled() : null,
-          req.hasWeight() ? req.getWeight() : null,
-          req.hasHealthy() ? req.getHealthy() : null,
-          req.getReplaceMetadata(), req.getMetadataMap()));
+      updated = updates.instance(service, key, change);
     } catch (RuntimeException e) {
       out.onError(Errors.toStatusException(e));
       return;
     }
     updated.whenComplete((instance, failed) -> {
+      Audit.log(who, "UpdateInstance", service + " " + key, change.describe(), failed != null
+          ? String.valueOf(Errors.cause(failed).getMessage()) : instance == null ? "not registered" : "ok");
       if (failed != null) {
         out.onError(Errors.toStatusException(Errors.cause(failed)));
       } else if (instance == null) {
@@ -175,17 +181,21 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
     }
     ServiceKey key;
     CompletableFuture<ServiceSettings> updated;
+    Principal who = Callers.caller();
+    Updates.ServiceChange change = new Updates.ServiceChange(
+        req.hasProtectThreshold() ? req.getProtectThreshold() : null,
+        req.getReplaceMetadata(), req.getMetadataMap());
     try {
       key = ProtoMapper.serviceKey(req.getService(), "");
       Callers.check(Permission.ADMIN, key);
-      updated = updates.service(key, new Updates.ServiceChange(
-          req.hasProtectThreshold() ? req.getProtectThreshold() : null,
-          req.getReplaceMetadata(), req.getMetadataMap()));
+      updated = updates.service(key, change);
     } catch (RuntimeException e) {
       out.onError(Errors.toStatusException(e));
       return;
     }
     updated.whenComplete((settings, failed) -> {
+      Audit.log(who, "UpdateService", key.toString(), change.describe(),
+          failed != null ? String.valueOf(Errors.cause(failed).getMessage()) : "ok");
       if (failed != null) {
         out.onError(Errors.toStatusException(Errors.cause(failed)));
       } else {

@@ -161,7 +161,23 @@ class AuthTest {
               "\"reader\" lacks permission admin on every namespace");
         });
 
-    assertThat(registry(admin).updateInstance(offline).getInstance().getEnabled()).isFalse();
+    ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> audit =
+        new ch.qos.logback.core.read.ListAppender<>();
+    ch.qos.logback.classic.Logger auditLog = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(
+        "roster.audit");
+    audit.start();
+    auditLog.addAppender(audit);
+    ch.qos.logback.classic.Level level = auditLog.getLevel();
+    auditLog.setLevel(ch.qos.logback.classic.Level.INFO);
+    try {
+      assertThat(registry(admin).updateInstance(offline).getInstance().getEnabled()).isFalse();
+    } finally {
+      auditLog.detachAppender(audit);
+      auditLog.setLevel(level);
+    }
+    assertThat(audit.list).extracting(ch.qos.logback.classic.spi.ILoggingEvent::getFormattedMessage).containsExactly(
+        "audit: who=ops action=UpdateInstance target=prod/DEFAULT_GROUP@@orders-eu 10.0.0.1:80/DEFAULT "
+            + "change=enabled=false result=ok");
   }
 
   @Test
