@@ -458,8 +458,25 @@ final class NacosService {
     return t instanceof RuntimeException re ? re : new IllegalStateException(t);
   }
 
-  /** The one place a failure becomes an {@code ErrorResponse}. */
+  /**
+   * The response type of each naming request: a refusal for want of a token or a permission is
+   * answered in it (resultCode 500, errorCode 403), as Nacos answers it, because the client logs
+   * in again only when the request's own response says 403 (an {@code ErrorResponse} makes it
+   * retry the request and check its connection instead).
+   */
+  private static final Map<String, String> RESPONSE_TYPES = Map.of(
+      "InstanceRequest", "InstanceResponse",
+      "BatchInstanceRequest", "BatchInstanceResponse",
+      "SubscribeServiceRequest", "SubscribeServiceResponse",
+      "ServiceQueryRequest", "QueryServiceResponse",
+      "ServiceListRequest", "ServiceListResponse");
+
+  /** The one place a failure becomes an {@code ErrorResponse} (or, for a refusal by auth, the request's own response). */
   static Payload error(String type, RuntimeException e) {
+    if (e instanceof RegistryException re && (re.kind() == RegistryException.Kind.UNAUTHENTICATED
+        || re.kind() == RegistryException.Kind.PERMISSION_DENIED) && RESPONSE_TYPES.containsKey(type)) {
+      return Envelope.failure(RESPONSE_TYPES.get(type), Envelope.NO_RIGHT, type + ": " + re.getMessage());
+    }
     if (e instanceof RegistryException re) {
       int code = switch (re.kind()) {
         case INVALID_ARGUMENT, FAILED_PRECONDITION -> Envelope.BAD_REQUEST;

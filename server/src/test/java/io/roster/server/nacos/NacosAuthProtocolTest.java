@@ -207,9 +207,16 @@ class NacosAuthProtocolTest {
     assertThat(loopback.server().sessions().all().stream().mapToInt(s -> s.subscriptionCount()).sum()).isZero();
   }
 
+  /**
+   * Refused as Nacos refuses it: the request's own response type (an {@code ErrorResponse} would
+   * make the client retry instead of logging in again), resultCode 500, errorCode 403.
+   */
   private static void assertRefused(Payload answer, Request r, String why) {
     JsonNode body = Envelope.body(answer);
-    assertThat(NacosConn.type(answer)).as(r.type() + ": " + body).isEqualTo("ErrorResponse");
+    assertThat(NacosConn.type(answer)).as(r.type() + ": " + body)
+        .isEqualTo(r.type().equals("ServiceQueryRequest") ? "QueryServiceResponse"
+            : r.type().replace("Request", "Response"));
+    assertThat(body.get("resultCode").asInt()).isEqualTo(500);
     assertThat(body.get("errorCode").asInt()).as(r.type() + ": " + body).isEqualTo(Envelope.NO_RIGHT);
     assertThat(body.get("message").asText()).as(r.type()).startsWith(r.type() + ": ").contains(why);
   }
