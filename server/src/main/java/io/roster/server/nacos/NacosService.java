@@ -41,8 +41,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>With auth on, each naming request's {@code accessToken} header is checked and becomes the
  * connection's identity ({@link #identify}); the session then checks write for changes and read
- * for subscriptions, and this class read for queries and lists. A refusal is {@code
- * ErrorResponse} 403, on which the official client logs in again (decision 66).
+ * for subscriptions, and this class read for queries and lists. A refusal is the request's
+ * own response with errorCode 403, on which the official client logs in again (decision 66).
  *
  * <p>Thread-safe. Requests run on the transport's thread; answers may complete on the
  * writer's (a cluster member answers once the log has applied a change).
