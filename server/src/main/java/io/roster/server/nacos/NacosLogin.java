@@ -36,8 +36,12 @@ final class NacosLogin {
   static final String V1 = "/nacos/v1/auth/users/login";
   /** The login nacos-client 3.x calls first. */
   static final String V3 = "/nacos/v3/auth/user/login";
-  /** Logins checked or waiting at once, of the HTTP endpoint's 8 handler threads. */
-  static final int AT_ONCE = 4;
+  /**
+   * Logins checked or waiting at once: of the HTTP endpoint's 8 handler threads, two are always
+   * left to beats and reads. Applications that start together each log in once (one check takes
+   * tens to hundreds of milliseconds, docs/benchmarks.md), so six waiting is a burst, not a steady state.
+   */
+  static final int AT_ONCE = 6;
 
   private final Authenticator authenticator;
   private final Semaphore slots = new Semaphore(AT_ONCE);
