@@ -121,7 +121,7 @@ public final class RosterServer implements AutoCloseable {
       endpoint.refuse("this cluster member is catching up with the log", true);
     }
     this.leases = new Leases(writer, registry, scheduler, sessions::nodeId, config.maxInstancesPerAddress());
-    this.nacosHttp = new NacosHttpApi(registry, writer, leases, sessions::count);
+    this.nacosHttp = new NacosHttpApi(registry, writer, leases, sessions::count, authenticator);
     int httpPort = config.resolvedHttpPort();
     this.http = httpPort < 0 ? null : new HttpEndpoint(config.host(), httpPort, HttpEndpoint.Limits.DEFAULT);
     if (http != null) {

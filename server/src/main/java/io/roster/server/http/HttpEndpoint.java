@@ -85,6 +85,22 @@ public final class HttpEndpoint implements AutoCloseable {
     return this;
   }
 
+  /** The threads of the handler pool, told apart from the listener's own thread ({@link #onWorker}). */
+  private static final class Worker extends Thread {
+    Worker(Runnable r, String name) {
+      super(r, name);
+    }
+  }
+
+  /**
+   * Whether the current thread is one of the handler pool's, not the listener's own thread
+   * (which runs a request itself when the pool and its queue are full): slow work (a password
+   * check) may run only on the former.
+   */
+  public static boolean onWorker() {
+    return Thread.currentThread() instanceof Worker;
+  }
+
   /** Binds and starts serving. */
   public synchronized void start() throws IOException {
     // Read once by the JDK server's configuration. The JDK server reads a request's headers on
@@ -94,7 +110,7 @@ public final class HttpEndpoint implements AutoCloseable {
     AtomicInteger n = new AtomicInteger();
     executor = new ThreadPoolExecutor(limits.threads(), limits.threads(), 30, TimeUnit.SECONDS,
         new ArrayBlockingQueue<>(limits.queue()), r -> {
-          Thread t = new Thread(r, "roster-http-" + n.incrementAndGet());
+          Thread t = new Worker(r, "roster-http-" + n.incrementAndGet());
           t.setDaemon(true);
           return t;
         }, new ThreadPoolExecutor.CallerRunsPolicy());
@@ -198,7 +214,8 @@ public final class HttpEndpoint implements AutoCloseable {
       }
     }
     String remote = ex.getRemoteAddress() == null ? "" : ex.getRemoteAddress().getAddress().getHostAddress();
-    return handler.handle(new HttpRequest(ex.getRequestMethod().toUpperCase(Locale.ROOT), path, params, remote));
+    return handler.handle(new HttpRequest(ex.getRequestMethod().toUpperCase(Locale.ROOT), path, params, remote,
+        ex.getRequestHeaders().getFirst("Authorization")));
   }
 
   private @Nullable Handler handlerFor(String path) {

@@ -21,17 +21,20 @@ public final class HttpRequest {
   private final String path;
   private final Map<String, String> params;
   private final String remoteHost;
+  private final @Nullable String authorization;
 
-  HttpRequest(String method, String path, Map<String, String> params, String remoteHost) {
+  HttpRequest(String method, String path, Map<String, String> params, String remoteHost,
+      @Nullable String authorization) {
     this.method = method;
     this.path = path;
     this.params = Collections.unmodifiableMap(params);
     this.remoteHost = remoteHost;
+    this.authorization = authorization;
   }
 
-  /** A request built by hand (tests and adapters that re-dispatch). */
+  /** A request built by hand (tests and adapters that re-dispatch), without an {@code Authorization} header. */
   public static HttpRequest of(String method, String path, Map<String, String> params, String remoteHost) {
-    return new HttpRequest(method, path, new LinkedHashMap<>(params), remoteHost);
+    return new HttpRequest(method, path, new LinkedHashMap<>(params), remoteHost, null);
   }
 
   /** {@code GET}, {@code POST}, ... in upper case. */
@@ -47,6 +50,11 @@ public final class HttpRequest {
   /** The caller's IP address (no port). */
   public String remoteHost() {
     return remoteHost;
+  }
+
+  /** The {@code Authorization} header as sent (say {@code Bearer TOKEN}), or null when there is none. */
+  public @Nullable String authorization() {
+    return authorization;
   }
 
   /** Every parameter (first value of each name). */

@@ -78,12 +78,17 @@ final class Envelope {
 
   /** {@code ErrorResponse{resultCode:500, errorCode, message, success:false}}. */
   static Payload error(int errorCode, String message) {
+    return failure("ErrorResponse", errorCode, message);
+  }
+
+  /** A failed response of {@code type}: {@code {resultCode:500, errorCode, message, success:false}}. */
+  static Payload failure(String type, int errorCode, String message) {
     ObjectNode body = NacosMapping.JSON.createObjectNode();
     body.put("resultCode", 500);
     body.put("errorCode", errorCode);
     body.put("message", message);
     body.put("success", false);
-    return payload("ErrorResponse", body);
+    return payload(type, body);
   }
 
   /** A server→client request of {@code type}: {@code headers:{}} and {@code module} added. */

@@ -119,6 +119,17 @@ final class NacosConnection implements Outbound, ClientDetection.Watched {
     write(Envelope.request("ConnectResetRequest", "internal", fields));
   }
 
+  /**
+   * Ends the connection from the server's side (its identity left the auth file): the stream
+   * completes and the session closes, removing what it registered; the client connects again
+   * and its requests are asked for a token anew.
+   */
+  @Override
+  public boolean end(io.roster.server.model.RegistryException why) {
+    close("its identity is no longer valid (" + why.getMessage() + ")");
+    return true;
+  }
+
   /** {@code ClientDetectionRequest}: the client answers at once if it is alive. */
   @Override
   public void probe(String requestId) {

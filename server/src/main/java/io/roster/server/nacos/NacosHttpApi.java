@@ -5,6 +5,9 @@ import ch.qos.logback.classic.LoggerContext;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.roster.server.auth.Authenticator;
+import io.roster.server.auth.Grant;
+import io.roster.server.auth.Permission;
 import io.roster.server.http.HttpEndpoint;
 import io.roster.server.http.HttpException;
 import io.roster.server.http.HttpRequest;
@@ -42,6 +45,13 @@ import org.slf4j.LoggerFactory;
  * {@code InstanceController}, {@code ServiceController} and {@code OperatorController};
  * docs/nacos-compat.md lists every difference.
  *
+ * <p>With auth on ({@code --auth-file}), every route but the status-only {@code
+ * operator/metrics} probe asks who the caller is and checks what it may do before anything
+ * changes ({@link HttpCallers}, decision 66): register, deregister and beat need write on the
+ * service, reads need read, {@code PUT /instance} (taking an instance out of traffic) admin on
+ * the service, the operator's routes admin on every namespace. {@link NacosLogin} issues the
+ * tokens.
+ *
  * <p>Thread-safe; runs on the HTTP endpoint's worker threads. A change answers once this
  * member has applied it (in a cluster, once the log has committed it), or 503 after {@link
  * #APPLY_TIMEOUT}.
@@ -68,22 +78,29 @@ public final class NacosHttpApi {
   private final Leases leases;
   private final Updates updates;
   private final IntSupplier connections;
+  private final HttpCallers callers;
+  private final NacosLogin login;
   private volatile boolean up = true;
 
   /**
    * @param connections how many Roster sessions and Nacos gRPC connections this member has
    *     (for {@code operator/metrics})
+   * @param authenticator who the callers are ({@link Authenticator#off()}: everyone may do everything)
    */
-  public NacosHttpApi(Registry registry, Writer writer, Leases leases, IntSupplier connections) {
+  public NacosHttpApi(Registry registry, Writer writer, Leases leases, IntSupplier connections,
+      Authenticator authenticator) {
     this.registry = registry;
     this.leases = leases;
     this.updates = new Updates(writer);
     this.connections = connections;
+    this.callers = new HttpCallers(authenticator);
+    this.login = new NacosLogin(authenticator);
   }
 
-  /** Adds this API's routes to {@code endpoint}. */
+  /** Adds this API's routes to {@code endpoint}: the naming API, Nacos's logins and the config center's 501. */
   public void routeOn(HttpEndpoint endpoint) {
     endpoint.route(NAMING, this::naming);
+    login.routeOn(endpoint);
     endpoint.route(CONFIG, r -> HttpResponse.text(501, "Roster is a naming registry: the Nacos config center ("
         + r.path() + ") is not served; see docs/nacos-compat.md"));
   }
@@ -136,6 +153,7 @@ public final class NacosHttpApi {
   private HttpResponse register(HttpRequest r) {
     ServiceKey service = service(r);
     Instance instance = instance(r);
+    callers.check(r, Permission.WRITE, service);
     await(leases.register(service, instance, r.remoteHost()));
     return HttpResponse.text(200, "ok");
   }
@@ -148,6 +166,7 @@ public final class NacosHttpApi {
   private HttpResponse deregister(HttpRequest r) {
     ServiceKey service = service(r);
     InstanceKey key = instanceKey(r);
+    callers.check(r, Permission.WRITE, service);
     Owner owner = registry.ownerOf(service, key);
     if (owner == null) {
       return HttpResponse.text(200, "ok");
@@ -171,6 +190,7 @@ public final class NacosHttpApi {
     ServiceKey service = service(r);
     InstanceKey key = instanceKey(r);
     rejectPersistent(r);
+    callers.check(r, Permission.ADMIN, service); // taking any instance out of traffic is an operator's act
     String metadata = r.param("metadata");
     Boolean enabled = r.boolParam("enabled");
     Updates.InstanceChange change = new Updates.InstanceChange(enabled != null ? enabled : r.boolParam("enable"),
@@ -186,6 +206,7 @@ public final class NacosHttpApi {
   private HttpResponse detail(HttpRequest r) {
     ServiceKey service = service(r);
     InstanceKey key = instanceKey(r);
+    callers.check(r, Permission.READ, service);
     Instance i = registry.instance(service, key);
     if (i == null) {
       throw notFound(service, key);
@@ -208,6 +229,7 @@ public final class NacosHttpApi {
   /** GET /instance/list: the service's state (enabled instances), in Nacos's ServiceInfo shape. */
   private HttpResponse list(HttpRequest r) {
     ServiceKey service = service(r);
+    callers.check(r, Permission.READ, service);
     Set<String> clusters = NacosMapping.clusters(r.param("clusters", ""));
     boolean healthyOnly = Boolean.TRUE.equals(r.boolParam("healthyOnly"));
     ServiceSnapshot view = registry.snapshot(service).view(clusters, healthyOnly);
@@ -230,6 +252,7 @@ public final class NacosHttpApi {
     String cluster = beat != null && !NacosMapping.text(beat, "cluster").isEmpty() ? NacosMapping.text(beat, "cluster")
         : r.param("clusterName", r.param("cluster", Names.DEFAULT_CLUSTER));
     InstanceKey key = new InstanceKey(ip, port, Names.cluster("clusterName", cluster));
+    callers.check(r, Permission.WRITE, service);
     Duration interval = leases.beat(service, key);
     int code = OK;
     if (interval == null && beat != null) {
@@ -264,7 +287,9 @@ public final class NacosHttpApi {
 
   /** GET /service/list: one page of the service names of a namespace and group. */
   private HttpResponse services(HttpRequest r) {
-    Registry.ServicePage page = ServiceLists.page(registry, LIST_FIELDS, r.param("namespaceId", Names.DEFAULT_NAMESPACE),
+    String namespace = r.param("namespaceId", Names.DEFAULT_NAMESPACE);
+    callers.checkAll(r, Permission.READ, namespace);
+    Registry.ServicePage page = ServiceLists.page(registry, LIST_FIELDS, namespace,
         r.param("groupName", Names.DEFAULT_GROUP), r.intParam("pageNo", 1, 1, Integer.MAX_VALUE),
         r.intParam("pageSize", 10, 1, MAX_PAGE_SIZE), MAX_PAGE_SIZE);
     ObjectNode o = NacosMapping.JSON.createObjectNode();
@@ -274,11 +299,15 @@ public final class NacosHttpApi {
     return json(o);
   }
 
-  /** GET /operator/metrics: {@code {"status":"UP"}}, and counters with {@code onlyStatus=false}. */
+  /**
+   * GET /operator/metrics: {@code {"status":"UP"}} (a probe: open to anyone, auth on or off),
+   * and counters with {@code onlyStatus=false} (an admin of every namespace's).
+   */
   private HttpResponse metrics(HttpRequest r) {
     ObjectNode o = NacosMapping.JSON.createObjectNode();
     o.put("status", up ? "UP" : "DOWN");
     if (Boolean.FALSE.equals(r.boolParam("onlyStatus"))) {
+      callers.checkAll(r, Permission.ADMIN, Grant.ALL);
       int sessions = connections.getAsInt();
       o.put("serviceCount", registry.serviceCount());
       o.put("clientCount", sessions + leases.count());
@@ -295,6 +324,7 @@ public final class NacosHttpApi {
 
   /** PUT /operator/log: sets the level of one of the server's loggers at runtime (logback). */
   private HttpResponse logLevel(HttpRequest r) {
+    callers.checkAll(r, Permission.ADMIN, Grant.ALL);
     String name = r.required("logName");
     String levelText = r.required("logLevel");
     Level level = Level.toLevel(levelText.trim(), null);

@@ -5,6 +5,9 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import io.roster.proto.nacos.Payload;
+import io.roster.server.auth.Authenticator;
+import io.roster.server.auth.Permission;
+import io.roster.server.auth.Principal;
 import io.roster.server.model.Instance;
 import io.roster.server.model.Names;
 import io.roster.server.model.Owner;
@@ -36,6 +39,11 @@ import org.slf4j.LoggerFactory;
  * {@code ServiceQueryRequest}, {@code ServiceListRequest}, {@code HealthCheckRequest}). Anything
  * else is answered with an {@code ErrorResponse} that names the type.
  *
+ * <p>With auth on, each naming request's {@code accessToken} header is checked and becomes the
+ * connection's identity ({@link #identify}); the session then checks write for changes and read
+ * for subscriptions, and this class read for queries and lists. A refusal is the request's
+ * own response with errorCode 403, on which the official client logs in again (decision 66).
+ *
  * <p>Thread-safe. Requests run on the transport's thread; answers may complete on the
  * writer's (a cluster member answers once the log has applied a change).
  */
@@ -52,6 +60,12 @@ final class NacosService {
 
   /** What {@code SetupAckRequest} tells the client: the last step of a Nacos connection's setup. */
   private static final String SUPPORT_PERSISTENT_BY_GRPC = "supportPersistentInstanceByGrpc";
+
+  /** The request header that carries the client's access token (Nacos's {@code accessToken}). */
+  static final String ACCESS_TOKEN = "accessToken";
+
+  /** A connection's identity before its first request proves one (auth on): allowed nothing. */
+  private static final Principal UNPROVEN = new Principal("", List.of(), Long.MAX_VALUE);
 
   private final SessionManager sessions;
   private final Registry registry;
@@ -111,15 +125,50 @@ final class NacosService {
     }
     c.heard(detection.now());
     Session session = c.session();
+    if (type.equals("HealthCheckRequest")) {
+      // The client's connection check: it carries no token, and Nacos asks for none.
+      return done(Envelope.response("HealthCheckResponse"));
+    }
+    Principal caller = identify(c, session, request);
     return switch (type) {
-      case "HealthCheckRequest" -> done(Envelope.response("HealthCheckResponse"));
       case "InstanceRequest" -> instance(session, body);
       case "BatchInstanceRequest" -> batchInstance(session, body);
       case "SubscribeServiceRequest" -> subscribe(session, body);
-      case "ServiceQueryRequest" -> query(body);
-      case "ServiceListRequest" -> listServices(body);
+      case "ServiceQueryRequest" -> query(caller, body);
+      case "ServiceListRequest" -> listServices(caller, body);
       default -> throw new IllegalStateException("unhandled " + type); // refusal() lets only these through
     };
+  }
+
+  /**
+   * Who sent {@code request} on connection {@code c}: its {@code accessToken} header, checked,
+   * set as the session's identity with the grants the auth file gives it now. A connection keeps
+   * the identity its first request proved (PERMISSION_DENIED for a token of another), so that what
+   * it registered is only ever changed by that identity. Its identity does not expire with the
+   * token: the client renews its token by itself and sends the new one with its next request,
+   * while a connection that only holds registrations sends no token at all (its {@code
+   * HealthCheckRequest}s carry none); it ends when the auth file no longer has the identity
+   * ({@code SessionManager.revalidate}).
+   *
+   * @throws RegistryException UNAUTHENTICATED when the token proves no identity
+   */
+  private Principal identify(NacosConnection c, Session session, Payload request) {
+    Authenticator authenticator = sessions.authenticator();
+    if (!authenticator.enabled()) {
+      return Principal.ANONYMOUS;
+    }
+    Principal p = authenticator.authenticate(request.getMetadata().getHeadersMap().get(ACCESS_TOKEN),
+        session.info().remoteAddress(), ACCESS_TOKEN);
+    synchronized (c) {
+      Principal current = session.principal();
+      if (current.named() && !current.name().equals(p.name())) {
+        throw new RegistryException(RegistryException.Kind.PERMISSION_DENIED, ACCESS_TOKEN, ACCESS_TOKEN
+            + ": proves \"" + p.name() + "\", but this connection is \"" + current.name() + "\" (a connection keeps "
+            + "the identity of its first request; use another NamingService for another user)");
+      }
+      session.principal(new Principal(p.name(), p.grants(), Long.MAX_VALUE));
+    }
+    return p;
   }
 
   /** Why a request of this type is not served, or null when it is. */
@@ -207,8 +256,9 @@ final class NacosService {
   }
 
   /** {@code ServiceQueryRequest}: the state through the clusters filter, healthy only if asked. */
-  private CompletableFuture<Payload> query(JsonNode body) {
+  private CompletableFuture<Payload> query(Principal caller, JsonNode body) {
     ServiceKey service = NacosMapping.service(body);
+    caller.check(Permission.READ, service.namespace(), service.group(), service.name());
     Set<String> clusters = NacosMapping.clusters(NacosMapping.text(body, "cluster"));
     ServiceSnapshot view = registry.snapshot(service).view(clusters, body.path("healthyOnly").asBoolean(false));
     ObjectNode fields = NacosMapping.JSON.createObjectNode();
@@ -223,11 +273,13 @@ final class NacosService {
    * is the number of such services, not the page's size. A page past the end is empty. The
    * {@code selector} is ignored, as a Nacos 2.5 server ignores it.
    */
-  private CompletableFuture<Payload> listServices(JsonNode body) {
-    String namespace = NacosMapping.text(body, "namespace");
+  private CompletableFuture<Payload> listServices(Principal caller, JsonNode body) {
+    String given = NacosMapping.text(body, "namespace");
+    String namespace = given.isEmpty() ? Names.DEFAULT_NAMESPACE : given;
     String group = NacosMapping.text(body, "groupName");
+    caller.checkAll(Permission.READ, namespace);
     Registry.ServicePage page = ServiceLists.page(registry, LIST_FIELDS,
-        namespace.isEmpty() ? Names.DEFAULT_NAMESPACE : namespace, group.isEmpty() ? Names.DEFAULT_GROUP : group,
+        namespace, group.isEmpty() ? Names.DEFAULT_GROUP : group,
         positiveInt(body, "pageNo", "a page number from 1"), positiveInt(body, "pageSize", "1.." + Integer.MAX_VALUE),
         Integer.MAX_VALUE);
     ObjectNode fields = NacosMapping.JSON.createObjectNode();
@@ -347,6 +399,9 @@ final class NacosService {
         out.onError(io.grpc.Status.RESOURCE_EXHAUSTED.withDescription(e.getMessage()).asRuntimeException());
         return;
       }
+      if (sessions.authenticator().enabled()) {
+        session.principal(UNPROVEN); // each request proves who it is (identify)
+      }
       c.session(session);
       connection = c;
       if (!connections.register(c)) {
@@ -403,8 +458,25 @@ final class NacosService {
     return t instanceof RuntimeException re ? re : new IllegalStateException(t);
   }
 
-  /** The one place a failure becomes an {@code ErrorResponse}. */
+  /**
+   * The response type of each naming request: a refusal for want of a token or a permission is
+   * answered in it (resultCode 500, errorCode 403), as Nacos answers it, because the client logs
+   * in again only when the request's own response says 403 (an {@code ErrorResponse} makes it
+   * retry the request and check its connection instead).
+   */
+  private static final Map<String, String> RESPONSE_TYPES = Map.of(
+      "InstanceRequest", "InstanceResponse",
+      "BatchInstanceRequest", "BatchInstanceResponse",
+      "SubscribeServiceRequest", "SubscribeServiceResponse",
+      "ServiceQueryRequest", "QueryServiceResponse",
+      "ServiceListRequest", "ServiceListResponse");
+
+  /** The one place a failure becomes an {@code ErrorResponse} (or, for a refusal by auth, the request's own response). */
   static Payload error(String type, RuntimeException e) {
+    if (e instanceof RegistryException re && (re.kind() == RegistryException.Kind.UNAUTHENTICATED
+        || re.kind() == RegistryException.Kind.PERMISSION_DENIED) && RESPONSE_TYPES.containsKey(type)) {
+      return Envelope.failure(RESPONSE_TYPES.get(type), Envelope.NO_RIGHT, type + ": " + re.getMessage());
+    }
     if (e instanceof RegistryException re) {
       int code = switch (re.kind()) {
         case INVALID_ARGUMENT, FAILED_PRECONDITION -> Envelope.BAD_REQUEST;

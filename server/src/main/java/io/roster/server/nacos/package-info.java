@@ -23,6 +23,11 @@
  * io.roster.server.nacos.NacosHttpApi}, routed on the {@link io.roster.server.http.HttpEndpoint}
  * of {@code --http-port}; its instances are heartbeat instances ({@link
  * io.roster.server.naming.Leases}).
+ *
+ * <p>Auth (decision 66): with {@code --auth-file}, a naming request's {@code accessToken} header
+ * proves who its connection is ({@code NacosService}), an HTTP request's {@code accessToken}
+ * parameter or Bearer header who its caller is ({@code HttpCallers}); {@code NacosLogin} answers
+ * Nacos's logins from the auth file's users. The checks themselves are the {@code auth} package's.
  */
 @NullMarked
 package io.roster.server.nacos;

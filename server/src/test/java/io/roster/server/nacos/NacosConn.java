@@ -34,14 +34,27 @@ final class NacosConn {
   volatile boolean ackPushes = true;
   volatile boolean answerDetection = true;
   volatile boolean streamEnded;
+  /** Sent as the {@code accessToken} header of every unary request, when set. */
+  volatile String token;
 
   NacosConn(LoopbackServer server) {
     this.channel = server.newChannel();
   }
 
   Payload call(String type, String json) {
+    Payload p = payload(type, json);
+    String t = token;
+    if (t != null) {
+      p = p.toBuilder().setMetadata(p.getMetadata().toBuilder().putHeaders("accessToken", t)).build();
+    }
     return RequestGrpc.newBlockingStub(channel).withDeadlineAfter(WAIT.toMillis(), TimeUnit.MILLISECONDS)
-        .request(payload(type, json));
+        .request(p);
+  }
+
+  /** The same connection's requests carry {@code token} from now on (null: none). */
+  NacosConn as(String token) {
+    this.token = token;
+    return this;
   }
 
   /** Opens the stream and sends ConnectionSetupRequest; returns once SetupAckRequest arrived. */

@@ -36,6 +36,7 @@ public final class LoopbackServer implements BeforeEachCallback, AfterEachCallba
   private UnaryOperator<NettyChannelBuilder> channelSettings = UnaryOperator.identity();
   private boolean startedByTest;
   private UnaryOperator<ServerConfig.Builder> lastStart = UnaryOperator.identity();
+  private io.roster.server.time.Scheduler scheduler;
 
   private RosterServer server;
   private ManagedChannel channel;
@@ -60,6 +61,15 @@ public final class LoopbackServer implements BeforeEachCallback, AfterEachCallba
   /** The test starts the server itself, with {@link #start()} or {@link #start(UnaryOperator)}. */
   public LoopbackServer startedByTest() {
     startedByTest = true;
+    return this;
+  }
+
+  /**
+   * Servers run on {@code scheduler} (owned by the test, closed after the fixture) and the system's
+   * wall clock for revisions, instead of a scheduler of their own.
+   */
+  public LoopbackServer scheduler(io.roster.server.time.Scheduler scheduler) {
+    this.scheduler = scheduler;
     return this;
   }
 
@@ -92,7 +102,9 @@ public final class LoopbackServer implements BeforeEachCallback, AfterEachCallba
       throw new IllegalStateException("already started; close() or restart() first");
     }
     ServerConfig.Builder b = ServerConfig.builder().host("127.0.0.1").port(0).shutdownGrace(TestTime.seconds(1));
-    server = RosterServer.start(more.apply(config.apply(b)).build());
+    ServerConfig built = more.apply(config.apply(b)).build();
+    server = scheduler == null ? RosterServer.start(built)
+        : RosterServer.start(built, scheduler, io.roster.server.time.SystemScheduler::wallClockMicros);
     lastStart = more;
     return server;
   }

@@ -1,0 +1,106 @@
+package io.roster.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.roster.server.testing.AuthFiles;
+import io.roster.server.testing.process.JavaProcess;
+import io.roster.server.testing.process.Ports;
+import io.roster.server.testing.process.ServerProcess;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * nacos-client 3.1.1 (module nacos3-client, in a child JVM: one test classpath cannot hold two
+ * nacos-client versions) against Roster server processes: without auth it registers, subscribes,
+ * is pushed, queries, lists and deregisters unchanged; with auth on ({@code --auth-file}) it does
+ * the same given {@code username} and {@code password} (its login tries Nacos 3's {@code
+ * /nacos/v3/auth/user/login} first), and without them, or with a wrong password, its registration
+ * is refused with 403.
+ */
+class Nacos3ClientTest {
+
+  private static final Path DIR = Path.of(System.getProperty("roster.nacos3.dir", "../nacos3-client/target"));
+  private static final String PASSWORD = "a password of the app";
+
+  private static Path cache;
+  private static ServerProcess open;
+  private static ServerProcess secured;
+
+  @BeforeAll
+  static void startServers() throws Exception {
+    cache = Files.createTempDirectory("nacos3-client");
+    AuthFiles auth = AuthFiles.create(cache.resolve("auth.json")).user("app", PASSWORD, "write@public");
+    // serverAddr's own port (the gRPC port - 1000) is where the client logs in: the HTTP port.
+    open = ServerProcess.start("127.0.0.1", port(), "--http-port", "auto");
+    secured = ServerProcess.start("127.0.0.1", port(), "--http-port", "auto", "--auth-file", auth.path().toString());
+  }
+
+  @AfterAll
+  static void stopServers() throws Exception {
+    if (open != null) {
+      open.close();
+    }
+    if (secured != null) {
+      secured.close();
+    }
+  }
+
+  private static int port() {
+    int port;
+    do {
+      port = Ports.free();
+    } while (port <= 1000);
+    return port;
+  }
+
+  @Test
+  void withoutAuthItWorksUnchanged() throws Exception {
+    run(open, "works").contains("STEP pushed shutDown: empty");
+  }
+
+  @Test
+  void withAuthAndCredentialsItRegistersDiscoversAndIsPushed() throws Exception {
+    run(secured, "works", "app", PASSWORD).contains("STEP getServicesOfServer");
+  }
+
+  @Test
+  void withAuthButWithoutCredentialsOrWithAWrongPasswordItIsRefused() throws Exception {
+    run(secured, "refused").contains("STEP registerInstance refused 403: InstanceRequest: accessToken: missing");
+    run(secured, "refused", "app", "not the password at all").contains("STEP registerInstance refused 403");
+  }
+
+  private static org.assertj.core.api.AbstractStringAssert<?> run(ServerProcess server, String... args)
+      throws Exception {
+    Path classpathFile = DIR.resolve("nacos3-classpath.txt");
+    assertThat(classpathFile).as("built by module nacos3-client (mvn package)").exists();
+    String classpath = DIR.resolve("classes") + java.io.File.pathSeparator + Files.readString(classpathFile).trim();
+    try (Client client = new Client(classpath, "127.0.0.1:" + (server.port - 1000), args)) {
+      await().atMost(Timing.seconds(60)).until(() -> !client.isAlive());
+      assertThat(client.output()).as(client.output()).contains("STEP version 3.1.1").contains("\nOK");
+      assertThat(client.process.exitValue()).isZero();
+      return assertThat(client.output());
+    }
+  }
+
+  /** Nacos3Main in a child JVM on nacos-client 3.x's classpath. */
+  private static final class Client extends JavaProcess {
+    Client(String classpath, String serverAddr, String... args) throws IOException {
+      super("nacos3", command(classpath, serverAddr, args));
+    }
+
+    private static List<String> command(String classpath, String serverAddr, String... args) {
+      List<String> c = new ArrayList<>(List.of("-Xmx96m", "-DJM.SNAPSHOT.PATH=" + cache,
+          "-DJM.LOG.PATH=" + cache.resolve("logs"), "-cp", classpath, "io.roster.it.nacos3.Nacos3Main", serverAddr,
+          Long.toString(Timing.seconds(20).toMillis()), args[0]));
+      c.addAll(List.of(args).subList(1, args.length));
+      return c;
+    }
+  }
+}

@@ -1,0 +1,117 @@
+package io.roster.it.nacos3;
+
+import com.alibaba.nacos.api.PropertyKeyConst;
+import com.alibaba.nacos.api.exception.NacosException;
+import com.alibaba.nacos.api.naming.NamingFactory;
+import com.alibaba.nacos.api.naming.NamingService;
+import com.alibaba.nacos.api.naming.listener.NamingEvent;
+import com.alibaba.nacos.api.naming.pojo.Instance;
+import java.util.List;
+import java.util.Properties;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
+import java.util.stream.Collectors;
+
+/**
+ * nacos-client 3.x against a server: args {@code serverAddr timeoutMs MODE [username password]}.
+ * MODE {@code works}: register, subscribe, the push of a second registration, query, list,
+ * deregister and shutDown, each seen by its subscriber. MODE {@code refused}: a registration is
+ * refused with 403 (no or wrong credentials on a server with auth on). Prints each step as it
+ * succeeds and {@code OK} at the end (exit 0); prints {@code FAIL: ...} and exits 1 otherwise.
+ */
+public final class Nacos3Main {
+
+  private Nacos3Main() {}
+
+  public static void main(String[] args) throws Exception {
+    long timeoutMs = Long.parseLong(args[1]);
+    Properties p = new Properties();
+    p.setProperty(PropertyKeyConst.SERVER_ADDR, args[0]);
+    if (args.length > 4) {
+      p.setProperty(PropertyKeyConst.USERNAME, args[3]);
+      p.setProperty(PropertyKeyConst.PASSWORD, args[4]);
+    }
+    step("version " + com.alibaba.nacos.common.utils.VersionUtils.version);
+    if (args[2].equals("refused")) {
+      refused(p);
+    } else {
+      works(p, timeoutMs);
+    }
+    System.out.println("OK");
+    System.exit(0);
+  }
+
+  private static void refused(Properties p) throws NacosException {
+    NamingService client = NamingFactory.createNamingService(p);
+    try {
+      client.registerInstance("nacos3-refused", "10.0.13.1", 80);
+      fail("registerInstance was accepted");
+    } catch (NacosException e) {
+      if (e.getErrCode() != NacosException.NO_RIGHT) {
+        fail("registerInstance: errCode " + e.getErrCode() + " (expected 403): " + e.getErrMsg());
+      }
+      step("registerInstance refused 403: " + e.getErrMsg());
+    }
+    client.shutDown();
+  }
+
+  private static void works(Properties p, long timeoutMs) throws Exception {
+    NamingService first = NamingFactory.createNamingService(p);
+    NamingService second = NamingFactory.createNamingService(p);
+    NamingService consumer = NamingFactory.createNamingService(p);
+
+    first.registerInstance("nacos3", "10.0.13.1", 80);
+    step("registered 10.0.13.1:80");
+    AtomicReference<String> seen = new AtomicReference<>("");
+    consumer.subscribe("nacos3", e -> seen.set(((NamingEvent) e).getInstances().stream()
+        .map(i -> i.getIp() + ":" + i.getPort()).sorted().collect(Collectors.joining(","))));
+    await("subscriber sees 10.0.13.1:80", () -> seen.get().equals("10.0.13.1:80"), timeoutMs);
+
+    Instance two = new Instance();
+    two.setIp("10.0.13.2");
+    two.setPort(80);
+    two.setWeight(3.0);
+    second.registerInstance("nacos3", two);
+    await("pushed 10.0.13.1:80,10.0.13.2:80", () -> seen.get().equals("10.0.13.1:80,10.0.13.2:80"), timeoutMs);
+    List<Instance> all = consumer.getAllInstances("nacos3", false);
+    if (all.stream().noneMatch(i -> i.getIp().equals("10.0.13.2") && i.getWeight() == 3.0)) {
+      fail("getAllInstances: " + all);
+    }
+    step("getAllInstances " + all.size());
+    List<String> services = consumer.getServicesOfServer(1, 100).getData();
+    if (!services.contains("nacos3")) {
+      fail("getServicesOfServer: " + services);
+    }
+    step("getServicesOfServer " + services);
+
+    first.deregisterInstance("nacos3", "10.0.13.1", 80);
+    await("pushed deregistration: 10.0.13.2:80", () -> seen.get().equals("10.0.13.2:80"), timeoutMs);
+    second.shutDown();
+    await("pushed shutDown: empty", () -> seen.get().isEmpty(), timeoutMs);
+    first.shutDown();
+    consumer.shutDown();
+  }
+
+  private static void step(String what) {
+    System.out.println("STEP " + what);
+    System.out.flush();
+  }
+
+  private static void fail(String why) {
+    System.out.println("FAIL: " + why);
+    System.out.flush();
+    System.exit(1);
+  }
+
+  /** Polls {@code done} every 20 ms until true, or fails after {@code timeoutMs}. */
+  private static void await(String what, Supplier<Boolean> done, long timeoutMs) throws InterruptedException {
+    long deadline = System.nanoTime() + timeoutMs * 1_000_000;
+    while (!done.get()) {
+      if (System.nanoTime() > deadline) {
+        fail(what + " not within " + timeoutMs + " ms");
+      }
+      Thread.sleep(20);
+    }
+    step(what);
+  }
+}

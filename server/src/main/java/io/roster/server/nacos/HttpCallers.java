@@ -1,0 +1,92 @@
+package io.roster.server.nacos;
+
+import io.roster.server.auth.Authenticator;
+import io.roster.server.auth.Grant;
+import io.roster.server.auth.Permission;
+import io.roster.server.auth.Principal;
+import io.roster.server.http.HttpException;
+import io.roster.server.http.HttpRequest;
+import io.roster.server.model.RegistryException;
+import io.roster.server.model.ServiceKey;
+import java.util.Locale;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Who an HTTP request's caller is, and whether it may do what the request asks (decision 66):
+ * the {@code accessToken} parameter (query string or form body, as Nacos clients send it) or an
+ * {@code Authorization: Bearer TOKEN} header (for curl), checked by the {@link Authenticator}
+ * before anything changes. A refusal is 403, its body naming why, the permission and where
+ * (namespace, and service when there is one). With auth off every caller may do everything.
+ *
+ * <p>Thread-safe (stateless beyond the authenticator).
+ */
+final class HttpCallers {
+
+  /** The parameter Nacos clients carry their access token in. */
+  static final String ACCESS_TOKEN = "accessToken";
+
+  private static final String BEARER = "bearer ";
+
+  private final Authenticator authenticator;
+
+  HttpCallers(Authenticator authenticator) {
+    this.authenticator = authenticator;
+  }
+
+  /**
+   * Refuses (403) unless the caller may do {@code needed} on {@code service}.
+   *
+   * @return who the caller is ({@link Principal#ANONYMOUS} with auth off)
+   */
+  Principal check(HttpRequest r, Permission needed, ServiceKey service) {
+    String where = "namespace \"" + service.namespace() + "\", service \"" + service.groupedName() + "\"";
+    Principal p = authenticate(r, needed, where);
+    try {
+      p.check(needed, service.namespace(), service.group(), service.name());
+    } catch (RegistryException e) {
+      throw new HttpException(403, e.getMessage());
+    }
+    return p;
+  }
+
+  /**
+   * Refuses (403) unless the caller may do {@code needed} on every service of {@code namespace}
+   * ({@link Grant#ALL}: of every namespace, what the server-wide routes ask).
+   */
+  Principal checkAll(HttpRequest r, Permission needed, String namespace) {
+    String where = namespace.equals(Grant.ALL) ? "every namespace" : "namespace \"" + namespace + "\"";
+    Principal p = authenticate(r, needed, where);
+    try {
+      p.checkAll(needed, namespace);
+    } catch (RegistryException e) {
+      throw new HttpException(403, e.getMessage());
+    }
+    return p;
+  }
+
+  private Principal authenticate(HttpRequest r, Permission needed, String where) {
+    if (!authenticator.enabled()) {
+      return Principal.ANONYMOUS;
+    }
+    try {
+      return authenticator.authenticate(token(r), r.remoteHost(), ACCESS_TOKEN);
+    } catch (RegistryException e) {
+      throw new HttpException(403, e.getMessage() + "; this request needs permission " + needed.wireName() + " on "
+          + where);
+    }
+  }
+
+  /** The request's token: {@code accessToken}, else the token of {@code Authorization: Bearer TOKEN}. */
+  static @Nullable String token(HttpRequest r) {
+    String param = r.param(ACCESS_TOKEN);
+    if (param != null && !param.isEmpty()) {
+      return param;
+    }
+    String header = r.authorization();
+    if (header != null && header.length() > BEARER.length()
+        && header.substring(0, BEARER.length()).toLowerCase(Locale.ROOT).equals(BEARER)) {
+      return header.substring(BEARER.length()).trim();
+    }
+    return header;
+  }
+}
