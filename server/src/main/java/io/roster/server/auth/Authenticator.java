@@ -123,13 +123,15 @@ public final class Authenticator implements AutoCloseable {
         throw refuse(host, field, "an access token this server did not issue (or its tokenSecret changed)");
       }
       long expiresAt = claims.expiresAtSeconds() * 1000;
+      // Signed by this server: not a guess, so not counted against the host (its client logs in again).
       if (expiresAt <= now) {
-        throw refuse(host, field, "the access token of \"" + claims.user() + "\" expired at "
+        throw RegistryException.unauthenticated(field, field + ": refused: the access token of \"" + claims.user() + "\" expired at "
             + Instant.ofEpochMilli(expiresAt) + "; log in again");
       }
       AuthFile.User user = l.file().user(claims.user());
       if (user == null) {
-        throw refuse(host, field, "user \"" + claims.user() + "\" is no longer in the auth file");
+        throw RegistryException.unauthenticated(field, field + ": refused: user \"" + claims.user()
+            + "\" is no longer in the auth file");
       }
       return new Principal(user.name(), user.grants(), expiresAt);
     }

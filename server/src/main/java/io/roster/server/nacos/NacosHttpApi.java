@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.roster.server.auth.Authenticator;
 import io.roster.server.auth.Grant;
 import io.roster.server.auth.Permission;
+import io.roster.server.auth.Principal;
 import io.roster.server.http.HttpEndpoint;
 import io.roster.server.http.HttpException;
 import io.roster.server.http.HttpRequest;
@@ -23,6 +24,7 @@ import io.roster.server.naming.Leases;
 import io.roster.server.naming.LogText;
 import io.roster.server.naming.ServiceLists;
 import io.roster.server.naming.Updates;
+import io.roster.server.registry.Claim;
 import io.roster.server.registry.Registry;
 import io.roster.server.registry.Writer;
 import java.time.Duration;
@@ -153,9 +155,24 @@ public final class NacosHttpApi {
   private HttpResponse register(HttpRequest r) {
     ServiceKey service = service(r);
     Instance instance = instance(r);
-    callers.check(r, Permission.WRITE, service);
-    await(leases.register(service, instance, r.remoteHost()));
+    Principal who = callers.check(r, Permission.WRITE, service);
+    await(leases.register(service, instance, r.remoteHost(), claim(who, service, instance.key())));
     return HttpResponse.text(200, "ok");
+  }
+
+  /**
+   * The claim {@code who} registers {@code key} with; refused (403, nothing changed) when another
+   * identity registered it and {@code who} is not an admin of the service (decision 65).
+   */
+  private Claim claim(Principal who, ServiceKey service, InstanceKey key) {
+    boolean admin = who.allows(Permission.ADMIN, service.namespace(), service.group(), service.name());
+    Claim claim = new Claim("", 0, who.name(), admin);
+    Claim held = registry.claimOf(service, key);
+    if (held != null && !held.replaceableBy(claim)) {
+      throw httpError(new RegistryException(RegistryException.Kind.PERMISSION_DENIED, "", "instance " + key
+          + " is registered by \"" + held.identity() + "\": only that identity or an admin may change it"));
+    }
+    return claim;
   }
 
   /**
@@ -166,11 +183,12 @@ public final class NacosHttpApi {
   private HttpResponse deregister(HttpRequest r) {
     ServiceKey service = service(r);
     InstanceKey key = instanceKey(r);
-    callers.check(r, Permission.WRITE, service);
+    Principal who = callers.check(r, Permission.WRITE, service);
     Owner owner = registry.ownerOf(service, key);
     if (owner == null) {
       return HttpResponse.text(200, "ok");
     }
+    claim(who, service, key);
     if (owner.kind() != Owner.Kind.LEASE) {
       throw new HttpException(400, "instance " + key + " of " + service.groupedName() + " is held by a connection ("
           + owner + "): it goes when that client deregisters it or disconnects; PUT enabled=false takes it out of "
@@ -252,13 +270,14 @@ public final class NacosHttpApi {
     String cluster = beat != null && !NacosMapping.text(beat, "cluster").isEmpty() ? NacosMapping.text(beat, "cluster")
         : r.param("clusterName", r.param("cluster", Names.DEFAULT_CLUSTER));
     InstanceKey key = new InstanceKey(ip, port, Names.cluster("clusterName", cluster));
-    callers.check(r, Permission.WRITE, service);
+    Principal who = callers.check(r, Permission.WRITE, service);
+    Claim claim = claim(who, service, key);
     Duration interval = leases.beat(service, key);
     int code = OK;
     if (interval == null && beat != null) {
       Instance instance = NacosMapping.instance(beatInstance(beat, key));
       interval = Leases.Timeouts.of(instance.metadata()).interval();
-      await(leases.register(service, instance, r.remoteHost()));
+      await(leases.register(service, instance, r.remoteHost(), claim));
     } else if (interval == null) {
       code = RESOURCE_NOT_FOUND;
       interval = Leases.Timeouts.DEFAULT.interval();

@@ -5,6 +5,7 @@ import io.roster.server.model.InstanceKey;
 import io.roster.server.model.Owner;
 import io.roster.server.model.RegistryException;
 import io.roster.server.model.ServiceKey;
+import io.roster.server.registry.Claim;
 import io.roster.server.registry.Command;
 import io.roster.server.registry.Registry;
 import io.roster.server.registry.Writer;
@@ -151,6 +152,14 @@ public final class Leases implements AutoCloseable {
    *     as many heartbeat instances as allowed; the writer's refusals fail the future or are thrown
    */
   public CompletableFuture<Instance> register(ServiceKey service, Instance instance, String address) {
+    return register(service, instance, address, Claim.NONE);
+  }
+
+  /**
+   * Same, as the identity {@code claim} names (with auth on: decision 65); the caller has checked
+   * that no other identity holds the instance.
+   */
+  public CompletableFuture<Instance> register(ServiceKey service, Instance instance, String address, Claim claim) {
     Timeouts timeouts = Timeouts.of(instance.metadata());
     Key key = new Key(service, instance.key());
     while (true) {
@@ -174,7 +183,7 @@ public final class Leases implements AutoCloseable {
         lease.lastBeatNanos = now;
         lease.markedUnhealthy = false;
         try {
-          stored = writer.submit(new Command.Register(lease.owner, service, instance));
+          stored = writer.submit(new Command.Register(lease.owner, service, instance, claim));
         } catch (RuntimeException e) {
           stored = CompletableFuture.failedFuture(e);
         }

@@ -386,7 +386,19 @@ public final class Registry {
     }
   }
 
-  /** Who owns the instance with this identity, or null when there is none. */
+  /** The claim of the instance {@code key} of {@code service} (who registered it); null when it is not registered. */
+  public @Nullable Claim claimOf(ServiceKey service, InstanceKey key) {
+    Entry e = services.get(service);
+    if (e == null) {
+      return null;
+    }
+    synchronized (e) {
+      Registration r = e.registrations.get(key);
+      return r == null ? null : r.claim;
+    }
+  }
+
+  /** Who holds the instance {@code key} of {@code service}; null when it is not registered. */
   public @Nullable Owner ownerOf(ServiceKey service, InstanceKey key) {
     Entry e = services.get(service);
     if (e == null) {

@@ -209,6 +209,30 @@ class NacosAuthHttpTest {
   }
 
   @Test
+  void aHeartbeatInstanceOfOneIdentityIsChangedOnlyByItOrAnAdmin() {
+    String rival = auth.token("rival", "write@public");
+    await().atMost(WAIT).pollInterval(java.time.Duration.ofSeconds(1))
+        .until(() -> call("GET", "/nacos/v1/ns/service/list", "", rival).status() == 200);
+    assertThat(call("POST", "/nacos/v1/ns/instance", "serviceName=orders&ip=10.0.0.2&port=8080", writer).status())
+        .isEqualTo(200);
+    String before = state();
+
+    for (Route r : List.of(new Route("POST", "/nacos/v1/ns/instance", "serviceName=orders&ip=10.0.0.2&port=8080&weight=5",
+            "", ""), new Route("DELETE", "/nacos/v1/ns/instance", "serviceName=orders&ip=10.0.0.2&port=8080", "", ""),
+        new Route("PUT", "/nacos/v1/ns/instance/beat", "serviceName=orders&ip=10.0.0.2&port=8080", "", ""))) {
+      Answer a = call(r.method(), r.path(), r.form(), rival);
+      assertThat(a.status()).as(r + ": " + a.body()).isEqualTo(403);
+      assertThat(a.body()).contains("is registered by \"writer\": only that identity or an admin may change it");
+    }
+    assertThat(state()).isEqualTo(before);
+
+    assertThat(call("DELETE", "/nacos/v1/ns/instance", "serviceName=orders&ip=10.0.0.2&port=8080", admin).status())
+        .isEqualTo(200);
+    assertThat(call("POST", "/nacos/v1/ns/instance", "serviceName=orders&ip=10.0.0.2&port=8080", rival).status())
+        .as("gone, so anyone with write may register it").isEqualTo(200);
+  }
+
+  @Test
   void theStatusProbeStaysOpenAndTheConfigCenterIsStillNotServed() {
     assertThat(call("GET", "/nacos/v1/ns/operator/metrics", "", null)).isEqualTo(new Answer(200, "{\"status\":\"UP\"}"));
     assertThat(call("GET", "/nacos/v1/cs/configs", "dataId=x&group=y", null).status()).isEqualTo(501);
