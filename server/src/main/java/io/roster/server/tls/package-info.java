@@ -1,0 +1,8 @@
+/**
+ * TLS material: {@link io.roster.server.tls.Pki} creates a throwaway certificate authority, issues
+ * certificates from it, and writes and reads them as PEM files (decision 63).
+ */
+@NullMarked
+package io.roster.server.tls;
+
+import org.jspecify.annotations.NullMarked;
