@@ -1,29 +1,25 @@
 package io.roster.server.tls;
 
-import io.grpc.util.CertificateUtils;
-import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.security.PrivateKey;
-import java.security.PublicKey;
-import java.security.SecureRandom;
-import java.security.Signature;
 import java.security.cert.X509Certificate;
 import java.util.HexFormat;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One reading of the TLS files: their bytes (to tell whether they changed since) and, once
- * parsed, the certificate chain, its private key and the client CAs. Parsing checks what a
- * handshake would otherwise find out too late: that each file holds what its option promises and
- * that the key belongs to the chain's first certificate.
+ * One reading of the TLS files: a digest of their bytes (to tell whether they changed since) and,
+ * once parsed ({@link Pki}'s PEM reading), the certificate chain, its private key and the client
+ * CAs. Parsing checks what a handshake would otherwise find out too late: that each file holds
+ * what its option promises and that the key belongs to the chain's first certificate. The files
+ * are parsed as they are when parsed: a file replaced between the digest and the parse is read
+ * again at the next reload, since its digest differs from the one kept.
  */
 final class Material {
 
@@ -32,23 +28,19 @@ final class Material {
     private static final long serialVersionUID = 1L;
 
     BadFile(String option, Path path, String problem, @Nullable Throwable cause) {
-      super(option + " " + path + ": " + problem, cause);
+      // Pki's messages start with the path, which this one names already.
+      super(option + " " + path + ": " + (problem.startsWith(path + " ") ? problem.substring(path.toString().length() + 1)
+          : problem), cause);
     }
   }
 
   /** The files' contents at one moment, or why one could not be read. */
   static final class Reading {
     final String fingerprint;
-    private final byte @Nullable [] cert;
-    private final byte @Nullable [] key;
-    private final byte @Nullable [] clientCa;
     private final @Nullable BadFile unreadable;
 
     private Reading(byte @Nullable [] cert, byte @Nullable [] key, byte @Nullable [] clientCa,
         @Nullable BadFile unreadable) {
-      this.cert = cert;
-      this.key = key;
-      this.clientCa = clientCa;
       this.unreadable = unreadable;
       this.fingerprint = unreadable != null ? "unreadable: " + unreadable.getMessage() : digest(cert, key, clientCa);
     }
@@ -58,12 +50,10 @@ final class Material {
       if (unreadable != null) {
         throw unreadable;
       }
-      byte[] certBytes = java.util.Objects.requireNonNull(cert, "read");
-      byte[] keyBytes = java.util.Objects.requireNonNull(key, "read");
-      X509Certificate[] chain = certificates(TlsFiles.CERT_OPTION, files.cert(), certBytes,
+      X509Certificate[] chain = certificates(TlsFiles.CERT_OPTION, files.cert(),
           "the server's certificate first, then its intermediates");
-      PrivateKey privateKey = privateKey(files.key(), keyBytes);
-      if (!belongs(privateKey, chain[0].getPublicKey())) {
+      PrivateKey privateKey = privateKey(files.key());
+      if (!Pki.keyMatches(chain[0], privateKey)) {
         throw new BadFile(TlsFiles.KEY_OPTION, files.key(), "not the private key of the first certificate in "
             + TlsFiles.CERT_OPTION + " " + files.cert() + " (" + chain[0].getSubjectX500Principal().getName()
             + "; expected: that certificate's key)", null);
@@ -71,8 +61,7 @@ final class Material {
       X509Certificate[] cas = null;
       Path caPath = files.clientCa();
       if (caPath != null) {
-        cas = certificates(TlsFiles.CLIENT_CA_OPTION, caPath, java.util.Objects.requireNonNull(clientCa, "read"),
-            "the CA certificates that sign client certificates");
+        cas = certificates(TlsFiles.CLIENT_CA_OPTION, caPath, "the CA certificates that sign client certificates");
       }
       return new Material(fingerprint, chain, privateKey, cas);
     }
@@ -122,61 +111,20 @@ final class Material {
     }
   }
 
-  private static X509Certificate[] certificates(String option, Path path, byte[] pem, String expected) throws BadFile {
-    X509Certificate[] certs;
+  private static X509Certificate[] certificates(String option, Path path, String expected) throws BadFile {
     try {
-      certs = CertificateUtils.getX509Certificates(new ByteArrayInputStream(pem));
-    } catch (GeneralSecurityException | RuntimeException e) {
-      throw new BadFile(option, path, "not PEM certificates: " + e.getMessage() + " (expected: " + expected + ")", e);
-    }
-    if (certs.length == 0) {
-      throw new BadFile(option, path, "holds no certificate (expected: -----BEGIN CERTIFICATE----- blocks, "
-          + expected + ")", null);
-    }
-    return certs;
-  }
-
-  private static PrivateKey privateKey(Path path, byte[] pem) throws BadFile {
-    String text = new String(pem, StandardCharsets.US_ASCII);
-    if (!text.contains("-----BEGIN PRIVATE KEY-----")) {
-      String problem = text.contains("-----BEGIN RSA PRIVATE KEY-----") || text.contains("-----BEGIN EC PRIVATE KEY-----")
-          ? "a key in the traditional OpenSSL format; convert it with openssl pkcs8 -topk8 -nocrypt"
-          : text.contains("-----BEGIN ENCRYPTED PRIVATE KEY-----")
-              ? "an encrypted key; the server takes unencrypted keys only"
-              : "holds no private key";
-      throw new BadFile(TlsFiles.KEY_OPTION, path, problem + " (expected: -----BEGIN PRIVATE KEY-----, PKCS#8)", null);
-    }
-    try {
-      return CertificateUtils.getPrivateKey(new ByteArrayInputStream(pem));
-    } catch (IOException | GeneralSecurityException | RuntimeException e) {
-      throw new BadFile(TlsFiles.KEY_OPTION, path, "not a PKCS#8 RSA or EC private key: " + e
-          + " (expected: -----BEGIN PRIVATE KEY-----)", e);
+      return Pki.readCertificates(path).toArray(new X509Certificate[0]);
+    } catch (IOException | IllegalArgumentException e) {
+      throw new BadFile(option, path, String.valueOf(e.getMessage()) + " (expected: " + expected + ")", e);
     }
   }
 
-  /** Whether {@code key} signs what {@code publicKey} verifies. */
-  private static boolean belongs(PrivateKey key, PublicKey publicKey) {
-    if (!key.getAlgorithm().equals(publicKey.getAlgorithm())) {
-      return false;
-    }
-    String algorithm = switch (key.getAlgorithm()) {
-      case "RSA" -> "SHA256withRSA";
-      case "EC" -> "SHA256withECDSA";
-      default -> key.getAlgorithm();
-    };
+  private static PrivateKey privateKey(Path path) throws BadFile {
     try {
-      byte[] probe = new byte[32];
-      new SecureRandom().nextBytes(probe);
-      Signature signer = Signature.getInstance(algorithm);
-      signer.initSign(key);
-      signer.update(probe);
-      byte[] signature = signer.sign();
-      Signature verifier = Signature.getInstance(algorithm);
-      verifier.initVerify(publicKey);
-      verifier.update(probe);
-      return verifier.verify(signature);
-    } catch (GeneralSecurityException e) {
-      return false;
+      return Pki.readPrivateKey(path);
+    } catch (IOException | IllegalArgumentException e) {
+      throw new BadFile(TlsFiles.KEY_OPTION, path, String.valueOf(e.getMessage()) + " (expected: an unencrypted private key, "
+          + "PKCS#8 or the traditional RSA or EC PEM)", e);
     }
   }
 

@@ -61,7 +61,7 @@ public final class ServerTls implements AutoCloseable {
   private ServerTls(TlsFiles files, Material material) {
     this.files = files;
     this.current = material;
-    this.clientTrust = files.mutual() ? clientTrustManager() : null;
+    this.clientTrust = files.mutual() ? newClientTrustManager() : null;
     apply(material);
     try {
       this.sslContext = SSLContext.getInstance("TLS");
@@ -72,7 +72,7 @@ public final class ServerTls implements AutoCloseable {
   }
 
   /** A trust manager for client certificates: their chain is checked, no name is expected of a client. */
-  private static AdvancedTlsX509TrustManager clientTrustManager() {
+  private static AdvancedTlsX509TrustManager newClientTrustManager() {
     try {
       return AdvancedTlsX509TrustManager.newBuilder()
           .setVerification(AdvancedTlsX509TrustManager.Verification.CERTIFICATE_ONLY_VERIFICATION)
@@ -186,6 +186,16 @@ public final class ServerTls implements AutoCloseable {
     SSLParameters parameters = sslContext.getDefaultSSLParameters();
     parameters.setNeedClientAuth(clientTrust != null);
     return parameters;
+  }
+
+  /** The key manager every listener's handshakes ask for the certificate: always the current one. */
+  public AdvancedTlsX509KeyManager keyManager() {
+    return keys;
+  }
+
+  /** The trust manager that checks client certificates, or null when none is asked for. */
+  public @Nullable AdvancedTlsX509TrustManager clientTrustManager() {
+    return clientTrust;
   }
 
   /** Whether clients must present a certificate signed by one of the client CAs. */
