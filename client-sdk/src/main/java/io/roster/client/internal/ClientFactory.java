@@ -45,10 +45,14 @@ public final class ClientFactory {
       boolean pushEmptyProtection,
       @Nullable Path failoverDir,
       @Nullable ScheduledExecutorService scheduler,
-      @Nullable Executor listenerExecutor) {
+      @Nullable Executor listenerExecutor,
+      @Nullable Path tlsTrust,
+      @Nullable Path tlsCertificate,
+      @Nullable Path tlsKey) {
+    TlsSettings tls = tlsTrust == null ? null : TlsSettings.load(tlsTrust, tlsCertificate, tlsKey);
     return DefaultRosterClient.create(new ClientOptions(serverAddresses, namespace, clientId, clientName, labels,
         requestTimeout, connectTimeout, pollInterval, pollMaxBackoff, pollEnabled, reconnectInitial, reconnectMax,
         keepAliveTime, keepAliveTimeout, drainTimeout, reconnectEmptyHold, pushEmptyProtection, failoverDir,
-        scheduler, listenerExecutor));
+        scheduler, listenerExecutor, tls));
   }
 }

@@ -36,6 +36,8 @@ import org.jspecify.annotations.Nullable;
  * @param scheduler timers and background work shared with other clients, or null for a
  *     client-owned thread
  * @param listenerExecutor where listeners run, or null for a client-owned pool
+ * @param tls the CAs to trust and the client's own certificate, read and checked; null for
+ *     plaintext
  */
 record ClientOptions(
     String serverAddresses,
@@ -57,7 +59,8 @@ record ClientOptions(
     boolean pushEmptyProtection,
     @Nullable Path failoverDir,
     @Nullable ScheduledExecutorService scheduler,
-    @Nullable Executor listenerExecutor) {
+    @Nullable Executor listenerExecutor,
+    @Nullable TlsSettings tls) {
 
   /** The longest drain wait a server accepts. */
   static final Duration MAX_DRAIN_TIMEOUT = Duration.ofSeconds(60);

@@ -98,8 +98,9 @@ final class DefaultRosterClient implements RosterClient, ConnectionManager.Handl
       own.setRemoveOnCancelPolicy(true);
       scheduler = own;
     }
+    TlsSettings tls = options.tls();
     Connector connector = new GrpcConnector(options.keepAliveTime(), options.keepAliveTimeout(),
-        "roster-java/" + VERSION);
+        "roster-java/" + VERSION, tls == null ? null : tls.credentials());
     DefaultRosterClient client = new DefaultRosterClient(options, addresses, connector,
         scheduler, owned, Ticker.system(), new Random());
     client.start();
@@ -173,8 +174,9 @@ final class DefaultRosterClient implements RosterClient, ConnectionManager.Handl
   }
 
   void start() {
-    log.info("Starting Roster client {} (namespace {}, servers {})", options.clientId(),
-        namespace, connection.addresses());
+    TlsSettings tls = options.tls();
+    log.info("Starting Roster client {} (namespace {}, servers {}, {})", options.clientId(),
+        namespace, connection.addresses(), tls == null ? "plaintext" : tls.mutual() ? "TLS with a client certificate" : "TLS");
     connection.start();
   }
 

@@ -1,5 +1,6 @@
 package io.roster.client.internal;
 
+import io.grpc.ChannelCredentials;
 import io.grpc.ConnectivityState;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
@@ -21,12 +22,13 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The real transport: one plaintext grpc-netty-shaded channel per server address, created on
- * first use and kept until {@link #shutdown}. Channels use HTTP/2 keepalive (gRPC raises the
+ * The real transport: one grpc-netty-shaded channel per server address, plaintext or TLS (the
+ * client's {@link TlsSettings}), created on first use and kept until {@link #shutdown}. Channels use HTTP/2 keepalive (gRPC raises the
  * time to at least 10 s) and keep pinging without calls.
  */
 final class GrpcConnector implements Connector {
@@ -44,22 +46,29 @@ final class GrpcConnector implements Connector {
   private final Duration keepAliveTime;
   private final Duration keepAliveTimeout;
   private final String userAgent;
+  private final @Nullable ChannelCredentials credentials;
   private final Map<ServerAddress, ManagedChannel> channels = new ConcurrentHashMap<>();
   private volatile boolean shutdown;
 
-  GrpcConnector(Duration keepAliveTime, Duration keepAliveTimeout, String userAgent) {
+  /** @param credentials TLS for every channel, or null for plaintext */
+  GrpcConnector(Duration keepAliveTime, Duration keepAliveTimeout, String userAgent,
+      @Nullable ChannelCredentials credentials) {
     this.keepAliveTime = keepAliveTime;
     this.keepAliveTimeout = keepAliveTimeout;
     this.userAgent = userAgent;
+    this.credentials = credentials;
+  }
+
+  private NettyChannelBuilder builder(ServerAddress a) {
+    return credentials == null ? NettyChannelBuilder.forAddress(a.host(), a.port()).usePlaintext()
+        : NettyChannelBuilder.forAddress(a.host(), a.port(), credentials);
   }
 
   private ManagedChannel channel(ServerAddress address) {
     if (shutdown) {
       throw new IllegalStateException("connector is shut down");
     }
-    return channels.computeIfAbsent(address, a -> NettyChannelBuilder
-        .forAddress(a.host(), a.port())
-        .usePlaintext()
+    return channels.computeIfAbsent(address, a -> builder(a)
         .maxInboundMessageSize(MAX_INBOUND_MESSAGE_BYTES)
         .keepAliveTime(keepAliveTime.toNanos(), TimeUnit.NANOSECONDS)
         .keepAliveTimeout(keepAliveTimeout.toNanos(), TimeUnit.NANOSECONDS)
