@@ -1,5 +1,7 @@
 package io.roster.server.testing;
 
+import io.grpc.ChannelCredentials;
+import io.grpc.TlsChannelCredentials;
 import io.roster.server.tls.Pki;
 import io.roster.server.tls.TlsFiles;
 import java.io.IOException;
@@ -80,6 +82,23 @@ public final class TestPki {
       throw new UncheckedIOException(e);
     }
     return new Path[] {cert, key};
+  }
+
+  /**
+   * gRPC credentials that trust this CA, with a client certificate of it when {@code mutual}: a
+   * health probe of a server started with {@link #flags}.
+   */
+  public ChannelCredentials credentials(boolean mutual) {
+    try {
+      TlsChannelCredentials.Builder b = TlsChannelCredentials.newBuilder().trustManager(caPem.toFile());
+      if (mutual) {
+        Path[] probe = client(ca, "probe");
+        b.keyManager(probe[0].toFile(), probe[1].toFile());
+      }
+      return b.build();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
   }
 
   /**
