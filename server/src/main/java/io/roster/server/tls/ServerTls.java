@@ -134,7 +134,8 @@ public final class ServerTls implements AutoCloseable {
     Material material;
     try {
       material = reading.parse(files);
-    } catch (Material.BadFile e) {
+      apply(material);
+    } catch (Material.BadFile | IllegalStateException e) {
       if (!reading.fingerprint.equals(failing)) {
         // Maybe half-way through a rotation: the next read decides.
         failing = reading.fingerprint;
@@ -145,7 +146,6 @@ public final class ServerTls implements AutoCloseable {
       }
       return false;
     }
-    apply(material);
     current = material;
     failing = null;
     log.info("TLS: new material from {} and {}: {}; new connections get it, open ones keep theirs", files.cert(),
@@ -153,15 +153,17 @@ public final class ServerTls implements AutoCloseable {
     return true;
   }
 
+  /** Swaps the managers' contents: the trust first, which may refuse, then the key, which does not. */
   private void apply(Material material) {
-    keys.updateIdentityCredentials(material.chain, material.key);
     if (clientTrust != null) {
       try {
         clientTrust.updateTrustCredentials(Objects.requireNonNull(material.clientCas, "parsed with the client CAs"));
       } catch (IOException | GeneralSecurityException e) {
-        throw new IllegalStateException("client CAs refused by the trust manager", e);
+        throw new IllegalStateException(TlsFiles.CLIENT_CA_OPTION + " " + files.clientCa()
+            + ": refused by the trust manager: " + e, e);
       }
     }
+    keys.updateIdentityCredentials(material.chain, material.key);
   }
 
   /** The credentials of a gRPC server: this material, client certificates required when mutual. */
