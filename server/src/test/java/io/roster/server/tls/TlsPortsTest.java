@@ -16,6 +16,7 @@ import io.grpc.health.v1.HealthGrpc;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.roster.server.RosterServer;
 import io.roster.server.config.ServerConfig;
+import io.roster.server.testing.TestPki;
 import io.roster.server.testing.TestSession;
 import io.roster.server.testing.TestTime;
 import java.io.IOException;
@@ -33,8 +34,6 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
-import javax.net.ssl.SSLParameters;
-import javax.net.ssl.SSLSocket;
 import javax.net.ssl.TrustManagerFactory;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -148,21 +147,8 @@ class TlsPortsTest {
   }
 
   /** The certificate a new TLS connection to the client port is served (the handshake alone). */
-  private BigInteger servedSerial() throws Exception {
-    TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-    KeyStore trust = KeyStore.getInstance("PKCS12");
-    trust.load(null, null);
-    trust.setCertificateEntry("ca", ca.certificate());
-    tmf.init(trust);
-    SSLContext context = SSLContext.getInstance("TLS");
-    context.init(null, tmf.getTrustManagers(), null);
-    try (SSLSocket socket = (SSLSocket) context.getSocketFactory().createSocket("127.0.0.1", server.port())) {
-      SSLParameters parameters = socket.getSSLParameters();
-      parameters.setApplicationProtocols(new String[] {"h2"});
-      socket.setSSLParameters(parameters);
-      socket.startHandshake();
-      return ((X509Certificate) socket.getSession().getPeerCertificates()[0]).getSerialNumber();
-    }
+  private BigInteger servedSerial() {
+    return TestPki.served("127.0.0.1", server.port(), ca.certificate()).getSerialNumber();
   }
 
   @Test
