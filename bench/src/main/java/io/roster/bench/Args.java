@@ -84,6 +84,8 @@ public final class Args {
   }
 
   final boolean quick;
+  /** Whether the started server (and so every workload's clients) is on TLS. */
+  final boolean tls;
   final String driver;
   final String target;
   final String serverJar;
@@ -93,9 +95,10 @@ public final class Args {
   final String out;
   private final Map<String, Integer> sizes;
 
-  private Args(boolean quick, String driver, String target, String serverJar, List<String> serverJvm,
+  private Args(boolean quick, boolean tls, String driver, String target, String serverJar, List<String> serverJvm,
       String rosterMass, Set<String> workloads, String out, Map<String, Integer> sizes) {
     this.quick = quick;
+    this.tls = tls;
     this.driver = driver;
     this.target = target;
     this.serverJar = serverJar;
@@ -123,10 +126,15 @@ public final class Args {
   public static Args parse(String... argv) {
     Map<String, String> given = new LinkedHashMap<>();
     boolean quick = false;
+    boolean tls = false;
     for (int i = 0; i < argv.length; i++) {
       String a = argv[i];
       if (a.equals("--quick")) {
         quick = true;
+        continue;
+      }
+      if (a.equals("--tls")) {
+        tls = true;
         continue;
       }
       if (!a.startsWith("--") || a.length() == 2) {
@@ -194,6 +202,20 @@ public final class Args {
       workloads.remove("first");
       workloads.remove("warmkill");
     }
+    if (tls) {
+      if (target != null || !driver.equals("roster")) {
+        throw new IllegalArgumentException("--tls: the bench puts the server it starts on TLS (expected: no --target, "
+            + "--driver roster)");
+      }
+      List<String> plaintextOnly = List.of("startup", "first", "warmkill", "w10", "w11", "w12");
+      for (String w : list.split(",")) {
+        if (plaintextOnly.contains(w.trim().toLowerCase())) {
+          throw new IllegalArgumentException("--workloads: " + w.trim() + " starts its servers in plaintext (expected: "
+              + "w1..w9 with --tls)");
+        }
+      }
+      workloads.removeAll(plaintextOnly);
+    }
     Map<String, Integer> sizes = new LinkedHashMap<>();
     for (Map.Entry<String, String[]> e : SIZES.entrySet()) {
       String raw = given.getOrDefault(e.getKey(), quick ? e.getValue()[1] : e.getValue()[0]);
@@ -223,7 +245,7 @@ public final class Args {
         jvm.add(s);
       }
     }
-    return new Args(quick, driver, target, serverJar,
+    return new Args(quick, tls, driver, target, serverJar,
         List.copyOf(jvm), mass, workloads, given.getOrDefault("out", "bench/target/bench-results.md"), sizes);
   }
 
@@ -260,6 +282,8 @@ public final class Args {
           --workloads LIST         all, or some of startup,first,warmkill,w1,...,w12 (w10-w12: a local 3-node
                                    cluster each, roster driver only; left out of "all" with --target)
           --quick                  small sizes (make bench QUICK=1)
+          --tls                    the started server on TLS (a throwaway CA and certificate under the log
+                                   directory), every client trusting it; W1-W9 only
           --out FILE               markdown results (default bench/target/bench-results.md)
         Sizes (full / quick default):
         """);

@@ -49,6 +49,7 @@ public final class BenchMain {
     List<Result> results = new ArrayList<>();
     String serverFlags = null;
     boolean ok = true;
+    LocalServer.Tls tls = args.tls ? new LocalServer.Tls(Files.createDirectories(logDir.resolve("tls"))) : null;
     long start = System.nanoTime();
     for (String w : args.workloads) {
       long t0 = System.nanoTime();
@@ -76,14 +77,15 @@ public final class BenchMain {
         Driver driver = null;
         try {
           if (args.localServer()) {
-            server = LocalServer.start(jar, args.serverJvm, logDir, w);
+            server = LocalServer.start(jar, args.serverJvm, logDir, w, tls);
             if (serverFlags == null) {
               serverFlags = server.vmFlags();
             }
           }
           String target = server != null ? server.address() : args.target;
           driver = Drivers.create(args.driver, target,
-              args.rosterMass.equals("sdk") ? RosterDriver.MassMode.SDK : RosterDriver.MassMode.RAW);
+              args.rosterMass.equals("sdk") ? RosterDriver.MassMode.SDK : RosterDriver.MassMode.RAW,
+              tls == null ? null : tls.ca);
           r = new Workloads(args, driver, target, server).run(w);
         } catch (Exception | Error e) {
           ok = false;
@@ -128,7 +130,7 @@ public final class BenchMain {
     sb.append("# Roster bench results\n\n");
     sb.append(String.format("- run: %s, %.0f s, driver `%s`, %s%n",
         LocalDateTime.now().format(DateTimeFormatter.ISO_LOCAL_DATE_TIME), seconds, args.driver,
-        args.localServer() ? "local server from " + args.serverJar : "target " + args.target));
+        args.localServer() ? "local server from " + args.serverJar + (args.tls ? ", on TLS (--tls)" : "") : "target " + args.target));
     sb.append(String.format("- machine: %s %s, %d cores, %s MiB RAM, Java %s (%s)%n",
         System.getProperty("os.name"), System.getProperty("os.version"),
         Runtime.getRuntime().availableProcessors(), memTotalMib(), System.getProperty("java.version"),

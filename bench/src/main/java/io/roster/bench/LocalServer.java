@@ -1,10 +1,13 @@
 package io.roster.bench;
 
+import io.grpc.ChannelCredentials;
 import io.grpc.ManagedChannel;
+import io.grpc.TlsChannelCredentials;
 import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthGrpc;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.roster.server.testing.process.Ports;
+import io.roster.server.tls.Pki;
 import io.roster.server.testing.process.ServerLauncher;
 import io.roster.server.testing.process.ServerProcess;
 import java.io.IOException;
@@ -13,6 +16,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A Roster server started from the built jar as a child process on 127.0.0.1 (a {@link
@@ -66,9 +70,47 @@ final class LocalServer implements AutoCloseable {
 
   /** Starts a server on a free port, its output in {@code logDir/NAME-server.log}; returns once SERVING. */
   static LocalServer start(Path jar, List<String> jvmFlags, Path logDir, String name) {
-    ServerProcess p = launcher(jar, jvmFlags, logDir)
-        .launch(name + "-server", "127.0.0.1", Ports.free(), List.of(), List.of()).serving();
+    return start(jar, jvmFlags, logDir, name, null);
+  }
+
+  /** The same, on TLS with {@code tls}'s files when given. */
+  static LocalServer start(Path jar, List<String> jvmFlags, Path logDir, String name, @Nullable Tls tls) {
+    ServerLauncher launcher = launcher(jar, jvmFlags, logDir);
+    List<String> flags = List.of();
+    if (tls != null) {
+      launcher = launcher.withProbe(tls.credentials());
+      flags = List.of("--tls-cert", tls.cert.toString(), "--tls-key", tls.key.toString());
+    }
+    ServerProcess p = launcher.launch(name + "-server", "127.0.0.1", Ports.free(), List.of(), flags).serving();
     return new LocalServer(p, Duration.ofNanos(System.nanoTime() - p.startedNanos));
+  }
+
+  /** A throwaway CA and a server certificate for 127.0.0.1, as PEM files in a directory (bench --tls). */
+  static final class Tls {
+    final Path ca;
+    final Path cert;
+    final Path key;
+
+    Tls(Path dir) {
+      this.ca = dir.resolve("ca.crt");
+      this.cert = dir.resolve("server.crt");
+      this.key = dir.resolve("server.key");
+      Pki.Authority authority = Pki.newAuthority("roster-bench-ca");
+      try {
+        authority.writeCertificatePem(ca);
+        authority.issue("roster-bench", List.of("127.0.0.1", "localhost")).writePem(cert, key);
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    }
+
+    ChannelCredentials credentials() {
+      try {
+        return TlsChannelCredentials.newBuilder().trustManager(ca.toFile()).build();
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    }
   }
 
   String address() {

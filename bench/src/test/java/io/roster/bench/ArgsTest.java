@@ -46,6 +46,17 @@ class ArgsTest {
   }
 
   @Test
+  void tlsPutsTheStartedServerOnTlsForTheSingleServerWorkloadsOnly() {
+    Args a = Args.parse("--tls");
+    assertThat(a.tls).isTrue();
+    assertThat(a.workloads).containsExactly("w1", "w2", "w3", "w4", "w5", "w6", "w7", "w8", "w9");
+    assertThat(Args.parse("--tls", "--workloads", "w3,w4").workloads).containsExactly("w3", "w4");
+    assertThat(Args.parse().tls).isFalse();
+    assertThatThrownBy(() -> Args.parse("--tls", "--workloads", "w4,w10")).hasMessageContaining("w10 starts its servers in plaintext");
+    assertThatThrownBy(() -> Args.parse("--tls", "--target", "127.0.0.1:9848")).hasMessageContaining("--tls:");
+  }
+
+  @Test
   void quickShrinksSizesButAnExplicitFlagWins() {
     Args a = Args.parse("--quick", "--w1-clients=50");
     assertThat(a.quick).isTrue();

@@ -372,6 +372,9 @@ public interface RosterClient extends AutoCloseable {
     private @Nullable Path failoverDir;
     private @Nullable Executor listenerExecutor;
     private @Nullable ScheduledExecutorService scheduler;
+    private @Nullable Path tlsTrust;
+    private @Nullable Path tlsCertificate;
+    private @Nullable Path tlsKey;
     private Supplier<String> token = () -> "";
 
     /** The settings made so far: each may be made once. */
@@ -692,6 +695,44 @@ public interface RosterClient extends AutoCloseable {
     }
 
     /**
+     * Connects over TLS, trusting a server whose certificate chains to one of the CA certificates
+     * in {@code caPem}. The server's certificate must also name the host the client dials, as a
+     * DNS name or an IP address among its subject alternative names: hostname verification is on,
+     * and there is no setting that turns it off. The file is read when the client is built (a
+     * server's rotated certificate from the same CA needs nothing here). Default: plaintext. A
+     * server on TLS refuses plaintext clients, and a plaintext server refuses TLS clients.
+     *
+     * @param caPem a PEM file of one or more CA certificates ({@code -----BEGIN CERTIFICATE-----})
+     * @return this builder
+     */
+    public Builder tlsTrust(Path caPem) {
+      Objects.requireNonNull(caPem, "caPem");
+      once("tlsTrust", tlsTrust);
+      this.tlsTrust = caPem;
+      return this;
+    }
+
+    /**
+     * Presents this certificate when connecting: needed by a server started with
+     * {@code --tls-client-ca} (mutual TLS), which accepts a certificate that chains to one of its
+     * client CAs. Needs {@link #tlsTrust(Path)}. The files are read when the client is built.
+     * Default: none.
+     *
+     * @param certificatePem a PEM file with the client's certificate first, then its intermediates
+     * @param keyPem a PEM file with the certificate's unencrypted PKCS#8 private key
+     *     ({@code -----BEGIN PRIVATE KEY-----})
+     * @return this builder
+     */
+    public Builder tlsClientCertificate(Path certificatePem, Path keyPem) {
+      Objects.requireNonNull(certificatePem, "certificatePem");
+      Objects.requireNonNull(keyPem, "keyPem");
+      once("tlsClientCertificate", tlsCertificate + " / " + tlsKey);
+      this.tlsCertificate = certificatePem;
+      this.tlsKey = keyPem;
+      return this;
+    }
+
+    /**
      * Sets the credential the client presents, for a server that runs with an auth file: a static
      * token (as {@code java -jar roster-server.jar auth token} prints it) or an access token a
      * login issued. Sent in each session's hello and with every {@code Registry} call; the
@@ -748,13 +789,19 @@ public interface RosterClient extends AutoCloseable {
      * for it as their documentation says.
      *
      * @return the client; close it when done
-     * @throws RosterException INVALID_ARGUMENT when a setting is invalid (the message names it)
+     * @throws RosterException INVALID_ARGUMENT when a setting is invalid, or a TLS file is missing
+     *     or not what its setting expects (the message names the setting, and the file)
      */
     public RosterClient build() {
       if (serverAddresses == null) {
         throw new RosterException(RosterException.Code.INVALID_ARGUMENT,
             "serverAddresses: null (expected: host:port[,host:port...])", "serverAddresses",
             null);
+      }
+      if (tlsCertificate != null && tlsTrust == null) {
+        throw new RosterException(RosterException.Code.INVALID_ARGUMENT,
+            "tlsClientCertificate: " + tlsCertificate + " without tlsTrust (expected: tlsTrust(caPem) too; a client "
+                + "certificate is presented over TLS only)", "tlsClientCertificate", null);
       }
       return ClientFactory.create(
           randomStart ? rotated(serverAddresses) : serverAddresses,
@@ -777,6 +824,9 @@ public interface RosterClient extends AutoCloseable {
           failoverDir,
           scheduler,
           listenerExecutor,
+          tlsTrust,
+          tlsCertificate,
+          tlsKey,
           token);
     }
   }

@@ -19,6 +19,8 @@ import io.roster.server.session.SessionLimits;
 import io.roster.server.session.SessionManager;
 import io.roster.server.time.Scheduler;
 import io.roster.server.time.SystemScheduler;
+import io.roster.server.tls.ServerTls;
+import io.roster.server.tls.TlsFiles;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
@@ -73,6 +75,8 @@ public final class RosterServer implements AutoCloseable {
   private final NacosHttpApi nacosHttp;
   /** The Nacos v1 HTTP listener, or null when {@code --http-port off}. */
   private final @Nullable HttpEndpoint http;
+  /** The TLS material of the client and HTTP ports, or null when they speak plaintext. */
+  private final @Nullable ServerTls tls;
   private final CountDownLatch terminated = new CountDownLatch(1);
   private boolean closed;
 
@@ -81,6 +85,9 @@ public final class RosterServer implements AutoCloseable {
     this.config = config;
     this.scheduler = scheduler;
     this.ownScheduler = ownScheduler;
+    // First: bad TLS files stop the start before anything else is built.
+    TlsFiles tlsFiles = config.tls();
+    this.tls = tlsFiles == null ? null : ServerTls.load(tlsFiles);
     // A member's revisions come from the log's entries, the same on every member (docs/cluster.md).
     EntryClock entryClock = config.clustered() ? ClusterNode.entryClock() : null;
     this.registry = new Registry(entryClock != null ? entryClock : wallClockMicros, config.maxServiceSettingsBytes(),
@@ -116,14 +123,14 @@ public final class RosterServer implements AutoCloseable {
     this.endpoint = new GrpcEndpoint(config, registry, engine, sessions, scheduler,
         cluster != null ? port -> cluster.ownerNode() : port -> nodeHost(config.host()) + ":" + port + "@" + boot,
         VERSION, warmUp, cluster,
-        List.of(new GrpcEndpoint.Guest(nacos.services(), nacos.transportFilter(), nacos, cluster != null)));
+        List.of(new GrpcEndpoint.Guest(nacos.services(), nacos.transportFilter(), nacos, cluster != null)), tls);
     if (cluster != null) {
       endpoint.refuse("this cluster member is catching up with the log", true);
     }
     this.leases = new Leases(writer, registry, scheduler, sessions::nodeId, config.maxInstancesPerAddress());
     this.nacosHttp = new NacosHttpApi(registry, writer, leases, sessions::count, authenticator);
     int httpPort = config.resolvedHttpPort();
-    this.http = httpPort < 0 ? null : new HttpEndpoint(config.host(), httpPort, HttpEndpoint.Limits.DEFAULT);
+    this.http = httpPort < 0 ? null : new HttpEndpoint(config.host(), httpPort, HttpEndpoint.Limits.DEFAULT, tls);
     if (http != null) {
       nacosHttp.routeOn(http);
     }
@@ -221,6 +228,14 @@ public final class RosterServer implements AutoCloseable {
       }
       log.info("Nacos v1 HTTP API on {}:{}", config.host(), server.http.port());
     }
+    if (server.tls != null) {
+      ServerTls tls = server.tls;
+      log.info("TLS on the client port {} (Roster and Nacos gRPC){}: {}; {}; files re-read every {}", server.port(),
+          server.http == null ? "" : " and the HTTP port " + server.http.port(), tls.describe(),
+          tls.mutual() ? "client certificates required, signed by a CA of " + tls.files().clientCa()
+              : "no client certificate asked", ServerConfig.formatDuration(ServerTls.RELOAD_PERIOD));
+      tls.startReloading(server.scheduler, ServerTls.RELOAD_PERIOD);
+    }
     if (server.cluster != null) {
       server.cluster.announce(server.clientAddress());
     }
@@ -316,6 +331,9 @@ public final class RosterServer implements AutoCloseable {
         ServerConfig.formatDuration(config.shutdownGrace()));
     engine.stop();
     authenticator.close();
+    if (tls != null) {
+      tls.close();
+    }
     // The HTTP API first: it says DOWN, lets requests in progress finish (1 s at most) and
     // takes no more; heartbeat instances stay until the registry goes (or, in a cluster, until
     // the members end this member's owners).

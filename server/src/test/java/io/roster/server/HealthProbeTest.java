@@ -15,7 +15,12 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import io.roster.server.config.ServerConfig;
+import io.roster.server.testing.TestPki;
+import java.nio.file.Path;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
@@ -76,6 +81,26 @@ class HealthProbeTest {
     try (ServerSocket silent = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
       assertThat(probe(Duration.ofMillis(300), Integer.toString(silent.getLocalPort()))).isEqualTo(1);
       assertThat(printed()).contains("DEADLINE_EXCEEDED");
+    }
+  }
+
+  @Test
+  void aTlsServerIsProbedOverTlsFromTheEnvironmentAlsoWithClientCertificates(@TempDir Path dir) {
+    TestPki pki = TestPki.in(dir);
+    for (boolean mutual : new boolean[] {false, true}) {
+      try (RosterServer server = RosterServer.start(ServerConfig.builder().host("127.0.0.1").port(0).httpPort(-1)
+          .warmUp(Duration.ZERO).shutdownGrace(Duration.ZERO).tls(pki.files(mutual)).build())) {
+        String port = Integer.toString(server.port());
+        Map<String, String> env = new java.util.HashMap<>(Map.of("ROSTER_TLS_CERT", pki.serverCert.toString(),
+            "ROSTER_TLS_KEY", pki.serverKey.toString()));
+        if (mutual) {
+          env.put("ROSTER_TLS_CLIENT_CA", pki.caPem.toString());
+        }
+        PrintStream out = new PrintStream(printed, true, StandardCharsets.UTF_8);
+        assertThat(HealthProbe.run(new String[] {port}, env, TestTime.seconds(2), out)).as(printed()).isZero();
+        // Plaintext is refused by a TLS port.
+        assertThat(HealthProbe.run(new String[] {port}, Map.of(), TestTime.seconds(2), out)).isEqualTo(1);
+      }
     }
   }
 

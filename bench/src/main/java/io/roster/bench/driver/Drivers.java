@@ -11,8 +11,14 @@ public final class Drivers {
    * @param rosterMass how the roster driver makes many-client workloads' clients
    */
   public static Driver create(String name, String target, RosterDriver.MassMode rosterMass) {
+    return create(name, target, rosterMass, null);
+  }
+
+  /** The same; the roster driver's clients trust {@code tlsTrust} (a CA certificate, PEM) over TLS when given. */
+  public static Driver create(String name, String target, RosterDriver.MassMode rosterMass,
+      java.nio.file.@org.jspecify.annotations.Nullable Path tlsTrust) {
     return switch (name) {
-      case "roster" -> new RosterDriver(target, rosterMass);
+      case "roster" -> new RosterDriver(target, rosterMass, tlsTrust);
       case "nacos" -> new NacosDriver(target, NacosDriver.PUBLIC);
       default -> throw new IllegalArgumentException(
           "--driver: \"" + name + "\" (expected: roster or nacos)");

@@ -34,6 +34,8 @@ public final class RosterDriver implements Driver {
 
   private final String target;
   private final MassMode massMode;
+  /** The CA certificate the clients trust (the server is on TLS), or null for plaintext. */
+  private final java.nio.file.@org.jspecify.annotations.Nullable Path tlsTrust;
   private final ExecutorService listenerExecutor =
       Executors.newCachedThreadPool(daemon("bench-roster-listener"));
   private final ScheduledExecutorService sdkScheduler = sharedScheduler();
@@ -42,8 +44,14 @@ public final class RosterDriver implements Driver {
   private ScheduledExecutorService pinger;
 
   public RosterDriver(String target, MassMode massMode) {
+    this(target, massMode, null);
+  }
+
+  /** With {@code tlsTrust} (a CA certificate, PEM), every client connects over TLS trusting it. */
+  public RosterDriver(String target, MassMode massMode, java.nio.file.@org.jspecify.annotations.Nullable Path tlsTrust) {
     this.target = target;
     this.massMode = massMode;
+    this.tlsTrust = tlsTrust;
   }
 
   @Override
@@ -53,7 +61,11 @@ public final class RosterDriver implements Driver {
 
   @Override
   public BenchClient client(String clientId) {
-    RosterClient c = RosterClient.builder()
+    RosterClient.Builder b = RosterClient.builder();
+    if (tlsTrust != null) {
+      b.tlsTrust(tlsTrust);
+    }
+    RosterClient c = b
         .serverAddresses(target)
         .randomStart(false) // the cluster workloads name each client's own member first
         .clientId(clientId)
@@ -87,7 +99,14 @@ public final class RosterDriver implements Driver {
         pinger = Executors.newSingleThreadScheduledExecutor(daemon("bench-roster-pinger"));
       }
     }
-    return RosterStreamClient.connect(target, clientId, eventLoop, pinger, Duration.ofSeconds(10));
+    io.grpc.ChannelCredentials credentials;
+    try {
+      credentials = tlsTrust == null ? io.grpc.InsecureChannelCredentials.create()
+          : io.grpc.TlsChannelCredentials.newBuilder().trustManager(tlsTrust.toFile()).build();
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+    return RosterStreamClient.connect(target, credentials, clientId, eventLoop, pinger, Duration.ofSeconds(10));
   }
 
   @Override

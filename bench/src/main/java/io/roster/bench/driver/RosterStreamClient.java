@@ -61,10 +61,9 @@ final class RosterStreamClient implements BenchClient, StreamObserver<ServerFram
     this.timeout = timeout;
   }
 
-  static RosterStreamClient connect(String target, String clientId, EventLoopGroup eventLoop,
-      ScheduledExecutorService pinger, Duration timeout) {
-    ManagedChannel channel = NettyChannelBuilder.forTarget(target)
-        .usePlaintext()
+  static RosterStreamClient connect(String target, io.grpc.ChannelCredentials credentials, String clientId,
+      EventLoopGroup eventLoop, ScheduledExecutorService pinger, Duration timeout) {
+    ManagedChannel channel = NettyChannelBuilder.forTarget(target, credentials)
         .eventLoopGroup(eventLoop)
         .channelType(Epoll.isAvailable() ? EpollSocketChannel.class : NioSocketChannel.class)
         .directExecutor()

@@ -47,10 +47,14 @@ public final class ClientFactory {
       @Nullable Path failoverDir,
       @Nullable ScheduledExecutorService scheduler,
       @Nullable Executor listenerExecutor,
+      @Nullable Path tlsTrust,
+      @Nullable Path tlsCertificate,
+      @Nullable Path tlsKey,
       Supplier<String> token) {
+    TlsSettings tls = tlsTrust == null ? null : TlsSettings.load(tlsTrust, tlsCertificate, tlsKey);
     return DefaultRosterClient.create(new ClientOptions(serverAddresses, namespace, clientId, clientName, labels,
         requestTimeout, connectTimeout, pollInterval, pollMaxBackoff, pollEnabled, reconnectInitial, reconnectMax,
         keepAliveTime, keepAliveTimeout, drainTimeout, reconnectEmptyHold, pushEmptyProtection, failoverDir,
-        scheduler, listenerExecutor, token));
+        scheduler, listenerExecutor, tls, token));
   }
 }

@@ -37,6 +37,8 @@ import org.jspecify.annotations.Nullable;
  * @param scheduler timers and background work shared with other clients, or null for a
  *     client-owned thread
  * @param listenerExecutor where listeners run, or null for a client-owned pool
+ * @param tls the CAs to trust and the client's own certificate, read and checked; null for
+ *     plaintext
  */
 record ClientOptions(
     String serverAddresses,
@@ -59,6 +61,7 @@ record ClientOptions(
     @Nullable Path failoverDir,
     @Nullable ScheduledExecutorService scheduler,
     @Nullable Executor listenerExecutor,
+    @Nullable TlsSettings tls,
     Supplier<String> token) {
 
   /** The longest drain wait a server accepts. */

@@ -99,8 +99,10 @@ final class DefaultRosterClient implements RosterClient, ConnectionManager.Handl
       own.setRemoveOnCancelPolicy(true);
       scheduler = own;
     }
+    TlsSettings tls = options.tls();
     Connector connector = new GrpcConnector(options.keepAliveTime(), options.keepAliveTimeout(),
-        "roster-java/" + VERSION, () -> token(options.token()));
+        "roster-java/" + VERSION, tls == null ? null : tls.credentials(),
+        () -> token(options.token()));
     DefaultRosterClient client = new DefaultRosterClient(options, addresses, connector,
         scheduler, owned, Ticker.system(), new Random());
     client.start();
@@ -174,8 +176,9 @@ final class DefaultRosterClient implements RosterClient, ConnectionManager.Handl
   }
 
   void start() {
-    log.info("Starting Roster client {} (namespace {}, servers {})", options.clientId(),
-        namespace, connection.addresses());
+    TlsSettings tls = options.tls();
+    log.info("Starting Roster client {} (namespace {}, servers {}, {})", options.clientId(),
+        namespace, connection.addresses(), tls == null ? "plaintext" : tls.mutual() ? "TLS with a client certificate" : "TLS");
     connection.start();
   }
 

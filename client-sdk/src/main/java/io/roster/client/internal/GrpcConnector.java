@@ -2,6 +2,7 @@ package io.roster.client.internal;
 
 import io.grpc.CallOptions;
 import io.grpc.Channel;
+import io.grpc.ChannelCredentials;
 import io.grpc.ClientCall;
 import io.grpc.ClientInterceptor;
 import io.grpc.ConnectivityState;
@@ -29,12 +30,13 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The real transport: one plaintext grpc-netty-shaded channel per server address, created on
- * first use and kept until {@link #shutdown}. Channels use HTTP/2 keepalive (gRPC raises the
+ * The real transport: one grpc-netty-shaded channel per server address, plaintext or TLS (the
+ * client's {@link TlsSettings}), created on first use and kept until {@link #shutdown}. Channels use HTTP/2 keepalive (gRPC raises the
  * time to at least 10 s) and keep pinging without calls.
  */
 final class GrpcConnector implements Connector {
@@ -52,15 +54,21 @@ final class GrpcConnector implements Connector {
   private final Duration keepAliveTime;
   private final Duration keepAliveTimeout;
   private final String userAgent;
+  private final @Nullable ChannelCredentials credentials;
   private final Bearer bearer;
   private final Map<ServerAddress, ManagedChannel> channels = new ConcurrentHashMap<>();
   private volatile boolean shutdown;
 
-  /** @param token the credential for each unary call's {@code authorization} metadata; empty for none */
-  GrpcConnector(Duration keepAliveTime, Duration keepAliveTimeout, String userAgent, Supplier<String> token) {
+  /**
+   * @param credentials TLS for every channel, or null for plaintext
+   * @param token the credential for each call's {@code authorization} metadata; empty for none
+   */
+  GrpcConnector(Duration keepAliveTime, Duration keepAliveTimeout, String userAgent,
+      @Nullable ChannelCredentials credentials, Supplier<String> token) {
     this.keepAliveTime = keepAliveTime;
     this.keepAliveTimeout = keepAliveTimeout;
     this.userAgent = userAgent;
+    this.credentials = credentials;
     this.bearer = new Bearer(token);
   }
 
@@ -89,13 +97,16 @@ final class GrpcConnector implements Connector {
     }
   }
 
+  private NettyChannelBuilder builder(ServerAddress a) {
+    return credentials == null ? NettyChannelBuilder.forAddress(a.host(), a.port()).usePlaintext()
+        : NettyChannelBuilder.forAddress(a.host(), a.port(), credentials);
+  }
+
   private ManagedChannel channel(ServerAddress address) {
     if (shutdown) {
       throw new IllegalStateException("connector is shut down");
     }
-    return channels.computeIfAbsent(address, a -> NettyChannelBuilder
-        .forAddress(a.host(), a.port())
-        .usePlaintext()
+    return channels.computeIfAbsent(address, a -> builder(a)
         .maxInboundMessageSize(MAX_INBOUND_MESSAGE_BYTES)
         .keepAliveTime(keepAliveTime.toNanos(), TimeUnit.NANOSECONDS)
         .keepAliveTimeout(keepAliveTimeout.toNanos(), TimeUnit.NANOSECONDS)

@@ -176,7 +176,7 @@ class ConnectionManagerTest {
     client = new DefaultRosterClient(new ClientOptions(o.serverAddresses(), o.namespace(), o.clientId(), o.clientName(),
         o.labels(), o.requestTimeout(), o.connectTimeout(), o.pollInterval(), o.pollMaxBackoff(), o.pollEnabled(),
         o.reconnectInitial(), o.reconnectMax(), o.keepAliveTime(), o.keepAliveTimeout(), o.drainTimeout(),
-        o.reconnectEmptyHold(), o.pushEmptyProtection(), o.failoverDir(), o.scheduler(), o.listenerExecutor(),
+        o.reconnectEmptyHold(), o.pushEmptyProtection(), o.failoverDir(), o.scheduler(), o.listenerExecutor(), o.tls(),
         token::get), ServerAddress.parseList("a:1"), connector, clock.scheduler(), false, clock, maxRandom());
     client.start();
     clock.runDue();

@@ -27,7 +27,7 @@ final class Fixtures {
     return new ClientOptions(servers, "public", "test-client", "roster-java-test", Map.of(),
         requestTimeout, requestTimeout, Duration.ofSeconds(10), Duration.ofSeconds(60), poll,
         Duration.ofMillis(100), Duration.ofSeconds(3), Duration.ofSeconds(5),
-        Duration.ofSeconds(5), Duration.ZERO, reconnectEmptyHold, false, null, null, listenerExecutor, () -> "");
+        Duration.ofSeconds(5), Duration.ZERO, reconnectEmptyHold, false, null, null, listenerExecutor, null, () -> "");
   }
 
   static io.roster.proto.v1.Instance proto(String ip, int port) {

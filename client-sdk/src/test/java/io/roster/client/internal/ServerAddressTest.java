@@ -34,13 +34,13 @@ class ServerAddressTest {
     assertThatThrownBy(() -> new ClientOptions("a:1", "public", "id", "n", Map.of(),
         Duration.ZERO, Duration.ofSeconds(3), Duration.ofSeconds(10), Duration.ofSeconds(60), true,
         Duration.ofMillis(100), Duration.ofSeconds(5), Duration.ofSeconds(5),
-        Duration.ofSeconds(5), Duration.ZERO, Duration.ZERO, false, null, null, null, () -> ""))
+        Duration.ofSeconds(5), Duration.ZERO, Duration.ZERO, false, null, null, null, null, () -> ""))
         .isInstanceOf(RosterException.class)
         .hasMessage("requestTimeout: PT0S (expected: a positive duration)");
     assertThatThrownBy(() -> new ClientOptions("a:1", "public", "id", "n", Map.of(),
         Duration.ofSeconds(3), Duration.ofSeconds(3), Duration.ofSeconds(10), Duration.ofSeconds(5), true,
         Duration.ofMillis(100), Duration.ofSeconds(5), Duration.ofSeconds(5),
-        Duration.ofSeconds(5), Duration.ZERO, Duration.ZERO, false, null, null, null, () -> ""))
+        Duration.ofSeconds(5), Duration.ZERO, Duration.ZERO, false, null, null, null, null, () -> ""))
         .hasMessage("pollMaxBackoff: PT5S (expected: >= pollInterval PT10S)");
   }
 }

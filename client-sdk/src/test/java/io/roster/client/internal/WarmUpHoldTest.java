@@ -214,7 +214,7 @@ class WarmUpHoldTest {
     start(new ClientOptions(o.serverAddresses(), o.namespace(), o.clientId(), o.clientName(), o.labels(),
         o.requestTimeout(), o.connectTimeout(), o.pollInterval(), o.pollMaxBackoff(), o.pollEnabled(), o.reconnectInitial(),
         o.reconnectMax(), o.keepAliveTime(), o.keepAliveTimeout(), o.drainTimeout(), Duration.ofSeconds(2),
-        o.pushEmptyProtection(), o.failoverDir(), o.scheduler(), o.listenerExecutor(), o.token()));
+        o.pushEmptyProtection(), o.failoverDir(), o.scheduler(), o.listenerExecutor(), o.tls(), o.token()));
     FakeStream old = subscribedWithThree();
     old.fail();
     clock.forward(Duration.ofMillis(100));

@@ -1,5 +1,6 @@
 package io.roster.server.config;
 
+import io.roster.server.tls.TlsFiles;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -47,6 +48,9 @@ public record ServerConfig(
     Duration memberGrace,
     long snapshotEvery,
     int httpPort,
+    @Nullable Path tlsCert,
+    @Nullable Path tlsKey,
+    @Nullable Path tlsClientCa,
     @Nullable Path authFile,
     Duration tokenTtl) {
 
@@ -137,6 +141,20 @@ public record ServerConfig(
       throw new IllegalArgumentException("http-port: auto needs --port above 1000 (it is --port - 1000), but "
           + "--port is " + port + " (expected: a port, or off)");
     }
+    if ((tlsCert == null) != (tlsKey == null)) {
+      throw new IllegalArgumentException(tlsCert == null
+          ? "tls-key: " + tlsKey + " given without --tls-cert (expected: both, or neither)"
+          : "tls-cert: " + tlsCert + " given without --tls-key (expected: both, or neither)");
+    }
+    if (tlsClientCa != null && tlsCert == null) {
+      throw new IllegalArgumentException("tls-client-ca: " + tlsClientCa
+          + " given without --tls-cert and --tls-key (expected: client certificates are asked for over TLS only)");
+    }
+  }
+
+  /** The TLS files of the client and HTTP ports, or null when they speak plaintext. */
+  public @Nullable TlsFiles tls() {
+    return tlsCert == null || tlsKey == null ? null : new TlsFiles(tlsCert, tlsKey, tlsClientCa);
   }
 
   /**
@@ -406,6 +424,15 @@ public record ServerConfig(
     OPTIONS.put("http-port", new Option("auto, off or 0..65535",
         "Port of the Nacos v1 HTTP open API (naming half) on --host; auto = --port - 1000 (8848), off = none, 0 = any free port. See docs/nacos-compat.md.",
         (b, v) -> b.httpPort(parseHttpPort(v)), c -> formatHttpPort(c.httpPort())));
+    OPTIONS.put("tls-cert", new Option("a PEM file of certificates, the server's own first",
+        "Turns TLS on for the client port (Roster and Nacos gRPC) and the HTTP port, with this certificate chain; needs --tls-key. Re-read when it changes: new connections get the new one, open ones stay.",
+        (b, v) -> b.tlsCert(v.isEmpty() ? null : Path.of(v)), c -> c.tlsCert() == null ? "(off: plaintext)" : String.valueOf(c.tlsCert())));
+    OPTIONS.put("tls-key", new Option("a PEM file with an unencrypted PKCS#8 private key",
+        "The private key of --tls-cert's first certificate (-----BEGIN PRIVATE KEY-----). Re-read with it.",
+        (b, v) -> b.tlsKey(v.isEmpty() ? null : Path.of(v)), c -> c.tlsKey() == null ? "(off)" : String.valueOf(c.tlsKey())));
+    OPTIONS.put("tls-client-ca", new Option("a PEM file of CA certificates",
+        "Mutual TLS: clients on both ports must present a certificate signed by one of these CAs. Needs --tls-cert. Re-read when it changes.",
+        (b, v) -> b.tlsClientCa(v.isEmpty() ? null : Path.of(v)), c -> c.tlsClientCa() == null ? "(off: no client certificate asked)" : String.valueOf(c.tlsClientCa())));
     OPTIONS.put("auth-file", new Option("a file written by `java -jar roster-server.jar auth`",
         "Turns auth on: every port asks who the caller is and what it may do, from this file of users, tokens and grants (re-read when it changes). See docs/security.md.",
         (b, v) -> b.authFile(v.isEmpty() ? null : Path.of(v)), c -> c.authFile() == null ? "(auth off)" : c.authFile().toString()));
@@ -451,6 +478,9 @@ public record ServerConfig(
     private Duration memberGrace = Duration.ofSeconds(10);
     private long snapshotEvery = 20_000;
     private int httpPort = HTTP_PORT_AUTO;
+    private @Nullable Path tlsCert;
+    private @Nullable Path tlsKey;
+    private @Nullable Path tlsClientCa;
     private @Nullable Path authFile;
     private Duration tokenTtl = Duration.ofHours(5);
 
@@ -488,9 +518,22 @@ public record ServerConfig(
     public Builder snapshotEvery(long v) { snapshotEvery = v; return this; }
     /** {@link #HTTP_PORT_AUTO}, {@link #HTTP_PORT_OFF} or a port (0 = any free port). */
     public Builder httpPort(int v) { httpPort = v; return this; }
+    /** The server's certificate chain (PEM); with {@link #tlsKey}, turns TLS on. */
+    public Builder tlsCert(@Nullable Path v) { tlsCert = v; return this; }
+    /** The private key of {@link #tlsCert}'s first certificate (PEM, PKCS#8). */
+    public Builder tlsKey(@Nullable Path v) { tlsKey = v; return this; }
+    /** CA certificates (PEM) a client's certificate must chain to; null: none asked for. */
+    public Builder tlsClientCa(@Nullable Path v) { tlsClientCa = v; return this; }
     /** The auth file; null: auth off. */
     public Builder authFile(@Nullable Path v) { authFile = v; return this; }
     public Builder tokenTtl(Duration v) { tokenTtl = v; return this; }
+    /** The three TLS files at once (null: plaintext). */
+    public Builder tls(@Nullable TlsFiles v) {
+      tlsCert = v == null ? null : v.cert();
+      tlsKey = v == null ? null : v.key();
+      tlsClientCa = v == null ? null : v.clientCa();
+      return this;
+    }
 
     public ServerConfig build() {
       return new ServerConfig(host, port, dataDir, logDir, keepaliveTime, keepaliveTimeout, pushWindow,
@@ -498,7 +541,7 @@ public record ServerConfig(
           maxSessionsPerConnection, maxWatchesPerConnection, maxSessionsPerAddress, maxInstancesPerAddress,
           maxMessageSize, maxServiceSettingsBytes, warmUp, maxInstancesPerService, maxServiceBytes, nodeId, peerHost,
           peerPort, members, advertise, groupCommitWindow, memberDownAfter, memberGrace, snapshotEvery, httpPort,
-          authFile, tokenTtl);
+          tlsCert, tlsKey, tlsClientCa, authFile, tokenTtl);
     }
   }
 }

@@ -2,7 +2,11 @@ package io.roster.server.http;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import com.sun.net.httpserver.HttpsConfigurator;
+import com.sun.net.httpserver.HttpsParameters;
+import com.sun.net.httpserver.HttpsServer;
 import io.roster.server.time.Deadline;
+import io.roster.server.tls.ServerTls;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -24,7 +28,8 @@ import org.slf4j.LoggerFactory;
 /**
  * An HTTP/1.1 listener on the JDK's built-in server ({@code com.sun.net.httpserver}), routing
  * each request to the handler of the longest matching path prefix (docs/decisions.md, record
- * 38).
+ * 38); HTTPS on the JDK's {@code HttpsServer} when given the server's {@link ServerTls} (record
+ * 64).
  *
  * <p>Bounded: requests run on {@link Limits#threads()} threads with a queue of {@link
  * Limits#queue()}; when both are full the listener's own thread runs the request, so accepting
@@ -65,6 +70,7 @@ public final class HttpEndpoint implements AutoCloseable {
   private final String host;
   private final int requestedPort;
   private final Limits limits;
+  private final @Nullable ServerTls tls;
   private final Map<String, Handler> routes = new LinkedHashMap<>();
   private @Nullable HttpServer server;
   private @Nullable ThreadPoolExecutor executor;
@@ -72,11 +78,21 @@ public final class HttpEndpoint implements AutoCloseable {
   private final AtomicInteger active = new AtomicInteger();
   private volatile boolean stopping;
 
-  /** A listener for {@code host:port} (0 = any free port); bound by {@link #start()}. */
+  /** A plaintext listener for {@code host:port} (0 = any free port); bound by {@link #start()}. */
   public HttpEndpoint(String host, int port, Limits limits) {
+    this(host, port, limits, null);
+  }
+
+  /**
+   * A listener for {@code host:port} (0 = any free port), HTTPS over {@code tls}'s material
+   * (client certificates required when it is mutual), or plaintext when {@code tls} is null;
+   * bound by {@link #start()}.
+   */
+  public HttpEndpoint(String host, int port, Limits limits, @Nullable ServerTls tls) {
     this.host = host;
     this.requestedPort = port;
     this.limits = limits;
+    this.tls = tls;
   }
 
   /** Sends requests whose path is {@code prefix} or starts with {@code prefix + "/"} to {@code handler}. */
@@ -115,10 +131,27 @@ public final class HttpEndpoint implements AutoCloseable {
           return t;
         }, new ThreadPoolExecutor.CallerRunsPolicy());
     executor.allowCoreThreadTimeOut(true);
-    server = HttpServer.create(new InetSocketAddress(host, requestedPort), 128);
+    server = tls == null ? HttpServer.create(new InetSocketAddress(host, requestedPort), 128) : https(tls);
     server.createContext("/", this::exchange);
     server.setExecutor(executor);
     server.start();
+  }
+
+  /** An HTTPS server: every connection's handshake on the material {@code tls} holds at that moment. */
+  private HttpsServer https(ServerTls tls) throws IOException {
+    HttpsServer https = HttpsServer.create(new InetSocketAddress(host, requestedPort), 128);
+    https.setHttpsConfigurator(new HttpsConfigurator(tls.sslContext()) {
+      @Override
+      public void configure(HttpsParameters parameters) {
+        parameters.setSSLParameters(tls.sslParameters());
+      }
+    });
+    return https;
+  }
+
+  /** Whether this listener speaks HTTPS. */
+  public boolean secure() {
+    return tls != null;
   }
 
   /** The bound port. */

@@ -20,6 +20,7 @@ import io.roster.server.session.Door;
 import io.roster.server.session.SessionManager;
 import io.roster.server.time.Deadline;
 import io.roster.server.time.Scheduler;
+import io.roster.server.tls.ServerTls;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -34,7 +35,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * The client-facing gRPC server: Session, Registry, Admin, health and reflection on one
  * port, with the services of other protocols that share it ({@link Guest}: the Nacos 2.x
- * services), and HTTP/2 keepalive that drops silent peers. Owns the Netty server, and drives the
+ * services), and HTTP/2 keepalive that drops silent peers; plaintext, or TLS for every protocol
+ * on the port alike when given a {@link ServerTls}. Owns the Netty server, and drives the
  * {@link Door} of every protocol on its port alike: refused, moved, awaited.
  */
 public final class GrpcEndpoint {
@@ -78,16 +80,17 @@ public final class GrpcEndpoint {
    */
   public GrpcEndpoint(ServerConfig config, Registry registry, PushEngine engine, SessionManager sessions,
       Scheduler scheduler, IntFunction<String> nodeId, String version, WarmUp warmUp) {
-    this(config, registry, engine, sessions, scheduler, nodeId, version, warmUp, null, List.of());
+    this(config, registry, engine, sessions, scheduler, nodeId, version, warmUp, null, List.of(), null);
   }
 
   /**
    * @param cluster the cluster as this member sees it (Admin/ListMembers), or null when standalone
    * @param guests the other protocols served on this port (docs/nacos-compat.md)
+   * @param tls the port's TLS material (every protocol on it alike), or null for plaintext
    */
   public GrpcEndpoint(ServerConfig config, Registry registry, PushEngine engine, SessionManager sessions,
       Scheduler scheduler, IntFunction<String> nodeId, String version, WarmUp warmUp, @Nullable Members cluster,
-      List<Guest> guests) {
+      List<Guest> guests, @Nullable ServerTls tls) {
     this.nodeId = nodeId;
     this.sessions = sessions;
     this.registryService = new RegistryService(registry, sessions.writer(), engine, scheduler, sessions.limits(),
@@ -97,7 +100,9 @@ public final class GrpcEndpoint {
     doors.add(sessionService);
     awaited.add(sessionService);
     Connections connections = new Connections(sessions);
-    NettyServerBuilder builder = NettyServerBuilder.forAddress(new InetSocketAddress(config.host(), config.port()));
+    InetSocketAddress address = new InetSocketAddress(config.host(), config.port());
+    NettyServerBuilder builder = tls == null ? NettyServerBuilder.forAddress(address)
+        : NettyServerBuilder.forAddress(address, tls.grpcCredentials());
     for (Guest guest : guests) {
       if (guest.filter() != null) {
         builder.addTransportFilter(guest.filter());

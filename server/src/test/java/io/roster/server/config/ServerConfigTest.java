@@ -48,6 +48,21 @@ class ServerConfigTest {
   }
 
   @Test
+  void tlsFilesFromFlagsAndEnvironmentComeInPairs() {
+    assertThat(ServerConfig.defaults().tls()).isNull();
+    ServerConfig c = ServerConfig.parse(new String[] {"--tls-cert", "/etc/roster/tls.crt"},
+        Map.of("ROSTER_TLS_KEY", "/etc/roster/tls.key", "ROSTER_TLS_CLIENT_CA", "/etc/roster/clients.crt"));
+    assertThat(c.tls()).isEqualTo(new io.roster.server.tls.TlsFiles(Path.of("/etc/roster/tls.crt"),
+        Path.of("/etc/roster/tls.key"), Path.of("/etc/roster/clients.crt")));
+    assertThatThrownBy(() -> ServerConfig.parse(new String[] {"--tls-key", "/k.pem"}, Map.of()))
+        .hasMessage("tls-key: /k.pem given without --tls-cert (expected: both, or neither)");
+    assertThatThrownBy(() -> ServerConfig.parse(new String[] {"--tls-cert", "/c.pem"}, Map.of()))
+        .hasMessage("tls-cert: /c.pem given without --tls-key (expected: both, or neither)");
+    assertThatThrownBy(() -> ServerConfig.parse(new String[] {"--tls-client-ca", "/ca.pem"}, Map.of()))
+        .hasMessageStartingWith("tls-client-ca: /ca.pem given without --tls-cert and --tls-key");
+  }
+
+  @Test
   void durations() {
     assertThat(ServerConfig.parseDuration("5s")).isEqualTo(Duration.ofSeconds(5));
     assertThat(ServerConfig.parseDuration("1.5s")).isEqualTo(Duration.ofMillis(1500));

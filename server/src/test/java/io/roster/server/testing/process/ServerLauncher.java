@@ -1,5 +1,7 @@
 package io.roster.server.testing.process;
 
+import io.grpc.ChannelCredentials;
+import io.grpc.InsecureChannelCredentials;
 import io.roster.server.testing.TestTime;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -30,9 +32,15 @@ public final class ServerLauncher {
   private final Duration startTimeout;
   private final Duration stopTimeout;
   private final Duration closeGrace;
+  private final ChannelCredentials probe;
 
   private ServerLauncher(Path jar, List<String> jvmFlags, List<String> serverFlags, Path logDir,
       Duration startTimeout, Duration stopTimeout, Duration closeGrace) {
+    this(jar, jvmFlags, serverFlags, logDir, startTimeout, stopTimeout, closeGrace, InsecureChannelCredentials.create());
+  }
+
+  private ServerLauncher(Path jar, List<String> jvmFlags, List<String> serverFlags, Path logDir,
+      Duration startTimeout, Duration stopTimeout, Duration closeGrace, ChannelCredentials probe) {
     this.jar = jar;
     this.jvmFlags = List.copyOf(jvmFlags);
     this.serverFlags = List.copyOf(serverFlags);
@@ -40,6 +48,7 @@ public final class ServerLauncher {
     this.startTimeout = startTimeout;
     this.stopTimeout = stopTimeout;
     this.closeGrace = closeGrace;
+    this.probe = probe;
   }
 
   /** The integration tests' launcher, made once per JVM. */
@@ -70,7 +79,7 @@ public final class ServerLauncher {
 
   /** The same, with {@code flags} given to every server after the launcher's own (before a caller's). */
   public ServerLauncher withServerFlags(List<String> flags) {
-    return new ServerLauncher(jar, jvmFlags, flags, logDir, startTimeout, stopTimeout, closeGrace);
+    return new ServerLauncher(jar, jvmFlags, flags, logDir, startTimeout, stopTimeout, closeGrace, probe);
   }
 
   /**
@@ -78,7 +87,21 @@ public final class ServerLauncher {
    * grace}; {@link Duration#ZERO}: SIGKILL at once.
    */
   public ServerLauncher withCloseGrace(Duration grace) {
-    return new ServerLauncher(jar, jvmFlags, serverFlags, logDir, startTimeout, stopTimeout, grace);
+    return new ServerLauncher(jar, jvmFlags, serverFlags, logDir, startTimeout, stopTimeout, grace, probe);
+  }
+
+  /**
+   * The same, asking a server's health over {@code credentials} while it starts (TLS for a server
+   * given {@code --tls-cert}; with a client certificate when it is given {@code --tls-client-ca}).
+   * Default: plaintext.
+   */
+  public ServerLauncher withProbe(ChannelCredentials credentials) {
+    return new ServerLauncher(jar, jvmFlags, serverFlags, logDir, startTimeout, stopTimeout, closeGrace, credentials);
+  }
+
+  /** How {@link ServerProcess#serving()} connects to ask the server's health. */
+  ChannelCredentials probe() {
+    return probe;
   }
 
   /** How long {@link ServerProcess#serving()} waits for health SERVING. */

@@ -84,7 +84,7 @@ public final class ServerProcess extends JavaProcess {
       checkStarting(deadline, atMost);
       LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(2));
     }
-    ManagedChannel ch = NettyChannelBuilder.forAddress(host, port).usePlaintext().build();
+    ManagedChannel ch = NettyChannelBuilder.forAddress(host, port, launcher.probe()).build();
     try {
       while (true) {
         checkStarting(deadline, atMost);
