@@ -114,12 +114,13 @@ public final class ClusterNode implements Members, AutoCloseable {
     this.config = config;
     this.local = local;
     this.incarnation = incarnation;
-    Parameters parameters = PeerTls.parameters(PeerTls.load(config)); // first: a bad file starts nothing
+    this.self = Peer.self(config);
+    // First: a bad file starts nothing.
+    Parameters parameters = PeerTls.parameters(PeerTls.load(config, self.host()));
     List<RaftPeer> peers = new ArrayList<>();
     for (Peer m : Peer.all(config.members())) {
       peers.add(RaftPeer.newBuilder().setId(Peer.peerId(m.id())).setAddress(m.address()).build());
     }
-    this.self = Peer.self(config);
     this.memberId = self.id();
     this.group = RaftGroup.valueOf(GROUP_ID, peers);
     this.timer = new SystemScheduler("roster-cluster", 1);

@@ -3,6 +3,8 @@ package io.roster.server.cluster;
 import io.roster.server.config.ServerConfig;
 import io.roster.server.tls.Pki;
 import java.io.IOException;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
 import java.security.KeyStore;
@@ -15,8 +17,11 @@ import java.security.cert.CertificateParsingException;
 import java.security.cert.PKIXParameters;
 import java.security.cert.TrustAnchor;
 import java.security.cert.X509Certificate;
+import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Objects;
 import java.util.Set;
 import javax.net.ssl.KeyManager;
@@ -26,7 +31,10 @@ import javax.net.ssl.TrustManagerFactory;
 import org.apache.ratis.conf.Parameters;
 import org.apache.ratis.grpc.GrpcConfigKeys;
 import org.apache.ratis.grpc.GrpcTlsConfig;
+import org.bouncycastle.util.IPAddress;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The peer port's mutual TLS (decision 63): this member's certificate and key and the cluster's
@@ -45,6 +53,9 @@ public final class PeerTls {
   private static final String SERVER_AUTH = "1.3.6.1.5.5.7.3.1";
   private static final String CLIENT_AUTH = "1.3.6.1.5.5.7.3.2";
   private static final String ANY_USAGE = "2.5.29.37.0";
+  private static final int DNS = 2;
+  private static final int IP = 7;
+  private static final Logger log = LoggerFactory.getLogger(PeerTls.class);
 
   private PeerTls() {}
 
@@ -56,7 +67,7 @@ public final class PeerTls {
    */
   public static void check(ServerConfig config) {
     if (config.clustered()) {
-      load(config);
+      load(config, null);
     }
   }
 
@@ -71,11 +82,13 @@ public final class PeerTls {
 
   /**
    * This member's TLS for Ratis, or null with {@code --peer-tls off}. {@link ServerConfig} has
-   * made sure that, when on, all three files are named.
+   * made sure that, when on, all three files are named. With {@code selfHost} (this member's
+   * {@code --members} host) it warns when the certificate does not name that host: the other
+   * members, dialling it there, would refuse it.
    *
    * @throws IllegalArgumentException naming the option, its path and what is wrong
    */
-  static @Nullable GrpcTlsConfig load(ServerConfig config) {
+  static @Nullable GrpcTlsConfig load(ServerConfig config, @Nullable String selfHost) {
     if (!config.peerTls()) {
       return null;
     }
@@ -96,12 +109,65 @@ public final class PeerTls {
           + "certificate in " + certPath + " (--peer-tls-cert) (expected: the key issued with that certificate)");
     }
     signedBy(certPath, chain, caPath, cas);
+    if (selfHost != null && !names(cert, selfHost)) {
+      log.warn("--peer-tls-cert: the certificate in {} does not name this member's --members host {} (its names: {}); "
+          + "members that reach it there will refuse it (expected: a certificate issued for {})", certPath, selfHost,
+          names(cert), selfHost);
+    }
     try {
       return new GrpcTlsConfig(keyManager(chain, key), trustManager(cas), true);
     } catch (GeneralSecurityException | IOException e) {
       throw new IllegalArgumentException("--peer-tls-cert: cannot use " + certPath + " with its key " + keyPath
           + " and the CA in " + caPath + ": " + e, e);
     }
+  }
+
+  /** The certificate's subject alternative names (DNS names and IP addresses), as text. */
+  static List<String> names(X509Certificate cert) {
+    try {
+      Collection<List<?>> all = cert.getSubjectAlternativeNames();
+      if (all == null) {
+        return List.of();
+      }
+      List<String> names = new ArrayList<>();
+      for (List<?> n : all) {
+        if (n.size() >= 2 && (Integer.valueOf(DNS).equals(n.get(0)) || Integer.valueOf(IP).equals(n.get(0)))) {
+          names.add(String.valueOf(n.get(1)));
+        }
+      }
+      return names;
+    } catch (CertificateParsingException e) {
+      return List.of();
+    }
+  }
+
+  /**
+   * Whether the certificate names {@code host} as a TLS client checks it: an IP address among its
+   * IP addresses, a DNS name among its DNS names (a leading {@code *.} stands for one label).
+   */
+  static boolean names(X509Certificate cert, String host) {
+    String h = host.startsWith("[") && host.endsWith("]") ? host.substring(1, host.length() - 1) : host;
+    boolean ip = IPAddress.isValid(h);
+    for (String name : names(cert)) {
+      if (ip && IPAddress.isValid(name)) {
+        try {
+          // Literals only: InetAddress does no lookup for them.
+          if (InetAddress.getByName(name).equals(InetAddress.getByName(h))) {
+            return true;
+          }
+        } catch (UnknownHostException e) {
+          // not an address after all
+        }
+      } else if (!ip && !IPAddress.isValid(name)) {
+        String n = name.toLowerCase(Locale.ROOT);
+        String want = h.toLowerCase(Locale.ROOT);
+        if (n.equals(want) || (n.startsWith("*.") && want.indexOf('.') > 0
+            && want.substring(want.indexOf('.')).equals(n.substring(1)))) {
+          return true;
+        }
+      }
+    }
+    return false;
   }
 
   private interface Reader<T> {

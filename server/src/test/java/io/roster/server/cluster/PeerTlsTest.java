@@ -40,22 +40,22 @@ class PeerTlsTest {
 
   @Test
   void goodFilesGiveRatisMutualTlsAndOffGivesNone() {
-    GrpcTlsConfig tls = PeerTls.load(config(cert, key, caFile));
+    GrpcTlsConfig tls = PeerTls.load(config(cert, key, caFile), null);
     assertThat(tls).isNotNull();
     assertThat(tls.getMtlsEnabled()).isTrue();
-    assertThat(PeerTls.load(ServerConfig.builder().members(List.of("127.0.0.1:9849")).peerTls(false).build())).isNull();
+    assertThat(PeerTls.load(ServerConfig.builder().members(List.of("127.0.0.1:9849")).peerTls(false).build(), null)).isNull();
   }
 
   @Test
   void aMissingOrUnreadableFileNamesItsOptionAndPath() throws Exception {
     Path missing = dir.resolve("nope.crt");
-    assertThatThrownBy(() -> PeerTls.load(config(missing, key, caFile)))
+    assertThatThrownBy(() -> PeerTls.load(config(missing, key, caFile), null))
         .hasMessage("--peer-tls-cert: cannot read " + missing + ": no such file");
     Path garbage = dir.resolve("garbage.pem");
     Files.writeString(garbage, "hello\n");
-    assertThatThrownBy(() -> PeerTls.load(config(cert, key, garbage)))
+    assertThatThrownBy(() -> PeerTls.load(config(cert, key, garbage), null))
         .hasMessage("--peer-tls-ca: " + garbage + " holds no PEM certificate (BEGIN CERTIFICATE)");
-    assertThatThrownBy(() -> PeerTls.load(config(cert, cert, caFile)))
+    assertThatThrownBy(() -> PeerTls.load(config(cert, cert, caFile), null))
         .hasMessage("--peer-tls-key: " + cert + " holds no PEM private key (BEGIN PRIVATE KEY)");
   }
 
@@ -63,7 +63,7 @@ class PeerTlsTest {
   void aKeyThatIsNotTheCertificatesIsRefused() throws Exception {
     Path otherKey = dir.resolve("other.key");
     ca.issue("node2", List.of("127.0.0.1")).writePem(dir.resolve("other.crt"), otherKey);
-    assertThatThrownBy(() -> PeerTls.load(config(cert, otherKey, caFile)))
+    assertThatThrownBy(() -> PeerTls.load(config(cert, otherKey, caFile), null))
         .hasMessageStartingWith("--peer-tls-key: " + otherKey + " is not the private key of the certificate in "
             + cert + " (--peer-tls-cert)");
   }
@@ -73,9 +73,22 @@ class PeerTlsTest {
     Path strangerCert = dir.resolve("stranger.crt");
     Path strangerKey = dir.resolve("stranger.key");
     Pki.newAuthority("another-ca").issue("node1", List.of("127.0.0.1")).writePem(strangerCert, strangerKey);
-    assertThatThrownBy(() -> PeerTls.load(config(strangerCert, strangerKey, caFile)))
+    assertThatThrownBy(() -> PeerTls.load(config(strangerCert, strangerKey, caFile), null))
         .hasMessageStartingWith("--peer-tls-cert: the certificate in " + strangerCert + " is not signed by the CA in "
             + caFile + " (--peer-tls-ca), so the other members would refuse it");
+  }
+
+  @Test
+  void aCertificateNamesAHostAsATlsClientChecksIt() {
+    var cert = ca.issue("n", List.of("10.0.0.1", "roster1", "*.roster.internal", "::1")).certificate();
+    assertThat(PeerTls.names(cert, "10.0.0.1")).isTrue();
+    assertThat(PeerTls.names(cert, "10.0.0.2")).isFalse();
+    assertThat(PeerTls.names(cert, "ROSTER1")).isTrue();
+    assertThat(PeerTls.names(cert, "roster2")).isFalse();
+    assertThat(PeerTls.names(cert, "node1.roster.internal")).isTrue();
+    assertThat(PeerTls.names(cert, "a.node1.roster.internal")).isFalse();
+    assertThat(PeerTls.names(cert, "[0:0:0:0:0:0:0:1]")).isTrue();
+    assertThat(PeerTls.names(cert, "127.0.0.1")).isFalse();
   }
 
   @Test
@@ -83,7 +96,7 @@ class PeerTlsTest {
     Path oldCert = dir.resolve("old.crt");
     Path oldKey = dir.resolve("old.key");
     ca.issue("node1", List.of("127.0.0.1"), Duration.ofMinutes(-1)).writePem(oldCert, oldKey);
-    assertThatThrownBy(() -> PeerTls.load(config(oldCert, oldKey, caFile)))
+    assertThatThrownBy(() -> PeerTls.load(config(oldCert, oldKey, caFile), null))
         .hasMessageStartingWith("--peer-tls-cert: the certificate CN=node1 in " + oldCert + " expired on ");
   }
 }
