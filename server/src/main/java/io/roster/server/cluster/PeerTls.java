@@ -1,6 +1,7 @@
 package io.roster.server.cluster;
 
 import io.roster.server.config.ServerConfig;
+import io.roster.server.time.SystemScheduler;
 import io.roster.server.tls.Pki;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -17,8 +18,11 @@ import java.security.cert.CertificateParsingException;
 import java.security.cert.PKIXParameters;
 import java.security.cert.TrustAnchor;
 import java.security.cert.X509Certificate;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Date;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
@@ -185,7 +189,8 @@ public final class PeerTls {
 
   private static void current(String option, Path path, X509Certificate cert) {
     try {
-      cert.checkValidity();
+      // X509Certificate takes a Date; now comes from the wall clock's seam (decision 57).
+      cert.checkValidity(Date.from(Instant.EPOCH.plus(SystemScheduler.wallClockMicros(), ChronoUnit.MICROS)));
     } catch (CertificateExpiredException e) {
       throw new IllegalArgumentException("--" + option + ": the certificate " + cert.getSubjectX500Principal()
           + " in " + path + " expired on " + cert.getNotAfter().toInstant() + " (expected: a current certificate)", e);
