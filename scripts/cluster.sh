@@ -8,9 +8,13 @@
 # --node-id nodeN matches no --members entry, so each node takes the entry of its --peer-port:
 # member ids 127.0.0.1:9849, :9859, :9869, as logs and Admin/ListMembers show them), data in
 # target/cluster/nodeN, console output (every log line, and a start-up error) in
-# target/cluster/nodeN.log. Ctrl-C or SIGTERM stops all three with SIGTERM, so each drains as
-# usual, then SIGKILLs whatever still runs after STOP_WAIT seconds (default 30). A node that
-# exits on its own (kill -9 one to try a failover) is reported and the others keep running.
+# target/cluster/nodeN.log. The peer ports speak mutual TLS: on the first start the jar's pki
+# command makes a throwaway CA and a certificate per node in target/cluster/pki (ca.crt, ca.key,
+# nodeN.crt, nodeN.key), kept for later starts (delete the folder for new ones);
+# CLUSTER_ARGS="--peer-tls off" runs the peer ports in plaintext instead. Ctrl-C or SIGTERM
+# stops all three with SIGTERM, so each drains as usual, then SIGKILLs whatever still runs after
+# STOP_WAIT seconds (default 30). A node that exits on its own (kill -9 one to try a failover) is
+# reported and the others keep running.
 set -o pipefail
 cd "$(dirname "$0")/.." || exit 1
 
@@ -68,12 +72,20 @@ stop_all() {
 trap stop_all INT TERM
 
 mkdir -p "$dir"
+pki=$dir/pki
+if ! "$java" -jar "$jar" pki --dir "$pki" \
+    --members node1=127.0.0.1:9849,node2=127.0.0.1:9859,node3=127.0.0.1:9869 > "$dir/pki.log" 2>&1; then
+  echo "Could not make the peer TLS files in $pki:" >&2
+  sed 's/^/    /' "$dir/pki.log" >&2
+  exit 1
+fi
 for n in 1 2 3; do
   port=$(client_port "$n")
   mkdir -p "$dir/node$n"
   "$java" ${java_opts[@]+"${java_opts[@]}"} -jar "$jar" \
     --node-id "node$n" --host 127.0.0.1 --port "$port" --peer-port $((port + 1)) \
-    --members "$members" --data-dir "$dir/node$n" "$@" \
+    --members "$members" --data-dir "$dir/node$n" \
+    --peer-tls-cert "$pki/node$n.crt" --peer-tls-key "$pki/node$n.key" --peer-tls-ca "$pki/ca.crt" "$@" \
     > "$dir/node$n.log" 2>&1 < /dev/null &
   pid[$n]=$!
   echo "node$n: pid ${pid[$n]}, client 127.0.0.1:$port, peer 127.0.0.1:$((port + 1)), log $dir/node$n.log"

@@ -91,12 +91,14 @@ public final class Args {
   final String serverJar;
   final List<String> serverJvm;
   final String rosterMass;
+  /** W10-W12: whether the cluster's peer ports speak mutual TLS (the default), or {@code --peer-tls off}. */
+  final boolean peerTls;
   final Set<String> workloads;
   final String out;
   private final Map<String, Integer> sizes;
 
   private Args(boolean quick, boolean tls, String driver, String target, String serverJar, List<String> serverJvm,
-      String rosterMass, Set<String> workloads, String out, Map<String, Integer> sizes) {
+      String rosterMass, boolean peerTls, Set<String> workloads, String out, Map<String, Integer> sizes) {
     this.quick = quick;
     this.tls = tls;
     this.driver = driver;
@@ -104,6 +106,7 @@ public final class Args {
     this.serverJar = serverJar;
     this.serverJvm = serverJvm;
     this.rosterMass = rosterMass;
+    this.peerTls = peerTls;
     this.workloads = workloads;
     this.out = out;
     this.sizes = sizes;
@@ -171,6 +174,10 @@ public final class Args {
     if (!mass.equals("raw") && !mass.equals("sdk")) {
       throw new IllegalArgumentException("--roster-mass: \"" + mass + "\" (expected: raw or sdk)");
     }
+    String peerTls = given.getOrDefault("peer-tls", "on");
+    if (!peerTls.equals("on") && !peerTls.equals("off")) {
+      throw new IllegalArgumentException("--peer-tls: \"" + peerTls + "\" (expected: on or off)");
+    }
     Set<String> workloads = new LinkedHashSet<>();
     String list = given.getOrDefault("workloads", "all");
     for (String w : list.split(",")) {
@@ -231,7 +238,7 @@ public final class Args {
       sizes.put(e.getKey(), v);
     }
     Set<String> known = new LinkedHashSet<>(SIZES.keySet());
-    known.addAll(List.of("driver", "target", "server-jar", "server-jvm", "roster-mass", "workloads", "out"));
+    known.addAll(List.of("driver", "target", "server-jar", "server-jvm", "roster-mass", "peer-tls", "workloads", "out"));
     for (String name : given.keySet()) {
       if (!known.contains(name)) {
         throw new IllegalArgumentException("--" + name + ": unknown flag (see --help)");
@@ -246,7 +253,7 @@ public final class Args {
       }
     }
     return new Args(quick, tls, driver, target, serverJar,
-        List.copyOf(jvm), mass, workloads, given.getOrDefault("out", "bench/target/bench-results.md"), sizes);
+        List.copyOf(jvm), mass, peerTls.equals("on"), workloads, given.getOrDefault("out", "bench/target/bench-results.md"), sizes);
   }
 
   /**
@@ -279,6 +286,8 @@ public final class Args {
           --server-jar PATH        default server/target/roster-server.jar
           --server-jvm "FLAGS"     JVM flags of the started server (default: server/jvm.options as make run, plus -Xmx1g)
           --roster-mass raw|sdk    W1/W5/W8 clients: raw Connect streams on a shared event loop (default) or SDK clients
+          --peer-tls on|off        W10-W12: the cluster's peer ports with mutual TLS (default on, a throwaway CA
+                                   per cluster) or --peer-tls off (plaintext), to measure what TLS costs
           --workloads LIST         all, or some of startup,first,warmkill,w1,...,w12 (w10-w12: a local 3-node
                                    cluster each, roster driver only; left out of "all" with --target)
           --quick                  small sizes (make bench QUICK=1)

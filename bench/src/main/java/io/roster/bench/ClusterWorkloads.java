@@ -61,7 +61,7 @@ final class ClusterWorkloads {
   static Result run(Args args, Path jar, Path logDir, String id) throws Exception {
     Result r = new Result(id, title(id, args));
     try (LocalCluster c = LocalCluster.builder(LocalServer.launcher(jar, args.serverJvm, logDir)).size(SIZE)
-        .logName(id).gcLogs().startTimeout(Duration.ofSeconds(90)).start()) {
+        .peerTls(args.peerTls).logName(id).gcLogs().startTimeout(Duration.ofSeconds(90)).start()) {
       Workloads.parkMillis(args.size("cluster-idle-seconds") * 1000L); // idle: no client at all
       long[] idle = new long[SIZE];
       for (int i = 0; i < SIZE; i++) {
@@ -81,7 +81,9 @@ final class ClusterWorkloads {
       w.settle(args.size("cluster-settle-seconds"));
       w.nodeRows(r, idle);
       r.note("three members on 127.0.0.1-3 with free ports and temporary data dirs, default cluster flags "
-          + "(--group-commit-window 1ms, --member-down-after 3s, --member-grace 10s); each with -Xlog:gc to a file; "
+          + "(--group-commit-window 1ms, --member-down-after 3s, --member-grace 10s), peer ports "
+          + (args.peerTls ? "with mutual TLS (a throwaway CA)" : "in plaintext (--peer-tls off)")
+          + "; each with -Xlog:gc to a file; "
           + "the load generator and the three servers share the machine's " + Runtime.getRuntime().availableProcessors()
           + " cores");
     }

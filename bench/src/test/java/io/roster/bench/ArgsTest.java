@@ -34,6 +34,10 @@ class ArgsTest {
         .hasMessageContaining("w11 starts its own three Roster servers");
     assertThatThrownBy(() -> Args.parse("--driver", "nacos", "--target", "h:8848", "--workloads", "w10"))
         .hasMessageContaining("--driver roster");
+    // their peer ports speak mutual TLS unless --peer-tls off
+    assertThat(Args.parse("--workloads", "w10").peerTls).isTrue();
+    assertThat(Args.parse("--workloads", "w10", "--peer-tls", "off").peerTls).isFalse();
+    assertThatThrownBy(() -> Args.parse("--peer-tls", "maybe")).hasMessage("--peer-tls: \"maybe\" (expected: on or off)");
   }
 
   @Test
@@ -103,6 +107,6 @@ class ArgsTest {
 
   @Test
   void helpListsEverySize() {
-    assertThat(Args.help()).contains("--w8-clients", "10000", "--roster-mass", "--target");
+    assertThat(Args.help()).contains("--w8-clients", "10000", "--roster-mass", "--target", "--peer-tls");
   }
 }

@@ -21,8 +21,10 @@ import org.testcontainers.junit.jupiter.Testcontainers;
 
 /**
  * docker/docker-compose.yml as {@code make cluster-up} starts it: the image built from this
- * tree, three nodes in one cluster. A registration through node 1 reaches a subscriber of node 3
- * (by push: its poll is off) and a query on node 2.
+ * tree, the one-shot {@code pki} service writing the peer TLS files into their volume, three
+ * nodes in one cluster over mutual TLS (a node reports SERVING only once it has caught up with
+ * the others' log). A registration through node 1 reaches a subscriber of node 3 (by push: its
+ * poll is off) and a query on node 2.
  *
  * <p>Needs a Docker engine and Compose v2 ({@code docker compose}) on the PATH; without an
  * engine the class is skipped, and so it is when {@code docker compose version} fails. The

@@ -1,7 +1,9 @@
 package io.roster.server;
 
 import io.grpc.netty.shaded.io.netty.util.ResourceLeakDetector;
+import io.roster.server.cluster.PeerTls;
 import io.roster.server.config.ServerConfig;
+import io.roster.server.tls.ClusterPki;
 import io.roster.server.time.Stopwatch;
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
@@ -10,7 +12,11 @@ import java.util.concurrent.CompletableFuture;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** {@code java -jar roster-server.jar [--option value]...}; {@code --help} lists the options. */
+/**
+ * {@code java -jar roster-server.jar [--option value]...}; {@code --help} lists the options.
+ * {@code java -jar roster-server.jar pki ...} makes a cluster's peer TLS files instead ({@link
+ * ClusterPki}).
+ */
 public final class Main {
 
   static final String LEAK_DETECTION_PROPERTY = "io.grpc.netty.shaded.io.netty.leakDetection.level";
@@ -26,6 +32,10 @@ public final class Main {
       return;
     }
     Stopwatch started = Stopwatch.start();
+    if (args.length > 0 && args[0].equals("pki")) {
+      System.exit(ClusterPki.run(Arrays.copyOfRange(args, 1, args.length), System.out, System.err));
+      return;
+    }
     if (Arrays.asList(args).contains("--help") || Arrays.asList(args).contains("-h")) {
       System.out.print(ServerConfig.usage());
       return;
@@ -35,6 +45,7 @@ public final class Main {
     ServerConfig config;
     try {
       config = ServerConfig.parse(options, System.getenv());
+      PeerTls.check(config); // the files named, read now: a bad one stops the server before it starts
     } catch (IllegalArgumentException e) {
       System.err.println("roster: " + e.getMessage());
       System.exit(2);

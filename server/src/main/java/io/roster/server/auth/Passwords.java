@@ -9,7 +9,7 @@ import javax.crypto.SecretKeyFactory;
 import javax.crypto.spec.PBEKeySpec;
 
 /**
- * Password hashes: PBKDF2 with HMAC-SHA256 from the JDK (no dependency; decision 63 says why),
+ * Password hashes: PBKDF2 with HMAC-SHA256 from the JDK (no dependency; decision 65 says why),
  * a 16-byte random salt per password, stored as {@code pbkdf2-sha256$ITERATIONS$SALT$HASH}
  * (salt and hash in base64). The iteration count is stored with each hash, so raising the default
  * later leaves existing hashes valid.

@@ -5,7 +5,7 @@
  * and the one check every adapter calls ({@link io.roster.server.auth.Authenticator}): a
  * credential becomes a {@link io.roster.server.auth.Principal}, whose grants allow or refuse a
  * {@link io.roster.server.auth.Permission} on a namespace and service. Plain Java: no gRPC, no
- * HTTP. docs/security.md describes the model; decision 63 records it.
+ * HTTP. docs/security.md describes the model; decision 65 records it.
  *
  * <p>May depend on {@code model} and {@code time}, never on an adapter.
  */

@@ -27,6 +27,7 @@ import java.util.function.LongSupplier;
 import java.util.stream.Collectors;
 import org.apache.ratis.RaftConfigKeys;
 import org.apache.ratis.client.RaftClientConfigKeys;
+import org.apache.ratis.conf.Parameters;
 import org.apache.ratis.conf.RaftProperties;
 import org.apache.ratis.grpc.GrpcConfigKeys;
 import org.apache.ratis.proto.RaftProtos.CommitInfoProto;
@@ -113,17 +114,19 @@ public final class ClusterNode implements Members, AutoCloseable {
     this.config = config;
     this.local = local;
     this.incarnation = incarnation;
+    this.self = Peer.self(config);
+    // First: a bad file starts nothing.
+    Parameters parameters = PeerTls.parameters(PeerTls.load(config, self.host()));
     List<RaftPeer> peers = new ArrayList<>();
     for (Peer m : Peer.all(config.members())) {
       peers.add(RaftPeer.newBuilder().setId(Peer.peerId(m.id())).setAddress(m.address()).build());
     }
-    this.self = Peer.self(config);
     this.memberId = self.id();
     this.group = RaftGroup.valueOf(GROUP_ID, peers);
     this.timer = new SystemScheduler("roster-cluster", 1);
     this.membership = new Membership(memberId, config.memberDownAfter(), config.memberGrace(), timer, new Effects());
     this.props = properties(config, memberId, Peer.bindHost(config, self));
-    this.client = new LogClient(memberId, props, group, timer);
+    this.client = new LogClient(memberId, props, parameters, group, timer);
     this.proposer = new Proposer(memberId, incarnation, client::send, timer, config.groupCommitWindow(), 100_000,
         wallMicros, membership::unwritable, membership::holdsEnds);
     this.stateMachine = new RegistryStateMachine(registry, clock, this::onApplied);
@@ -132,6 +135,7 @@ public final class ClusterNode implements Members, AutoCloseable {
         .setGroup(group)
         .setProperties(props)
         .setStateMachine(stateMachine)
+        .setParameters(parameters)
         .setOption(RaftStorage.StartupOption.RECOVER)
         .build();
   }
@@ -148,8 +152,14 @@ public final class ClusterNode implements Members, AutoCloseable {
     try {
       ClusterNode node = new ClusterNode(config, registry, clock, local, wallMicros, incarnation);
       node.server.start();
-      log.info("Cluster member {} (incarnation {}) started on peer address {}:{}; members {}", node.memberId,
-          incarnation, Peer.bindHost(config, node.self), config.peerPort(), config.members());
+      log.info("Cluster member {} (incarnation {}) started on peer address {}:{} ({}); members {}", node.memberId,
+          incarnation, Peer.bindHost(config, node.self), config.peerPort(),
+          config.peerTls() ? "mutual TLS, peers signed by " + config.peerTlsCa() : "plaintext", config.members());
+      if (!config.peerTls()) {
+        log.warn("--peer-tls off: the peer port {}:{} takes any process that reaches it as a member (it can write "
+            + "to the log, read it and change the group); give --peer-tls-cert, --peer-tls-key and --peer-tls-ca "
+            + "instead (docs/cluster.md)", Peer.bindHost(config, node.self), config.peerPort());
+      }
       node.membership.started();
       node.timer.schedule(node::watchAndAgain, WATCH_EVERY);
       return node;

@@ -37,6 +37,8 @@ final class LogClient implements AutoCloseable {
 
   private final String memberId;
   private final RaftProperties props;
+  /** This member's peer TLS (PeerTls), the same as its Raft server's. */
+  private final Parameters parameters;
   private final RaftGroup group;
   private final Scheduler timer;
   /** Replaced when it is stuck (see {@link #renewIfStuck}). */
@@ -46,9 +48,10 @@ final class LogClient implements AutoCloseable {
   private final AtomicBoolean renewing = new AtomicBoolean();
   private volatile boolean closed;
 
-  LogClient(String memberId, RaftProperties props, RaftGroup group, Scheduler timer) {
+  LogClient(String memberId, RaftProperties props, Parameters parameters, RaftGroup group, Scheduler timer) {
     this.memberId = memberId;
     this.props = props;
+    this.parameters = parameters;
     this.group = group;
     this.timer = timer;
     this.sentOkNanos = timer.nanoTime();
@@ -64,7 +67,7 @@ final class LogClient implements AutoCloseable {
         .setClientId(id)
         .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep((int) (RETRY_FOR.toMillis() / RETRY_EVERY.toMillis()),
             TimeDuration.valueOf(RETRY_EVERY.toMillis(), TimeUnit.MILLISECONDS)))
-        .setClientRpc(new GrpcFactory(new Parameters()).newRaftClientRpc(id, props))
+        .setClientRpc(new GrpcFactory(parameters).newRaftClientRpc(id, props))
         .build();
   }
 

@@ -52,7 +52,11 @@ public record ServerConfig(
     @Nullable Path tlsKey,
     @Nullable Path tlsClientCa,
     @Nullable Path authFile,
-    Duration tokenTtl) {
+    Duration tokenTtl,
+    boolean peerTls,
+    @Nullable Path peerTlsCert,
+    @Nullable Path peerTlsKey,
+    @Nullable Path peerTlsCa) {
 
   /** {@code --http-port auto}: the client port − 1000 (8848 beside 9848), as Nacos apps expect. */
   public static final int HTTP_PORT_AUTO = -2;
@@ -150,11 +154,49 @@ public record ServerConfig(
       throw new IllegalArgumentException("tls-client-ca: " + tlsClientCa
           + " given without --tls-cert and --tls-key (expected: client certificates are asked for over TLS only)");
     }
+    checkPeerTls(members, peerTls, peerTlsCert, peerTlsKey, peerTlsCa);
   }
 
   /** The TLS files of the client and HTTP ports, or null when they speak plaintext. */
   public @Nullable TlsFiles tls() {
     return tlsCert == null || tlsKey == null ? null : new TlsFiles(tlsCert, tlsKey, tlsClientCa);
+  }
+
+  /**
+   * The peer port is members-only by default (decision 63): a cluster member needs all three peer
+   * TLS files, or {@code --peer-tls off} said outright; a standalone server has no peer port.
+   * Whether the files hold what they should is checked at start (cluster.PeerTls).
+   */
+  private static void checkPeerTls(List<String> members, boolean on, @Nullable Path cert, @Nullable Path key,
+      @Nullable Path ca) {
+    Map<String, @Nullable Path> files = new LinkedHashMap<>();
+    files.put("peer-tls-cert", cert);
+    files.put("peer-tls-key", key);
+    files.put("peer-tls-ca", ca);
+    List<String> given = new ArrayList<>();
+    List<String> missing = new ArrayList<>();
+    files.forEach((name, path) -> (path == null ? missing : given).add(name));
+    if (members.isEmpty()) {
+      if (!given.isEmpty()) {
+        throw new IllegalArgumentException(given.get(0) + ": " + files.get(given.get(0)) + " given, but a standalone "
+            + "server (no --members) has no peer port (expected: peer TLS files only with --members)");
+      }
+      return;
+    }
+    if (!on) {
+      return; // said outright; ClusterNode warns at start
+    }
+    if (given.isEmpty()) {
+      throw new IllegalArgumentException("members: a cluster member's peer port takes only other members, by mutual "
+          + "TLS: give --peer-tls-cert, --peer-tls-key and --peer-tls-ca (PEM files; `java -jar roster-server.jar "
+          + "pki` makes a cluster's), or --peer-tls off to let any process that reaches the peer port act as a "
+          + "member (docs/cluster.md)");
+    }
+    if (!missing.isEmpty()) {
+      throw new IllegalArgumentException(missing.get(0) + ": missing, while --" + String.join(" and --", given)
+          + (given.size() == 1 ? " is" : " are") + " given (expected: --peer-tls-cert, --peer-tls-key and "
+          + "--peer-tls-ca together, or --peer-tls off)");
+    }
   }
 
   /**
@@ -273,6 +315,12 @@ public record ServerConfig(
           --help                  this text
           --exit-when-ready       start completely (health SERVING), then stop gracefully: a smoke test,
                                   and how `make build` records the class-data-sharing archive
+
+        Commands:
+          pki --dir DIR --members [name=]host:port,...
+                                  make a cluster's peer TLS files: a throwaway CA (DIR/ca.crt, ca.key)
+                                  and a certificate per member (DIR/NAME.crt, NAME.key); existing files
+                                  are kept. See docs/cluster.md.
         """);
     return sb.toString();
   }
@@ -439,6 +487,26 @@ public record ServerConfig(
     OPTIONS.put("token-ttl", new Option("a duration like 5h, 1m..168h",
         "How long the access token of a login (Nacos clients, the console) is valid.",
         (b, v) -> b.tokenTtl(parseDuration(v)), c -> formatDuration(c.tokenTtl())));
+    OPTIONS.put("peer-tls", new Option("on or off",
+        "on: the peer port speaks mutual TLS and takes only peers whose certificate the --peer-tls-ca signed; a member needs the three files below. off: plaintext, and any process that reaches the peer port can act as a member (a WARN says so at start). See docs/cluster.md.",
+        (b, v) -> b.peerTls(parseOnOff(v)), c -> c.peerTls() ? "on" : "off"));
+    OPTIONS.put("peer-tls-cert", new Option("a PEM file",
+        "This member's certificate (PEM; its issuer chain may follow), presented on both ends of a peer connection: it must name the host the other members reach it at (--members) and serve as TLS server and client.",
+        (b, v) -> b.peerTlsCert(v.isEmpty() ? null : Path.of(v)), c -> c.peerTlsCert() == null ? "(none)" : c.peerTlsCert().toString()));
+    OPTIONS.put("peer-tls-key", new Option("a PEM file",
+        "The private key of --peer-tls-cert (PEM, unencrypted PKCS#8, or EC/RSA PRIVATE KEY).",
+        (b, v) -> b.peerTlsKey(v.isEmpty() ? null : Path.of(v)), c -> c.peerTlsKey() == null ? "(none)" : c.peerTlsKey().toString()));
+    OPTIONS.put("peer-tls-ca", new Option("a PEM file",
+        "The cluster's CA certificate(s) (PEM): a peer's certificate must be signed by one of them, on both ends.",
+        (b, v) -> b.peerTlsCa(v.isEmpty() ? null : Path.of(v)), c -> c.peerTlsCa() == null ? "(none)" : c.peerTlsCa().toString()));
+  }
+
+  private static boolean parseOnOff(String v) {
+    return switch (v.toLowerCase(Locale.ROOT)) {
+      case "on", "true" -> true;
+      case "off", "false" -> false;
+      default -> throw new IllegalArgumentException("not on or off: " + v);
+    };
   }
 
   /** Names of every option, in help order. */
@@ -483,6 +551,10 @@ public record ServerConfig(
     private @Nullable Path tlsClientCa;
     private @Nullable Path authFile;
     private Duration tokenTtl = Duration.ofHours(5);
+    private boolean peerTls = true;
+    private @Nullable Path peerTlsCert;
+    private @Nullable Path peerTlsKey;
+    private @Nullable Path peerTlsCa;
 
     private Builder() {}
 
@@ -534,6 +606,11 @@ public record ServerConfig(
       tlsClientCa = v == null ? null : v.clientCa();
       return this;
     }
+    /** On by default: a member needs the three peer TLS files; off lets any process on the peer port in. */
+    public Builder peerTls(boolean v) { peerTls = v; return this; }
+    public Builder peerTlsCert(@Nullable Path v) { peerTlsCert = v; return this; }
+    public Builder peerTlsKey(@Nullable Path v) { peerTlsKey = v; return this; }
+    public Builder peerTlsCa(@Nullable Path v) { peerTlsCa = v; return this; }
 
     public ServerConfig build() {
       return new ServerConfig(host, port, dataDir, logDir, keepaliveTime, keepaliveTimeout, pushWindow,
@@ -541,7 +618,8 @@ public record ServerConfig(
           maxSessionsPerConnection, maxWatchesPerConnection, maxSessionsPerAddress, maxInstancesPerAddress,
           maxMessageSize, maxServiceSettingsBytes, warmUp, maxInstancesPerService, maxServiceBytes, nodeId, peerHost,
           peerPort, members, advertise, groupCommitWindow, memberDownAfter, memberGrace, snapshotEvery, httpPort,
-          tlsCert, tlsKey, tlsClientCa, authFile, tokenTtl);
+          tlsCert, tlsKey, tlsClientCa, authFile, tokenTtl,
+          peerTls, peerTlsCert, peerTlsKey, peerTlsCa);
     }
   }
 }

@@ -1,5 +1,6 @@
 package io.roster.server.tls;
 
+import io.roster.server.time.SystemScheduler;
 import java.io.IOException;
 import java.io.StringReader;
 import java.io.StringWriter;
@@ -25,6 +26,7 @@ import java.security.cert.X509Certificate;
 import java.security.spec.ECGenParameterSpec;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Date;
 import java.util.List;
@@ -105,7 +107,7 @@ public final class Pki {
   public static Authority newAuthority(String commonName, Duration validity) {
     KeyPair keys = newKeyPair();
     X500Name subject = name(commonName);
-    Instant now = Instant.now();
+    Instant now = now();
     X509v3CertificateBuilder builder =
         new JcaX509v3CertificateBuilder(
             subject,
@@ -273,7 +275,7 @@ public final class Pki {
     /** As {@link #issue(String, List)}, valid for {@code validity} from now. */
     public Issued issue(String commonName, List<String> names, Duration validity) {
       KeyPair keys = newKeyPair();
-      Instant now = Instant.now();
+      Instant now = now();
       X509v3CertificateBuilder builder =
           new JcaX509v3CertificateBuilder(
               certificate,
@@ -348,6 +350,11 @@ public final class Pki {
       write(certificatePem, toPem(certificate), false);
       write(privateKeyPem, toPem(privateKey), true);
     }
+  }
+
+  /** Now, from the wall clock's seam (decision 57): certificates are valid from and until a time. */
+  private static Instant now() {
+    return Instant.EPOCH.plus(SystemScheduler.wallClockMicros(), ChronoUnit.MICROS);
   }
 
   private static KeyPair newKeyPair() {

@@ -1,7 +1,8 @@
 /**
  * TLS material, in one place that any listener can take it from. {@link
  * io.roster.server.tls.Pki} creates a throwaway certificate authority, issues certificates from
- * it, and writes and reads them as PEM files (decision 63). {@link
+ * it, and writes and reads them as PEM files, and {@link io.roster.server.tls.ClusterPki} is the
+ * {@code pki} command that makes a cluster's (decision 63). {@link
  * io.roster.server.tls.ServerTls} reads the PEM files named by {@code --tls-cert}, {@code
  * --tls-key} and {@code --tls-client-ca}, holds them in grpc-java's reloadable key and trust
  * managers, and hands out what a listener needs: gRPC {@code ServerCredentials} for the client

@@ -12,7 +12,8 @@ class PeerTest {
   private static final Peer SELF = new Peer("roster1:9849", "roster1", 9849);
 
   private static ServerConfig config(String host, String peerHost) {
-    return ServerConfig.builder().host(host).peerHost(peerHost).members(List.of("roster1:9849", "roster2:9849")).build();
+    return ServerConfig.builder().host(host).peerHost(peerHost).members(List.of("roster1:9849", "roster2:9849"))
+        .peerTls(false).build();
   }
 
   @Test

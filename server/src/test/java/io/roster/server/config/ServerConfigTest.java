@@ -99,6 +99,43 @@ class ServerConfigTest {
   }
 
   @Test
+  void aClusterMemberNeedsPeerTlsFilesOrPeerTlsOffSaidOutright() {
+    String[] member = {"--members", "roster1:9849,roster2:9849"};
+    assertThatThrownBy(() -> ServerConfig.parse(member, Map.of()))
+        .hasMessageStartingWith("members: a cluster member's peer port takes only other members, by mutual TLS: "
+            + "give --peer-tls-cert, --peer-tls-key and --peer-tls-ca")
+        .hasMessageContaining("or --peer-tls off");
+    ServerConfig off = ServerConfig.parse(new String[] {"--members", "roster1:9849", "--peer-tls", "off"}, Map.of());
+    assertThat(off.peerTls()).isFalse();
+    ServerConfig on = ServerConfig.parse(member, Map.of("ROSTER_PEER_TLS_CERT", "/pki/roster1.crt",
+        "ROSTER_PEER_TLS_KEY", "/pki/roster1.key", "ROSTER_PEER_TLS_CA", "/pki/ca.crt"));
+    assertThat(on.peerTls()).isTrue();
+    assertThat(on.peerTlsCert()).isEqualTo(Path.of("/pki/roster1.crt"));
+    assertThat(on.peerTlsKey()).isEqualTo(Path.of("/pki/roster1.key"));
+    assertThat(on.peerTlsCa()).isEqualTo(Path.of("/pki/ca.crt"));
+    // a standalone server is unaffected
+    assertThat(ServerConfig.defaults().peerTls()).isTrue();
+    assertThat(ServerConfig.defaults().peerTlsCert()).isNull();
+  }
+
+  @Test
+  void partialPeerTlsMaterialNamesWhatIsMissing() {
+    assertThatThrownBy(() -> ServerConfig.parse(new String[] {"--members", "roster1:9849", "--peer-tls-cert",
+        "/pki/roster1.crt"}, Map.of()))
+        .hasMessage("peer-tls-key: missing, while --peer-tls-cert is given (expected: --peer-tls-cert, "
+            + "--peer-tls-key and --peer-tls-ca together, or --peer-tls off)");
+    assertThatThrownBy(() -> ServerConfig.parse(new String[] {"--members", "roster1:9849", "--peer-tls-cert",
+        "/pki/roster1.crt", "--peer-tls-key", "/pki/roster1.key"}, Map.of()))
+        .hasMessage("peer-tls-ca: missing, while --peer-tls-cert and --peer-tls-key are given (expected: "
+            + "--peer-tls-cert, --peer-tls-key and --peer-tls-ca together, or --peer-tls off)");
+    assertThatThrownBy(() -> ServerConfig.parse(new String[] {"--peer-tls-ca", "/pki/ca.crt"}, Map.of()))
+        .hasMessage("peer-tls-ca: /pki/ca.crt given, but a standalone server (no --members) has no peer port "
+            + "(expected: peer TLS files only with --members)");
+    assertThatThrownBy(() -> ServerConfig.parse(new String[] {"--peer-tls", "maybe"}, Map.of()))
+        .hasMessage("--peer-tls: \"maybe\" (expected: on or off)");
+  }
+
+  @Test
   void theHttpPortIsThePortMinus1000ByDefaultAndCanBeSetOrTurnedOff() {
     assertThat(ServerConfig.defaults().resolvedHttpPort()).isEqualTo(8848);
     assertThat(ServerConfig.parse(new String[] {"--port", "9000"}, Map.of()).resolvedHttpPort()).isEqualTo(8000);

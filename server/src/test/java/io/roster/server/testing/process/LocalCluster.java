@@ -11,6 +11,7 @@ import io.roster.proto.v1.QueryInstancesRequest;
 import io.roster.proto.v1.RegistryGrpc;
 import io.roster.proto.v1.ServiceKey;
 import io.roster.server.testing.TcpProxy;
+import io.roster.server.tls.Pki;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -31,7 +32,9 @@ import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.client.RaftClientConfigKeys;
 import org.apache.ratis.conf.Parameters;
 import org.apache.ratis.conf.RaftProperties;
+import org.apache.ratis.grpc.GrpcConfigKeys;
 import org.apache.ratis.grpc.GrpcFactory;
+import org.apache.ratis.grpc.GrpcTlsConfig;
 import org.apache.ratis.proto.RaftProtos.RaftPeerRole;
 import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.RaftGroup;
@@ -48,6 +51,10 @@ import org.apache.ratis.util.TimeDuration;
  * member (as its {@link ServerLauncher} closes a server), closes the proxies and channels and
  * deletes the data.
  *
+ * <p>The peer ports speak mutual TLS, as a cluster must by default (decision 63): the cluster
+ * makes a throwaway CA in its temporary directory and gives each member a certificate from it
+ * ({@link Builder#peerTls(boolean)} turns that off).
+ *
  * <p>{@link Builder#withLinks()} puts every peer link through proxies that can cut it: member
  * {@code i} reaches member {@code j} at a {@link TcpProxy} of its own to {@code j}'s peer port
  * (ids {@code n1..nN} everywhere, addresses per member), so a link {@code i-j} is the proxies
@@ -58,6 +65,10 @@ import org.apache.ratis.util.TimeDuration;
  */
 public final class LocalCluster implements AutoCloseable {
 
+  /** The one group all members form (as ClusterNode names it). */
+  public static final RaftGroupId GROUP_ID = RaftGroupId.valueOf(
+      UUID.nameUUIDFromBytes("roster-registry".getBytes(StandardCharsets.UTF_8)));
+
   /** How a cluster starts. */
   public static final class Builder {
     private final ServerLauncher launcher;
@@ -67,6 +78,7 @@ public final class LocalCluster implements AutoCloseable {
     private String logName;
     private boolean gcLogs;
     private Duration startTimeout;
+    private boolean peerTls = true;
 
     private Builder(ServerLauncher launcher) {
       this.launcher = launcher;
@@ -82,6 +94,15 @@ public final class LocalCluster implements AutoCloseable {
     /** Every peer link through proxies that can cut it ({@link #freeze}, {@link #isolate}, {@link #heal}). */
     public Builder withLinks() {
       this.withLinks = true;
+      return this;
+    }
+
+    /**
+     * Without peer TLS: every member gets {@code --peer-tls off} and no certificate. By default the
+     * cluster has a CA of its own and each member a certificate from it (see {@link #authority()}).
+     */
+    public Builder peerTls(boolean on) {
+      this.peerTls = on;
       return this;
     }
 
@@ -146,6 +167,8 @@ public final class LocalCluster implements AutoCloseable {
   private final boolean gcLogs;
   private final Duration startTimeout;
   private final Path dataRoot;
+  /** The cluster's throwaway CA, or null without peer TLS; its files under {@code dataRoot/pki}. */
+  private final Pki.Authority authority;
   private final ServerProcess[] nodes;
   private final ManagedChannel[] channels;
   /** links[i][j]: where member i reaches member j's peer port; null without links, and on the diagonal. */
@@ -183,10 +206,75 @@ public final class LocalCluster implements AutoCloseable {
         }
       }
       dataRoot = Files.createTempDirectory("roster-cluster");
+      authority = b.peerTls ? writePki(dataRoot.resolve("pki"), hosts) : null;
     } catch (IOException e) {
       closeLinks();
       throw new UncheckedIOException(e);
     }
+  }
+
+  /**
+   * A CA of the cluster's own and a certificate from it for each member, as {@code roster-server.jar
+   * pki} makes them: {@code ca.crt}, {@code nodeK.crt} and {@code nodeK.key}. A member's
+   * certificate names its host, and 127.0.0.1 where the proxies of {@link Builder#withLinks()}
+   * listen for it.
+   */
+  private static Pki.Authority writePki(Path dir, List<String> hosts) throws IOException {
+    Pki.Authority ca = Pki.newAuthority("roster-test-cluster-ca");
+    ca.writePem(dir.resolve("ca.crt"), dir.resolve("ca.key"));
+    for (int i = 0; i < hosts.size(); i++) {
+      ca.issue("node" + (i + 1), List.of(hosts.get(i), "127.0.0.1", "localhost"))
+          .writePem(dir.resolve("node" + (i + 1) + ".crt"), dir.resolve("node" + (i + 1) + ".key"));
+    }
+    return ca;
+  }
+
+  /** The cluster's CA, which signed every member's certificate; null without peer TLS. */
+  public Pki.Authority authority() {
+    return authority;
+  }
+
+  /** Member i's peer TLS flags: its certificate, key and the CA; {@code --peer-tls off} without. */
+  public List<String> peerTlsFlags(int i) {
+    if (authority == null) {
+      return List.of("--peer-tls", "off");
+    }
+    Path dir = dataRoot.resolve("pki");
+    return List.of("--peer-tls-cert", dir.resolve("node" + (i + 1) + ".crt").toString(),
+        "--peer-tls-key", dir.resolve("node" + (i + 1) + ".key").toString(),
+        "--peer-tls-ca", dir.resolve("ca.crt").toString());
+  }
+
+  /**
+   * Ratis parameters for a client of the group that the members take as one of their own: a
+   * certificate from the cluster's CA (none without peer TLS).
+   */
+  public Parameters memberParameters() {
+    Parameters p = new Parameters();
+    if (authority != null) {
+      Pki.Issued harness = authority.issue("test-harness", List.of("127.0.0.1"));
+      GrpcConfigKeys.TLS.setConf(p, new GrpcTlsConfig(harness.privateKey(), harness.certificate(),
+          List.of(authority.certificate()), true));
+    }
+    return p;
+  }
+
+  /** The group as every member knows it: its id and each member's id and peer address. */
+  public RaftGroup raftGroup() {
+    List<RaftPeer> peers = new ArrayList<>();
+    for (int k = 0; k < size(); k++) {
+      peers.add(RaftPeer.newBuilder().setId(raftId(k)).setAddress(hosts.get(k) + ":" + peerPorts.get(k)).build());
+    }
+    return RaftGroup.valueOf(GROUP_ID, peers);
+  }
+
+  /** The cluster's --members as a member without links gets it: every member's host:peerPort. */
+  public String memberList() {
+    List<String> m = new ArrayList<>();
+    for (int k = 0; k < size(); k++) {
+      m.add(hosts.get(k) + ":" + peerPorts.get(k));
+    }
+    return String.join(",", m);
   }
 
   /** A cluster started by {@code launcher}'s servers. */
@@ -222,6 +310,7 @@ public final class LocalCluster implements AutoCloseable {
     List<String> memberFlags = new ArrayList<>(List.of("--peer-port", Integer.toString(peerPorts.get(i)),
         "--members", membersOf(i), "--node-id", linked() ? id(i) : hosts.get(i),
         "--data-dir", dataRoot.resolve("node" + (i + 1)).toString()));
+    memberFlags.addAll(peerTlsFlags(i));
     memberFlags.addAll(flags);
     List<String> jvm = new ArrayList<>();
     Path gcLog = gcLog(i);
@@ -351,17 +440,12 @@ public final class LocalCluster implements AutoCloseable {
    * info), or -1 when none does now.
    */
   public int leader() {
-    List<RaftPeer> peers = new ArrayList<>();
-    for (int k = 0; k < size(); k++) {
-      peers.add(RaftPeer.newBuilder().setId(raftId(k)).setAddress(hosts.get(k) + ":" + peerPorts.get(k)).build());
-    }
-    RaftGroup group = RaftGroup.valueOf(RaftGroupId.valueOf(
-        UUID.nameUUIDFromBytes("roster-registry".getBytes(StandardCharsets.UTF_8))), peers);
+    RaftGroup group = raftGroup();
     RaftProperties props = new RaftProperties();
     RaftClientConfigKeys.Rpc.setRequestTimeout(props, TimeDuration.valueOf(2, TimeUnit.SECONDS));
     try (RaftClient c = RaftClient.newBuilder().setProperties(props).setRaftGroup(group)
         .setRetryPolicy(RetryPolicies.noRetry())
-        .setClientRpc(new GrpcFactory(new Parameters()).newRaftClientRpc(ClientId.randomId(), props)).build()) {
+        .setClientRpc(new GrpcFactory(memberParameters()).newRaftClientRpc(ClientId.randomId(), props)).build()) {
       for (int k = 0; k < size(); k++) {
         try {
           if (c.getGroupManagementApi(raftId(k)).info(group.getGroupId()).getRoleInfoProto().getRole()
