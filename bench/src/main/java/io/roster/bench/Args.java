@@ -86,6 +86,8 @@ public final class Args {
   final boolean quick;
   /** Whether the started server (and so every workload's clients) is on TLS. */
   final boolean tls;
+  /** Whether the started server runs with an auth file (and every client presents a token). */
+  final boolean auth;
   final String driver;
   final String target;
   final String serverJar;
@@ -97,10 +99,11 @@ public final class Args {
   final String out;
   private final Map<String, Integer> sizes;
 
-  private Args(boolean quick, boolean tls, String driver, String target, String serverJar, List<String> serverJvm,
+  private Args(boolean quick, boolean tls, boolean auth, String driver, String target, String serverJar, List<String> serverJvm,
       String rosterMass, boolean peerTls, Set<String> workloads, String out, Map<String, Integer> sizes) {
     this.quick = quick;
     this.tls = tls;
+    this.auth = auth;
     this.driver = driver;
     this.target = target;
     this.serverJar = serverJar;
@@ -130,6 +133,7 @@ public final class Args {
     Map<String, String> given = new LinkedHashMap<>();
     boolean quick = false;
     boolean tls = false;
+    boolean auth = false;
     for (int i = 0; i < argv.length; i++) {
       String a = argv[i];
       if (a.equals("--quick")) {
@@ -138,6 +142,10 @@ public final class Args {
       }
       if (a.equals("--tls")) {
         tls = true;
+        continue;
+      }
+      if (a.equals("--auth")) {
+        auth = true;
         continue;
       }
       if (!a.startsWith("--") || a.length() == 2) {
@@ -209,16 +217,17 @@ public final class Args {
       workloads.remove("first");
       workloads.remove("warmkill");
     }
-    if (tls) {
+    if (tls || auth) {
+      String flag = tls ? "--tls" : "--auth";
       if (target != null || !driver.equals("roster")) {
-        throw new IllegalArgumentException("--tls: the bench puts the server it starts on TLS (expected: no --target, "
+        throw new IllegalArgumentException(flag + ": the bench sets up the server it starts (expected: no --target, "
             + "--driver roster)");
       }
       List<String> plaintextOnly = List.of("startup", "first", "warmkill", "w10", "w11", "w12");
       for (String w : list.split(",")) {
         if (plaintextOnly.contains(w.trim().toLowerCase())) {
-          throw new IllegalArgumentException("--workloads: " + w.trim() + " starts its servers in plaintext (expected: "
-              + "w1..w9 with --tls)");
+          throw new IllegalArgumentException("--workloads: " + w.trim() + " starts its servers without TLS or auth "
+              + "(expected: w1..w9 with " + flag + ")");
         }
       }
       workloads.removeAll(plaintextOnly);
@@ -252,7 +261,7 @@ public final class Args {
         jvm.add(s);
       }
     }
-    return new Args(quick, tls, driver, target, serverJar,
+    return new Args(quick, tls, auth, driver, target, serverJar,
         List.copyOf(jvm), mass, peerTls.equals("on"), workloads, given.getOrDefault("out", "bench/target/bench-results.md"), sizes);
   }
 
@@ -293,6 +302,8 @@ public final class Args {
           --quick                  small sizes (make bench QUICK=1)
           --tls                    the started server on TLS (a throwaway CA and certificate under the log
                                    directory), every client trusting it; W1-W9 only
+          --auth                   the started server with an auth file (one token, admin@*, under the log
+                                   directory), every client presenting it; W1-W9 only
           --out FILE               markdown results (default bench/target/bench-results.md)
         Sizes (full / quick default):
         """);

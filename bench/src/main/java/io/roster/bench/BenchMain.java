@@ -50,6 +50,10 @@ public final class BenchMain {
     String serverFlags = null;
     boolean ok = true;
     LocalServer.Tls tls = args.tls ? new LocalServer.Tls(Files.createDirectories(logDir.resolve("tls"))) : null;
+    Path authDir = Files.createDirectories(logDir.resolve("auth"));
+    Path authFile = authDir.resolve("auth.json");
+    Files.deleteIfExists(authFile);
+    String token = args.auth ? LocalServer.authFile(authDir, authFile) : "";
     long start = System.nanoTime();
     for (String w : args.workloads) {
       long t0 = System.nanoTime();
@@ -77,7 +81,7 @@ public final class BenchMain {
         Driver driver = null;
         try {
           if (args.localServer()) {
-            server = LocalServer.start(jar, args.serverJvm, logDir, w, tls);
+            server = LocalServer.start(jar, args.serverJvm, logDir, w, tls, args.auth ? authFile : null);
             if (serverFlags == null) {
               serverFlags = server.vmFlags();
             }
@@ -85,7 +89,7 @@ public final class BenchMain {
           String target = server != null ? server.address() : args.target;
           driver = Drivers.create(args.driver, target,
               args.rosterMass.equals("sdk") ? RosterDriver.MassMode.SDK : RosterDriver.MassMode.RAW,
-              tls == null ? null : tls.ca);
+              tls == null ? null : tls.ca, token);
           r = new Workloads(args, driver, target, server).run(w);
         } catch (Exception | Error e) {
           ok = false;
@@ -130,7 +134,7 @@ public final class BenchMain {
     sb.append("# Roster bench results\n\n");
     sb.append(String.format("- run: %s, %.0f s, driver `%s`, %s%n",
         LocalDateTime.now().format(DateTimeFormatter.ISO_LOCAL_DATE_TIME), seconds, args.driver,
-        args.localServer() ? "local server from " + args.serverJar + (args.tls ? ", on TLS (--tls)" : "") : "target " + args.target));
+        args.localServer() ? "local server from " + args.serverJar + (args.tls ? ", on TLS (--tls)" : "") + (args.auth ? ", with auth (--auth)" : "") : "target " + args.target));
     sb.append(String.format("- machine: %s %s, %d cores, %s MiB RAM, Java %s (%s)%n",
         System.getProperty("os.name"), System.getProperty("os.version"),
         Runtime.getRuntime().availableProcessors(), memTotalMib(), System.getProperty("java.version"),

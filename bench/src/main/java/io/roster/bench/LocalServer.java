@@ -75,14 +75,39 @@ final class LocalServer implements AutoCloseable {
 
   /** The same, on TLS with {@code tls}'s files when given. */
   static LocalServer start(Path jar, List<String> jvmFlags, Path logDir, String name, @Nullable Tls tls) {
+    return start(jar, jvmFlags, logDir, name, tls, null);
+  }
+
+  /** The same, with {@code authFile} as its --auth-file when given. */
+  static LocalServer start(Path jar, List<String> jvmFlags, Path logDir, String name, @Nullable Tls tls,
+      @Nullable Path authFile) {
     ServerLauncher launcher = launcher(jar, jvmFlags, logDir);
-    List<String> flags = List.of();
+    List<String> flags = new java.util.ArrayList<>();
     if (tls != null) {
       launcher = launcher.withProbe(tls.credentials());
-      flags = List.of("--tls-cert", tls.cert.toString(), "--tls-key", tls.key.toString());
+      flags.addAll(List.of("--tls-cert", tls.cert.toString(), "--tls-key", tls.key.toString()));
+    }
+    if (authFile != null) {
+      flags.addAll(List.of("--auth-file", authFile.toString()));
     }
     ServerProcess p = launcher.launch(name + "-server", "127.0.0.1", Ports.free(), List.of(), flags).serving();
     return new LocalServer(p, Duration.ofNanos(System.nanoTime() - p.startedNanos));
+  }
+
+  /**
+   * An auth file in {@code dir} with one static token that may do everything (bench --auth);
+   * returns the token.
+   */
+  static String authFile(Path dir, Path file) {
+    java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+    java.io.PrintStream print = new java.io.PrintStream(out, true, java.nio.charset.StandardCharsets.UTF_8);
+    if (io.roster.server.auth.AuthCommand.main(List.of("init", file.toString()), print, System.err) != 0
+        || io.roster.server.auth.AuthCommand.main(List.of("token", file.toString(), "bench", "admin@*"), print,
+            System.err) != 0) {
+      throw new IllegalStateException("could not write the bench's auth file " + file + " in " + dir);
+    }
+    String[] lines = out.toString(java.nio.charset.StandardCharsets.UTF_8).trim().split("\n");
+    return lines[lines.length - 1].trim();
   }
 
   /** A throwaway CA and a server certificate for 127.0.0.1, as PEM files in a directory (bench --tls). */

@@ -56,8 +56,19 @@ class ArgsTest {
     assertThat(a.workloads).containsExactly("w1", "w2", "w3", "w4", "w5", "w6", "w7", "w8", "w9");
     assertThat(Args.parse("--tls", "--workloads", "w3,w4").workloads).containsExactly("w3", "w4");
     assertThat(Args.parse().tls).isFalse();
-    assertThatThrownBy(() -> Args.parse("--tls", "--workloads", "w4,w10")).hasMessageContaining("w10 starts its servers in plaintext");
+    assertThatThrownBy(() -> Args.parse("--tls", "--workloads", "w4,w10"))
+        .hasMessageContaining("w10 starts its servers without TLS or auth");
     assertThatThrownBy(() -> Args.parse("--tls", "--target", "127.0.0.1:9848")).hasMessageContaining("--tls:");
+  }
+
+  @Test
+  void authGivesTheStartedServerAnAuthFileForTheSingleServerWorkloadsOnly() {
+    Args a = Args.parse("--auth", "--tls", "--workloads", "w3,w4");
+    assertThat(a.auth).isTrue();
+    assertThat(a.tls).isTrue();
+    assertThat(Args.parse().auth).isFalse();
+    assertThatThrownBy(() -> Args.parse("--auth", "--workloads", "w11")).hasMessageContaining("(expected: w1..w9 with --auth)");
+    assertThatThrownBy(() -> Args.parse("--auth", "--target", "127.0.0.1:9848")).hasMessageContaining("--auth:");
   }
 
   @Test

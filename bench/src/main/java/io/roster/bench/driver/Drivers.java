@@ -17,8 +17,14 @@ public final class Drivers {
   /** The same; the roster driver's clients trust {@code tlsTrust} (a CA certificate, PEM) over TLS when given. */
   public static Driver create(String name, String target, RosterDriver.MassMode rosterMass,
       java.nio.file.@org.jspecify.annotations.Nullable Path tlsTrust) {
+    return create(name, target, rosterMass, tlsTrust, "");
+  }
+
+  /** The same; the roster driver's clients present {@code token} (empty: none) to a server with auth on. */
+  public static Driver create(String name, String target, RosterDriver.MassMode rosterMass,
+      java.nio.file.@org.jspecify.annotations.Nullable Path tlsTrust, String token) {
     return switch (name) {
-      case "roster" -> new RosterDriver(target, rosterMass, tlsTrust);
+      case "roster" -> new RosterDriver(target, rosterMass, tlsTrust, token);
       case "nacos" -> new NacosDriver(target, NacosDriver.PUBLIC);
       default -> throw new IllegalArgumentException(
           "--driver: \"" + name + "\" (expected: roster or nacos)");

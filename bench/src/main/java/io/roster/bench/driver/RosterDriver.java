@@ -36,6 +36,8 @@ public final class RosterDriver implements Driver {
   private final MassMode massMode;
   /** The CA certificate the clients trust (the server is on TLS), or null for plaintext. */
   private final java.nio.file.@org.jspecify.annotations.Nullable Path tlsTrust;
+  /** The token every client presents; empty for none. */
+  private final String token;
   private final ExecutorService listenerExecutor =
       Executors.newCachedThreadPool(daemon("bench-roster-listener"));
   private final ScheduledExecutorService sdkScheduler = sharedScheduler();
@@ -49,9 +51,16 @@ public final class RosterDriver implements Driver {
 
   /** With {@code tlsTrust} (a CA certificate, PEM), every client connects over TLS trusting it. */
   public RosterDriver(String target, MassMode massMode, java.nio.file.@org.jspecify.annotations.Nullable Path tlsTrust) {
+    this(target, massMode, tlsTrust, "");
+  }
+
+  /** The same; with a non-empty {@code token}, every client presents it (a server with auth on). */
+  public RosterDriver(String target, MassMode massMode, java.nio.file.@org.jspecify.annotations.Nullable Path tlsTrust,
+      String token) {
     this.target = target;
     this.massMode = massMode;
     this.tlsTrust = tlsTrust;
+    this.token = token;
   }
 
   @Override
@@ -64,6 +73,9 @@ public final class RosterDriver implements Driver {
     RosterClient.Builder b = RosterClient.builder();
     if (tlsTrust != null) {
       b.tlsTrust(tlsTrust);
+    }
+    if (!token.isEmpty()) {
+      b.token(token);
     }
     RosterClient c = b
         .serverAddresses(target)
@@ -106,7 +118,7 @@ public final class RosterDriver implements Driver {
     } catch (java.io.IOException e) {
       throw new java.io.UncheckedIOException(e);
     }
-    return RosterStreamClient.connect(target, credentials, clientId, eventLoop, pinger, Duration.ofSeconds(10));
+    return RosterStreamClient.connect(target, credentials, token, clientId, eventLoop, pinger, Duration.ofSeconds(10));
   }
 
   @Override

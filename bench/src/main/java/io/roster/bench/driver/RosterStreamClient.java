@@ -61,9 +61,14 @@ final class RosterStreamClient implements BenchClient, StreamObserver<ServerFram
     this.timeout = timeout;
   }
 
-  static RosterStreamClient connect(String target, io.grpc.ChannelCredentials credentials, String clientId,
+  static RosterStreamClient connect(String target, io.grpc.ChannelCredentials credentials, String token, String clientId,
       EventLoopGroup eventLoop, ScheduledExecutorService pinger, Duration timeout) {
+    io.grpc.Metadata bearer = new io.grpc.Metadata();
+    if (!token.isEmpty()) {
+      bearer.put(io.grpc.Metadata.Key.of("authorization", io.grpc.Metadata.ASCII_STRING_MARSHALLER), "Bearer " + token);
+    }
     ManagedChannel channel = NettyChannelBuilder.forTarget(target, credentials)
+        .intercept(io.grpc.stub.MetadataUtils.newAttachHeadersInterceptor(bearer))
         .eventLoopGroup(eventLoop)
         .channelType(Epoll.isAvailable() ? EpollSocketChannel.class : NioSocketChannel.class)
         .directExecutor()
@@ -74,7 +79,7 @@ final class RosterStreamClient implements BenchClient, StreamObserver<ServerFram
     }
     try {
       ServerFrame welcome = c.call(ClientFrame.newBuilder()
-          .setHello(Hello.newBuilder().setClientId(clientId).setClientName("roster-bench-raw")));
+          .setHello(Hello.newBuilder().setClientId(clientId).setClientName("roster-bench-raw").setToken(token)));
       if (!welcome.hasWelcome()) {
         throw new IllegalStateException("hello answered with " + welcome);
       }
