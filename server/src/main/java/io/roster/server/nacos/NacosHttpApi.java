@@ -5,6 +5,7 @@ import ch.qos.logback.classic.LoggerContext;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.roster.server.auth.Audit;
 import io.roster.server.auth.Authenticator;
 import io.roster.server.auth.Grant;
 import io.roster.server.auth.Permission;
@@ -36,7 +37,6 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.IntSupplier;
-import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
@@ -59,8 +59,6 @@ import org.slf4j.LoggerFactory;
  * #APPLY_TIMEOUT}.
  */
 public final class NacosHttpApi {
-
-  private static final Logger log = LoggerFactory.getLogger(NacosHttpApi.class);
 
   /** The path prefix of the naming API. */
   public static final String NAMING = "/nacos/v1/ns";
@@ -208,12 +206,21 @@ public final class NacosHttpApi {
     ServiceKey service = service(r);
     InstanceKey key = instanceKey(r);
     rejectPersistent(r);
-    callers.check(r, Permission.ADMIN, service); // taking any instance out of traffic is an operator's act
+    // Taking any instance out of traffic is an operator's act.
+    Principal who = callers.check(r, Permission.ADMIN, service);
     String metadata = r.param("metadata");
     Boolean enabled = r.boolParam("enabled");
     Updates.InstanceChange change = new Updates.InstanceChange(enabled != null ? enabled : r.boolParam("enable"),
         r.doubleParam("weight"), null, metadata != null, metadata == null ? Map.of() : metadata(metadata));
-    Instance updated = await(updates.instance(service, key, change, true)); // enabled=false holds (decision 40)
+    Instance updated;
+    try {
+      updated = await(updates.instance(service, key, change, true)); // enabled=false holds (decision 40)
+    } catch (RuntimeException e) {
+      Audit.log(who, "UpdateInstance(HTTP)", service + " " + key, change.describe(), String.valueOf(e.getMessage()));
+      throw e;
+    }
+    Audit.log(who, "UpdateInstance(HTTP)", service + " " + key, change.describe(),
+        updated == null ? "not registered" : "ok");
     if (updated == null) {
       throw notFound(service, key);
     }
@@ -343,7 +350,7 @@ public final class NacosHttpApi {
 
   /** PUT /operator/log: sets the level of one of the server's loggers at runtime (logback). */
   private HttpResponse logLevel(HttpRequest r) {
-    callers.checkAll(r, Permission.ADMIN, Grant.ALL);
+    Principal who = callers.checkAll(r, Permission.ADMIN, Grant.ALL);
     String name = r.required("logName");
     String levelText = r.required("logLevel");
     Level level = Level.toLevel(levelText.trim(), null);
@@ -361,7 +368,7 @@ public final class NacosHttpApi {
       throw HttpException.badParameter("logName", name, "ROOT or a logger the server has, e.g. io.roster.server");
     }
     logger.setLevel(level);
-    log.info("Log level of {} set to {} (HTTP, from {})", LogText.of(logger.getName()), level, r.remoteHost());
+    Audit.log(who, "SetLogLevel(HTTP)", LogText.of(logger.getName()), "level=" + level + " from=" + r.remoteHost(), "ok");
     return HttpResponse.text(200, "ok");
   }
 

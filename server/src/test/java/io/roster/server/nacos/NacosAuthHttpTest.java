@@ -7,6 +7,7 @@ import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.LoggerContext;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.roster.server.auth.Authenticator;
+import io.roster.server.testing.AuditLines;
 import io.roster.server.testing.AuthFiles;
 import io.roster.server.testing.LoopbackServer;
 import io.roster.server.testing.ShiftedClock;
@@ -197,8 +198,12 @@ class NacosAuthHttpTest {
       return !pushes.isEmpty() && !hosts(pushes.get(pushes.size() - 1)).contains("10.0.0.2:8080");
     });
     // Taking an instance out of traffic: an admin's, here through the Bearer header curl users send.
-    assertThat(bearer("PUT", "/nacos/v1/ns/instance", "serviceName=orders&ip=10.0.0.1&port=8080&enabled=false",
-        admin).status()).isEqualTo(200);
+    try (AuditLines audit = new AuditLines()) {
+      assertThat(bearer("PUT", "/nacos/v1/ns/instance", "serviceName=orders&ip=10.0.0.1&port=8080&enabled=false",
+          admin).status()).isEqualTo(200);
+      assertThat(audit.lines()).containsExactly("audit: who=admin action=UpdateInstance(HTTP) "
+          + "target=public/DEFAULT_GROUP@@orders 10.0.0.1:8080/DEFAULT change=enabled=false result=ok");
+    }
     assertThat(call("GET", "/nacos/v1/ns/instance", "serviceName=orders&ip=10.0.0.1&port=8080", reader).json()
         .get("enabled").asBoolean()).isFalse();
     assertThat(call("GET", "/nacos/v1/ns/service/list", "", reader).json().get("count").asInt()).isEqualTo(1);

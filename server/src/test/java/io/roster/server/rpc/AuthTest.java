@@ -23,6 +23,7 @@ import io.roster.proto.v1.ServerFrame;
 import io.roster.proto.v1.ServiceKey;
 import io.roster.proto.v1.UpdateInstanceRequest;
 import io.roster.server.auth.AuthCommand;
+import io.roster.server.testing.AuditLines;
 import io.roster.server.testing.LoopbackServer;
 import io.roster.server.testing.TestSession;
 import io.roster.server.testing.TestTime;
@@ -161,21 +162,12 @@ class AuthTest {
               "\"reader\" lacks permission admin on every namespace");
         });
 
-    ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> audit =
-        new ch.qos.logback.core.read.ListAppender<>();
-    ch.qos.logback.classic.Logger auditLog = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(
-        "roster.audit");
-    audit.start();
-    auditLog.addAppender(audit);
-    ch.qos.logback.classic.Level level = auditLog.getLevel();
-    auditLog.setLevel(ch.qos.logback.classic.Level.INFO);
-    try {
+    List<String> audit;
+    try (AuditLines lines = new AuditLines()) {
       assertThat(registry(admin).updateInstance(offline).getInstance().getEnabled()).isFalse();
-    } finally {
-      auditLog.detachAppender(audit);
-      auditLog.setLevel(level);
+      audit = lines.lines();
     }
-    assertThat(audit.list).extracting(ch.qos.logback.classic.spi.ILoggingEvent::getFormattedMessage).containsExactly(
+    assertThat(audit).containsExactly(
         "audit: who=ops action=UpdateInstance target=prod/DEFAULT_GROUP@@orders-eu 10.0.0.1:80/DEFAULT "
             + "change=enabled=false result=ok");
   }
