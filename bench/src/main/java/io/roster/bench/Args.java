@@ -47,6 +47,7 @@ public final class Args {
     size("w4-warmup-changes", "50", "10", "W4: changes before the measured ones (reported apart as cold)");
     size("w4-changes", "200", "40", "W4: measured changes (register, deregister, ...) by the provider");
     size("w4-interval-ms", "100", "100", "W4: milliseconds between changes");
+    size("w4-flood", "0", "0", "W4: threads guessing tokens from 127.0.0.2 meanwhile (with --auth, without --tls)");
     size("w5-subscribers", "1000", "100", "W5: subscribing clients on one service");
     size("w5-warmup-changes", "20", "5", "W5: changes before the measured ones (reported apart as cold)");
     size("w5-changes", "20", "5", "W5: measured changes");

@@ -353,10 +353,17 @@ final class Workloads {
     long[] callStart = new long[total];
     long[] callTime = new long[total];
     long cpu0 = 0;
+    int floodThreads = args.size("w4-flood");
+    BadCredentialFlood flood = null;
+    long floodStart = 0;
     long next = System.nanoTime();
     for (int k = 0; k < total; k++) {
       if (k == warmup) {
         cpu0 = cpu();
+        if (floodThreads > 0) {
+          flood = new BadCredentialFlood(target, floodThreads);
+          floodStart = System.nanoTime();
+        }
       }
       parkUntil(next);
       next += interval * 1_000_000L;
@@ -380,6 +387,12 @@ final class Workloads {
       return true;
     });
     long cpu1 = cpu();
+    if (flood != null) {
+      flood.close();
+      double seconds = (System.nanoTime() - floodStart) / 1e9;
+      r.row("bad-credential flood meanwhile", String.format("%d threads from %s: %d hellos with unknown tokens "
+          + "(%.0f/s)", floodThreads, BadCredentialFlood.FROM, flood.attempts(), flood.attempts() / seconds));
+    }
     NotifyDelays delays = NotifyDelays.of(trackers, total, warmup, callStart);
     List<Long> cold = delays.cold();
     int missing = delays.missing();
