@@ -28,6 +28,9 @@ public final class Args {
   /** name -> {full default, quick default, help}. */
   private static final Map<String, String[]> SIZES = new LinkedHashMap<>();
 
+  /** Sizes for which 0 means "none" rather than a mistake. */
+  private static final Set<String> OPTIONAL_SIZES = Set.of("w4-flood");
+
   static {
     size("startup-trials", "5", "2", "server starts to time (local server only)");
     size("first-trials", "3", "1", "first: fresh servers per driver and client kind (local server only)");
@@ -242,8 +245,10 @@ public final class Args {
       } catch (NumberFormatException ex) {
         throw new IllegalArgumentException("--" + e.getKey() + ": \"" + raw + "\" (expected: a positive integer)");
       }
-      if (v < 1) {
-        throw new IllegalArgumentException("--" + e.getKey() + ": " + v + " (expected: a positive integer)");
+      int least = OPTIONAL_SIZES.contains(e.getKey()) ? 0 : 1;
+      if (v < least) {
+        throw new IllegalArgumentException("--" + e.getKey() + ": " + v + " (expected: " + (least == 0
+            ? "0 (none) or more" : "a positive integer") + ")");
       }
       sizes.put(e.getKey(), v);
     }

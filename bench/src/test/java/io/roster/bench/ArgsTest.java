@@ -69,6 +69,9 @@ class ArgsTest {
     assertThat(Args.parse().auth).isFalse();
     assertThatThrownBy(() -> Args.parse("--auth", "--workloads", "w11")).hasMessageContaining("(expected: w1..w9 with --auth)");
     assertThatThrownBy(() -> Args.parse("--auth", "--target", "127.0.0.1:9848")).hasMessageContaining("--auth:");
+    assertThat(Args.parse().size("w4-flood")).as("no flood unless asked").isZero();
+    assertThat(Args.parse("--auth", "--w4-flood", "8").size("w4-flood")).isEqualTo(8);
+    assertThatThrownBy(() -> Args.parse("--w4-flood", "-1")).hasMessage("--w4-flood: -1 (expected: 0 (none) or more)");
   }
 
   @Test
