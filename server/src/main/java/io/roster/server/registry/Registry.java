@@ -376,37 +376,30 @@ public final class Registry {
 
   /** The instance with this identity as stored (disabled ones too), or null when there is none. */
   public @Nullable Instance instance(ServiceKey service, InstanceKey key) {
-    Entry e = services.get(service);
-    if (e == null) {
-      return null;
-    }
-    synchronized (e) {
-      Registration r = e.registrations.get(key);
-      return r == null ? null : r.instance;
-    }
+    Registration r = registration(service, key);
+    return r == null ? null : r.instance;
   }
 
   /** The claim of the instance {@code key} of {@code service} (who registered it); null when it is not registered. */
   public @Nullable Claim claimOf(ServiceKey service, InstanceKey key) {
-    Entry e = services.get(service);
-    if (e == null) {
-      return null;
-    }
-    synchronized (e) {
-      Registration r = e.registrations.get(key);
-      return r == null ? null : r.claim;
-    }
+    Registration r = registration(service, key);
+    return r == null ? null : r.claim;
   }
 
   /** Who holds the instance {@code key} of {@code service}; null when it is not registered. */
   public @Nullable Owner ownerOf(ServiceKey service, InstanceKey key) {
+    Registration r = registration(service, key);
+    return r == null ? null : r.owner;
+  }
+
+  /** The registration of {@code key} in {@code service} as it is now (an immutable value), or null. */
+  private @Nullable Registration registration(ServiceKey service, InstanceKey key) {
     Entry e = services.get(service);
     if (e == null) {
       return null;
     }
     synchronized (e) {
-      Registration r = e.registrations.get(key);
-      return r == null ? null : r.owner;
+      return e.registrations.get(key);
     }
   }
 
