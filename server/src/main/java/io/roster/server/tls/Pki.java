@@ -246,21 +246,20 @@ public final class Pki {
 
   /** A certificate authority: its CA certificate and private key. */
   public static final class Authority {
-    private final X509Certificate certificate;
-    private final PrivateKey privateKey;
+    /** The CA's own certificate and key. */
+    private final Issued self;
 
     private Authority(X509Certificate certificate, PrivateKey privateKey) {
-      this.certificate = certificate;
-      this.privateKey = privateKey;
+      this.self = new Issued(certificate, privateKey);
     }
 
     /** The self-signed CA certificate: what a peer trusts. */
     public X509Certificate certificate() {
-      return certificate;
+      return self.certificate();
     }
 
     public PrivateKey privateKey() {
-      return privateKey;
+      return self.privateKey();
     }
 
     /**
@@ -278,7 +277,7 @@ public final class Pki {
       Instant now = now();
       X509v3CertificateBuilder builder =
           new JcaX509v3CertificateBuilder(
-              certificate,
+              self.certificate(),
               serial(),
               Date.from(now.minus(BACKDATE)),
               Date.from(now.plus(validity)),
@@ -296,7 +295,7 @@ public final class Pki {
         builder.addExtension(
             Extension.subjectKeyIdentifier, false, ext.createSubjectKeyIdentifier(keys.getPublic()));
         builder.addExtension(
-            Extension.authorityKeyIdentifier, false, ext.createAuthorityKeyIdentifier(certificate));
+            Extension.authorityKeyIdentifier, false, ext.createAuthorityKeyIdentifier(self.certificate()));
         if (!names.isEmpty()) {
           GeneralName[] alternatives = new GeneralName[names.size()];
           for (int i = 0; i < alternatives.length; i++) {
@@ -312,37 +311,27 @@ public final class Pki {
       } catch (IOException | GeneralSecurityException e) {
         throw new IllegalStateException("cannot build a certificate for " + commonName, e);
       }
-      return new Issued(sign(builder, privateKey), keys.getPrivate());
+      return new Issued(sign(builder, self.privateKey()), keys.getPrivate());
     }
 
     /** Writes the CA certificate and the CA's private key (owner-only) as PEM files. */
     public void writePem(Path certificatePem, Path privateKeyPem) throws IOException {
-      write(certificatePem, toPem(certificate), false);
-      write(privateKeyPem, toPem(privateKey), true);
+      self.writePem(certificatePem, privateKeyPem);
     }
 
     /** Writes the CA certificate alone: the trust file a member or client is given. */
     public void writeCertificatePem(Path certificatePem) throws IOException {
-      write(certificatePem, toPem(certificate), false);
+      write(certificatePem, toPem(self.certificate()), false);
     }
   }
 
   /** A certificate issued by an {@link Authority}, with its private key. */
-  public static final class Issued {
-    private final X509Certificate certificate;
-    private final PrivateKey privateKey;
+  public record Issued(X509Certificate certificate, PrivateKey privateKey) {
 
-    private Issued(X509Certificate certificate, PrivateKey privateKey) {
-      this.certificate = certificate;
-      this.privateKey = privateKey;
-    }
-
-    public X509Certificate certificate() {
-      return certificate;
-    }
-
-    public PrivateKey privateKey() {
-      return privateKey;
+    /** The certificate's subject, never the key. */
+    @Override
+    public String toString() {
+      return "Issued[" + certificate.getSubjectX500Principal().getName() + "]";
     }
 
     /** Writes the certificate and its private key (owner-only) as PEM files. */
