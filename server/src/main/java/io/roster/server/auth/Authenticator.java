@@ -142,6 +142,19 @@ public final class Authenticator implements AutoCloseable {
     return new Principal(token.name(), token.grants(), Long.MAX_VALUE);
   }
 
+  /**
+   * The token of an {@code authorization} value {@code Bearer TOKEN} (any case); the value itself
+   * otherwise, and null for null. Every transport that takes the header reads it here.
+   */
+  public static @Nullable String bearer(@Nullable String authorization) {
+    String prefix = "bearer ";
+    if (authorization != null && authorization.length() > prefix.length()
+        && authorization.regionMatches(true, 0, prefix, 0, prefix.length())) {
+      return authorization.substring(prefix.length()).trim();
+    }
+    return authorization;
+  }
+
   /** An access token and how long it is valid, as a login answers. */
   public record Login(String accessToken, Duration ttl, Principal principal) {}
 

@@ -8,7 +8,6 @@ import io.roster.server.http.HttpException;
 import io.roster.server.http.HttpRequest;
 import io.roster.server.model.RegistryException;
 import io.roster.server.model.ServiceKey;
-import java.util.Locale;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -25,7 +24,6 @@ final class HttpCallers {
   /** The parameter Nacos clients carry their access token in. */
   static final String ACCESS_TOKEN = "accessToken";
 
-  private static final String BEARER = "bearer ";
 
   private final Authenticator authenticator;
 
@@ -82,11 +80,6 @@ final class HttpCallers {
     if (param != null && !param.isEmpty()) {
       return param;
     }
-    String header = r.authorization();
-    if (header != null && header.length() > BEARER.length()
-        && header.substring(0, BEARER.length()).toLowerCase(Locale.ROOT).equals(BEARER)) {
-      return header.substring(BEARER.length()).trim();
-    }
-    return header;
+    return Authenticator.bearer(r.authorization());
   }
 }

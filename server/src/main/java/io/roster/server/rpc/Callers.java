@@ -14,8 +14,6 @@ import io.roster.server.model.RegistryException;
 import io.roster.server.model.ServiceKey;
 import io.roster.server.session.SessionManager;
 import java.net.SocketAddress;
-import java.util.Locale;
-import org.jspecify.annotations.Nullable;
 
 /**
  * Who a {@code Registry} or {@code Admin} call is: its {@code authorization: Bearer TOKEN}
@@ -31,7 +29,6 @@ final class Callers implements ServerInterceptor {
   static final Metadata.Key<String> AUTHORIZATION = Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
 
   private static final Context.Key<Principal> PRINCIPAL = Context.key("roster-principal");
-  private static final String BEARER = "bearer ";
   private static final String REGISTRY = io.roster.proto.v1.RegistryGrpc.SERVICE_NAME;
   private static final String ADMIN = io.roster.proto.v1.AdminGrpc.SERVICE_NAME;
 
@@ -52,22 +49,13 @@ final class Callers implements ServerInterceptor {
     Principal p;
     try {
       SocketAddress remote = call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR);
-      p = authenticator.authenticate(bearer(headers.get(AUTHORIZATION)), remote == null ? "" : remote.toString(),
-          "authorization");
+      p = authenticator.authenticate(Authenticator.bearer(headers.get(AUTHORIZATION)),
+          remote == null ? "" : remote.toString(), "authorization");
     } catch (RegistryException e) {
       call.close(Errors.status(e), new Metadata());
       return new ServerCall.Listener<>() {};
     }
     return Contexts.interceptCall(Context.current().withValue(PRINCIPAL, p), call, headers, next);
-  }
-
-  /** The token of an {@code authorization} value {@code Bearer TOKEN}; the value itself otherwise. */
-  static @Nullable String bearer(@Nullable String value) {
-    if (value != null && value.length() > BEARER.length()
-        && value.substring(0, BEARER.length()).toLowerCase(Locale.ROOT).equals(BEARER)) {
-      return value.substring(BEARER.length()).trim();
-    }
-    return value;
   }
 
   /** The current call's identity ({@link Principal#ANONYMOUS} with auth off). */
