@@ -20,11 +20,7 @@ final class ChildProvider implements AutoCloseable {
   private final StringBuilder output = new StringBuilder();
 
   ChildProvider(String driver, String target, String service, String ip, int port) {
-    List<String> cmd = new ArrayList<>();
-    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    cmd.addAll(JVM_FLAGS);
-    cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), ProviderMain.class.getName(),
-        driver, target, service, ip, Integer.toString(port)));
+    List<String> cmd = java(ProviderMain.class, driver, target, service, ip, Integer.toString(port));
     try {
       process = new ProcessBuilder(cmd).redirectErrorStream(true).start();
     } catch (IOException e) {
@@ -48,6 +44,16 @@ final class ChildProvider implements AutoCloseable {
     }, "child-provider-reader");
     reader.setDaemon(true);
     reader.start();
+  }
+
+  /** The command that runs {@code main} in a child JVM on this classpath, with {@link #JVM_FLAGS}. */
+  static List<String> java(Class<?> main, String... args) {
+    List<String> cmd = new ArrayList<>();
+    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    cmd.addAll(JVM_FLAGS);
+    cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), main.getName()));
+    cmd.addAll(List.of(args));
+    return cmd;
   }
 
   void awaitRegistered(long seconds) throws Exception {
