@@ -29,7 +29,7 @@ public final class Args {
   private static final Map<String, String[]> SIZES = new LinkedHashMap<>();
 
   /** Sizes for which 0 means "none" rather than a mistake. */
-  private static final Set<String> OPTIONAL_SIZES = Set.of("w4-flood");
+  private static final Set<String> OPTIONAL_SIZES = Set.of("w4-flood", "w4-flood-nice");
 
   static {
     size("startup-trials", "5", "2", "server starts to time (local server only)");
@@ -50,7 +50,10 @@ public final class Args {
     size("w4-warmup-changes", "50", "10", "W4: changes before the measured ones (reported apart as cold)");
     size("w4-changes", "200", "40", "W4: measured changes (register, deregister, ...) by the provider");
     size("w4-interval-ms", "100", "100", "W4: milliseconds between changes");
-    size("w4-flood", "0", "0", "W4: threads guessing tokens from 127.0.0.2 meanwhile (with --auth, without --tls)");
+    size("w4-flood", "0", "0", "W4: threads guessing tokens from 127.0.0.2 meanwhile, in a child JVM (with --auth, "
+        + "without --tls)");
+    size("w4-flood-nice", "19", "19", "W4: the nice level of the flood's JVM (19: it takes only the CPU others leave, "
+        + "as if on a machine of its own; 0: it competes as an equal)");
     size("w5-subscribers", "1000", "100", "W5: subscribing clients on one service");
     size("w5-warmup-changes", "20", "5", "W5: changes before the measured ones (reported apart as cold)");
     size("w5-changes", "20", "5", "W5: measured changes");

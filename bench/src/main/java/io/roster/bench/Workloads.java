@@ -361,7 +361,7 @@ final class Workloads {
       if (k == warmup) {
         cpu0 = cpu();
         if (floodThreads > 0) {
-          flood = new BadCredentialFlood(target, floodThreads);
+          flood = new BadCredentialFlood(target, floodThreads, args.size("w4-flood-nice"));
           floodStart = System.nanoTime();
         }
       }
@@ -388,10 +388,12 @@ final class Workloads {
     });
     long cpu1 = cpu();
     if (flood != null) {
+      long attempts = flood.stop();
       flood.close();
       double seconds = (System.nanoTime() - floodStart) / 1e9;
-      r.row("bad-credential flood meanwhile", String.format("%d threads from %s: %d hellos with unknown tokens "
-          + "(%.0f/s)", floodThreads, BadCredentialFlood.FROM, flood.attempts(), flood.attempts() / seconds));
+      r.row("bad-credential flood meanwhile", String.format("%d threads from %s in a child JVM at nice %d: %d hellos "
+          + "or connections with unknown tokens (%.0f/s)", floodThreads, BadCredentialFlood.FROM,
+          args.size("w4-flood-nice"), attempts, attempts / seconds));
     }
     NotifyDelays delays = NotifyDelays.of(trackers, total, warmup, callStart);
     List<Long> cold = delays.cold();
