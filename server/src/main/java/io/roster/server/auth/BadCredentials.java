@@ -34,6 +34,8 @@ final class BadCredentials {
   private static final class Window {
     final long startNanos;
     final AtomicInteger count = new AtomicInteger();
+    /** Connections closed at their door while the host was refused ({@link #refusesConnection}). */
+    final AtomicInteger closed = new AtomicInteger();
 
     Window(long startNanos) {
       this.startNanos = startNanos;
@@ -46,7 +48,8 @@ final class BadCredentials {
         .executor(Runnable::run)
         .<String, Window>removalListener((host, w, cause) -> {
           if (host != null && w != null && cause == RemovalCause.EXPIRED && w.count.get() > 1) {
-            log.warn("{} bad credentials from {} in the last {} s", w.count.get(), host, WINDOW.toSeconds());
+            log.warn("{} bad credentials from {} in the last {} s{}", w.count.get(), host, WINDOW.toSeconds(),
+                w.closed.get() == 0 ? "" : "; " + w.closed.get() + " connections from it closed unread meanwhile");
           }
         }).build();
   }
@@ -64,6 +67,20 @@ final class BadCredentials {
           + " bad credentials from " + host + " within " + WINDOW.toSeconds() + " s (retry in "
           + Math.max(1, TimeUnit.NANOSECONDS.toSeconds(left)) + " s)");
     }
+  }
+
+  /**
+   * Whether {@code host} is refused unchecked now, counting a connection closed for it when so: a
+   * transport asks when a connection arrives, and closes it before any handshake (a refused host's
+   * credentials would be refused anyway, and its connections are the cost of a flood).
+   */
+  boolean refusesConnection(String host) {
+    Window w = windows.getIfPresent(host);
+    if (w == null || w.count.get() < LIMIT) {
+      return false;
+    }
+    w.closed.incrementAndGet();
+    return true;
   }
 
   /** Counts a bad credential from {@code host}; {@code what} says which, for the log. */

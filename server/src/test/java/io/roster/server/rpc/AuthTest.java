@@ -4,9 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.MetadataUtils;
 import io.roster.proto.v1.AdminGrpc;
 import io.roster.proto.v1.ClientFrame;
@@ -29,6 +31,9 @@ import io.roster.server.testing.TestSession;
 import io.roster.server.testing.TestTime;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.SocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -200,6 +205,49 @@ class AuthTest {
     assertThat(other.getCode()).isEqualTo(ErrorCode.ERROR_CODE_PERMISSION_DENIED);
     assertThat(other.getMessage()).contains("proves \"reader\", but this session is \"deployer\"");
     assertThat(register(writer, "prod", "orders-eu", "10.0.0.1").getOk()).isTrue();
+  }
+
+  @Test
+  void aHostRefusedForBadCredentialsHasItsNewConnectionsClosedBeforeAnyHandshakeWhileOthersGoOn() throws Exception {
+    TestSession writer = session(deployer, "prod");
+    ManagedChannel guesser = loopback.newChannel(b -> b.localSocketPicker(from("127.0.0.2")));
+    for (int i = 0; i < 10; i++) {
+      Result r = helloResult(loopback.open(guesser), "rst_guess-" + i);
+      assertThat(r.getMessage()).startsWith("hello.token: refused: a token");
+    }
+    // The guesser's open connection is answered, unchecked, from now on ...
+    assertThat(helloResult(loopback.open(guesser), deployer).getMessage()).contains("refused unchecked");
+    // ... and its new connections are closed before the server says a word of HTTP/2.
+    assertThat(firstByteFrom("127.0.0.2")).isEqualTo(-1);
+
+    assertThat(firstByteFrom("127.0.0.1")).as("the server speaks HTTP/2 first to other hosts").isNotEqualTo(-1);
+    assertThat(register(writer, "prod", "orders-eu", "10.0.0.1").getOk()).isTrue();
+    session(reader, "prod");
+  }
+
+  /** Connects from {@code localHost} and reads the first byte the server sends (-1: it closed). */
+  private int firstByteFrom(String localHost) throws java.io.IOException {
+    try (Socket socket = new Socket()) {
+      socket.bind(new InetSocketAddress(localHost, 0));
+      socket.connect(new InetSocketAddress("127.0.0.1", loopback.port()));
+      socket.setSoTimeout((int) TestTime.seconds(10).toMillis());
+      return socket.getInputStream().read();
+    }
+  }
+
+  private static NettyChannelBuilder.LocalSocketPicker from(String localHost) {
+    return new NettyChannelBuilder.LocalSocketPicker() {
+      @Override
+      public SocketAddress createSocketAddress(SocketAddress remote, io.grpc.Attributes attrs) {
+        return new InetSocketAddress(localHost, 0);
+      }
+    };
+  }
+
+  private static Result helloResult(TestSession s, String token) {
+    String id = s.nextId();
+    s.send(ClientFrame.newBuilder().setRequestId(id).setHello(hello("guesser").setToken(token)).build());
+    return s.await(f -> f.getRequestId().equals(id)).getResult();
   }
 
   private static Result renew(TestSession s, String token) {
