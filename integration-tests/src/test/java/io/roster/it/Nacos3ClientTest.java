@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.roster.server.testing.AuthFiles;
+import io.roster.server.testing.TestPki;
+import io.roster.server.testing.process.ServerLauncher;
 import io.roster.server.testing.process.JavaProcess;
 import io.roster.server.testing.process.Ports;
 import io.roster.server.testing.process.ServerProcess;
@@ -22,7 +24,8 @@ import org.junit.jupiter.api.Test;
  * is pushed, queries, lists and deregisters unchanged; with auth on ({@code --auth-file}) it does
  * the same given {@code username} and {@code password} (its login tries Nacos 3's {@code
  * /nacos/v3/auth/user/login} first), and without them, or with a wrong password, its registration
- * is refused with 403.
+ * is refused with 403; over mutual TLS, configured with Nacos's own {@code
+ * nacos.remote.client.rpc.tls.*} properties, it works as over plaintext.
  */
 class Nacos3ClientTest {
 
@@ -76,12 +79,33 @@ class Nacos3ClientTest {
     run(secured, "refused", "app", "not the password at all").contains("STEP registerInstance refused 403");
   }
 
+  @Test
+  void overMutualTlsItWorksWithNacossOwnTlsProperties() throws Exception {
+    TestPki pki = TestPki.in(Files.createTempDirectory(cache, "pki"));
+    Path[] app = pki.client(pki.ca, "nacos3-app");
+    try (ServerProcess tls = ServerLauncher.forTests().withProbe(pki.credentials(true))
+        .start("127.0.0.1", port(), pki.flags(true).toArray(String[]::new))) {
+      // As Nacos documents them; read from system properties as from the client's Properties.
+      List<String> nacosTls = List.of("-Dnacos.remote.client.rpc.tls.enable=true",
+          "-Dnacos.remote.client.rpc.tls.trustCollectionChainPath=file:" + pki.caPem,
+          "-Dnacos.remote.client.rpc.tls.mutualAuth=true",
+          "-Dnacos.remote.client.rpc.tls.certChainFile=file:" + app[0],
+          "-Dnacos.remote.client.rpc.tls.certPrivateKey=file:" + app[1]);
+      run(tls, nacosTls, "works").contains("STEP pushed shutDown: empty");
+    }
+  }
+
   private static org.assertj.core.api.AbstractStringAssert<?> run(ServerProcess server, String... args)
       throws Exception {
+    return run(server, List.of(), args);
+  }
+
+  private static org.assertj.core.api.AbstractStringAssert<?> run(ServerProcess server, List<String> jvmArgs,
+      String... args) throws Exception {
     Path classpathFile = DIR.resolve("nacos3-classpath.txt");
     assertThat(classpathFile).as("built by module nacos3-client (mvn package)").exists();
     String classpath = DIR.resolve("classes") + java.io.File.pathSeparator + Files.readString(classpathFile).trim();
-    try (Client client = new Client(classpath, "127.0.0.1:" + (server.port - 1000), args)) {
+    try (Client client = new Client(classpath, "127.0.0.1:" + (server.port - 1000), jvmArgs, args)) {
       await().atMost(Timing.seconds(60)).until(() -> !client.isAlive());
       assertThat(client.output()).as(client.output()).contains("STEP version 3.1.1").contains("\nOK");
       assertThat(client.process.exitValue()).isZero();
@@ -91,12 +115,13 @@ class Nacos3ClientTest {
 
   /** Nacos3Main in a child JVM on nacos-client 3.x's classpath. */
   private static final class Client extends JavaProcess {
-    Client(String classpath, String serverAddr, String... args) throws IOException {
-      super("nacos3", command(classpath, serverAddr, args));
+    Client(String classpath, String serverAddr, List<String> jvmArgs, String... args) throws IOException {
+      super("nacos3", command(classpath, serverAddr, jvmArgs, args));
     }
 
-    private static List<String> command(String classpath, String serverAddr, String... args) {
-      List<String> c = new ArrayList<>(List.of("-Xmx96m", "-DJM.SNAPSHOT.PATH=" + cache,
+    private static List<String> command(String classpath, String serverAddr, List<String> jvmArgs, String... args) {
+      List<String> c = new ArrayList<>(jvmArgs);
+      c.addAll(List.of("-Xmx96m", "-DJM.SNAPSHOT.PATH=" + cache,
           "-DJM.LOG.PATH=" + cache.resolve("logs"), "-cp", classpath, "io.roster.it.nacos3.Nacos3Main", serverAddr,
           Long.toString(Timing.seconds(20).toMillis()), args[0]));
       c.addAll(List.of(args).subList(1, args.length));
