@@ -25,7 +25,8 @@ import org.junit.jupiter.api.Test;
  * the same given {@code username} and {@code password} (its login tries Nacos 3's {@code
  * /nacos/v3/auth/user/login} first), and without them, or with a wrong password, its registration
  * is refused with 403; over mutual TLS, configured with Nacos's own {@code
- * nacos.remote.client.rpc.tls.*} properties, it works as over plaintext.
+ * nacos.remote.client.rpc.tls.*} properties, it works as over plaintext, and with auth on it
+ * logs in over HTTPS.
  */
 class Nacos3ClientTest {
 
@@ -91,21 +92,43 @@ class Nacos3ClientTest {
           "-Dnacos.remote.client.rpc.tls.mutualAuth=true",
           "-Dnacos.remote.client.rpc.tls.certChainFile=file:" + app[0],
           "-Dnacos.remote.client.rpc.tls.certPrivateKey=file:" + app[1]);
-      run(tls, nacosTls, "works").contains("STEP pushed shutDown: empty");
+      run(address(tls), nacosTls, "works").contains("STEP pushed shutDown: empty");
+    }
+  }
+
+  @Test
+  void withAuthOverTlsItLogsInOverHttps() throws Exception {
+    TestPki pki = TestPki.in(Files.createTempDirectory(cache, "pki"));
+    AuthFiles auth = AuthFiles.create(cache.resolve("auth-tls.json")).user("app", PASSWORD, "write@public");
+    List<String> flags = new ArrayList<>(pki.flags(false));
+    flags.addAll(List.of("--http-port", "auto", "--auth-file", auth.path().toString()));
+    try (ServerProcess tls = ServerLauncher.forTests().withProbe(pki.credentials(false))
+        .start("127.0.0.1", port(), flags.toArray(String[]::new))) {
+      // gRPC: nacos.remote.client.rpc.tls.*; the login, over HTTP: an https:// serverAddr, and the
+      // tls.* system properties of Nacos's HTTP client.
+      List<String> nacosTls = List.of("-Dnacos.remote.client.rpc.tls.enable=true",
+          "-Dnacos.remote.client.rpc.tls.trustCollectionChainPath=file:" + pki.caPem,
+          "-Dtls.enable=true", "-Dtls.client.trustCertPath=" + pki.caPem);
+      run("https://" + address(tls), nacosTls, "works", "app", PASSWORD).contains("STEP getServicesOfServer");
     }
   }
 
   private static org.assertj.core.api.AbstractStringAssert<?> run(ServerProcess server, String... args)
       throws Exception {
-    return run(server, List.of(), args);
+    return run(address(server), List.of(), args);
   }
 
-  private static org.assertj.core.api.AbstractStringAssert<?> run(ServerProcess server, List<String> jvmArgs,
+  /** The {@code serverAddr} of {@code server}: its HTTP port (the gRPC port - 1000). */
+  private static String address(ServerProcess server) {
+    return "127.0.0.1:" + (server.port - 1000);
+  }
+
+  private static org.assertj.core.api.AbstractStringAssert<?> run(String serverAddr, List<String> jvmArgs,
       String... args) throws Exception {
     Path classpathFile = DIR.resolve("nacos3-classpath.txt");
     assertThat(classpathFile).as("built by module nacos3-client (mvn package)").exists();
     String classpath = DIR.resolve("classes") + java.io.File.pathSeparator + Files.readString(classpathFile).trim();
-    try (Client client = new Client(classpath, "127.0.0.1:" + (server.port - 1000), jvmArgs, args)) {
+    try (Client client = new Client(classpath, serverAddr, jvmArgs, args)) {
       await().atMost(Timing.seconds(60)).until(() -> !client.isAlive());
       assertThat(client.output()).as(client.output()).contains("STEP version 3.1.1").contains("\nOK");
       assertThat(client.process.exitValue()).isZero();
