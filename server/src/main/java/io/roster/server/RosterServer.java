@@ -130,7 +130,8 @@ public final class RosterServer implements AutoCloseable {
     this.leases = new Leases(writer, registry, scheduler, sessions::nodeId, config.maxInstancesPerAddress());
     this.nacosHttp = new NacosHttpApi(registry, writer, leases, sessions::count, authenticator);
     int httpPort = config.resolvedHttpPort();
-    this.http = httpPort < 0 ? null : new HttpEndpoint(config.host(), httpPort, HttpEndpoint.Limits.DEFAULT, tls);
+    this.http = httpPort < 0 ? null : new HttpEndpoint(config.host(), httpPort,
+        HttpEndpoint.Limits.DEFAULT.withRequestTimeout(config.httpRequestTimeout()), tls);
     if (http != null) {
       nacosHttp.routeOn(http);
     }

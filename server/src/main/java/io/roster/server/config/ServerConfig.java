@@ -48,6 +48,7 @@ public record ServerConfig(
     Duration memberGrace,
     long snapshotEvery,
     int httpPort,
+    Duration httpRequestTimeout,
     @Nullable Path tlsCert,
     @Nullable Path tlsKey,
     @Nullable Path tlsClientCa,
@@ -78,6 +79,7 @@ public record ServerConfig(
     }
     positive("keepalive-time", keepaliveTime);
     positive("keepalive-timeout", keepaliveTimeout);
+    positive("http-request-timeout", httpRequestTimeout);
     notNegative("push-window", pushWindow);
     positive("push-ack-timeout", pushAckTimeout);
     notNegative("shutdown-grace", shutdownGrace);
@@ -472,6 +474,9 @@ public record ServerConfig(
     OPTIONS.put("http-port", new Option("auto, off or 0..65535",
         "Port of the Nacos v1 HTTP open API (naming half) on --host; auto = --port - 1000 (8848), off = none, 0 = any free port. See docs/nacos-compat.md.",
         (b, v) -> b.httpPort(parseHttpPort(v)), c -> formatHttpPort(c.httpPort())));
+    OPTIONS.put("http-request-timeout", new Option("a duration like 10s",
+        "How long an HTTP request may take to arrive, headers and body, from its first byte; a slower client's connection is closed (a client that sends nothing is closed after 30 s).",
+        (b, v) -> b.httpRequestTimeout(parseDuration(v)), c -> formatDuration(c.httpRequestTimeout())));
     OPTIONS.put("tls-cert", new Option("a PEM file of certificates, the server's own first",
         "Turns TLS on for the client port (Roster and Nacos gRPC) and the HTTP port, with this certificate chain; needs --tls-key. Re-read when it changes: new connections get the new one, open ones stay.",
         (b, v) -> b.tlsCert(v.isEmpty() ? null : Path.of(v)), c -> c.tlsCert() == null ? "(off: plaintext)" : String.valueOf(c.tlsCert())));
@@ -546,6 +551,7 @@ public record ServerConfig(
     private Duration memberGrace = Duration.ofSeconds(10);
     private long snapshotEvery = 20_000;
     private int httpPort = HTTP_PORT_AUTO;
+    private Duration httpRequestTimeout = Duration.ofSeconds(10);
     private @Nullable Path tlsCert;
     private @Nullable Path tlsKey;
     private @Nullable Path tlsClientCa;
@@ -590,6 +596,7 @@ public record ServerConfig(
     public Builder snapshotEvery(long v) { snapshotEvery = v; return this; }
     /** {@link #HTTP_PORT_AUTO}, {@link #HTTP_PORT_OFF} or a port (0 = any free port). */
     public Builder httpPort(int v) { httpPort = v; return this; }
+    public Builder httpRequestTimeout(Duration v) { httpRequestTimeout = v; return this; }
     /** The server's certificate chain (PEM); with {@link #tlsKey}, turns TLS on. */
     public Builder tlsCert(@Nullable Path v) { tlsCert = v; return this; }
     /** The private key of {@link #tlsCert}'s first certificate (PEM, PKCS#8). */
@@ -618,7 +625,7 @@ public record ServerConfig(
           maxSessionsPerConnection, maxWatchesPerConnection, maxSessionsPerAddress, maxInstancesPerAddress,
           maxMessageSize, maxServiceSettingsBytes, warmUp, maxInstancesPerService, maxServiceBytes, nodeId, peerHost,
           peerPort, members, advertise, groupCommitWindow, memberDownAfter, memberGrace, snapshotEvery, httpPort,
-          tlsCert, tlsKey, tlsClientCa, authFile, tokenTtl,
+          httpRequestTimeout, tlsCert, tlsKey, tlsClientCa, authFile, tokenTtl,
           peerTls, peerTlsCert, peerTlsKey, peerTlsCa);
     }
   }

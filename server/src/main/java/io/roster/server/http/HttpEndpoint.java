@@ -1,53 +1,61 @@
 package io.roster.server.http;
 
-import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpServer;
-import com.sun.net.httpserver.HttpsConfigurator;
-import com.sun.net.httpserver.HttpsParameters;
-import com.sun.net.httpserver.HttpsServer;
 import io.roster.server.time.Deadline;
 import io.roster.server.tls.ServerTls;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
-import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.ArrayBlockingQueue;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import javax.net.ssl.SSLEngine;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.io.Content;
+import org.eclipse.jetty.server.HttpConfiguration;
+import org.eclipse.jetty.server.HttpConnectionFactory;
+import org.eclipse.jetty.server.NetworkConnectionLimit;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.server.SslConnectionFactory;
+import org.eclipse.jetty.server.handler.SizeLimitHandler;
+import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.Promise;
+import org.eclipse.jetty.util.ssl.SslContextFactory;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * An HTTP/1.1 listener on the JDK's built-in server ({@code com.sun.net.httpserver}), routing
- * each request to the handler of the longest matching path prefix (docs/decisions.md, record
- * 38); HTTPS on the JDK's {@code HttpsServer} when given the server's {@link ServerTls} (record
- * 64).
+ * The HTTP/1.1 listener, on Jetty's core handlers (decision 67), routing each request to the
+ * handler of the longest matching path prefix (decision 38); HTTPS when given the server's
+ * {@link ServerTls} (decision 64).
  *
- * <p>Bounded: requests run on {@link Limits#threads()} threads with a queue of {@link
- * Limits#queue()}; when both are full the listener's own thread runs the request, so accepting
- * slows down instead of queueing without bound. A body larger than {@link Limits#maxBodyBytes()}
- * is refused with 413 without being kept (up to 1 MiB of it is read and dropped, so that a
- * client still sending it gets the answer, not a reset). A request that takes longer than 5 s to arrive (the
- * JDK server reads it on a worker thread), or an answer longer than 30 s to leave, has its
- * connection closed (the JDK server's {@code maxReqTime} and {@code maxRspTime}, set here
- * unless the JVM was given them). A handler that throws harms only
- * its own request: {@link HttpException} becomes its status and message, anything else a 500.
+ * <p>Bounded, and not held up by slow clients. Jetty reads requests without a thread until one
+ * has arrived, and this endpoint reads a body asynchronously before it calls a handler, so a
+ * client that trickles its headers or body holds a connection, never a thread; {@link
+ * SlowRequests} closes a connection whose request has not fully arrived {@link
+ * Limits#requestTimeout()} after its first byte, and Jetty closes one that sends or reads nothing for
+ * {@link #IDLE_TIMEOUT}. Handlers run on at most {@link Limits#threads()} threads; at most {@link
+ * Limits#connections()} connections are open at once (beyond, accepting waits). A body larger than {@link Limits#maxBodyBytes()} is refused with 413 (Jetty's
+ * {@code SizeLimitHandler}). A handler that throws harms only its own request: {@link
+ * HttpException} becomes its status and message, anything else a 500.
  *
  * <p>Thread-safe after {@link #start()}; routes are added before it.
  */
 public final class HttpEndpoint implements AutoCloseable {
 
+  /** A connection that sends and reads nothing for this long is closed. */
+  static final Duration IDLE_TIMEOUT = Duration.ofSeconds(30);
+
   private static final Logger log = LoggerFactory.getLogger(HttpEndpoint.class);
-  /** How much of a too-large body is read and dropped so that its client gets the 413. */
-  private static final long DRAIN_BYTES = 1 << 20;
+  /** Jetty's own threads beside the handlers': one acceptor and one selector. */
+  private static final int JETTY_THREADS = 2;
 
   /** Answers one request; may throw {@link HttpException}. Runs on an HTTP worker thread. */
   @FunctionalInterface
@@ -59,12 +67,20 @@ public final class HttpEndpoint implements AutoCloseable {
    * How much the listener takes on at once.
    *
    * @param threads requests handled in parallel
-   * @param queue requests waiting for a thread, at most
+   * @param connections connections open at once, at most: beyond it the listener stops accepting
+   *     until one closes (each connection has at most one task waiting for a thread)
    * @param maxBodyBytes largest request body read
+   * @param requestTimeout how long a request may take to arrive, headers and body, from its first
+   *     byte ({@code --http-request-timeout})
    */
-  public record Limits(int threads, int queue, int maxBodyBytes) {
-    /** 8 threads, 256 waiting, 64 KiB bodies: far above what a naming request needs. */
-    public static final Limits DEFAULT = new Limits(8, 256, 64 * 1024);
+  public record Limits(int threads, int connections, int maxBodyBytes, Duration requestTimeout) {
+    /** 8 threads, 4,096 connections, 64 KiB bodies, 10 s: far above what naming requests need. */
+    public static final Limits DEFAULT = new Limits(8, 4096, 64 * 1024, Duration.ofSeconds(10));
+
+    /** The same with another {@link #requestTimeout}. */
+    public Limits withRequestTimeout(Duration timeout) {
+      return new Limits(threads, connections, maxBodyBytes, timeout);
+    }
   }
 
   private final String host;
@@ -72,8 +88,8 @@ public final class HttpEndpoint implements AutoCloseable {
   private final Limits limits;
   private final @Nullable ServerTls tls;
   private final Map<String, Handler> routes = new LinkedHashMap<>();
-  private @Nullable HttpServer server;
-  private @Nullable ThreadPoolExecutor executor;
+  private @Nullable Server server;
+  private @Nullable ServerConnector connector;
   /** Requests being handled now; guarded by itself for the wait in {@link #stop}. */
   private final AtomicInteger active = new AtomicInteger();
   private volatile boolean stopping;
@@ -101,52 +117,67 @@ public final class HttpEndpoint implements AutoCloseable {
     return this;
   }
 
-  /** The threads of the handler pool, told apart from the listener's own thread ({@link #onWorker}). */
-  private static final class Worker extends Thread {
-    Worker(Runnable r, String name) {
-      super(r, name);
+  /** Binds and starts serving. */
+  public synchronized void start() throws IOException {
+    // Jetty's task queue is not given a bound (Jetty needs room for its own tasks): what waits in
+    // it is at most one task per connection, and connections are bounded below.
+    QueuedThreadPool threads = new QueuedThreadPool(limits.threads() + JETTY_THREADS, 1,
+        (int) Duration.ofSeconds(30).toMillis());
+    threads.setName("roster-http");
+    threads.setDaemon(true);
+    threads.setReservedThreads(0);
+    Server s = new Server(threads);
+    HttpConfiguration config = new HttpConfiguration();
+    config.setSendServerVersion(false);
+    config.setSendXPoweredBy(false);
+    HttpConnectionFactory http = new HttpConnectionFactory(config);
+    ServerConnector c = tls == null ? new ServerConnector(s, 1, 1, http)
+        : new ServerConnector(s, 1, 1, new SslConnectionFactory(sslContextFactory(tls), http.getProtocol()), http);
+    c.setHost(host);
+    c.setPort(requestedPort);
+    c.setIdleTimeout(IDLE_TIMEOUT.toMillis());
+    c.setAcceptQueueSize(128);
+    c.addBean(new SlowRequests(s.getScheduler(), limits.requestTimeout()));
+    s.addConnector(c);
+    s.addBean(new NetworkConnectionLimit(limits.connections(), c));
+    // A declared Content-Length over the limit is answered by Dispatch, naming the limit; this
+    // catches a chunked body that grows past it while it is read.
+    SizeLimitHandler sizeLimit = new SizeLimitHandler(limits.maxBodyBytes(), -1);
+    sizeLimit.setHandler(new Dispatch());
+    s.setHandler(sizeLimit);
+    try {
+      s.start();
+    } catch (IOException e) {
+      stopQuietly(s);
+      throw e;
+    } catch (Exception e) {
+      stopQuietly(s);
+      throw new IOException(e.getMessage(), e);
+    }
+    server = s;
+    connector = c;
+  }
+
+  private static void stopQuietly(Server s) {
+    try {
+      s.stop();
+    } catch (Exception e) {
+      log.debug("Stopping an HTTP port that did not start: {}", e.toString());
     }
   }
 
-  /**
-   * Whether the current thread is one of the handler pool's, not the listener's own thread
-   * (which runs a request itself when the pool and its queue are full): slow work (a password
-   * check) may run only on the former.
-   */
-  public static boolean onWorker() {
-    return Thread.currentThread() instanceof Worker;
-  }
-
-  /** Binds and starts serving. */
-  public synchronized void start() throws IOException {
-    // Read once by the JDK server's configuration. The JDK server reads a request's headers on
-    // a worker thread: a client that sends them slowly holds one for at most 5 s.
-    System.getProperties().putIfAbsent("sun.net.httpserver.maxReqTime", "5");
-    System.getProperties().putIfAbsent("sun.net.httpserver.maxRspTime", "30");
-    AtomicInteger n = new AtomicInteger();
-    executor = new ThreadPoolExecutor(limits.threads(), limits.threads(), 30, TimeUnit.SECONDS,
-        new ArrayBlockingQueue<>(limits.queue()), r -> {
-          Thread t = new Worker(r, "roster-http-" + n.incrementAndGet());
-          t.setDaemon(true);
-          return t;
-        }, new ThreadPoolExecutor.CallerRunsPolicy());
-    executor.allowCoreThreadTimeOut(true);
-    server = tls == null ? HttpServer.create(new InetSocketAddress(host, requestedPort), 128) : https(tls);
-    server.createContext("/", this::exchange);
-    server.setExecutor(executor);
-    server.start();
-  }
-
-  /** An HTTPS server: every connection's handshake on the material {@code tls} holds at that moment. */
-  private HttpsServer https(ServerTls tls) throws IOException {
-    HttpsServer https = HttpsServer.create(new InetSocketAddress(host, requestedPort), 128);
-    https.setHttpsConfigurator(new HttpsConfigurator(tls.sslContext()) {
+  /** Jetty's TLS on the context {@code tls} keeps current: every handshake takes its material of the moment. */
+  private static SslContextFactory.Server sslContextFactory(ServerTls tls) {
+    SslContextFactory.Server f = new SslContextFactory.Server() {
       @Override
-      public void configure(HttpsParameters parameters) {
-        parameters.setSSLParameters(tls.sslParameters());
+      public void customize(SSLEngine engine) {
+        super.customize(engine);
+        engine.setSSLParameters(tls.sslParameters());
       }
-    });
-    return https;
+    };
+    f.setSslContext(tls.sslContext());
+    f.setSniRequired(false);
+    return f;
   }
 
   /** Whether this listener speaks HTTPS. */
@@ -156,7 +187,7 @@ public final class HttpEndpoint implements AutoCloseable {
 
   /** The bound port. */
   public synchronized int port() {
-    return Objects.requireNonNull(server, "not started").getAddress().getPort();
+    return Objects.requireNonNull(connector, "not started").getLocalPort();
   }
 
   /**
@@ -164,11 +195,9 @@ public final class HttpEndpoint implements AutoCloseable {
    * stops listening and stops its threads. Idempotent.
    */
   public synchronized void stop(Duration grace) {
-    if (server == null || executor == null) {
+    if (server == null) {
       return;
     }
-    // New requests get 503 from now on; the JDK 17 server's own stop(delay) would wait the
-    // whole delay even when idle, so the wait for requests in progress is ours.
     stopping = true;
     Deadline deadline = Deadline.after(grace);
     synchronized (active) {
@@ -180,8 +209,11 @@ public final class HttpEndpoint implements AutoCloseable {
         Thread.currentThread().interrupt();
       }
     }
-    server.stop(0);
-    executor.shutdownNow();
+    try {
+      server.stop();
+    } catch (Exception e) {
+      log.warn("The HTTP port did not stop cleanly", e);
+    }
     server = null;
   }
 
@@ -190,65 +222,78 @@ public final class HttpEndpoint implements AutoCloseable {
     stop(Duration.ZERO);
   }
 
-  private void exchange(HttpExchange ex) {
-    active.incrementAndGet();
-    try {
-      answer(ex);
-    } finally {
-      if (active.decrementAndGet() == 0) {
-        synchronized (active) {
-          active.notifyAll();
+  /** Reads a request's body without a thread, then runs its route's handler and writes the answer. */
+  private final class Dispatch extends org.eclipse.jetty.server.Handler.Abstract {
+    @Override
+    public boolean handle(Request request, Response response, Callback callback) {
+      active.incrementAndGet();
+      Callback done = Callback.from(callback, HttpEndpoint.this::finished);
+      String path = request.getHttpURI().getDecodedPath();
+      Handler handler = handlerFor(path);
+      HttpResponse refusal = stopping ? HttpResponse.text(503, "the server is stopping; try another server")
+          : handler == null ? HttpResponse.text(404, "no such path: " + path)
+          : request.getLength() > limits.maxBodyBytes() ? tooLarge()
+          : null;
+      if (refusal != null || handler == null) {
+        respond(request, response, done, Objects.requireNonNull(refusal));
+        return true;
+      }
+      Content.Source.asString(request, StandardCharsets.UTF_8, new Promise<String>() {
+        @Override
+        public void succeeded(String body) {
+          respond(request, response, done, answer(handler, request, body));
         }
+
+        @Override
+        public void failed(Throwable failure) {
+          respond(request, response, done,
+              failure instanceof org.eclipse.jetty.http.HttpException.RuntimeException h && h.getCode() == 413
+                  ? tooLarge() : HttpResponse.text(400, "request body not readable: " + failure.getMessage()));
+        }
+      });
+      return true;
+    }
+  }
+
+  private HttpResponse tooLarge() {
+    return HttpResponse.text(413, "request body larger than " + limits.maxBodyBytes() + " bytes (the limit)");
+  }
+
+  private void finished() {
+    if (active.decrementAndGet() == 0) {
+      synchronized (active) {
+        active.notifyAll();
       }
     }
   }
 
-  private void answer(HttpExchange ex) {
-    HttpResponse response;
+  private HttpResponse answer(Handler handler, Request request, String body) {
+    String path = request.getHttpURI().getDecodedPath();
     try {
-      if (stopping) {
-        throw new HttpException(503, "the server is stopping; try another server");
-      }
-      response = handle(ex);
-    } catch (HttpException e) {
-      response = HttpResponse.text(e.status(), e.getMessage());
-    } catch (RuntimeException e) {
-      log.warn("HTTP {} {} failed", ex.getRequestMethod(), ex.getRequestURI().getRawPath(), e);
-      response = HttpResponse.text(500, "internal error: " + e);
-    }
-    try (ex) {
-      byte[] body = response.body().getBytes(StandardCharsets.UTF_8);
-      ex.getResponseHeaders().set("Content-Type", response.contentType());
-      boolean head = ex.getRequestMethod().equalsIgnoreCase("HEAD");
-      ex.sendResponseHeaders(response.status(), head || body.length == 0 ? -1 : body.length);
-      if (!head && body.length > 0) {
-        try (OutputStream out = ex.getResponseBody()) {
-          out.write(body);
-        }
-      }
-    } catch (IOException e) {
-      log.debug("HTTP answer not delivered: {}", e.toString());
-    }
-  }
-
-  private HttpResponse handle(HttpExchange ex) {
-    String path = ex.getRequestURI().getPath();
-    Handler handler = handlerFor(path);
-    if (handler == null) {
-      throw new HttpException(404, "no such path: " + path);
-    }
-    Map<String, String> params = new LinkedHashMap<>();
-    HttpRequest.parseForm(ex.getRequestURI().getRawQuery(), params);
-    String type = ex.getRequestHeaders().getFirst("Content-Type");
-    String body = readBody(ex);
-    if (!body.isEmpty()) {
-      if (type == null || type.toLowerCase(Locale.ROOT).startsWith("application/x-www-form-urlencoded")) {
+      Map<String, String> params = new LinkedHashMap<>();
+      HttpRequest.parseForm(request.getHttpURI().getQuery(), params);
+      String type = request.getHeaders().get(HttpHeader.CONTENT_TYPE);
+      if (!body.isEmpty()
+          && (type == null || type.toLowerCase(Locale.ROOT).startsWith("application/x-www-form-urlencoded"))) {
         HttpRequest.parseForm(body.strip(), params);
       }
+      return handler.handle(new HttpRequest(request.getMethod().toUpperCase(Locale.ROOT), path, params,
+          Request.getRemoteAddr(request), request.getHeaders().get(HttpHeader.AUTHORIZATION)));
+    } catch (HttpException e) {
+      return HttpResponse.text(e.status(), e.getMessage());
+    } catch (RuntimeException e) {
+      log.warn("HTTP {} {} failed", request.getMethod(), path, e);
+      return HttpResponse.text(500, "internal error: " + e);
     }
-    String remote = ex.getRemoteAddress() == null ? "" : ex.getRemoteAddress().getAddress().getHostAddress();
-    return handler.handle(new HttpRequest(ex.getRequestMethod().toUpperCase(Locale.ROOT), path, params, remote,
-        ex.getRequestHeaders().getFirst("Authorization")));
+  }
+
+  private static void respond(Request request, Response response, Callback done, HttpResponse answer) {
+    byte[] body = answer.body().getBytes(StandardCharsets.UTF_8);
+    response.setStatus(answer.status());
+    response.getHeaders().put(HttpHeader.CONTENT_TYPE, answer.contentType());
+    response.getHeaders().put(HttpHeader.CONTENT_LENGTH, body.length);
+    boolean head = request.getMethod().equalsIgnoreCase("HEAD");
+    response.write(true, head || body.length == 0 ? null : ByteBuffer.wrap(body), done);
   }
 
   private @Nullable Handler handlerFor(String path) {
@@ -262,42 +307,5 @@ public final class HttpEndpoint implements AutoCloseable {
       }
     }
     return best;
-  }
-
-  /** The body as text, at most {@link Limits#maxBodyBytes()}; 413 beyond. */
-  private String readBody(HttpExchange ex) {
-    String length = ex.getRequestHeaders().getFirst("Content-Length");
-    long declared;
-    try {
-      declared = length == null ? -1 : Long.parseLong(length.trim());
-    } catch (NumberFormatException e) {
-      throw new HttpException(400, "Content-Length: \"" + length + "\" (expected: a number of bytes)");
-    }
-    try (InputStream in = ex.getRequestBody()) {
-      if (declared > limits.maxBodyBytes()) {
-        throw tooLarge(in);
-      }
-      byte[] bytes = in.readNBytes(limits.maxBodyBytes() + 1);
-      if (bytes.length > limits.maxBodyBytes()) {
-        throw tooLarge(in);
-      }
-      return new String(bytes, StandardCharsets.UTF_8);
-    } catch (IOException e) {
-      throw new HttpException(400, "request body not readable: " + e.getMessage());
-    }
-  }
-
-  /**
-   * A 413, after reading and dropping what the client still sends, up to {@link #DRAIN_BYTES}:
-   * a client that writes its whole body before it reads the answer would otherwise see the
-   * connection reset instead of the 413. Beyond that the connection is simply closed.
-   */
-  private HttpException tooLarge(InputStream in) throws IOException {
-    byte[] sink = new byte[8192];
-    long drained = 0;
-    for (int n; drained <= DRAIN_BYTES && (n = in.read(sink)) >= 0; ) {
-      drained += n;
-    }
-    return new HttpException(413, "request body larger than " + limits.maxBodyBytes() + " bytes (the limit)");
   }
 }

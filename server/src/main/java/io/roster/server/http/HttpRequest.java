@@ -1,10 +1,10 @@
 package io.roster.server.http;
 
-import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import org.eclipse.jetty.util.UrlEncoded;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -126,32 +126,23 @@ public final class HttpRequest {
   }
 
   /**
-   * Adds the pairs of {@code form} ({@code a=1&b=2}, URL-encoded) to {@code into}, keeping
-   * values already there; refuses more than {@link #MAX_PARAMETERS} names in all.
+   * Adds the pairs of {@code form} ({@code a=1&b=2}, URL-encoded, decoded by Jetty's {@code
+   * UrlEncoded}) to {@code into}, keeping values already there; refuses more than {@link
+   * #MAX_PARAMETERS} names in all.
    */
-  static void parseForm(String form, Map<String, String> into) {
+  static void parseForm(@Nullable String form, Map<String, String> into) {
     if (form == null || form.isEmpty()) {
       return;
     }
-    for (String pair : form.split("&", -1)) {
-      if (pair.isEmpty()) {
-        continue;
-      }
-      int eq = pair.indexOf('=');
-      String name = decode(eq < 0 ? pair : pair.substring(0, eq));
-      String value = eq < 0 ? "" : decode(pair.substring(eq + 1));
-      into.putIfAbsent(name, value);
-      if (into.size() > MAX_PARAMETERS) {
-        throw new HttpException(400, "too many parameters (limit: " + MAX_PARAMETERS + ")");
-      }
-    }
-  }
-
-  private static String decode(String s) {
     try {
-      return URLDecoder.decode(s, StandardCharsets.UTF_8);
-    } catch (IllegalArgumentException e) {
-      throw new HttpException(400, "not URL-encoded: \"" + (s.length() > 64 ? s.substring(0, 64) + "..." : s)
+      UrlEncoded.decodeTo(form, (name, value) -> {
+        into.putIfAbsent(name, value == null ? "" : value);
+        if (into.size() > MAX_PARAMETERS) {
+          throw new HttpException(400, "too many parameters (limit: " + MAX_PARAMETERS + ")");
+        }
+      }, StandardCharsets.UTF_8);
+    } catch (IllegalArgumentException | IllegalStateException e) {
+      throw new HttpException(400, "not URL-encoded: \"" + (form.length() > 64 ? form.substring(0, 64) + "..." : form)
           + "\" (expected: %XX escapes)");
     }
   }

@@ -25,10 +25,9 @@ import java.util.concurrent.Semaphore;
  * configured with a username keeps working without asking again before that lifetime ends.
  *
  * <p>The password check is slow by design (PBKDF2) and runs one at a time ({@link
- * Authenticator#login}); it runs only on the HTTP endpoint's handler threads, never on its
- * listener's thread (answered 503 when a full pool made the listener run the request), and at
- * most {@link #AT_ONCE} of those wait for it, so that logins cannot take every handler thread
- * (429 beyond). Thread-safe.
+ * Authenticator#login}) on the HTTP endpoint's handler threads, and at most {@link #AT_ONCE}
+ * of those wait for it, so that logins cannot take every handler thread (429 beyond).
+ * Thread-safe.
  */
 final class NacosLogin {
 
@@ -67,9 +66,6 @@ final class NacosLogin {
     }
     if (!authenticator.enabled()) {
       return answer("", authenticator.tokenTtl().toSeconds(), true, username);
-    }
-    if (!HttpEndpoint.onWorker()) {
-      throw new HttpException(503, "the server is too busy to check a password now; try again");
     }
     if (!slots.tryAcquire()) {
       throw new HttpException(429, AT_ONCE + " logins are being checked already; try again");

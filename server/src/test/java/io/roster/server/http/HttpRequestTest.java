@@ -22,7 +22,7 @@ class HttpRequestTest {
   @Test
   void badEscapesAndTooManyParametersAreRefused() {
     assertThatThrownBy(() -> HttpRequest.parseForm("a=%zz", new LinkedHashMap<>()))
-        .isInstanceOf(HttpException.class).hasMessageStartingWith("not URL-encoded: \"%zz\"");
+        .isInstanceOf(HttpException.class).hasMessageStartingWith("not URL-encoded: \"a=%zz\"");
     StringBuilder many = new StringBuilder();
     for (int i = 0; i <= HttpRequest.MAX_PARAMETERS; i++) {
       many.append("p").append(i).append("=1&");
