@@ -60,9 +60,10 @@ public final class BenchMain {
       Result r;
       if (w.equals("startup")) {
         r = Workloads.startup(args, jar, logDir);
-      } else if (w.equals("first") || w.equals("warmkill")) {
+      } else if (w.equals("first") || w.equals("warmkill") || w.equals("slowhttp")) {
         try {
-          r = w.equals("first") ? FirstRequest.run(args, jar, logDir) : WarmUpKill.run(args, jar, logDir);
+          r = w.equals("first") ? FirstRequest.run(args, jar, logDir)
+              : w.equals("warmkill") ? WarmUpKill.run(args, jar, logDir) : SlowHttp.run(args, jar, logDir);
         } catch (Exception | Error e) {
           ok = false;
           r = new Result(w, w + " failed").row("error", String.valueOf(e));
