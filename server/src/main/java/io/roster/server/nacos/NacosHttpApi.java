@@ -10,6 +10,7 @@ import io.roster.server.auth.Authenticator;
 import io.roster.server.auth.Grant;
 import io.roster.server.auth.Permission;
 import io.roster.server.auth.Principal;
+import io.roster.server.http.HttpCallers;
 import io.roster.server.http.HttpEndpoint;
 import io.roster.server.http.HttpException;
 import io.roster.server.http.HttpRequest;

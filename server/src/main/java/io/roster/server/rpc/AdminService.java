@@ -19,6 +19,7 @@ import io.roster.server.auth.Principal;
 import io.roster.server.model.InstanceKey;
 import io.roster.server.model.RegistryException;
 import io.roster.server.model.ServiceKey;
+import io.roster.server.naming.ConnectionPages;
 import io.roster.server.naming.DrainTimeouts;
 import io.roster.server.push.AckCollector;
 import io.roster.server.session.Session;
@@ -69,30 +70,24 @@ final class AdminService extends AdminGrpc.AdminImplBase {
     if (refused(out)) {
       return;
     }
-    int pageNo = req.getPageNo() == 0 ? 1 : req.getPageNo();
-    int pageSize = req.getPageSize() == 0 ? MAX_CONNECTIONS_PAGE : req.getPageSize();
-    if (pageSize < 0 || pageSize > MAX_CONNECTIONS_PAGE) {
-      out.onError(Errors.toStatusException(RegistryException.invalid("page_size",
-          Integer.toUnsignedLong(req.getPageSize()), "1.." + MAX_CONNECTIONS_PAGE + "; 0 means " + MAX_CONNECTIONS_PAGE)));
+    ConnectionPages.Page page;
+    try {
+      if (req.getPageNo() < 0) { // a uint32 past what an int holds
+        throw RegistryException.invalid("page_no", Integer.toUnsignedLong(req.getPageNo()), "a page number from 1");
+      }
+      // 0 is proto3's unset: page 1, and the largest page.
+      page = ConnectionPages.page(sessions, ConnectionPages.Fields.ROSTER,
+          i -> req.getClientId().isEmpty() || req.getClientId().equals(i.clientId()),
+          req.getPageNo() == 0 ? 1 : Integer.toUnsignedLong(req.getPageNo()),
+          req.getPageSize() == 0 ? MAX_CONNECTIONS_PAGE : Integer.toUnsignedLong(req.getPageSize()),
+          MAX_CONNECTIONS_PAGE);
+    } catch (RegistryException e) {
+      out.onError(Errors.toStatusException(e));
       return;
     }
-    if (pageNo < 0) {
-      out.onError(Errors.toStatusException(RegistryException.invalid("page_no",
-          Integer.toUnsignedLong(req.getPageNo()), "a page number from 1")));
-      return;
-    }
-    long skip = (long) (pageNo - 1) * pageSize;
-    int total = 0;
     ListConnectionsResponse.Builder b = ListConnectionsResponse.newBuilder();
-    for (Session s : sessions.all()) {
+    for (Session s : page.sessions()) {
       SessionInfo i = s.info();
-      if (!req.getClientId().isEmpty() && !req.getClientId().equals(i.clientId())) {
-        continue;
-      }
-      total++;
-      if (total <= skip || b.getConnectionsCount() >= pageSize) {
-        continue;
-      }
       b.addConnections(ConnectionInfo.newBuilder()
           .setConnectionId(i.connectionId())
           .setClientId(i.clientId())
@@ -106,7 +101,7 @@ final class AdminService extends AdminGrpc.AdminImplBase {
           .setUnackedPushes(s.unackedPushes())
           .putAllLabels(i.labels()));
     }
-    out.onNext(b.setTotal(total).build());
+    out.onNext(b.setTotal(page.total()).build());
     out.onCompleted();
   }
 

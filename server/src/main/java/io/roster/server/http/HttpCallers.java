@@ -1,17 +1,16 @@
-package io.roster.server.nacos;
+package io.roster.server.http;
 
 import io.roster.server.auth.Authenticator;
 import io.roster.server.auth.Grant;
 import io.roster.server.auth.Permission;
 import io.roster.server.auth.Principal;
-import io.roster.server.http.HttpException;
-import io.roster.server.http.HttpRequest;
 import io.roster.server.model.RegistryException;
 import io.roster.server.model.ServiceKey;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Who an HTTP request's caller is, and whether it may do what the request asks (decision 66):
+ * Who an HTTP request's caller is, and whether it may do what the request asks (decision 66),
+ * for every API on the HTTP port:
  * the {@code accessToken} parameter (query string or form body, as Nacos clients send it) or an
  * {@code Authorization: Bearer TOKEN} header (for curl), checked by the {@link Authenticator}
  * before anything changes. A refusal is 403, its body naming why, the permission and where
@@ -19,15 +18,15 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Thread-safe (stateless beyond the authenticator).
  */
-final class HttpCallers {
+public final class HttpCallers {
 
   /** The parameter Nacos clients carry their access token in. */
-  static final String ACCESS_TOKEN = "accessToken";
+  public static final String ACCESS_TOKEN = "accessToken";
 
 
   private final Authenticator authenticator;
 
-  HttpCallers(Authenticator authenticator) {
+  public HttpCallers(Authenticator authenticator) {
     this.authenticator = authenticator;
   }
 
@@ -36,7 +35,7 @@ final class HttpCallers {
    *
    * @return who the caller is ({@link Principal#ANONYMOUS} with auth off)
    */
-  Principal check(HttpRequest r, Permission needed, ServiceKey service) {
+  public Principal check(HttpRequest r, Permission needed, ServiceKey service) {
     String where = "namespace \"" + service.namespace() + "\", service \"" + service.groupedName() + "\"";
     Principal p = authenticate(r, needed, where);
     try {
@@ -51,7 +50,7 @@ final class HttpCallers {
    * Refuses (403) unless the caller may do {@code needed} on every service of {@code namespace}
    * ({@link Grant#ALL}: of every namespace, what the server-wide routes ask).
    */
-  Principal checkAll(HttpRequest r, Permission needed, String namespace) {
+  public Principal checkAll(HttpRequest r, Permission needed, String namespace) {
     String where = namespace.equals(Grant.ALL) ? "every namespace" : "namespace \"" + namespace + "\"";
     Principal p = authenticate(r, needed, where);
     try {
@@ -75,7 +74,7 @@ final class HttpCallers {
   }
 
   /** The request's token: {@code accessToken}, else the token of {@code Authorization: Bearer TOKEN}. */
-  static @Nullable String token(HttpRequest r) {
+  public static @Nullable String token(HttpRequest r) {
     String param = r.param(ACCESS_TOKEN);
     if (param != null && !param.isEmpty()) {
       return param;
