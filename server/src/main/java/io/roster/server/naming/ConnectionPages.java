@@ -2,7 +2,6 @@ package io.roster.server.naming;
 
 import io.roster.server.model.RegistryException;
 import io.roster.server.session.Session;
-import io.roster.server.session.SessionInfo;
 import io.roster.server.session.SessionManager;
 import java.util.ArrayList;
 import java.util.List;
@@ -34,7 +33,7 @@ public final class ConnectionPages {
    * @param pageSize the page's size, 1..{@code maxPageSize}
    * @throws RegistryException INVALID_ARGUMENT naming the field, the value and the limit
    */
-  public static Page page(SessionManager sessions, Fields fields, Predicate<SessionInfo> which, long pageNo,
+  public static Page page(SessionManager sessions, Fields fields, Predicate<Session> which, long pageNo,
       long pageSize, int maxPageSize) {
     if (pageSize < 1 || pageSize > maxPageSize) {
       throw RegistryException.invalid(fields.pageSize(), pageSize, "1.." + maxPageSize);
@@ -46,7 +45,7 @@ public final class ConnectionPages {
     int total = 0;
     List<Session> page = new ArrayList<>();
     for (Session s : sessions.all()) {
-      if (!which.test(s.info())) {
+      if (!which.test(s)) {
         continue;
       }
       total++;

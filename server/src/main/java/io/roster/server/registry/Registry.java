@@ -513,6 +513,15 @@ public final class Registry {
 
   /** One page of the services of a namespace (and group, when non-empty), sorted. */
   public ServicePage listServices(String namespace, String group, int pageNo, int pageSize) {
+    return listServices(namespace, group, k -> true, pageNo, pageSize);
+  }
+
+  /**
+   * One page of the services of a namespace (and group, when non-empty) that {@code which}
+   * selects, sorted; the total counts those it selects.
+   */
+  public ServicePage listServices(String namespace, String group, java.util.function.Predicate<ServiceKey> which,
+      int pageNo, int pageSize) {
     int total = 0;
     List<ServiceKey> page = new ArrayList<>(Math.min(pageSize, 128));
     int skip = (pageNo - 1) * pageSize;
@@ -520,12 +529,47 @@ public final class Registry {
       if (!k.namespace().equals(namespace) || (!group.isEmpty() && !k.group().equals(group))) {
         break;
       }
+      if (!which.test(k)) {
+        continue;
+      }
       if (total >= skip && page.size() < pageSize) {
         page.add(k);
       }
       total++;
     }
     return new ServicePage(total, page);
+  }
+
+  /** A namespace and how many services and instances it has. */
+  public record NamespaceCount(String namespace, int services, int instances) {}
+
+  /** Every namespace that has a service, in order, with its counts. */
+  public List<NamespaceCount> namespaces() {
+    List<NamespaceCount> out = new ArrayList<>();
+    String current = null;
+    int serviceCount = 0;
+    int instanceCount = 0;
+    for (ServiceKey k : index) {
+      if (!k.namespace().equals(current)) {
+        if (current != null) {
+          out.add(new NamespaceCount(current, serviceCount, instanceCount));
+        }
+        current = k.namespace();
+        serviceCount = 0;
+        instanceCount = 0;
+      }
+      serviceCount++;
+      Entry e = services.get(k);
+      if (e != null) {
+        synchronized (e) {
+          instanceCount += e.registrations.size();
+        }
+      }
+    }
+    if (current != null) {
+      out.add(new NamespaceCount(current, serviceCount, instanceCount));
+    }
+    return out;
   }
 
   /** Estimated bytes all services' settings take (see {@link ServiceSettings#footprint}). */
@@ -571,20 +615,31 @@ public final class Registry {
   public Image image() {
     List<ServiceImage> list = new ArrayList<>(services.size());
     for (ServiceKey key : index) {
-      Entry e = services.get(key);
-      if (e == null) {
-        continue;
-      }
-      synchronized (e) {
-        List<Held> held = new ArrayList<>(e.registrations.size());
-        for (Registration r : e.registrations.values()) {
-          held.add(new Held(r.owner, r.instance, r.claim, r.held));
-        }
-        held.sort((a, b) -> Instance.ORDER.compare(a.instance(), b.instance()));
-        list.add(new ServiceImage(key, e.revision, held));
+      ServiceImage image = serviceImage(key);
+      if (image != null) {
+        list.add(image);
       }
     }
     return new Image(lastRevision.get(), absentRevision, list, Map.copyOf(settings));
+  }
+
+  /**
+   * One service as values: its revision and every registration, disabled and held ones too,
+   * in instance order; null when it does not exist.
+   */
+  public @Nullable ServiceImage serviceImage(ServiceKey key) {
+    Entry e = services.get(key);
+    if (e == null) {
+      return null;
+    }
+    synchronized (e) {
+      List<Held> held = new ArrayList<>(e.registrations.size());
+      for (Registration r : e.registrations.values()) {
+        held.add(new Held(r.owner, r.instance, r.claim, r.held));
+      }
+      held.sort((a, b) -> Instance.ORDER.compare(a.instance(), b.instance()));
+      return new ServiceImage(key, e.revision, held);
+    }
   }
 
   /**

@@ -77,7 +77,7 @@ final class AdminService extends AdminGrpc.AdminImplBase {
       }
       // 0 is proto3's unset: page 1, and the largest page.
       page = ConnectionPages.page(sessions, ConnectionPages.Fields.ROSTER,
-          i -> req.getClientId().isEmpty() || req.getClientId().equals(i.clientId()),
+          s -> req.getClientId().isEmpty() || req.getClientId().equals(s.info().clientId()),
           req.getPageNo() == 0 ? 1 : Integer.toUnsignedLong(req.getPageNo()),
           req.getPageSize() == 0 ? MAX_CONNECTIONS_PAGE : Integer.toUnsignedLong(req.getPageSize()),
           MAX_CONNECTIONS_PAGE);

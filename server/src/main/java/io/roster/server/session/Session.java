@@ -279,6 +279,11 @@ public final class Session {
     return subscriptions.size();
   }
 
+  /** Whether this session subscribes to {@code service}. */
+  public synchronized boolean subscribes(ServiceKey service) {
+    return subscriptions.containsKey(service);
+  }
+
   public int unackedPushes() {
     return queue.unacked();
   }
