@@ -1,12 +1,14 @@
 package io.roster.server;
 
 import io.roster.server.auth.Authenticator;
+import io.roster.server.admin.RosterAdminApi;
 import io.roster.server.cluster.ClusterNode;
 import io.roster.server.cluster.EntryClock;
 import io.roster.server.config.ServerConfig;
 import io.roster.server.http.HttpEndpoint;
 import io.roster.server.model.Owner;
 import io.roster.server.nacos.NacosEndpoint;
+import io.roster.server.nacos.NacosAdminApi;
 import io.roster.server.nacos.NacosHttpApi;
 import io.roster.server.naming.Leases;
 import io.roster.server.push.PushEngine;
@@ -134,6 +136,8 @@ public final class RosterServer implements AutoCloseable {
         HttpEndpoint.Limits.DEFAULT.withRequestTimeout(config.httpRequestTimeout()), tls);
     if (http != null) {
       nacosHttp.routeOn(http);
+      new NacosAdminApi(registry, writer, engine, sessions, nacosHttp).routeOn(http);
+      new RosterAdminApi(registry, sessions, cluster).routeOn(http);
     }
   }
 

@@ -24,6 +24,11 @@ public record HttpResponse(int status, String contentType, String body) {
     return new HttpResponse(status, TEXT, body);
   }
 
+  /** A JSON body (already encoded) with {@code status}. */
+  public static HttpResponse json(int status, String body) {
+    return new HttpResponse(status, JSON, body);
+  }
+
   /** A 200 with a JSON body (already encoded). */
   public static HttpResponse json(String body) {
     return new HttpResponse(200, JSON, body);

@@ -137,14 +137,14 @@ public final class NacosHttpApi {
     }
   }
 
-  private static HttpResponse only(HttpRequest r, String method, HttpEndpoint.Handler h) {
+  static HttpResponse only(HttpRequest r, String method, HttpEndpoint.Handler h) {
     if (!r.method().equals(method)) {
       throw notAllowed(r, method);
     }
     return h.handle(r);
   }
 
-  private static HttpException notAllowed(HttpRequest r, String allowed) {
+  static HttpException notAllowed(HttpRequest r, String allowed) {
     return new HttpException(405, r.method() + " " + r.path() + " is not served (expected: " + allowed + ")");
   }
 
@@ -204,6 +204,19 @@ public final class NacosHttpApi {
    * {@code enabled=true} or until it leaves the registry (decision 40).
    */
   private HttpResponse update(HttpRequest r) {
+    updateInstance(r, "UpdateInstance(HTTP)");
+    return HttpResponse.text(200, "ok");
+  }
+
+  /**
+   * An operator's change of one instance ({@code enabled}, {@code weight}, {@code metadata}),
+   * audited as {@code action}: what PUT /instance does, and the admin API's instance update.
+   *
+   * @return the instance as changed
+   * @throws HttpException 404 when it is not registered, 403 for a caller who is not an admin of
+   *     the service
+   */
+  Instance updateInstance(HttpRequest r, String action) {
     ServiceKey service = service(r);
     InstanceKey key = instanceKey(r);
     rejectPersistent(r);
@@ -217,15 +230,14 @@ public final class NacosHttpApi {
     try {
       updated = await(updates.instance(service, key, change, true)); // enabled=false holds (decision 40)
     } catch (RuntimeException e) {
-      Audit.log(who, "UpdateInstance(HTTP)", service + " " + key, change.describe(), String.valueOf(e.getMessage()));
+      Audit.log(who, action, service + " " + key, change.describe(), String.valueOf(e.getMessage()));
       throw e;
     }
-    Audit.log(who, "UpdateInstance(HTTP)", service + " " + key, change.describe(),
-        updated == null ? "not registered" : "ok");
+    Audit.log(who, action, service + " " + key, change.describe(), updated == null ? "not registered" : "ok");
     if (updated == null) {
       throw notFound(service, key);
     }
-    return HttpResponse.text(200, "ok");
+    return updated;
   }
 
   /** GET /instance: one instance, disabled ones too. */
@@ -350,7 +362,7 @@ public final class NacosHttpApi {
   }
 
   /** PUT /operator/log: sets the level of one of the server's loggers at runtime (logback). */
-  private HttpResponse logLevel(HttpRequest r) {
+  HttpResponse logLevel(HttpRequest r) {
     Principal who = callers.checkAll(r, Permission.ADMIN, Grant.ALL);
     String name = r.required("logName");
     String levelText = r.required("logLevel");
@@ -376,7 +388,7 @@ public final class NacosHttpApi {
   // --- parameters ---
 
   /** The service a request names: {@code namespaceId}, {@code groupName}, {@code serviceName} (may be {@code group@@name}). */
-  private static ServiceKey service(HttpRequest r) {
+  static ServiceKey service(HttpRequest r) {
     return service(r, "");
   }
 
@@ -388,7 +400,7 @@ public final class NacosHttpApi {
     return service(r.param("namespaceId", Names.DEFAULT_NAMESPACE), r.param("groupName", Names.DEFAULT_GROUP), name);
   }
 
-  private static ServiceKey service(String namespace, String group, String name) {
+  static ServiceKey service(String namespace, String group, String name) {
     try {
       return NacosMapping.service(namespace, group, name);
     } catch (RegistryException e) {
@@ -431,7 +443,7 @@ public final class NacosHttpApi {
     }
   }
 
-  private static InstanceKey instanceKey(HttpRequest r) {
+  static InstanceKey instanceKey(HttpRequest r) {
     String ip = r.required("ip");
     int port = port(r);
     String cluster = r.param("clusterName", r.param("cluster", Names.DEFAULT_CLUSTER));
@@ -493,7 +505,7 @@ public final class NacosHttpApi {
 
   // --- answers ---
 
-  private static HttpResponse json(JsonNode body) {
+  static HttpResponse json(JsonNode body) {
     try {
       return HttpResponse.json(NacosMapping.JSON.writeValueAsString(body));
     } catch (JsonProcessingException e) {
@@ -501,13 +513,13 @@ public final class NacosHttpApi {
     }
   }
 
-  private static HttpException notFound(ServiceKey service, InstanceKey key) {
+  static HttpException notFound(ServiceKey service, InstanceKey key) {
     return new HttpException(404, "no instance " + key + " in service " + service.groupedName() + " of namespace "
         + service.namespace());
   }
 
   /** Waits for a change to be applied here; its refusal becomes the answer. */
-  private static <T> T await(CompletableFuture<T> applied) {
+  static <T> T await(CompletableFuture<T> applied) {
     try {
       return applied.get(APPLY_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
     } catch (TimeoutException e) {

@@ -1,0 +1,164 @@
+package io.roster.server.admin;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.roster.server.auth.Grant;
+import io.roster.server.auth.Permission;
+import io.roster.server.cluster.Members;
+import io.roster.server.http.HttpCallers;
+import io.roster.server.http.HttpEndpoint;
+import io.roster.server.http.HttpException;
+import io.roster.server.http.HttpRequest;
+import io.roster.server.http.HttpResponse;
+import io.roster.server.http.JsonEnvelope;
+import io.roster.server.model.RegistryException;
+import io.roster.server.naming.ConnectionPages;
+import io.roster.server.registry.Registry;
+import io.roster.server.session.Session;
+import io.roster.server.session.SessionInfo;
+import io.roster.server.session.SessionManager;
+import java.util.Locale;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * What Roster's admin API adds to Nacos's ({@code /roster/v1/admin/...}): namespaces with their
+ * counts, the cluster's members (role, lag, sessions) and this member's connections, paged and
+ * searchable. The same envelope as the Nacos-shaped routes ({@link JsonEnvelope}); every route
+ * needs {@code admin} on every namespace (docs/admin-api.md). Thread-safe.
+ */
+public final class RosterAdminApi {
+
+  /** The path prefix. */
+  public static final String PATH = "/roster/v1/admin";
+  /** The largest page of connections. */
+  static final int MAX_PAGE_SIZE = 500;
+
+  private static final ConnectionPages.Fields PAGE_FIELDS = new ConnectionPages.Fields("pageNo", "pageSize");
+
+  private final Registry registry;
+  private final SessionManager sessions;
+  private final @Nullable Members cluster;
+  private final HttpCallers callers;
+
+  /**
+   * @param cluster the cluster as this member sees it, or null when standalone
+   */
+  public RosterAdminApi(Registry registry, SessionManager sessions, @Nullable Members cluster) {
+    this.registry = registry;
+    this.sessions = sessions;
+    this.cluster = cluster;
+    this.callers = new HttpCallers(sessions.authenticator());
+  }
+
+  /** Adds this API's routes to {@code endpoint}. */
+  public void routeOn(HttpEndpoint endpoint) {
+    endpoint.route(PATH, this::answer);
+  }
+
+  HttpResponse answer(HttpRequest r) {
+    String route = r.path().substring(PATH.length());
+    try {
+      if (!r.method().equals("GET")) {
+        throw new HttpException(405, r.method() + " " + r.path() + " is not served (expected: GET)");
+      }
+      callers.checkAll(r, Permission.ADMIN, Grant.ALL);
+      JsonNode data = switch (route) {
+        case "/namespaces" -> namespaces();
+        case "/members" -> members();
+        case "/connections" -> connections(r);
+        default -> throw new HttpException(404, "no such path: " + r.path() + " (see docs/admin-api.md)");
+      };
+      return JsonEnvelope.ok(data);
+    } catch (RegistryException e) {
+      return JsonEnvelope.error(new HttpException(400, e.getMessage()));
+    } catch (HttpException e) {
+      return JsonEnvelope.error(e);
+    }
+  }
+
+  /** GET /namespaces: every namespace that has a service, with its service and instance counts. */
+  private JsonNode namespaces() {
+    ArrayNode items = JsonEnvelope.JSON.createArrayNode();
+    for (Registry.NamespaceCount n : registry.namespaces()) {
+      ObjectNode o = items.addObject();
+      o.put("namespace", n.namespace());
+      o.put("serviceCount", n.services());
+      o.put("instanceCount", n.instances());
+    }
+    return items;
+  }
+
+  /** GET /members: whether this member takes writes, and every member as it sees them. */
+  private JsonNode members() {
+    ObjectNode o = JsonEnvelope.JSON.createObjectNode();
+    ArrayNode items = o.putArray("members");
+    if (cluster == null) {
+      o.put("writable", true);
+      ObjectNode self = items.addObject();
+      self.put("id", sessions.nodeId());
+      self.put("self", true);
+      self.put("role", "leader");
+      self.put("sessions", sessions.count());
+      return o;
+    }
+    String why = cluster.unwritable();
+    o.put("writable", why == null);
+    if (why != null) {
+      o.put("unwritableReason", why);
+    }
+    for (Members.MemberView m : cluster.members()) {
+      ObjectNode v = items.addObject();
+      v.put("id", m.id());
+      v.put("self", m.self());
+      v.put("role", m.role());
+      v.put("clientAddress", m.clientAddress());
+      v.put("incarnation", m.incarnation());
+      v.put("down", m.down());
+      v.put("lastContactMs", m.lastContactMs());
+      v.put("lag", m.lag());
+      v.put("sessions", m.sessions());
+    }
+    return o;
+  }
+
+  /**
+   * GET /connections: a page of this member's connections, oldest first; {@code search} keeps
+   * those whose client id, client name, namespace or address contains it (any case).
+   */
+  private JsonNode connections(HttpRequest r) {
+    String search = r.param("search", "").toLowerCase(Locale.ROOT);
+    int pageNo = r.intParam("pageNo", 1, 1, Integer.MAX_VALUE);
+    int pageSize = r.intParam("pageSize", 20, 1, MAX_PAGE_SIZE);
+    ConnectionPages.Page page = ConnectionPages.page(sessions, PAGE_FIELDS, s -> matches(s.info(), search), pageNo,
+        pageSize, MAX_PAGE_SIZE);
+    ArrayNode items = JsonEnvelope.JSON.createArrayNode();
+    page.sessions().forEach(s -> items.add(connection(s)));
+    return JsonEnvelope.page(page.total(), pageNo, pageSize, items);
+  }
+
+  private static boolean matches(SessionInfo i, String search) {
+    return search.isEmpty() || i.clientId().toLowerCase(Locale.ROOT).contains(search)
+        || i.clientName().toLowerCase(Locale.ROOT).contains(search)
+        || i.namespace().toLowerCase(Locale.ROOT).contains(search)
+        || i.remoteAddress().toLowerCase(Locale.ROOT).contains(search);
+  }
+
+  /** One connection as the admin APIs show it. */
+  public static ObjectNode connection(Session s) {
+    ObjectNode o = JsonEnvelope.JSON.createObjectNode();
+    SessionInfo i = s.info();
+    o.put("connectionId", i.connectionId());
+    o.put("clientId", i.clientId());
+    o.put("namespace", i.namespace());
+    o.put("address", i.remoteAddress());
+    o.put("clientName", i.clientName());
+    o.put("clientVersion", i.clientVersion());
+    o.put("protocol", s.owner().kind() == io.roster.server.model.Owner.Kind.NACOS ? "nacos-grpc" : "roster");
+    o.put("connectedAt", i.connectedAtMillis());
+    o.put("instanceCount", s.instanceCount());
+    o.put("subscriptionCount", s.subscriptionCount());
+    o.put("unackedPushes", s.unackedPushes());
+    return o;
+  }
+}

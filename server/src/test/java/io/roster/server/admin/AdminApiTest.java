@@ -1,0 +1,188 @@
+package io.roster.server.admin;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.roster.server.http.JsonEnvelope;
+import io.roster.server.testing.AuthFiles;
+import io.roster.server.testing.LoopbackServer;
+import io.roster.server.testing.TestSession;
+import io.roster.server.testing.TestTime;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpRequest.BodyPublishers;
+import java.net.http.HttpResponse.BodyHandlers;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The admin APIs over real HTTP against a loopback server (docs/admin-api.md): Nacos 3's
+ * {@code /nacos/v3/admin/ns/...} and Roster's {@code /roster/v1/admin/...}, their envelope,
+ * paging and search, an operator's hold seen by a subscriber, and refusals that name why.
+ */
+class AdminApiTest {
+
+  @RegisterExtension
+  final LoopbackServer loopback = LoopbackServer.withDefaults().startedByTest();
+
+  @TempDir Path dir;
+
+  private final HttpClient http = HttpClient.newBuilder().connectTimeout(TestTime.seconds(10)).build();
+
+  private record Answer(int status, JsonNode body) {
+    JsonNode data() {
+      return body.get("data");
+    }
+  }
+
+  private Answer call(String method, String pathAndQuery, String form, String token) throws Exception {
+    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + loopback.server().httpPort()
+        + pathAndQuery)).timeout(TestTime.seconds(10));
+    if (form != null) {
+      b.header("Content-Type", "application/x-www-form-urlencoded");
+    }
+    if (token != null) {
+      b.header("Authorization", "Bearer " + token);
+    }
+    b.method(method, form == null ? BodyPublishers.noBody() : BodyPublishers.ofString(form));
+    var r = http.send(b.build(), BodyHandlers.ofString());
+    return new Answer(r.statusCode(), JsonEnvelope.JSON.readTree(r.body()));
+  }
+
+  private Answer get(String pathAndQuery) throws Exception {
+    return call("GET", pathAndQuery, null, null);
+  }
+
+  @Test
+  void servicesArePagedAndSearchedWithTheirCounts() throws Exception {
+    loopback.start();
+    TestSession provider = loopback.session("provider");
+    for (int i = 0; i < 25; i++) {
+      assertThat(provider.register("svc-" + i, "10.0.0." + (i + 1), 80).getOk()).isTrue();
+    }
+    loopback.session("consumer").subscribe("svc-3");
+
+    Answer page2 = get("/nacos/v3/admin/ns/service/list?pageNo=2&pageSize=10");
+    assertThat(page2.status()).isEqualTo(200);
+    assertThat(page2.body().get("code").asInt()).isZero();
+    assertThat(page2.data().get("totalCount").asInt()).isEqualTo(25);
+    assertThat(page2.data().get("pagesAvailable").asInt()).isEqualTo(3);
+    assertThat(names(page2.data().get("pageItems"))).hasSize(10).isSorted();
+
+    Answer search = get("/nacos/v3/admin/ns/service/list?serviceNameParam=SVC-1&pageSize=100");
+    assertThat(names(search.data().get("pageItems")))
+        .containsExactly("svc-1", "svc-10", "svc-11", "svc-12", "svc-13", "svc-14", "svc-15", "svc-16", "svc-17",
+            "svc-18", "svc-19");
+    JsonNode three = get("/nacos/v3/admin/ns/service/list?serviceNameParam=svc-3").data().get("pageItems").get(0);
+    assertThat(three.get("ipCount").asInt()).isEqualTo(1);
+    assertThat(three.get("healthyInstanceCount").asInt()).isEqualTo(1);
+    assertThat(three.get("subscriberCount").asInt()).isEqualTo(1);
+    assertThat(three.get("groupName").asText()).isEqualTo("DEFAULT_GROUP");
+
+    Answer bad = get("/nacos/v3/admin/ns/service/list?pageSize=501");
+    assertThat(bad.status()).isEqualTo(400);
+    assertThat(bad.body().get("code").asInt()).isEqualTo(400);
+    assertThat(bad.body().get("message").asText()).isEqualTo("pageSize: \"501\" (expected: an integer 1..500)");
+  }
+
+  @Test
+  void anOperatorsHoldIsShownWithTheOwnerAndReachesSubscribers() throws Exception {
+    loopback.start();
+    TestSession provider = loopback.session("provider");
+    assertThat(provider.register("orders", "10.0.0.1", 80).getOk()).isTrue();
+    TestSession consumer = loopback.session("consumer");
+    consumer.subscribe("orders");
+
+    Answer off = call("PUT", "/nacos/v3/admin/ns/instance", "serviceName=orders&ip=10.0.0.1&port=80&enabled=false",
+        null);
+    assertThat(off.status()).as(off.body().toString()).isEqualTo(200);
+    assertThat(off.data().asText()).isEqualTo("ok");
+    consumer.awaitPush("orders", s -> s.getInstancesCount() == 0);
+
+    JsonNode instance = get("/nacos/v3/admin/ns/instance/list?serviceName=orders").data().get(0);
+    assertThat(instance.get("ip").asText()).isEqualTo("10.0.0.1");
+    assertThat(instance.get("enabled").asBoolean()).isFalse();
+    assertThat(instance.get("held").asBoolean()).isTrue();
+    assertThat(instance.get("owner").get("kind").asText()).isEqualTo("session");
+
+    Answer missing = call("PUT", "/nacos/v3/admin/ns/instance", "serviceName=orders&ip=10.0.0.9&port=80&enabled=false",
+        null);
+    assertThat(missing.status()).isEqualTo(404);
+    assertThat(missing.body().get("message").asText()).contains("no instance 10.0.0.9:80");
+  }
+
+  @Test
+  void aServicesSettingsAreShownAndChangedAndBadValuesNamed() throws Exception {
+    loopback.start();
+    assertThat(loopback.session("provider").register("orders", "10.0.0.1", 80).getOk()).isTrue();
+    Answer set = call("PUT", "/nacos/v3/admin/ns/service",
+        "serviceName=orders&protectThreshold=0.5&metadata=team%3Dpayments", null);
+    assertThat(set.status()).as(set.body().toString()).isEqualTo(200);
+
+    JsonNode detail = get("/nacos/v3/admin/ns/service?serviceName=orders").data();
+    assertThat(detail.get("protectThreshold").asDouble()).isEqualTo(0.5);
+    assertThat(detail.get("metadata").get("team").asText()).isEqualTo("payments");
+    assertThat(detail.get("clusterMap").has("DEFAULT")).isTrue();
+    assertThat(detail.get("ipCount").asInt()).isEqualTo(1);
+
+    Answer bad = call("PUT", "/nacos/v3/admin/ns/service", "serviceName=orders&protectThreshold=2", null);
+    assertThat(bad.status()).isEqualTo(400);
+    assertThat(bad.body().get("message").asText()).startsWith("protectThreshold: 2").contains("0..1");
+    assertThat(get("/nacos/v3/admin/ns/service?serviceName=orders").data().get("protectThreshold").asDouble())
+        .isEqualTo(0.5);
+    assertThat(get("/nacos/v3/admin/ns/service?serviceName=nothing").status()).isEqualTo(404);
+  }
+
+  @Test
+  void rosterAddsNamespacesMembersAndSearchableConnections() throws Exception {
+    loopback.start();
+    assertThat(loopback.session("orders-app").register("orders", "10.0.0.1", 80).getOk()).isTrue();
+    loopback.session("billing-app");
+
+    JsonNode namespaces = get("/roster/v1/admin/namespaces").data();
+    assertThat(namespaces.get(0).get("namespace").asText()).isEqualTo("public");
+    assertThat(namespaces.get(0).get("serviceCount").asInt()).isEqualTo(1);
+    assertThat(namespaces.get(0).get("instanceCount").asInt()).isEqualTo(1);
+
+    JsonNode members = get("/roster/v1/admin/members").data();
+    assertThat(members.get("writable").asBoolean()).isTrue();
+    assertThat(members.get("members")).hasSize(1);
+
+    JsonNode connections = get("/roster/v1/admin/connections?search=ORDERS").data();
+    assertThat(connections.get("totalCount").asInt()).isEqualTo(1);
+    JsonNode c = connections.get("pageItems").get(0);
+    assertThat(c.get("clientId").asText()).isEqualTo("orders-app");
+    assertThat(c.get("instanceCount").asInt()).isEqualTo(1);
+    assertThat(c.get("protocol").asText()).isEqualTo("roster");
+    assertThat(get("/roster/v1/admin/connections").data().get("totalCount").asInt()).isEqualTo(2);
+  }
+
+  @Test
+  void withAuthReadersSeeButOnlyAdminsChangeOrListConnections() throws Exception {
+    AuthFiles auth = AuthFiles.create(dir.resolve("auth.json"));
+    String admin = auth.token("ops", "admin@*");
+    String reader = auth.token("viewer", "read@public");
+    loopback.start(b -> b.authFile(auth.path()));
+    assertThat(loopback.open().helloFrame(io.roster.proto.v1.Hello.newBuilder().setClientId("p").setToken(admin))
+        .hasWelcome()).isTrue();
+
+    assertThat(call("GET", "/nacos/v3/admin/ns/service/list", null, null).status()).isEqualTo(403);
+    assertThat(call("GET", "/nacos/v3/admin/ns/service/list", null, reader).status()).isEqualTo(200);
+    Answer refused = call("PUT", "/nacos/v3/admin/ns/service", "serviceName=orders&protectThreshold=0.5", reader);
+    assertThat(refused.status()).isEqualTo(403);
+    assertThat(refused.body().get("message").asText()).contains("viewer").contains("admin");
+    assertThat(call("GET", "/roster/v1/admin/connections", null, reader).status()).isEqualTo(403);
+    assertThat(call("GET", "/roster/v1/admin/connections", null, admin).data().get("totalCount").asInt()).isEqualTo(1);
+  }
+
+  private static List<String> names(JsonNode items) {
+    List<String> out = new ArrayList<>();
+    items.forEach(i -> out.add(i.get("name").asText()));
+    return out;
+  }
+}
