@@ -6,31 +6,39 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.roster.server.auth.Grant;
 import io.roster.server.auth.Permission;
 import io.roster.server.cluster.Members;
+import io.roster.server.http.EventSink;
 import io.roster.server.http.HttpCallers;
 import io.roster.server.http.HttpEndpoint;
 import io.roster.server.http.HttpException;
 import io.roster.server.http.HttpRequest;
 import io.roster.server.http.HttpResponse;
 import io.roster.server.http.JsonEnvelope;
+import io.roster.server.model.Names;
 import io.roster.server.model.RegistryException;
+import io.roster.server.model.ServiceKey;
 import io.roster.server.naming.ConnectionPages;
+import io.roster.server.registry.Change;
 import io.roster.server.registry.Registry;
 import io.roster.server.session.Session;
 import io.roster.server.session.SessionInfo;
 import io.roster.server.session.SessionManager;
 import java.util.Locale;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArraySet;
 import org.jspecify.annotations.Nullable;
 
 /**
  * What Roster's admin API adds to Nacos's ({@code /roster/v1/admin/...}): namespaces with their
- * counts, the cluster's members (role, lag, sessions) and this member's connections, paged and
- * searchable. The same envelope as the Nacos-shaped routes ({@link JsonEnvelope}); every route
+ * counts, the cluster's members (role, lag, sessions), this member's connections, paged and
+ * searchable, and a stream of the registry's changes for pages that follow it live. The same envelope as the Nacos-shaped routes ({@link JsonEnvelope}); every route
  * needs {@code admin} on every namespace (docs/admin-api.md). Thread-safe.
  */
 public final class RosterAdminApi {
 
   /** The path prefix. */
   public static final String PATH = "/roster/v1/admin";
+  /** The path of the change stream. */
+  public static final String EVENTS = PATH + "/events";
   /** The largest page of connections. */
   static final int MAX_PAGE_SIZE = 500;
 
@@ -40,6 +48,7 @@ public final class RosterAdminApi {
   private final SessionManager sessions;
   private final @Nullable Members cluster;
   private final HttpCallers callers;
+  private final Set<Follower> followers = new CopyOnWriteArraySet<>();
 
   /**
    * @param cluster the cluster as this member sees it, or null when standalone
@@ -51,9 +60,49 @@ public final class RosterAdminApi {
     this.callers = new HttpCallers(sessions.authenticator());
   }
 
-  /** Adds this API's routes to {@code endpoint}. */
+  /** Adds this API's routes to {@code endpoint}, and starts following the registry for its event stream. */
   public void routeOn(HttpEndpoint endpoint) {
     endpoint.route(PATH, this::answer);
+    endpoint.events(EVENTS, this::openEvents);
+    registry.addListener(this::onChange);
+  }
+
+  /**
+   * GET /events?namespaceId=NS: a stream of server-sent events, one {@code service} event per
+   * change of a service of that namespace ({@code {"namespaceId","groupName","name","kind",
+   * "revision"}}), so that a page showing it fetches it again; {@code read} on the namespace.
+   */
+  private void openEvents(HttpRequest r, EventSink sink) {
+    String namespace = r.param("namespaceId", Names.DEFAULT_NAMESPACE);
+    callers.checkAll(r, Permission.READ, namespace);
+    Follower f = new Follower(namespace, sink);
+    followers.add(f);
+    sink.onClose(() -> followers.remove(f));
+  }
+
+  private record Follower(String namespace, EventSink sink) {}
+
+  private void onChange(Change change) {
+    if (followers.isEmpty()) {
+      return;
+    }
+    ServiceKey k = change.service();
+    String data = null;
+    for (Follower f : followers) {
+      if (change.kind() != Change.Kind.RESTORED && !f.namespace().equals(k.namespace())) {
+        continue;
+      }
+      if (data == null) {
+        ObjectNode o = JsonEnvelope.JSON.createObjectNode();
+        o.put("namespaceId", k.namespace());
+        o.put("groupName", k.group());
+        o.put("name", k.name());
+        o.put("kind", change.kind().name().toLowerCase(Locale.ROOT));
+        o.put("revision", change.revision());
+        data = o.toString();
+      }
+      f.sink().send("service", data);
+    }
   }
 
   HttpResponse answer(HttpRequest r) {

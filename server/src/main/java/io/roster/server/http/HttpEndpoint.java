@@ -88,6 +88,7 @@ public final class HttpEndpoint implements AutoCloseable {
   private final Limits limits;
   private final @Nullable ServerTls tls;
   private final Map<String, Handler> routes = new LinkedHashMap<>();
+  private final Map<String, EventStream> streams = new LinkedHashMap<>();
   private @Nullable Server server;
   private @Nullable ServerConnector connector;
   /** Requests being handled now; guarded by itself for the wait in {@link #stop}. */
@@ -109,6 +110,22 @@ public final class HttpEndpoint implements AutoCloseable {
     this.requestedPort = port;
     this.limits = limits;
     this.tls = tls;
+  }
+
+  /**
+   * A route whose answer is a stream of server-sent events: {@link #open} checks the request
+   * (throwing {@link HttpException} refuses it with that status, before anything is streamed)
+   * and keeps the sink to send on; it runs on an HTTP worker thread and must not block.
+   */
+  @FunctionalInterface
+  public interface EventStream {
+    void open(HttpRequest request, EventSink sink);
+  }
+
+  /** Streams events to {@code GET} requests whose path is exactly {@code path}. */
+  public HttpEndpoint events(String path, EventStream stream) {
+    streams.put(path, stream);
+    return this;
   }
 
   /** Sends requests whose path is {@code prefix} or starts with {@code prefix + "/"} to {@code handler}. */
@@ -229,6 +246,11 @@ public final class HttpEndpoint implements AutoCloseable {
       active.incrementAndGet();
       Callback done = Callback.from(callback, HttpEndpoint.this::finished);
       String path = request.getHttpURI().getDecodedPath();
+      EventStream stream = streams.get(path);
+      if (stream != null && !stopping) {
+        openStream(stream, request, response, done);
+        return true;
+      }
       Handler handler = handlerFor(path);
       HttpResponse refusal = stopping ? HttpResponse.text(503, "the server is stopping; try another server")
           : handler == null ? HttpResponse.text(404, "no such path: " + path)
@@ -255,6 +277,30 @@ public final class HttpEndpoint implements AutoCloseable {
     }
   }
 
+  private void openStream(EventStream stream, Request request, Response response, Callback done) {
+    EventSink sink = new EventSink(response, done, request.getComponents().getScheduler());
+    try {
+      if (!request.getMethod().equals("GET")) {
+        throw new HttpException(405, request.getMethod() + " " + request.getHttpURI().getDecodedPath()
+            + " is not served (expected: GET)");
+      }
+      stream.open(toRequest(request, ""), sink);
+    } catch (HttpException e) {
+      sink.close();
+      respond(request, response, done, HttpResponse.text(e.status(), e.getMessage()));
+      return;
+    } catch (RuntimeException e) {
+      log.warn("HTTP event stream {} failed to open", request.getHttpURI().getDecodedPath(), e);
+      sink.close();
+      respond(request, response, done, HttpResponse.text(500, "internal error: " + e));
+      return;
+    }
+    response.setStatus(200);
+    response.getHeaders().put(HttpHeader.CONTENT_TYPE, "text/event-stream;charset=UTF-8");
+    response.getHeaders().put(HttpHeader.CACHE_CONTROL, "no-cache");
+    sink.start();
+  }
+
   private HttpResponse tooLarge() {
     return HttpResponse.text(413, "request body larger than " + limits.maxBodyBytes() + " bytes (the limit)");
   }
@@ -270,21 +316,26 @@ public final class HttpEndpoint implements AutoCloseable {
   private HttpResponse answer(Handler handler, Request request, String body) {
     String path = request.getHttpURI().getDecodedPath();
     try {
-      Map<String, String> params = new LinkedHashMap<>();
-      HttpRequest.parseForm(request.getHttpURI().getQuery(), params);
-      String type = request.getHeaders().get(HttpHeader.CONTENT_TYPE);
-      if (!body.isEmpty()
-          && (type == null || type.toLowerCase(Locale.ROOT).startsWith("application/x-www-form-urlencoded"))) {
-        HttpRequest.parseForm(body.strip(), params);
-      }
-      return handler.handle(new HttpRequest(request.getMethod().toUpperCase(Locale.ROOT), path, params,
-          Request.getRemoteAddr(request), request.getHeaders().get(HttpHeader.AUTHORIZATION)));
+      return handler.handle(toRequest(request, body));
     } catch (HttpException e) {
       return HttpResponse.text(e.status(), e.getMessage());
     } catch (RuntimeException e) {
       log.warn("HTTP {} {} failed", request.getMethod(), path, e);
       return HttpResponse.text(500, "internal error: " + e);
     }
+  }
+
+  /** The request as handlers see it: parameters from the query string, then from a form body. */
+  private static HttpRequest toRequest(Request request, String body) {
+    Map<String, String> params = new LinkedHashMap<>();
+    HttpRequest.parseForm(request.getHttpURI().getQuery(), params);
+    String type = request.getHeaders().get(HttpHeader.CONTENT_TYPE);
+    if (!body.isEmpty()
+        && (type == null || type.toLowerCase(Locale.ROOT).startsWith("application/x-www-form-urlencoded"))) {
+      HttpRequest.parseForm(body.strip(), params);
+    }
+    return new HttpRequest(request.getMethod().toUpperCase(Locale.ROOT), request.getHttpURI().getDecodedPath(), params,
+        Request.getRemoteAddr(request), request.getHeaders().get(HttpHeader.AUTHORIZATION));
   }
 
   private static void respond(Request request, Response response, Callback done, HttpResponse answer) {

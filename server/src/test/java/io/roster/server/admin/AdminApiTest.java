@@ -180,6 +180,36 @@ class AdminApiTest {
     assertThat(call("GET", "/roster/v1/admin/connections", null, admin).data().get("totalCount").asInt()).isEqualTo(1);
   }
 
+  @Test
+  void theEventStreamTellsOfEachChangeOfTheNamespacesServices() throws Exception {
+    loopback.start();
+    HttpRequest events = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + loopback.server().httpPort()
+        + "/roster/v1/admin/events?namespaceId=public")).build();
+    java.util.concurrent.BlockingQueue<String> lines = new java.util.concurrent.LinkedBlockingQueue<>();
+    var response = http.send(events, BodyHandlers.ofLines());
+    assertThat(response.statusCode()).isEqualTo(200);
+    assertThat(response.headers().firstValue("Content-Type")).hasValueSatisfying(t -> assertThat(t)
+        .startsWith("text/event-stream"));
+    Thread reader = new Thread(() -> response.body().forEach(lines::add), "sse-reader");
+    reader.setDaemon(true);
+    reader.start();
+
+    TestSession provider = loopback.session("provider");
+    assertThat(provider.register("orders", "10.0.0.1", 80).getOk()).isTrue();
+    String data = null;
+    for (String line = lines.poll(10, java.util.concurrent.TimeUnit.SECONDS); line != null && data == null;
+        line = lines.poll(10, java.util.concurrent.TimeUnit.SECONDS)) {
+      if (line.startsWith("data: ")) {
+        data = line.substring("data: ".length());
+      }
+    }
+    assertThat(data).isNotNull();
+    JsonNode event = JsonEnvelope.JSON.readTree(data);
+    assertThat(event.get("name").asText()).isEqualTo("orders");
+    assertThat(event.get("kind").asText()).isEqualTo("registered");
+    assertThat(event.get("revision").asLong()).isPositive();
+  }
+
   private static List<String> names(JsonNode items) {
     List<String> out = new ArrayList<>();
     items.forEach(i -> out.add(i.get("name").asText()));
