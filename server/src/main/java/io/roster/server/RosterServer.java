@@ -138,6 +138,11 @@ public final class RosterServer implements AutoCloseable {
       nacosHttp.routeOn(http);
       new NacosAdminApi(registry, writer, engine, sessions, nacosHttp).routeOn(http);
       new RosterAdminApi(registry, sessions, cluster).routeOn(http);
+      // The console, and the URLs Nacos users open for theirs.
+      http.staticFiles("/console", "console", List.of("index.html", "app.js", "style.css"));
+      for (String nacosConsole : List.of("/nacos", "/nacos/", "/nacos/index.html")) {
+        http.redirect(nacosConsole, "/console/");
+      }
     }
   }
 

@@ -111,6 +111,9 @@ public final class RosterAdminApi {
       if (!r.method().equals("GET")) {
         throw new HttpException(405, r.method() + " " + r.path() + " is not served (expected: GET)");
       }
+      if (route.equals("/permissions")) {
+        return JsonEnvelope.ok(permissions(r));
+      }
       callers.checkAll(r, Permission.ADMIN, Grant.ALL);
       JsonNode data = switch (route) {
         case "/namespaces" -> namespaces();
@@ -124,6 +127,23 @@ public final class RosterAdminApi {
     } catch (HttpException e) {
       return JsonEnvelope.error(e);
     }
+  }
+
+  /**
+   * GET /permissions?namespaceId=NS: who the caller is and what it may do on every service of
+   * the namespace, for a page that shows only what it may use; any identity may ask.
+   */
+  private JsonNode permissions(HttpRequest r) {
+    String namespace = r.param("namespaceId", Names.DEFAULT_NAMESPACE);
+    io.roster.server.auth.Principal p = callers.who(r);
+    ObjectNode o = JsonEnvelope.JSON.createObjectNode();
+    o.put("identity", p.named() ? p.name() : "");
+    o.put("namespaceId", namespace);
+    o.put("read", p.allowsAll(Permission.READ, namespace));
+    o.put("write", p.allowsAll(Permission.WRITE, namespace));
+    o.put("admin", p.allowsAll(Permission.ADMIN, namespace));
+    o.put("serverAdmin", p.allowsAll(Permission.ADMIN, Grant.ALL));
+    return o;
   }
 
   /** GET /namespaces: every namespace that has a service, with its service and instance counts. */

@@ -61,6 +61,15 @@ public final class HttpCallers {
     return p;
   }
 
+  /**
+   * Who the caller is, whatever it may do ({@link Principal#ANONYMOUS} with auth off).
+   *
+   * @throws HttpException 403 when the request proves no identity
+   */
+  public Principal who(HttpRequest r) {
+    return authenticate(r, Permission.READ, "anything");
+  }
+
   private Principal authenticate(HttpRequest r, Permission needed, String where) {
     if (!authenticator.enabled()) {
       return Principal.ANONYMOUS;

@@ -7,12 +7,14 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.net.ssl.SSLEngine;
 import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http.MimeTypes;
 import org.eclipse.jetty.io.Content;
 import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
@@ -89,6 +91,7 @@ public final class HttpEndpoint implements AutoCloseable {
   private final @Nullable ServerTls tls;
   private final Map<String, Handler> routes = new LinkedHashMap<>();
   private final Map<String, EventStream> streams = new LinkedHashMap<>();
+  private final Map<String, String> redirects = new LinkedHashMap<>();
   private @Nullable Server server;
   private @Nullable ServerConnector connector;
   /** Requests being handled now; guarded by itself for the wait in {@link #stop}. */
@@ -125,6 +128,41 @@ public final class HttpEndpoint implements AutoCloseable {
   /** Streams events to {@code GET} requests whose path is exactly {@code path}. */
   public HttpEndpoint events(String path, EventStream stream) {
     streams.put(path, stream);
+    return this;
+  }
+
+  /**
+   * Serves {@code names}, files under {@code classpathDir} in the server's jar, at {@code
+   * contextPath} ({@code index.html} for the directory itself), read once here and held in
+   * memory. Not Jetty's {@code ResourceHandler}: serving from the jar makes Jetty mount the whole
+   * shaded jar as a file system, whose index of every entry stays on the heap (decision 68).
+   *
+   * @throws IllegalArgumentException when a file is not on the class path
+   */
+  public HttpEndpoint staticFiles(String contextPath, String classpathDir, List<String> names) {
+    for (String name : names) {
+      String resource = classpathDir + "/" + name;
+      try (java.io.InputStream in = HttpEndpoint.class.getClassLoader().getResourceAsStream(resource)) {
+        if (in == null) {
+          throw new IllegalArgumentException(resource + ": not on the class path");
+        }
+        String body = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        HttpResponse file = new HttpResponse(200, MimeTypes.DEFAULTS.getMimeByExtension(name) + ";charset=UTF-8", body);
+        route(contextPath + "/" + name, r -> file);
+        if (name.equals("index.html")) {
+          route(contextPath + "/", r -> file);
+        }
+      } catch (IOException e) {
+        throw new java.io.UncheckedIOException(resource + ": not readable", e);
+      }
+    }
+    redirect(contextPath, contextPath + "/");
+    return this;
+  }
+
+  /** Answers {@code GET path} with a redirect (302) to {@code location}. */
+  public HttpEndpoint redirect(String path, String location) {
+    redirects.put(path, location);
     return this;
   }
 
@@ -246,6 +284,11 @@ public final class HttpEndpoint implements AutoCloseable {
       active.incrementAndGet();
       Callback done = Callback.from(callback, HttpEndpoint.this::finished);
       String path = request.getHttpURI().getDecodedPath();
+      String location = redirects.get(path);
+      if (location != null && request.getMethod().equals("GET")) {
+        Response.sendRedirect(request, response, done, location);
+        return true;
+      }
       EventStream stream = streams.get(path);
       if (stream != null && !stopping) {
         openStream(stream, request, response, done);

@@ -177,6 +177,11 @@ class AdminApiTest {
     assertThat(refused.status()).isEqualTo(403);
     assertThat(refused.body().get("message").asText()).contains("viewer").contains("admin");
     assertThat(call("GET", "/roster/v1/admin/connections", null, reader).status()).isEqualTo(403);
+    JsonNode readerMay = call("GET", "/roster/v1/admin/permissions?namespaceId=public", null, reader).data();
+    assertThat(readerMay.get("identity").asText()).isEqualTo("viewer");
+    assertThat(readerMay.get("read").asBoolean()).isTrue();
+    assertThat(readerMay.get("admin").asBoolean()).isFalse();
+    assertThat(call("GET", "/roster/v1/admin/permissions", null, null).status()).isEqualTo(403);
     assertThat(call("GET", "/roster/v1/admin/connections", null, admin).data().get("totalCount").asInt()).isEqualTo(1);
   }
 
@@ -208,6 +213,27 @@ class AdminApiTest {
     assertThat(event.get("name").asText()).isEqualTo("orders");
     assertThat(event.get("kind").asText()).isEqualTo("registered");
     assertThat(event.get("revision").asLong()).isPositive();
+  }
+
+  @Test
+  void theConsoleIsServedAndNacosConsoleUrlsLeadToIt() throws Exception {
+    loopback.start();
+    String base = "http://127.0.0.1:" + loopback.server().httpPort();
+    for (String nacos : List.of("/nacos", "/nacos/", "/nacos/index.html", "/console")) {
+      var r = http.send(HttpRequest.newBuilder(URI.create(base + nacos)).build(), BodyHandlers.discarding());
+      assertThat(r.statusCode()).as(nacos).isIn(301, 302);
+      assertThat(r.headers().firstValue("Location")).as(nacos).hasValueSatisfying(l -> assertThat(l).endsWith("/console/"));
+    }
+    var index = http.send(HttpRequest.newBuilder(URI.create(base + "/console/")).build(), BodyHandlers.ofString());
+    assertThat(index.statusCode()).isEqualTo(200);
+    assertThat(index.headers().firstValue("Content-Type")).hasValue("text/html;charset=UTF-8");
+    assertThat(index.body()).contains("<title>Roster console</title>").contains("app.js");
+    var app = http.send(HttpRequest.newBuilder(URI.create(base + "/console/app.js")).build(), BodyHandlers.ofString());
+    assertThat(app.headers().firstValue("Content-Type")).hasValue("text/javascript;charset=UTF-8");
+    assertThat(http.send(HttpRequest.newBuilder(URI.create(base + "/console/missing.js")).build(),
+        BodyHandlers.discarding()).statusCode()).isEqualTo(404);
+    JsonNode me = get("/roster/v1/admin/permissions").data();
+    assertThat(me.get("admin").asBoolean()).isTrue();
   }
 
   private static List<String> names(JsonNode items) {

@@ -1,0 +1,363 @@
+// Roster console: a page over the admin API (docs/admin-api.md), following the registry's
+// change stream so that what it shows stays current without a refresh.
+
+const main = document.getElementById('main');
+const nsSelect = document.getElementById('namespace');
+const who = document.getElementById('who');
+const logoutButton = document.getElementById('logout');
+const statusLine = document.getElementById('status');
+
+const state = {
+  ns: sessionStorage.getItem('roster.ns') || 'public',
+  token: sessionStorage.getItem('roster.token') || '',
+  perms: null,
+  events: null,
+  refresh: null, // what the change stream re-renders: (event) => void
+  pending: null,
+};
+
+class ApiError extends Error {
+  constructor(status, message) {
+    super(message);
+    this.status = status;
+    this.login = status === 403 && /^accessToken: /.test(message || '');
+  }
+}
+
+async function api(method, path, params = {}) {
+  const query = new URLSearchParams(params);
+  const init = { method, headers: {} };
+  let url = path;
+  if (state.token) init.headers.Authorization = 'Bearer ' + state.token;
+  if (method === 'GET') {
+    if ([...query].length) url += '?' + query;
+  } else {
+    init.body = query;
+  }
+  const response = await fetch(url, init);
+  const text = await response.text();
+  let body;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = { code: response.status, message: text };
+  }
+  if (!response.ok || body.code !== 0) throw new ApiError(response.status, body.message);
+  return body.data;
+}
+
+const esc = (v) => String(v ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }[c]));
+
+function say(message) {
+  statusLine.textContent = message;
+  clearTimeout(say.timer);
+  say.timer = setTimeout(() => { statusLine.textContent = ''; }, 3000);
+}
+
+function failed(e) {
+  if (e instanceof ApiError && e.login) {
+    showLogin(e.message);
+    return;
+  }
+  say(e.message || String(e));
+}
+
+// --- login ---
+
+function showLogin(reason) {
+  closeEvents();
+  state.refresh = null;
+  who.textContent = '';
+  logoutButton.hidden = true;
+  main.innerHTML = `
+    <form class="login" id="login">
+      <h1>Log in to Roster</h1>
+      <label>User <input type="text" name="username" autocomplete="username" required></label>
+      <label>Password <input type="password" name="password" autocomplete="current-password" required></label>
+      <button class="primary" type="submit">Log in</button>
+      <p class="error" id="login-error">${state.token ? 'Your session has ended; log in again.' : ''}</p>
+    </form>`;
+  const form = document.getElementById('login');
+  form.username.focus();
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    const response = await fetch('/nacos/v1/auth/users/login?' + new URLSearchParams({ username: form.username.value }),
+      { method: 'POST', body: new URLSearchParams({ password: form.password.value }) });
+    if (!response.ok) {
+      document.getElementById('login-error').textContent = 'Wrong user or password.';
+      return;
+    }
+    const login = await response.json();
+    state.token = login.accessToken;
+    sessionStorage.setItem('roster.token', state.token);
+    route();
+  });
+}
+
+logoutButton.addEventListener('click', () => {
+  sessionStorage.removeItem('roster.token');
+  state.token = '';
+  state.perms = null;
+  showLogin('');
+});
+
+// --- the change stream ---
+
+function openEvents() {
+  closeEvents();
+  const params = new URLSearchParams({ namespaceId: state.ns });
+  if (state.token) params.set('accessToken', state.token);
+  const events = new EventSource('/roster/v1/admin/events?' + params);
+  events.addEventListener('service', (ev) => {
+    const change = JSON.parse(ev.data);
+    if (!state.refresh) return;
+    // Changes that come together are shown together.
+    clearTimeout(state.pending);
+    state.pending = setTimeout(() => state.refresh && state.refresh(change), 15);
+  });
+  state.events = events;
+}
+
+function closeEvents() {
+  if (state.events) state.events.close();
+  state.events = null;
+}
+
+// --- pages ---
+
+async function servicesPage(query) {
+  const search = query.get('q') || '';
+  const pageNo = Number(query.get('page') || '1');
+  main.innerHTML = `
+    <h1>Services</h1>
+    <form class="bar" id="search">
+      <input type="search" name="q" value="${esc(search)}" placeholder="Search services" aria-label="Search services">
+      <button type="submit">Search</button>
+      <span class="muted" id="count"></span>
+    </form>
+    <div class="table-wrap"><table>
+      <thead><tr><th>Service</th><th>Group</th><th class="num">Instances</th><th class="num">Healthy</th>
+        <th class="num">Subscribers</th><th>Protection</th></tr></thead>
+      <tbody id="rows"></tbody></table></div>
+    <div class="pager"><button id="prev">Previous</button><span id="page"></span><button id="next">Next</button></div>`;
+  document.getElementById('search').addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    location.hash = '#/services?' + new URLSearchParams({ q: ev.target.q.value });
+  });
+  const render = async () => {
+    const data = await api('GET', '/nacos/v3/admin/ns/service/list',
+      { namespaceId: state.ns, serviceNameParam: search, pageNo, pageSize: 20 });
+    document.getElementById('count').textContent = `${data.totalCount} services`;
+    document.getElementById('rows').innerHTML = data.pageItems.map((s) => `
+      <tr data-service="${esc(s.name)}">
+        <td><a href="#/service/${encodeURIComponent(s.groupName)}/${encodeURIComponent(s.name)}">${esc(s.name)}</a></td>
+        <td>${esc(s.groupName)}</td>
+        <td class="num">${s.ipCount}</td>
+        <td class="num">${s.healthyInstanceCount}</td>
+        <td class="num">${s.subscriberCount}</td>
+        <td>${s.triggerFlag ? '<span class="tag warn" title="Too few healthy instances: consumers get every instance">threshold fired</span>' : ''}</td>
+      </tr>`).join('') || '<tr><td colspan="6" class="muted">No services</td></tr>';
+    const pages = Math.max(1, data.pagesAvailable);
+    document.getElementById('page').textContent = `Page ${pageNo} of ${pages}`;
+    const go = (n) => { location.hash = '#/services?' + new URLSearchParams({ q: search, page: n }); };
+    const prev = document.getElementById('prev');
+    const next = document.getElementById('next');
+    prev.disabled = pageNo <= 1;
+    next.disabled = pageNo >= pages;
+    prev.onclick = () => go(pageNo - 1);
+    next.onclick = () => go(pageNo + 1);
+  };
+  state.refresh = () => render().catch(failed);
+  await render();
+}
+
+async function servicePage(group, name) {
+  const key = { namespaceId: state.ns, groupName: group, serviceName: name };
+  const admin = state.perms && state.perms.admin;
+  main.innerHTML = `
+    <p><a href="#/services">← Services</a></p>
+    <h1>${esc(name)} <span class="muted">${esc(group)}</span></h1>
+    <form class="settings" id="settings">
+      <label for="threshold">Protect threshold</label>
+      <input id="threshold" name="protectThreshold" type="number" min="0" max="1" step="0.05" ${admin ? '' : 'disabled'}>
+      <label for="metadata">Metadata (JSON)</label>
+      <textarea id="metadata" name="metadata" rows="2" ${admin ? '' : 'disabled'}></textarea>
+      <span></span><span>${admin ? '<button class="primary" type="submit">Save settings</button>' : ''} <span id="trigger"></span></span>
+    </form>
+    <h2>Instances</h2>
+    <div class="table-wrap"><table>
+      <thead><tr><th>Address</th><th>Cluster</th><th>Health</th><th>Traffic</th><th class="num">Weight</th>
+        <th>Metadata</th><th>Owner</th>${admin ? '<th>Actions</th>' : ''}</tr></thead>
+      <tbody id="instances"></tbody></table></div>
+    <h2>Subscribers</h2>
+    <div class="table-wrap"><table>
+      <thead><tr><th>Client</th><th>Address</th><th>Protocol</th><th class="num">Unacked pushes</th></tr></thead>
+      <tbody id="subscribers"></tbody></table></div>`;
+  const settings = document.getElementById('settings');
+  settings.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    try {
+      await api('PUT', '/nacos/v3/admin/ns/service',
+        { ...key, protectThreshold: settings.protectThreshold.value, metadata: settings.metadata.value || '{}' });
+      say('Settings saved');
+    } catch (e) { failed(e); }
+  });
+  const render = async (change) => {
+    let detail = null;
+    try {
+      detail = await api('GET', '/nacos/v3/admin/ns/service', key);
+    } catch (e) {
+      if (e.status !== 404) throw e;
+    }
+    if (detail && (!change || change.kind === 'settings' || document.activeElement?.form !== settings)) {
+      settings.protectThreshold.value = detail.protectThreshold;
+      settings.metadata.value = JSON.stringify(detail.metadata);
+    }
+    document.getElementById('trigger').innerHTML = detail && detail.triggerFlag
+      ? '<span class="tag warn">threshold fired: consumers get every instance</span>' : '';
+    const instances = await api('GET', '/nacos/v3/admin/ns/instance/list', key);
+    document.getElementById('instances').innerHTML = instances.map((i) => `
+      <tr data-instance="${esc(i.ip)}:${i.port}">
+        <td>${esc(i.ip)}:${i.port}</td>
+        <td>${esc(i.clusterName)}</td>
+        <td><span class="tag ${i.healthy ? 'ok' : 'bad'}">${i.healthy ? 'healthy' : 'unhealthy'}</span></td>
+        <td><span class="tag ${i.enabled ? 'ok' : 'bad'}">${i.enabled ? 'online' : 'offline'}</span></td>
+        <td class="num">${i.weight}</td>
+        <td><code>${esc(Object.entries(i.metadata).map(([k, v]) => k + '=' + v).join(', '))}</code></td>
+        <td>${esc(i.owner.kind)} <span class="muted">${esc(i.owner.id)}</span></td>
+        ${admin ? `<td>
+          <button data-action="${i.enabled ? 'offline' : 'online'}" data-ip="${esc(i.ip)}" data-port="${i.port}"
+            data-cluster="${esc(i.clusterName)}" class="${i.enabled ? 'danger' : ''}">${i.enabled ? 'Offline' : 'Online'}</button>
+          <input type="number" min="0" max="10000" step="0.1" value="${i.weight}" aria-label="Weight of ${esc(i.ip)}:${i.port}" style="width:5em">
+          <button data-action="weight" data-ip="${esc(i.ip)}" data-port="${i.port}" data-cluster="${esc(i.clusterName)}">Set weight</button>
+        </td>` : ''}
+      </tr>`).join('') || `<tr><td colspan="8" class="muted">No instances</td></tr>`;
+    const subs = await api('GET', '/nacos/v3/admin/ns/service/subscribers', { ...key, pageSize: 100 });
+    document.getElementById('subscribers').innerHTML = subs.pageItems.map((s) => `
+      <tr><td>${esc(s.clientId)}</td><td>${esc(s.address)}</td><td>${esc(s.protocol)}</td><td class="num">${s.unackedPushes}</td></tr>`)
+      .join('') || '<tr><td colspan="4" class="muted">No subscribers on this member</td></tr>';
+  };
+  document.getElementById('instances').addEventListener('click', async (ev) => {
+    const b = ev.target.closest('button[data-action]');
+    if (!b) return;
+    const instance = { ...key, ip: b.dataset.ip, port: b.dataset.port, clusterName: b.dataset.cluster };
+    try {
+      if (b.dataset.action === 'weight') {
+        await api('PUT', '/nacos/v3/admin/ns/instance', { ...instance, weight: b.previousElementSibling.value });
+      } else {
+        await api('PUT', '/nacos/v3/admin/ns/instance', { ...instance, enabled: b.dataset.action === 'online' });
+      }
+    } catch (e) { failed(e); }
+  });
+  state.refresh = (change) => {
+    if (!change || change.kind === 'restored' || (change.name === name && change.groupName === group)) {
+      render(change).catch(failed);
+    }
+  };
+  await render();
+}
+
+async function connectionsPage(query) {
+  const search = query.get('q') || '';
+  const pageNo = Number(query.get('page') || '1');
+  main.innerHTML = `
+    <h1>Connections</h1>
+    <form class="bar" id="search">
+      <input type="search" name="q" value="${esc(search)}" placeholder="Client, name, namespace or address" aria-label="Search connections">
+      <button type="submit">Search</button><span class="muted" id="count"></span>
+    </form>
+    <div class="table-wrap"><table>
+      <thead><tr><th>Client</th><th>Protocol</th><th>Address</th><th>Namespace</th><th class="num">Instances</th>
+        <th class="num">Subscriptions</th><th>Connected</th></tr></thead>
+      <tbody id="rows"></tbody></table></div>
+    <div class="pager"><button id="prev">Previous</button><span id="page"></span><button id="next">Next</button></div>`;
+  document.getElementById('search').addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    location.hash = '#/connections?' + new URLSearchParams({ q: ev.target.q.value });
+  });
+  const render = async () => {
+    const data = await api('GET', '/roster/v1/admin/connections', { search, pageNo, pageSize: 50 });
+    document.getElementById('count').textContent = `${data.totalCount} connections`;
+    document.getElementById('rows').innerHTML = data.pageItems.map((c) => `
+      <tr><td>${esc(c.clientId)} <span class="muted">${esc(c.clientName)} ${esc(c.clientVersion)}</span></td>
+        <td>${esc(c.protocol)}</td><td>${esc(c.address)}</td><td>${esc(c.namespace)}</td>
+        <td class="num">${c.instanceCount}</td><td class="num">${c.subscriptionCount}</td>
+        <td>${new Date(c.connectedAt).toLocaleString()}</td></tr>`).join('')
+      || '<tr><td colspan="7" class="muted">No connections</td></tr>';
+    const pages = Math.max(1, data.pagesAvailable);
+    document.getElementById('page').textContent = `Page ${pageNo} of ${pages}`;
+    const go = (n) => { location.hash = '#/connections?' + new URLSearchParams({ q: search, page: n }); };
+    document.getElementById('prev').disabled = pageNo <= 1;
+    document.getElementById('next').disabled = pageNo >= pages;
+    document.getElementById('prev').onclick = () => go(pageNo - 1);
+    document.getElementById('next').onclick = () => go(pageNo + 1);
+  };
+  state.refresh = () => render().catch(failed);
+  await render();
+}
+
+async function membersPage() {
+  main.innerHTML = `<h1>Members</h1><p id="writable"></p>
+    <div class="table-wrap"><table>
+      <thead><tr><th>Member</th><th>Role</th><th>Client address</th><th>Health</th><th class="num">Lag</th>
+        <th class="num">Last contact</th><th class="num">Sessions</th></tr></thead>
+      <tbody id="rows"></tbody></table></div>`;
+  const render = async () => {
+    const data = await api('GET', '/roster/v1/admin/members');
+    document.getElementById('writable').innerHTML = data.writable ? '<span class="tag ok">takes writes</span>'
+      : `<span class="tag bad">read-only</span> ${esc(data.unwritableReason)}`;
+    document.getElementById('rows').innerHTML = data.members.map((m) => `
+      <tr><td>${esc(m.id)}${m.self ? ' <span class="muted">(this member)</span>' : ''}</td><td>${esc(m.role)}</td>
+        <td>${esc(m.clientAddress)}</td><td><span class="tag ${m.down ? 'bad' : 'ok'}">${m.down ? 'down' : 'up'}</span></td>
+        <td class="num">${m.lag ?? ''}</td><td class="num">${m.lastContactMs == null ? '' : m.lastContactMs + ' ms'}</td>
+        <td class="num">${m.sessions ?? ''}</td></tr>`).join('');
+  };
+  state.refresh = null;
+  await render();
+}
+
+// --- routing ---
+
+async function loadNamespaces() {
+  let names = [state.ns];
+  try {
+    names = (await api('GET', '/roster/v1/admin/namespaces')).map((n) => n.namespace);
+  } catch (e) {
+    if (e.login) throw e;
+  }
+  if (!names.includes(state.ns)) names.unshift(state.ns);
+  nsSelect.innerHTML = names.map((n) => `<option ${n === state.ns ? 'selected' : ''}>${esc(n)}</option>`).join('');
+}
+
+nsSelect.addEventListener('change', () => {
+  state.ns = nsSelect.value;
+  sessionStorage.setItem('roster.ns', state.ns);
+  state.perms = null;
+  location.hash = '#/services';
+  route();
+});
+
+async function route() {
+  const [path, search] = (location.hash.slice(1) || '/services').split('?');
+  const query = new URLSearchParams(search || '');
+  const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
+  document.querySelectorAll('nav a').forEach((a) => a.classList.toggle('active', a.dataset.nav === (parts[0] === 'service' ? 'services' : parts[0])));
+  try {
+    if (!state.perms) {
+      state.perms = await api('GET', '/roster/v1/admin/permissions', { namespaceId: state.ns });
+      who.textContent = state.perms.identity ? 'Signed in as ' + state.perms.identity : '';
+      logoutButton.hidden = !state.token;
+      await loadNamespaces();
+    }
+    if (!state.events) openEvents();
+    if (parts[0] === 'service' && parts.length === 3) await servicePage(parts[1], parts[2]);
+    else if (parts[0] === 'connections') await connectionsPage(query);
+    else if (parts[0] === 'members') await membersPage();
+    else await servicesPage(query);
+  } catch (e) {
+    failed(e);
+  }
+}
+
+window.addEventListener('hashchange', route);
+route();
