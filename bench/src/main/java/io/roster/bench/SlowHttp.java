@@ -39,7 +39,7 @@ final class SlowHttp {
     int clients = args.size("slowhttp-clients");
     int seconds = args.size("slowhttp-seconds");
     Result r = new Result("slowhttp", String.format("Slow HTTP clients: %d connections trickling a byte a second "
-        + "(half in their headers, half in their body, reopened when closed); HTTP GETs and gRPC calls beside them, "
+        + "(half in their headers, half in a 60,000-byte body, reopened when closed); HTTP GETs and gRPC calls beside them, "
         + "%d s alone then %d s with them", clients, seconds, seconds));
     int port;
     do {
@@ -167,7 +167,7 @@ final class SlowHttp {
       String start = i % 2 == 0
           ? "GET /nacos/v1/ns/operator/metrics HTTP/1.1\r\nHost: roster\r\nX-Slow: "
           : "POST /nacos/v1/ns/instance HTTP/1.1\r\nHost: roster\r\nContent-Type: application/x-www-form-urlencoded\r\n"
-              + "Content-Length: 100000\r\n\r\nserviceName=";
+              + "Content-Length: 60000\r\n\r\nserviceName=";
       c.write(ByteBuffer.wrap(start.getBytes(StandardCharsets.US_ASCII)));
       open.set(i, c);
       openedAt.set(i, System.nanoTime());
