@@ -3,6 +3,9 @@ MVN      ?= ./mvnw -B
 JAVA     ?= java
 ARGS     ?=
 BUF_VERSION := 1.75.0
+# playwright-core drives Debian's chromium in the console's browser test (ConsoleBrowserTest).
+PLAYWRIGHT_VERSION := 1.65.2
+PLAYWRIGHT := $(CURDIR)/.tools/node_modules/playwright-core/index.mjs
 BUF      := $(CURDIR)/.tools/node_modules/.bin/buf
 JAR      := server/target/roster-server.jar
 # Class-data-sharing archive of the server's startup classes: a shorter start to SERVING (docs/benchmarks.md).
@@ -52,13 +55,14 @@ cluster-up:
 cluster-down:
 	$(DOCKER_COMPOSE) -f docker/docker-compose.yml down
 
-## tools: install buf (proto lint, buf curl) under .tools/ when npm is available
+## tools: install buf (proto lint, buf curl) and playwright-core (the console's browser test) under .tools/ when npm is available
 tools:
-	@if [ -x "$(BUF)" ]; then :; \
+	@if [ -x "$(BUF)" ] && [ -f "$(PLAYWRIGHT)" ]; then :; \
 	elif command -v npm >/dev/null 2>&1; then \
-	  echo "Installing @bufbuild/buf $(BUF_VERSION) into .tools/"; \
-	  npm install --silent --no-audit --no-fund --prefix .tools @bufbuild/buf@$(BUF_VERSION) >/dev/null; \
-	else echo "npm not found: buf lint and the buf curl test will be skipped"; fi
+	  echo "Installing @bufbuild/buf $(BUF_VERSION) and playwright-core $(PLAYWRIGHT_VERSION) into .tools/"; \
+	  npm install --silent --no-audit --no-fund --prefix .tools @bufbuild/buf@$(BUF_VERSION) \
+	    playwright-core@$(PLAYWRIGHT_VERSION) >/dev/null; \
+	else echo "npm not found: buf lint, the buf curl test and the console's browser test will be skipped"; fi
 
 ## lint: buf lint over the protos
 lint: tools

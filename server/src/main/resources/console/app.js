@@ -320,10 +320,8 @@ async function membersPage() {
 
 async function loadNamespaces() {
   let names = [state.ns];
-  try {
+  if (state.perms && state.perms.serverAdmin) {
     names = (await api('GET', '/roster/v1/admin/namespaces')).map((n) => n.namespace);
-  } catch (e) {
-    if (e.login) throw e;
   }
   if (!names.includes(state.ns)) names.unshift(state.ns);
   nsSelect.innerHTML = names.map((n) => `<option ${n === state.ns ? 'selected' : ''}>${esc(n)}</option>`).join('');

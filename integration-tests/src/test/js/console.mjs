@@ -1,0 +1,91 @@
+// The console in a headless Chromium, driven by ConsoleBrowserTest: node console.mjs MODE BASE_URL SHOT_DIR.
+// Prints a line per step ("STEP ..."); waits for the test's lines on stdin where the test must act
+// (register, kill...); ends with "ERRORS [...]" (the browser's console errors) and "DONE".
+import readline from 'node:readline';
+import { pathToFileURL } from 'node:url';
+
+// playwright-core as `make tools` installs it under .tools/ (the test gives its path).
+const { chromium } = await import(pathToFileURL(process.env.ROSTER_PLAYWRIGHT).href);
+
+const [mode, base, shots] = process.argv.slice(2);
+const lines = readline.createInterface({ input: process.stdin });
+const waiting = [];
+const received = [];
+lines.on('line', (l) => { const w = waiting.shift(); if (w) w(l); else received.push(l); });
+const next = () => new Promise((resolve) => { const l = received.shift(); if (l !== undefined) resolve(l); else waiting.push(resolve); });
+const expect = async (word) => { const l = await next(); if (l !== word) throw new Error(`expected ${word} from the test, got ${l}`); };
+const step = (s) => console.log('STEP ' + s);
+
+const browser = await chromium.launch({
+  executablePath: process.env.ROSTER_CHROMIUM || '/usr/bin/chromium',
+  args: ['--headless', '--no-sandbox', '--disable-gpu'],
+});
+const errors = [];
+try {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  // Refusals the page expects (logging in, a reader's 403) are the browser's network log, not errors.
+  page.on('console', (m) => {
+    if (m.type() === 'error' && !/^Failed to load resource: the server responded with a status of 403/.test(m.text())) {
+      errors.push(m.text());
+    }
+  });
+  page.on('pageerror', (e) => errors.push(String(e)));
+  page.setDefaultTimeout(15000);
+
+  if (mode === 'path') {
+    // The Nacos getting-started path: the URL Nacos users know, then everything live.
+    await page.goto(base + '/nacos/index.html');
+    await page.waitForSelector('#rows');
+    step('READY');
+    await expect('REGISTERED');
+    await page.waitForSelector('tr[data-service="orders"]'); // no reload: the change stream
+    await page.screenshot({ path: shots + '/services.png' });
+    step('SEEN orders');
+    await page.keyboard.press('Tab'); // the list can be reached from the keyboard
+    await page.click('a:text-is("orders")');
+    await page.waitForSelector('tr[data-instance="10.0.0.1:8080"] button[data-action="offline"]');
+    await page.click('tr[data-instance="10.0.0.1:8080"] button[data-action="offline"]');
+    await page.waitForSelector('tr[data-instance="10.0.0.1:8080"] button[data-action="online"]');
+    step('OFFLINE');
+    await expect('GO');
+    await page.click('tr[data-instance="10.0.0.1:8080"] button[data-action="online"]');
+    await page.waitForSelector('tr[data-instance="10.0.0.1:8080"] button[data-action="offline"]');
+    step('ONLINE');
+    await expect('PROVIDER');
+    await page.waitForSelector('tr[data-instance="10.0.0.2:9090"]');
+    await page.screenshot({ path: shots + '/service.png' });
+    step('SEEN 10.0.0.2');
+    await expect('KILLED');
+    await page.waitForSelector('tr[data-instance="10.0.0.2:9090"]', { state: 'detached', timeout: 60000 });
+    step('GONE 10.0.0.2');
+    await page.setViewportSize({ width: 390, height: 844 }); // a phone
+    await page.click('a:text-is("Connections")');
+    await page.waitForSelector('#rows tr');
+    await page.screenshot({ path: shots + '/connections-phone.png' });
+    step('PHONE');
+  } else if (mode === 'auth') {
+    await page.goto(base + '/console/');
+    await page.waitForSelector('#login');
+    await page.fill('input[name=username]', 'viewer');
+    await page.fill('input[name=password]', 'not the password');
+    await page.click('button[type=submit]');
+    await page.waitForSelector('#login-error:text("Wrong user or password.")');
+    step('REFUSED');
+    await page.fill('input[name=password]', process.env.ROSTER_VIEWER_PASSWORD);
+    await page.click('button[type=submit]');
+    await page.waitForSelector('tr[data-service="orders"]');
+    await page.click('a:text-is("orders")');
+    await page.waitForSelector('tr[data-instance="10.0.0.1:8080"]');
+    const buttons = await page.locator('button[data-action]').count();
+    const saves = await page.locator('#settings button[type=submit]').count();
+    step(`VIEWER buttons=${buttons} saves=${saves}`);
+    await page.click('#logout');
+    await page.waitForSelector('#login');
+    step('LOGGED OUT');
+  }
+} finally {
+  console.log('ERRORS ' + JSON.stringify(errors));
+  await browser.close();
+  console.log('DONE');
+  lines.close();
+}
