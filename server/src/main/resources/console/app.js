@@ -125,29 +125,45 @@ function closeEvents() {
 
 // --- pages ---
 
-async function servicesPage(query) {
-  const search = query.get('q') || '';
-  const pageNo = Number(query.get('page') || '1');
+// A page of rows with a search box and a pager, at #/ROUTE?q=...&page=N.
+function listPage(route, title, search, placeholder, headers) {
   main.innerHTML = `
-    <h1>Services</h1>
+    <h1>${title}</h1>
     <form class="bar" id="search">
-      <input type="search" name="q" value="${esc(search)}" placeholder="Search services" aria-label="Search services">
+      <input type="search" name="q" value="${esc(search)}" placeholder="${placeholder}" aria-label="${placeholder}">
       <button type="submit">Search</button>
       <span class="muted" id="count"></span>
     </form>
-    <div class="table-wrap"><table>
-      <thead><tr><th>Service</th><th>Group</th><th class="num">Instances</th><th class="num">Healthy</th>
-        <th class="num">Subscribers</th><th>Protection</th></tr></thead>
-      <tbody id="rows"></tbody></table></div>
+    <div class="table-wrap"><table><thead><tr>${headers}</tr></thead><tbody id="rows"></tbody></table></div>
     <div class="pager"><button id="prev">Previous</button><span id="page"></span><button id="next">Next</button></div>`;
   document.getElementById('search').addEventListener('submit', (ev) => {
     ev.preventDefault();
-    location.hash = '#/services?' + new URLSearchParams({ q: ev.target.q.value });
+    location.hash = `#/${route}?` + new URLSearchParams({ q: ev.target.q.value });
   });
+}
+
+function showPager(route, search, pageNo, data, noun) {
+  document.getElementById('count').textContent = `${data.totalCount} ${noun}`;
+  const pages = Math.max(1, data.pagesAvailable);
+  document.getElementById('page').textContent = `Page ${pageNo} of ${pages}`;
+  const go = (n) => { location.hash = `#/${route}?` + new URLSearchParams({ q: search, page: n }); };
+  const prev = document.getElementById('prev');
+  const next = document.getElementById('next');
+  prev.disabled = pageNo <= 1;
+  next.disabled = pageNo >= pages;
+  prev.onclick = () => go(pageNo - 1);
+  next.onclick = () => go(pageNo + 1);
+}
+
+async function servicesPage(query) {
+  const search = query.get('q') || '';
+  const pageNo = Number(query.get('page') || '1');
+  listPage('services', 'Services', search, 'Search services',
+    '<th>Service</th><th>Group</th><th class="num">Instances</th><th class="num">Healthy</th>'
+    + '<th class="num">Subscribers</th><th>Protection</th>');
   const render = async () => {
     const data = await api('GET', '/nacos/v3/admin/ns/service/list',
       { namespaceId: state.ns, serviceNameParam: search, pageNo, pageSize: 20 });
-    document.getElementById('count').textContent = `${data.totalCount} services`;
     document.getElementById('rows').innerHTML = data.pageItems.map((s) => `
       <tr data-service="${esc(s.name)}">
         <td><a href="#/service/${encodeURIComponent(s.groupName)}/${encodeURIComponent(s.name)}">${esc(s.name)}</a></td>
@@ -157,15 +173,7 @@ async function servicesPage(query) {
         <td class="num">${s.subscriberCount}</td>
         <td>${s.triggerFlag ? '<span class="tag warn" title="Too few healthy instances: consumers get every instance">threshold fired</span>' : ''}</td>
       </tr>`).join('') || '<tr><td colspan="6" class="muted">No services</td></tr>';
-    const pages = Math.max(1, data.pagesAvailable);
-    document.getElementById('page').textContent = `Page ${pageNo} of ${pages}`;
-    const go = (n) => { location.hash = '#/services?' + new URLSearchParams({ q: search, page: n }); };
-    const prev = document.getElementById('prev');
-    const next = document.getElementById('next');
-    prev.disabled = pageNo <= 1;
-    next.disabled = pageNo >= pages;
-    prev.onclick = () => go(pageNo - 1);
-    next.onclick = () => go(pageNo + 1);
+    showPager('services', search, pageNo, data, 'services');
   };
   state.refresh = () => render().catch(failed);
   await render();
@@ -260,37 +268,18 @@ async function servicePage(group, name) {
 async function connectionsPage(query) {
   const search = query.get('q') || '';
   const pageNo = Number(query.get('page') || '1');
-  main.innerHTML = `
-    <h1>Connections</h1>
-    <form class="bar" id="search">
-      <input type="search" name="q" value="${esc(search)}" placeholder="Client, name, namespace or address" aria-label="Search connections">
-      <button type="submit">Search</button><span class="muted" id="count"></span>
-    </form>
-    <div class="table-wrap"><table>
-      <thead><tr><th>Client</th><th>Protocol</th><th>Address</th><th>Namespace</th><th class="num">Instances</th>
-        <th class="num">Subscriptions</th><th>Connected</th></tr></thead>
-      <tbody id="rows"></tbody></table></div>
-    <div class="pager"><button id="prev">Previous</button><span id="page"></span><button id="next">Next</button></div>`;
-  document.getElementById('search').addEventListener('submit', (ev) => {
-    ev.preventDefault();
-    location.hash = '#/connections?' + new URLSearchParams({ q: ev.target.q.value });
-  });
+  listPage('connections', 'Connections', search, 'Client, name, namespace or address',
+    '<th>Client</th><th>Protocol</th><th>Address</th><th>Namespace</th><th class="num">Instances</th>'
+    + '<th class="num">Subscriptions</th><th>Connected</th>');
   const render = async () => {
     const data = await api('GET', '/roster/v1/admin/connections', { search, pageNo, pageSize: 50 });
-    document.getElementById('count').textContent = `${data.totalCount} connections`;
     document.getElementById('rows').innerHTML = data.pageItems.map((c) => `
       <tr><td>${esc(c.clientId)} <span class="muted">${esc(c.clientName)} ${esc(c.clientVersion)}</span></td>
         <td>${esc(c.protocol)}</td><td>${esc(c.address)}</td><td>${esc(c.namespace)}</td>
         <td class="num">${c.instanceCount}</td><td class="num">${c.subscriptionCount}</td>
         <td>${new Date(c.connectedAt).toLocaleString()}</td></tr>`).join('')
       || '<tr><td colspan="7" class="muted">No connections</td></tr>';
-    const pages = Math.max(1, data.pagesAvailable);
-    document.getElementById('page').textContent = `Page ${pageNo} of ${pages}`;
-    const go = (n) => { location.hash = '#/connections?' + new URLSearchParams({ q: search, page: n }); };
-    document.getElementById('prev').disabled = pageNo <= 1;
-    document.getElementById('next').disabled = pageNo >= pages;
-    document.getElementById('prev').onclick = () => go(pageNo - 1);
-    document.getElementById('next').onclick = () => go(pageNo + 1);
+    showPager('connections', search, pageNo, data, 'connections');
   };
   state.refresh = () => render().catch(failed);
   await render();
