@@ -58,6 +58,12 @@ try {
     await expect('KILLED');
     await page.waitForSelector('tr[data-instance="10.0.0.2:9090"]', { state: 'detached', timeout: 60000 });
     step('GONE 10.0.0.2');
+    // Drain with confirmation: the Nacos subscriber acknowledges, and the page says so.
+    page.once('dialog', (d) => d.accept());
+    await page.click('tr[data-instance="10.0.0.1:8080"] button[data-action="drain"]');
+    await page.waitForSelector('#drain:text("Drained 10.0.0.1:8080: all 1 subscriber acknowledged.")');
+    await page.screenshot({ path: shots + '/drain.png' });
+    step('DRAINED');
     await page.setViewportSize({ width: 390, height: 844 }); // a phone
     await page.click('a:text-is("Connections")');
     await page.waitForSelector('#rows tr');

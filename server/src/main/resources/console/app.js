@@ -13,6 +13,9 @@ const state = {
   perms: null,
   events: null,
   refresh: null, // what the change stream re-renders: (event) => void
+  onDrain: null, // what shows a drain's progress: (drain) => void
+  drains: new Map(), // the last event of each drain, by id
+  drainId: null, // the drain this page started
   pending: null,
 };
 
@@ -115,6 +118,11 @@ function openEvents() {
     clearTimeout(state.pending);
     state.pending = setTimeout(() => state.refresh && state.refresh(change), 15);
   });
+  events.addEventListener('drain', (ev) => {
+    const drain = JSON.parse(ev.data);
+    state.drains.set(drain.id, drain);
+    if (state.onDrain) state.onDrain(drain);
+  });
   state.events = events;
 }
 
@@ -193,6 +201,7 @@ async function servicePage(group, name) {
       <span></span><span>${admin ? '<button class="primary" type="submit">Save settings</button>' : ''} <span id="trigger"></span></span>
     </form>
     <h2>Instances</h2>
+    <p id="drain" role="status"></p>
     <div class="table-wrap"><table>
       <thead><tr><th>Address</th><th>Cluster</th><th>Health</th><th>Traffic</th><th class="num">Weight</th>
         <th>Metadata</th><th>Owner</th>${admin ? '<th>Actions</th>' : ''}</tr></thead>
@@ -236,6 +245,8 @@ async function servicePage(group, name) {
         ${admin ? `<td>
           <button data-action="${i.enabled ? 'offline' : 'online'}" data-ip="${esc(i.ip)}" data-port="${i.port}"
             data-cluster="${esc(i.clusterName)}" class="${i.enabled ? 'danger' : ''}">${i.enabled ? 'Offline' : 'Online'}</button>
+          ${i.enabled ? `<button data-action="drain" data-ip="${esc(i.ip)}" data-port="${i.port}"
+            data-cluster="${esc(i.clusterName)}">Drain</button>` : ''}
           <input type="number" min="0" max="10000" step="0.1" value="${i.weight}" aria-label="Weight of ${esc(i.ip)}:${i.port}" style="width:5em">
           <button data-action="weight" data-ip="${esc(i.ip)}" data-port="${i.port}" data-cluster="${esc(i.clusterName)}">Set weight</button>
         </td>` : ''}
@@ -250,13 +261,38 @@ async function servicePage(group, name) {
     if (!b) return;
     const instance = { ...key, ip: b.dataset.ip, port: b.dataset.port, clusterName: b.dataset.cluster };
     try {
-      if (b.dataset.action === 'weight') {
+      if (b.dataset.action === 'drain') {
+        const where = `${instance.ip}:${instance.port}`;
+        if (!confirm(`Drain ${where}? It goes out of traffic now, and this page waits until every subscriber has acknowledged.`)) return;
+        const drain = await api('POST', '/roster/v1/admin/drain', instance);
+        document.getElementById('drain').textContent = `Draining ${where}…`;
+        state.drainId = drain.id;
+        const seen = state.drains.get(drain.id); // its events may have come before the answer
+        if (seen) state.onDrain(seen);
+      } else if (b.dataset.action === 'weight') {
         await api('PUT', '/nacos/v3/admin/ns/instance', { ...instance, weight: b.previousElementSibling.value });
       } else {
         await api('PUT', '/nacos/v3/admin/ns/instance', { ...instance, enabled: b.dataset.action === 'online' });
       }
     } catch (e) { failed(e); }
   });
+  state.onDrain = (d) => {
+    if (d.id !== state.drainId) return;
+    const where = `${d.ip}:${d.port}`;
+    const line = document.getElementById('drain');
+    if (!line) return;
+    if (d.state === 'started' || d.state === 'acked') {
+      line.textContent = `Draining ${where}: ${d.acked} of ${d.notified} subscribers acknowledged…`;
+    } else if (d.state === 'done') {
+      line.textContent = d.acked === d.notified
+        ? `Drained ${where}: all ${d.notified} subscriber${d.notified === 1 ? '' : 's'} acknowledged.`
+        : `Drained ${where}: ${d.acked} of ${d.notified} acknowledged; ${d.timedOut} did not in time, ${d.disconnected} went away.`;
+    } else if (d.state === 'not-registered') {
+      line.textContent = `${where} is not registered.`;
+    } else if (d.state === 'failed') {
+      line.textContent = `Drain of ${where} failed: ${d.message}`;
+    }
+  };
   state.refresh = (change) => {
     if (!change || change.kind === 'restored' || (change.name === name && change.groupName === group)) {
       render(change).catch(failed);

@@ -103,6 +103,8 @@ class ConsoleBrowserTest {
     provider.kill9();
     browser.send("KILLED");
     browser.await("GONE 10.0.0.2");
+    browser.await("DRAINED");
+    await().atMost(Timing.seconds(15)).until(() -> seen.get().isEmpty());
     browser.await("PHONE");
     browser.finished();
   }

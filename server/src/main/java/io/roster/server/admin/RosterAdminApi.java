@@ -3,8 +3,12 @@ package io.roster.server.admin;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import io.roster.server.auth.Audit;
 import io.roster.server.auth.Grant;
 import io.roster.server.auth.Permission;
+import io.roster.server.auth.Principal;
 import io.roster.server.cluster.Members;
 import io.roster.server.http.EventSink;
 import io.roster.server.http.HttpCallers;
@@ -13,30 +17,38 @@ import io.roster.server.http.HttpException;
 import io.roster.server.http.HttpRequest;
 import io.roster.server.http.HttpResponse;
 import io.roster.server.http.JsonEnvelope;
+import io.roster.server.model.InstanceKey;
 import io.roster.server.model.Names;
 import io.roster.server.model.RegistryException;
 import io.roster.server.model.ServiceKey;
+import io.roster.server.nacos.NacosHttpApi;
 import io.roster.server.naming.ConnectionPages;
+import io.roster.server.naming.DrainTimeouts;
 import io.roster.server.registry.Change;
 import io.roster.server.registry.Registry;
 import io.roster.server.session.Session;
 import io.roster.server.session.SessionInfo;
 import io.roster.server.session.SessionManager;
+import java.time.Duration;
 import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArraySet;
+import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
 
 /**
  * What Roster's admin API adds to Nacos's ({@code /roster/v1/admin/...}): namespaces with their
  * counts, the cluster's members (role, lag, sessions), this member's connections, paged and
- * searchable, and a stream of the registry's changes for pages that follow it live. The same envelope as the Nacos-shaped routes ({@link JsonEnvelope}); every route
- * needs {@code admin} on every namespace (docs/admin-api.md). Thread-safe.
+ * searchable, a drain whose progress a page can follow, and a stream of the registry's changes
+ * for pages that follow it live. The same envelope as the Nacos-shaped routes ({@link
+ * JsonEnvelope}); what each route needs is in docs/admin-api.md. Thread-safe.
  */
 public final class RosterAdminApi {
 
   /** The path prefix. */
   public static final String PATH = "/roster/v1/admin";
+  /** How long a finished drain's state is kept for {@code GET /drain}. */
+  static final Duration DRAIN_KEPT = Duration.ofMinutes(10);
   /** The path of the change stream. */
   public static final String EVENTS = PATH + "/events";
   /** The largest page of connections. */
@@ -49,6 +61,10 @@ public final class RosterAdminApi {
   private final @Nullable Members cluster;
   private final HttpCallers callers;
   private final Set<Follower> followers = new CopyOnWriteArraySet<>();
+  /** Drains started here, by id: their last state, for a while (Caffeine: bounded and expiring). */
+  private final Cache<String, ObjectNode> drains = Caffeine.newBuilder().maximumSize(1000)
+      .expireAfterWrite(DRAIN_KEPT).build();
+  private final AtomicLong drainIds = new AtomicLong();
 
   /**
    * @param cluster the cluster as this member sees it, or null when standalone
@@ -108,6 +124,13 @@ public final class RosterAdminApi {
   HttpResponse answer(HttpRequest r) {
     String route = r.path().substring(PATH.length());
     try {
+      if (route.equals("/drain")) {
+        return JsonEnvelope.ok(switch (r.method()) {
+          case "POST" -> startDrain(r);
+          case "GET" -> drain(r);
+          default -> throw new HttpException(405, r.method() + " " + r.path() + " is not served (expected: GET, POST)");
+        });
+      }
       if (!r.method().equals("GET")) {
         throw new HttpException(405, r.method() + " " + r.path() + " is not served (expected: GET)");
       }
@@ -126,6 +149,88 @@ public final class RosterAdminApi {
       return JsonEnvelope.error(new HttpException(400, e.getMessage()));
     } catch (HttpException e) {
       return JsonEnvelope.error(e);
+    }
+  }
+
+  // --- drain ---
+
+  /**
+   * POST /drain: takes an instance out of traffic and waits, up to {@code timeoutMs}, for every
+   * subscriber to acknowledge; answers at once with the drain's {@code id}. Its progress comes as
+   * {@code drain} events on the namespace's stream and from {@code GET /drain?id=}: {@code
+   * state} {@code started} (with {@code notified}, the subscribers pushed), {@code acked}, then
+   * {@code done} (with {@code acked}, {@code timedOut}, {@code disconnected}), or {@code
+   * not-registered} or {@code failed}. Needs {@code admin} on the service.
+   */
+  private JsonNode startDrain(HttpRequest r) {
+    ServiceKey service = NacosHttpApi.service(r);
+    InstanceKey key = NacosHttpApi.instanceKey(r);
+    Principal who = callers.check(r, Permission.ADMIN, service);
+    String timeoutText = r.param("timeoutMs", "");
+    long timeoutMs;
+    try {
+      timeoutMs = timeoutText.isEmpty() ? 0 : Long.parseLong(timeoutText.trim());
+    } catch (NumberFormatException e) {
+      throw HttpException.badParameter("timeoutMs", timeoutText, "milliseconds, 0 for the default");
+    }
+    Duration timeout = DrainTimeouts.timeout("timeoutMs", timeoutMs);
+    String id = "drain-" + drainIds.incrementAndGet();
+    ObjectNode state = JsonEnvelope.JSON.createObjectNode();
+    state.put("id", id);
+    state.put("namespaceId", service.namespace());
+    state.put("groupName", service.group());
+    state.put("serviceName", service.name());
+    state.put("ip", key.ip());
+    state.put("port", key.port());
+    state.put("clusterName", key.cluster());
+    drains.put(id, state.deepCopy().put("state", "starting"));
+    sessions.drainInstance(service, key, timeout, new SessionManager.DrainProgress() {
+      @Override
+      public void started(int notified) {
+        tell(service, state.deepCopy().put("state", "started").put("notified", notified).put("acked", 0));
+      }
+
+      @Override
+      public void acked(int acked) {
+        ObjectNode last = drains.getIfPresent(id);
+        tell(service, state.deepCopy().put("state", "acked")
+            .put("notified", last == null ? 0 : last.path("notified").asInt()).put("acked", acked));
+      }
+    }).whenComplete((counts, failed) -> {
+      Audit.log(who, "DrainInstance(admin)", service + " " + key, "", failed != null
+          ? String.valueOf(failed.getMessage()) : counts == null ? "not registered" : "ok (" + counts + ")");
+      if (failed != null) {
+        tell(service, state.deepCopy().put("state", "failed").put("message", String.valueOf(failed.getMessage())));
+      } else if (counts == null) {
+        tell(service, state.deepCopy().put("state", "not-registered"));
+      } else {
+        tell(service, state.deepCopy().put("state", "done").put("notified", counts.notified())
+            .put("acked", counts.acked()).put("timedOut", counts.timedOut()).put("disconnected", counts.disconnected()));
+      }
+    });
+    return state.put("state", "starting");
+  }
+
+  /** GET /drain?id=: a drain's last state (kept 10 minutes after it last changed). */
+  private JsonNode drain(HttpRequest r) {
+    String id = r.required("id");
+    ObjectNode state = drains.getIfPresent(id);
+    if (state == null) {
+      throw new HttpException(404, "no drain " + id + " (a drain's state is kept " + DRAIN_KEPT.toMinutes()
+          + " minutes)");
+    }
+    callers.check(r, Permission.READ, ServiceKey.of(state.path("namespaceId").asText(),
+        state.path("groupName").asText(), state.path("serviceName").asText()));
+    return state;
+  }
+
+  private void tell(ServiceKey service, ObjectNode state) {
+    drains.put(state.path("id").asText(), state);
+    String data = state.toString();
+    for (Follower f : followers) {
+      if (f.namespace().equals(service.namespace())) {
+        f.sink().send("drain", data);
+      }
     }
   }
 

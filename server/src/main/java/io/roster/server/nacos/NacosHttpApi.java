@@ -388,7 +388,8 @@ public final class NacosHttpApi {
   // --- parameters ---
 
   /** The service a request names: {@code namespaceId}, {@code groupName}, {@code serviceName} (may be {@code group@@name}). */
-  static ServiceKey service(HttpRequest r) {
+  /** The service a request names: {@code namespaceId}, {@code groupName}, {@code serviceName}; 400 naming a bad one. */
+  public static ServiceKey service(HttpRequest r) {
     return service(r, "");
   }
 
@@ -443,7 +444,8 @@ public final class NacosHttpApi {
     }
   }
 
-  static InstanceKey instanceKey(HttpRequest r) {
+  /** The instance a request names: {@code ip}, {@code port}, {@code clusterName}; 400 naming a bad one. */
+  public static InstanceKey instanceKey(HttpRequest r) {
     String ip = r.required("ip");
     int port = port(r);
     String cluster = r.param("clusterName", r.param("cluster", Names.DEFAULT_CLUSTER));

@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.IntConsumer;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -34,7 +35,17 @@ public final class AckCollector {
   /** Starts waiting for {@code acks}; the future completes within {@code timeout}. */
   public static CompletableFuture<Counts> collect(List<CompletableFuture<Boolean>> acks, Duration timeout,
       Scheduler scheduler) {
+    return collect(acks, timeout, scheduler, acked -> { });
+  }
+
+  /**
+   * The same, telling {@code onAck} how many have acked so far each time one more has (on the
+   * scheduler's thread, before the result completes).
+   */
+  public static CompletableFuture<Counts> collect(List<CompletableFuture<Boolean>> acks, Duration timeout,
+      Scheduler scheduler, IntConsumer onAck) {
     AckCollector c = new AckCollector(List.copyOf(acks));
+    AtomicInteger acked = new AtomicInteger();
     if (acks.isEmpty()) {
       c.finish();
       return c.result;
@@ -44,6 +55,10 @@ public final class AckCollector {
     }
     for (CompletableFuture<Boolean> f : c.acks) {
       f.whenComplete((ok, error) -> {
+        if (Boolean.TRUE.equals(ok)) {
+          int n = acked.incrementAndGet();
+          scheduler.execute(() -> onAck.accept(n));
+        }
         if (c.remaining.decrementAndGet() == 0) {
           // Possibly under a push queue's lock: hand over to the scheduler.
           scheduler.execute(c::finish);

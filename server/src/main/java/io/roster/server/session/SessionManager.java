@@ -197,12 +197,31 @@ public final class SessionManager {
    * when there is no such instance.
    */
   public CompletableFuture<AckCollector.Counts> drainInstance(ServiceKey service, InstanceKey key, Duration timeout) {
+    return drainInstance(service, key, timeout, DrainProgress.NONE);
+  }
+
+  /** What a drain tells as it goes, for a page that shows it live. */
+  public interface DrainProgress {
+    DrainProgress NONE = new DrainProgress() {};
+
+    /** The instance is out of traffic, and {@code notified} subscribers were pushed the change. */
+    default void started(int notified) {}
+
+    /** {@code acked} of them have acknowledged so far. */
+    default void acked(int acked) {}
+  }
+
+  /** The same, telling {@code progress} as the drain goes. */
+  public CompletableFuture<AckCollector.Counts> drainInstance(ServiceKey service, InstanceKey key, Duration timeout,
+      DrainProgress progress) {
     return writer.submit(Command.UpdateInstance.enabled(service, key, false)).thenCompose(updated -> {
       if (updated == null) {
         return CompletableFuture.completedFuture(null);
       }
       long revision = registry.snapshot(service).revision();
-      return AckCollector.collect(engine.whenAcked(service, revision, t -> false), timeout, scheduler);
+      java.util.List<CompletableFuture<Boolean>> acks = engine.whenAcked(service, revision, t -> false);
+      progress.started(acks.size());
+      return AckCollector.collect(acks, timeout, scheduler, progress::acked);
     });
   }
 

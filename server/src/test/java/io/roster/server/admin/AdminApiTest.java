@@ -188,31 +188,80 @@ class AdminApiTest {
   @Test
   void theEventStreamTellsOfEachChangeOfTheNamespacesServices() throws Exception {
     loopback.start();
-    HttpRequest events = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + loopback.server().httpPort()
-        + "/roster/v1/admin/events?namespaceId=public")).build();
-    java.util.concurrent.BlockingQueue<String> lines = new java.util.concurrent.LinkedBlockingQueue<>();
-    var response = http.send(events, BodyHandlers.ofLines());
-    assertThat(response.statusCode()).isEqualTo(200);
-    assertThat(response.headers().firstValue("Content-Type")).hasValueSatisfying(t -> assertThat(t)
-        .startsWith("text/event-stream"));
-    Thread reader = new Thread(() -> response.body().forEach(lines::add), "sse-reader");
-    reader.setDaemon(true);
-    reader.start();
+    java.util.concurrent.BlockingQueue<String> events = events("public");
 
     TestSession provider = loopback.session("provider");
     assertThat(provider.register("orders", "10.0.0.1", 80).getOk()).isTrue();
-    String data = null;
-    for (String line = lines.poll(10, java.util.concurrent.TimeUnit.SECONDS); line != null && data == null;
-        line = lines.poll(10, java.util.concurrent.TimeUnit.SECONDS)) {
-      if (line.startsWith("data: ")) {
-        data = line.substring("data: ".length());
-      }
-    }
-    assertThat(data).isNotNull();
-    JsonNode event = JsonEnvelope.JSON.readTree(data);
+    JsonNode event = nextEvent(events, "service", e -> true);
     assertThat(event.get("name").asText()).isEqualTo("orders");
     assertThat(event.get("kind").asText()).isEqualTo("registered");
     assertThat(event.get("revision").asLong()).isPositive();
+  }
+
+  @Test
+  void aDrainIsFollowedUntilEverySubscriberHasAcknowledged() throws Exception {
+    loopback.start();
+    assertThat(loopback.session("provider").register("orders", "10.0.0.1", 80).getOk()).isTrue();
+    for (String consumer : List.of("consumer-1", "consumer-2")) {
+      TestSession s = loopback.session(consumer);
+      s.subscribe("orders");
+      s.awaitPush("orders", info -> info.getInstancesCount() == 1);
+    }
+    java.util.concurrent.BlockingQueue<String> events = events("public");
+
+    Answer started = call("POST", "/roster/v1/admin/drain", "serviceName=orders&ip=10.0.0.1&port=80&timeoutMs=10000",
+        null);
+    assertThat(started.status()).as(started.body().toString()).isEqualTo(200);
+    String id = started.data().get("id").asText();
+    JsonNode done = nextEvent(events, "drain", e -> e.get("id").asText().equals(id)
+        && e.get("state").asText().equals("done"));
+    assertThat(done.get("notified").asInt()).isEqualTo(2);
+    assertThat(done.get("acked").asInt()).isEqualTo(2);
+    assertThat(done.get("timedOut").asInt()).isZero();
+    assertThat(get("/roster/v1/admin/drain?id=" + id).data().get("state").asText()).isEqualTo("done");
+    assertThat(get("/nacos/v3/admin/ns/instance/list?serviceName=orders").data().get(0).get("enabled").asBoolean())
+        .isFalse();
+
+    String missing = call("POST", "/roster/v1/admin/drain", "serviceName=orders&ip=10.0.0.9&port=80", null)
+        .data().get("id").asText();
+    assertThat(nextEvent(events, "drain", e -> e.get("id").asText().equals(missing)
+        && !e.get("state").asText().equals("starting")).get("state").asText()).isEqualTo("not-registered");
+    Answer bad = call("POST", "/roster/v1/admin/drain", "serviceName=orders&ip=10.0.0.1&port=80&timeoutMs=x", null);
+    assertThat(bad.status()).isEqualTo(400);
+    assertThat(bad.body().get("message").asText()).startsWith("timeoutMs: \"x\"");
+  }
+
+  /** The lines of the namespace's event stream, read on a thread of their own. */
+  private java.util.concurrent.BlockingQueue<String> events(String namespace) throws Exception {
+    HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + loopback.server().httpPort()
+        + "/roster/v1/admin/events?namespaceId=" + namespace)).build();
+    var response = http.send(request, BodyHandlers.ofLines());
+    assertThat(response.statusCode()).isEqualTo(200);
+    assertThat(response.headers().firstValue("Content-Type")).hasValueSatisfying(t -> assertThat(t)
+        .startsWith("text/event-stream"));
+    java.util.concurrent.BlockingQueue<String> lines = new java.util.concurrent.LinkedBlockingQueue<>();
+    Thread reader = new Thread(() -> response.body().forEach(lines::add), "sse-reader");
+    reader.setDaemon(true);
+    reader.start();
+    return lines;
+  }
+
+  /** The data of the next event named {@code name} that {@code which} accepts; fails after 10 s of nothing. */
+  private static JsonNode nextEvent(java.util.concurrent.BlockingQueue<String> lines, String name,
+      java.util.function.Predicate<JsonNode> which) throws Exception {
+    String event = "";
+    for (String line = lines.poll(10, java.util.concurrent.TimeUnit.SECONDS); line != null;
+        line = lines.poll(10, java.util.concurrent.TimeUnit.SECONDS)) {
+      if (line.startsWith("event: ")) {
+        event = line.substring("event: ".length());
+      } else if (line.startsWith("data: ") && event.equals(name)) {
+        JsonNode data = JsonEnvelope.JSON.readTree(line.substring("data: ".length()));
+        if (which.test(data)) {
+          return data;
+        }
+      }
+    }
+    throw new AssertionError("no " + name + " event");
   }
 
   @Test
