@@ -51,6 +51,12 @@ try {
     await page.click('tr[data-instance="10.0.0.1:8080"] button[data-action="online"]');
     await page.waitForSelector('tr[data-instance="10.0.0.1:8080"] button[data-action="offline"]');
     step('ONLINE');
+    // An instance's metadata, edited in place; the group filter.
+    await page.fill('tr[data-instance="10.0.0.1:8080"] input[aria-label^="Metadata"]', 'version=2');
+    await page.click('tr[data-instance="10.0.0.1:8080"] button[data-action="metadata"]');
+    await page.waitForFunction(() => [...document.querySelectorAll('tr[data-instance="10.0.0.1:8080"] input')]
+      .some((i) => i.value === 'version=2' && document.activeElement !== i));
+    step('METADATA');
     await expect('PROVIDER');
     await page.waitForSelector('tr[data-instance="10.0.0.2:9090"]');
     await page.screenshot({ path: shots + '/service.png' });
@@ -69,6 +75,31 @@ try {
     await page.waitForSelector('#rows tr');
     await page.screenshot({ path: shots + '/connections-phone.png' });
     step('PHONE');
+  } else if (mode === 'measure') {
+    // For the bench (AdminPages): first paint of the service list, then change → screen.
+    for (let i = 0; i < 3; i++) {
+      const fresh = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+      const t0 = performance.now();
+      await fresh.goto(base + '/console/#/services');
+      await fresh.waitForSelector('tr[data-service]');
+      console.log('FIRSTPAINT ' + (performance.now() - t0).toFixed(1));
+      await fresh.close();
+    }
+    await page.goto(base + '/console/#/service/DEFAULT_GROUP/' + process.env.ROSTER_SERVICE);
+    await page.waitForSelector('#instances tr');
+    for (let k = 1; k <= Number(process.env.ROSTER_CHANGES || '30'); k++) {
+      const t0 = performance.now();
+      const r = await fetch(base + '/nacos/v1/ns/instance', { method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: `serviceName=${process.env.ROSTER_SERVICE}&ip=10.9.0.1&port=${k}` });
+      const t1 = performance.now();
+      if ((await r.text()) !== 'ok') throw new Error('register ' + k + ' refused');
+      await page.waitForFunction((sel) => !!document.querySelector(sel), `tr[data-instance="10.9.0.1:${k}"]`,
+        { polling: 'raf' });
+      const t2 = performance.now();
+      console.log(`CHANGE ${(t2 - t0).toFixed(1)} ${(t2 - t1).toFixed(1)}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
   } else if (mode === 'auth') {
     await page.goto(base + '/console/');
     await page.waitForSelector('#login');

@@ -133,12 +133,14 @@ function closeEvents() {
 
 // --- pages ---
 
-// A page of rows with a search box and a pager, at #/ROUTE?q=...&page=N.
-function listPage(route, title, search, placeholder, headers) {
+// A page of rows with a search box (and more filters: name → value) and a pager, at #/ROUTE?q=...&page=N.
+function listPage(route, title, search, placeholder, headers, filters = {}) {
   main.innerHTML = `
     <h1>${title}</h1>
     <form class="bar" id="search">
       <input type="search" name="q" value="${esc(search)}" placeholder="${placeholder}" aria-label="${placeholder}">
+      ${Object.entries(filters).map(([name, value]) => `<input type="search" name="${name}" value="${esc(value)}"
+        placeholder="${name[0].toUpperCase() + name.slice(1)}" aria-label="Filter by ${name}" style="width:10em">`).join('')}
       <button type="submit">Search</button>
       <span class="muted" id="count"></span>
     </form>
@@ -146,15 +148,17 @@ function listPage(route, title, search, placeholder, headers) {
     <div class="pager"><button id="prev">Previous</button><span id="page"></span><button id="next">Next</button></div>`;
   document.getElementById('search').addEventListener('submit', (ev) => {
     ev.preventDefault();
-    location.hash = `#/${route}?` + new URLSearchParams({ q: ev.target.q.value });
+    const params = { q: ev.target.q.value };
+    for (const name of Object.keys(filters)) params[name] = ev.target[name].value;
+    location.hash = `#/${route}?` + new URLSearchParams(params);
   });
 }
 
-function showPager(route, search, pageNo, data, noun) {
+function showPager(route, search, pageNo, data, noun, filters = {}) {
   document.getElementById('count').textContent = `${data.totalCount} ${noun}`;
   const pages = Math.max(1, data.pagesAvailable);
   document.getElementById('page').textContent = `Page ${pageNo} of ${pages}`;
-  const go = (n) => { location.hash = `#/${route}?` + new URLSearchParams({ q: search, page: n }); };
+  const go = (n) => { location.hash = `#/${route}?` + new URLSearchParams({ q: search, ...filters, page: n }); };
   const prev = document.getElementById('prev');
   const next = document.getElementById('next');
   prev.disabled = pageNo <= 1;
@@ -165,13 +169,14 @@ function showPager(route, search, pageNo, data, noun) {
 
 async function servicesPage(query) {
   const search = query.get('q') || '';
+  const group = query.get('group') || '';
   const pageNo = Number(query.get('page') || '1');
   listPage('services', 'Services', search, 'Search services',
     '<th>Service</th><th>Group</th><th class="num">Instances</th><th class="num">Healthy</th>'
-    + '<th class="num">Subscribers</th><th>Protection</th>');
+    + '<th class="num">Subscribers</th><th>Protection</th>', { group });
   const render = async () => {
     const data = await api('GET', '/nacos/v3/admin/ns/service/list',
-      { namespaceId: state.ns, serviceNameParam: search, pageNo, pageSize: 20 });
+      { namespaceId: state.ns, serviceNameParam: search, groupNameParam: group, pageNo, pageSize: 20 });
     document.getElementById('rows').innerHTML = data.pageItems.map((s) => `
       <tr data-service="${esc(s.name)}">
         <td><a href="#/service/${encodeURIComponent(s.groupName)}/${encodeURIComponent(s.name)}">${esc(s.name)}</a></td>
@@ -181,7 +186,7 @@ async function servicesPage(query) {
         <td class="num">${s.subscriberCount}</td>
         <td>${s.triggerFlag ? '<span class="tag warn" title="Too few healthy instances: consumers get every instance">threshold fired</span>' : ''}</td>
       </tr>`).join('') || '<tr><td colspan="6" class="muted">No services</td></tr>';
-    showPager('services', search, pageNo, data, 'services');
+    showPager('services', search, pageNo, data, 'services', { group });
   };
   state.refresh = () => render().catch(failed);
   await render();
@@ -201,6 +206,7 @@ async function servicePage(group, name) {
       <span></span><span>${admin ? '<button class="primary" type="submit">Save settings</button>' : ''} <span id="trigger"></span></span>
     </form>
     <h2>Instances</h2>
+    <div class="bar"><label>Cluster <select id="cluster" aria-label="Cluster"><option value="">all</option></select></label></div>
     <p id="drain" role="status"></p>
     <div class="table-wrap"><table>
       <thead><tr><th>Address</th><th>Cluster</th><th>Health</th><th>Traffic</th><th class="num">Weight</th>
@@ -232,7 +238,12 @@ async function servicePage(group, name) {
     }
     document.getElementById('trigger').innerHTML = detail && detail.triggerFlag
       ? '<span class="tag warn">threshold fired: consumers get every instance</span>' : '';
-    const instances = await api('GET', '/nacos/v3/admin/ns/instance/list', key);
+    const clusterSelect = document.getElementById('cluster');
+    const clusters = detail ? Object.keys(detail.clusterMap).sort() : [];
+    const chosen = clusterSelect.value;
+    clusterSelect.innerHTML = '<option value="">all</option>'
+      + clusters.map((c) => `<option ${c === chosen ? 'selected' : ''}>${esc(c)}</option>`).join('');
+    const instances = await api('GET', '/nacos/v3/admin/ns/instance/list', { ...key, clusterName: chosen });
     document.getElementById('instances').innerHTML = instances.map((i) => `
       <tr data-instance="${esc(i.ip)}:${i.port}">
         <td>${esc(i.ip)}:${i.port}</td>
@@ -240,7 +251,10 @@ async function servicePage(group, name) {
         <td><span class="tag ${i.healthy ? 'ok' : 'bad'}">${i.healthy ? 'healthy' : 'unhealthy'}</span></td>
         <td><span class="tag ${i.enabled ? 'ok' : 'bad'}">${i.enabled ? 'online' : 'offline'}</span></td>
         <td class="num">${i.weight}</td>
-        <td><code>${esc(Object.entries(i.metadata).map(([k, v]) => k + '=' + v).join(', '))}</code></td>
+        <td>${admin ? `<input type="text" value="${esc(Object.entries(i.metadata).map(([k, v]) => k + '=' + v).join(','))}"
+            aria-label="Metadata of ${esc(i.ip)}:${i.port}" style="width:12em">
+          <button data-action="metadata" data-ip="${esc(i.ip)}" data-port="${i.port}" data-cluster="${esc(i.clusterName)}">Save</button>`
+          : `<code>${esc(Object.entries(i.metadata).map(([k, v]) => k + '=' + v).join(', '))}</code>`}</td>
         <td>${esc(i.owner.kind)} <span class="muted">${esc(i.owner.id)}</span></td>
         ${admin ? `<td>
           <button data-action="${i.enabled ? 'offline' : 'online'}" data-ip="${esc(i.ip)}" data-port="${i.port}"
@@ -256,6 +270,7 @@ async function servicePage(group, name) {
       <tr><td>${esc(s.clientId)}</td><td>${esc(s.address)}</td><td>${esc(s.protocol)}</td><td class="num">${s.unackedPushes}</td></tr>`)
       .join('') || '<tr><td colspan="4" class="muted">No subscribers on this member</td></tr>';
   };
+  document.getElementById('cluster').addEventListener('change', () => render().catch(failed));
   document.getElementById('instances').addEventListener('click', async (ev) => {
     const b = ev.target.closest('button[data-action]');
     if (!b) return;
@@ -269,6 +284,8 @@ async function servicePage(group, name) {
         state.drainId = drain.id;
         const seen = state.drains.get(drain.id); // its events may have come before the answer
         if (seen) state.onDrain(seen);
+      } else if (b.dataset.action === 'metadata') {
+        await api('PUT', '/nacos/v3/admin/ns/instance', { ...instance, metadata: b.previousElementSibling.value });
       } else if (b.dataset.action === 'weight') {
         await api('PUT', '/nacos/v3/admin/ns/instance', { ...instance, weight: b.previousElementSibling.value });
       } else {

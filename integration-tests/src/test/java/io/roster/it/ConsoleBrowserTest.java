@@ -95,6 +95,9 @@ class ConsoleBrowserTest {
     browser.send("GO");
     browser.await("ONLINE");
     await().atMost(Timing.seconds(15)).until(() -> seen.get().equals("10.0.0.1:8080"));
+    browser.await("METADATA");
+    await().atMost(Timing.seconds(15)).until(() -> consumer.getAllInstances("orders").stream()
+        .anyMatch(i -> "2".equals(i.getMetadata().get("version"))));
 
     ProviderProcess provider = new ProviderProcess(server.address(), "orders", "10.0.0.2", 9090).awaitRegistered();
     closers.add(provider);
