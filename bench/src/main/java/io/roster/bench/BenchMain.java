@@ -60,10 +60,14 @@ public final class BenchMain {
       Result r;
       if (w.equals("startup")) {
         r = Workloads.startup(args, jar, logDir);
-      } else if (w.equals("first") || w.equals("warmkill") || w.equals("slowhttp")) {
+      } else if (w.equals("first") || w.equals("warmkill") || w.equals("slowhttp") || w.equals("admin")) {
         try {
-          r = w.equals("first") ? FirstRequest.run(args, jar, logDir)
-              : w.equals("warmkill") ? WarmUpKill.run(args, jar, logDir) : SlowHttp.run(args, jar, logDir);
+          r = switch (w) {
+            case "first" -> FirstRequest.run(args, jar, logDir);
+            case "warmkill" -> WarmUpKill.run(args, jar, logDir);
+            case "slowhttp" -> SlowHttp.run(args, jar, logDir);
+            default -> AdminPages.run(args, jar, logDir);
+          };
         } catch (Exception | Error e) {
           ok = false;
           r = new Result(w, w + " failed").row("error", String.valueOf(e));
