@@ -5,7 +5,6 @@ import io.roster.bench.driver.Driver;
 import io.roster.bench.driver.Drivers;
 import io.roster.bench.driver.Endpoint;
 import io.roster.bench.driver.RosterDriver;
-import io.roster.server.testing.process.Ports;
 import io.roster.server.testing.process.ServerProcess;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -41,12 +40,8 @@ final class AdminPages {
     int calls = args.size("admin-calls");
     Result r = new Result("admin", String.format("Admin API and console over %,d services: %d calls per route, "
         + "then the console in headless Chromium", services, calls));
-    int port;
-    do {
-      port = Ports.free();
-    } while (port <= 1000);
-    ServerProcess server = LocalServer.launcher(jar, args.serverJvm, logDir)
-        .launch("admin-server", "127.0.0.1", port, List.of(), List.of("--http-port", "auto")).serving();
+    ServerProcess server = LocalServer.withHttpPort(jar, args.serverJvm, logDir, "admin");
+    int port = server.port;
     String base = "http://127.0.0.1:" + (port - 1000);
     try (Driver driver = Drivers.create("roster", "127.0.0.1:" + port, RosterDriver.MassMode.SDK, null, "")) {
       register(driver, services);

@@ -68,6 +68,20 @@ final class LocalServer implements AutoCloseable {
     }
   }
 
+  /**
+   * A server with its HTTP port where Nacos applications look for it (the gRPC port − 1000, on
+   * a free gRPC port above 1000), its output in {@code logDir/NAME-server.log}; returns once
+   * SERVING. Its HTTP port is {@code port - 1000}.
+   */
+  static ServerProcess withHttpPort(Path jar, List<String> jvmFlags, Path logDir, String name) {
+    int port;
+    do {
+      port = Ports.free();
+    } while (port <= 1000);
+    return launcher(jar, jvmFlags, logDir).launch(name + "-server", "127.0.0.1", port, List.of(),
+        List.of("--http-port", "auto")).serving();
+  }
+
   /** Starts a server on a free port, its output in {@code logDir/NAME-server.log}; returns once SERVING. */
   static LocalServer start(Path jar, List<String> jvmFlags, Path logDir, String name) {
     return start(jar, jvmFlags, logDir, name, null);

@@ -5,7 +5,6 @@ import io.roster.bench.driver.Driver;
 import io.roster.bench.driver.Drivers;
 import io.roster.bench.driver.Endpoint;
 import io.roster.bench.driver.RosterDriver;
-import io.roster.server.testing.process.Ports;
 import io.roster.server.testing.process.ServerProcess;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -41,12 +40,8 @@ final class SlowHttp {
     Result r = new Result("slowhttp", String.format("Slow HTTP clients: %d connections trickling a byte a second "
         + "(half in their headers, half in a 60,000-byte body, reopened when closed); HTTP GETs and gRPC calls beside them, "
         + "%d s alone then %d s with them", clients, seconds, seconds));
-    int port;
-    do {
-      port = Ports.free();
-    } while (port <= 1000);
-    ServerProcess server = LocalServer.launcher(jar, args.serverJvm, logDir)
-        .launch("slowhttp-server", "127.0.0.1", port, List.of(), List.of("--http-port", "auto")).serving();
+    ServerProcess server = LocalServer.withHttpPort(jar, args.serverJvm, logDir, "slowhttp");
+    int port = server.port;
     int httpPort = port - 1000;
     try (Driver driver = Drivers.create("roster", "127.0.0.1:" + port, RosterDriver.MassMode.SDK, null, "")) {
       BenchClient client = driver.client("slowhttp-provider");
