@@ -92,6 +92,7 @@ public final class HttpEndpoint implements AutoCloseable {
   private final Map<String, Handler> routes = new LinkedHashMap<>();
   private final Map<String, EventStream> streams = new LinkedHashMap<>();
   private final Map<String, String> redirects = new LinkedHashMap<>();
+  private final java.util.Set<EventSink> openSinks = java.util.concurrent.ConcurrentHashMap.newKeySet();
   private @Nullable Server server;
   private @Nullable ServerConnector connector;
   /** Requests being handled now; guarded by itself for the wait in {@link #stop}. */
@@ -254,6 +255,8 @@ public final class HttpEndpoint implements AutoCloseable {
       return;
     }
     stopping = true;
+    // Event streams never end by themselves: end them, so that the wait is for requests only.
+    openSinks.forEach(EventSink::close);
     Deadline deadline = Deadline.after(grace);
     synchronized (active) {
       try {
@@ -341,6 +344,8 @@ public final class HttpEndpoint implements AutoCloseable {
     response.setStatus(200);
     response.getHeaders().put(HttpHeader.CONTENT_TYPE, "text/event-stream;charset=UTF-8");
     response.getHeaders().put(HttpHeader.CACHE_CONTROL, "no-cache");
+    openSinks.add(sink);
+    sink.onClose(() -> openSinks.remove(sink));
     sink.start();
   }
 
