@@ -1,7 +1,5 @@
 package io.roster.server.nacos;
 
-import ch.qos.logback.classic.Level;
-import ch.qos.logback.classic.LoggerContext;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -25,6 +23,7 @@ import io.roster.server.model.ServiceSnapshot;
 import io.roster.server.naming.Leases;
 import io.roster.server.naming.LogText;
 import io.roster.server.naming.ServiceLists;
+import io.roster.server.naming.LogLevels;
 import io.roster.server.naming.Updates;
 import io.roster.server.registry.Claim;
 import io.roster.server.registry.Registry;
@@ -38,7 +37,6 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.IntSupplier;
-import org.slf4j.LoggerFactory;
 
 /**
  * The naming half of the Nacos v1 open API ({@code /nacos/v1/ns/...}), mapped to the registry:
@@ -72,6 +70,7 @@ public final class NacosHttpApi {
   static final int RESOURCE_NOT_FOUND = 20404;
   static final int MAX_PAGE_SIZE = 1000;
   /** The service list's parameters, as its errors name them. */
+  private static final LogLevels.Fields LOG_FIELDS = new LogLevels.Fields("logName", "logLevel");
   private static final ServiceLists.Fields LIST_FIELDS =
       new ServiceLists.Fields("namespaceId", "groupName", "pageNo", "pageSize");
 
@@ -364,24 +363,8 @@ public final class NacosHttpApi {
   /** PUT /operator/log: sets the level of one of the server's loggers at runtime (logback). */
   HttpResponse logLevel(HttpRequest r) {
     Principal who = callers.checkAll(r, Permission.ADMIN, Grant.ALL);
-    String name = r.required("logName");
-    String levelText = r.required("logLevel");
-    Level level = Level.toLevel(levelText.trim(), null);
-    if (level == null) {
-      throw HttpException.badParameter("logLevel", levelText, "TRACE, DEBUG, INFO, WARN, ERROR or OFF");
-    }
-    if (!(LoggerFactory.getILoggerFactory() instanceof LoggerContext context)) {
-      throw new HttpException(501, "log levels can only be changed with logback");
-    }
-    boolean root = name.equalsIgnoreCase(org.slf4j.Logger.ROOT_LOGGER_NAME);
-    // Only loggers that exist: a request must not create loggers (each one lives for good).
-    ch.qos.logback.classic.Logger logger = root ? context.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME)
-        : context.exists(name);
-    if (logger == null) {
-      throw HttpException.badParameter("logName", name, "ROOT or a logger the server has, e.g. io.roster.server");
-    }
-    logger.setLevel(level);
-    Audit.log(who, "SetLogLevel(HTTP)", LogText.of(logger.getName()), "level=" + level + " from=" + r.remoteHost(), "ok");
+    LogLevels.LoggerLevel set = LogLevels.set(LOG_FIELDS, r.required("logName"), r.required("logLevel"));
+    Audit.log(who, "SetLogLevel(HTTP)", LogText.of(set.name()), "level=" + set.level() + " from=" + r.remoteHost(), "ok");
     return HttpResponse.text(200, "ok");
   }
 
