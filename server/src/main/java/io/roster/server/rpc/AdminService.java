@@ -1,6 +1,11 @@
 package io.roster.server.rpc;
 
+import io.roster.proto.v1.GetLogLevelsRequest;
+import io.roster.proto.v1.GetLogLevelsResponse;
 import io.roster.proto.v1.ListMembersRequest;
+import io.roster.proto.v1.LoggerLevel;
+import io.roster.proto.v1.SetLogLevelRequest;
+import io.roster.proto.v1.SetLogLevelResponse;
 import io.roster.proto.v1.ListMembersResponse;
 import io.roster.proto.v1.MemberInfo;
 import io.roster.server.cluster.Members;
@@ -21,6 +26,8 @@ import io.roster.server.model.RegistryException;
 import io.roster.server.model.ServiceKey;
 import io.roster.server.naming.ConnectionPages;
 import io.roster.server.naming.DrainTimeouts;
+import io.roster.server.naming.LogLevels;
+import io.roster.server.naming.LogText;
 import io.roster.server.push.AckCollector;
 import io.roster.server.session.Session;
 import io.roster.server.session.SessionInfo;
@@ -29,7 +36,7 @@ import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import org.jspecify.annotations.Nullable;
 
-/** {@code roster.v1.Admin}: introspection for operators. */
+/** {@code roster.v1.Admin}: introspection and runtime control for operators. */
 final class AdminService extends AdminGrpc.AdminImplBase {
 
   private final SessionManager sessions;
@@ -133,6 +140,45 @@ final class AdminService extends AdminGrpc.AdminImplBase {
         out.onCompleted();
       }
     });
+  }
+
+  private static final LogLevels.Fields LOG_FIELDS = new LogLevels.Fields("logger", "level");
+
+  @Override
+  public void setLogLevel(SetLogLevelRequest req, StreamObserver<SetLogLevelResponse> out) {
+    if (refused(out)) {
+      return;
+    }
+    LogLevels.LoggerLevel set;
+    try {
+      set = LogLevels.set(LOG_FIELDS, req.getLogger(), req.getLevel());
+    } catch (RegistryException e) {
+      out.onError(Errors.toStatusException(e));
+      return;
+    }
+    Audit.log(Callers.caller(), "SetLogLevel", LogText.of(set.name()), "level=" + set.level(), "ok");
+    out.onNext(SetLogLevelResponse.newBuilder().setLogger(toProto(set)).build());
+    out.onCompleted();
+  }
+
+  @Override
+  public void getLogLevels(GetLogLevelsRequest req, StreamObserver<GetLogLevelsResponse> out) {
+    if (refused(out)) {
+      return;
+    }
+    GetLogLevelsResponse.Builder b = GetLogLevelsResponse.newBuilder();
+    try {
+      LogLevels.list(req.getPrefix()).forEach(l -> b.addLoggers(toProto(l)));
+    } catch (RegistryException e) {
+      out.onError(Errors.toStatusException(e));
+      return;
+    }
+    out.onNext(b.build());
+    out.onCompleted();
+  }
+
+  private static LoggerLevel toProto(LogLevels.LoggerLevel l) {
+    return LoggerLevel.newBuilder().setName(l.name()).setLevel(l.level()).setEffectiveLevel(l.effectiveLevel()).build();
   }
 
   /** Refuses, unless the caller is an admin of every namespace: what the server-wide calls need. */

@@ -1,6 +1,7 @@
 package io.roster.server.rpc;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.roster.proto.v1.AdminGrpc;
 import io.roster.proto.v1.ClientFrame;
@@ -24,6 +25,9 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import io.roster.proto.v1.GetLogLevelsRequest;
+import io.roster.proto.v1.LoggerLevel;
+import io.roster.proto.v1.SetLogLevelRequest;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Registry updates and Admin listings as docs/protocol.md describes them, over loopback. */
@@ -141,5 +145,35 @@ class RegistryAdminTest {
         .containsExactly(all.get(0).getConnectionId(), all.get(2).getConnectionId());
     assertThat(admin.listConnections(ListConnectionsRequest.newBuilder().setClientId("nobody").build())
         .getConnectionsList()).isEmpty();
+  }
+
+  @Test
+  void aLoggersLevelIsSetAndListedOverGrpcAndBadOnesAreNamed() {
+    AdminGrpc.AdminBlockingStub admin = AdminGrpc.newBlockingStub(loopback.channel());
+    String name = "io.roster.server.http";
+    LoggerLevel before = admin.getLogLevels(GetLogLevelsRequest.newBuilder().setPrefix(name).build()).getLoggersList()
+        .stream().filter(l -> l.getName().equals(name)).findFirst().orElseThrow();
+    try {
+      LoggerLevel set = admin.setLogLevel(SetLogLevelRequest.newBuilder().setLogger(name).setLevel("debug").build())
+          .getLogger();
+      assertThat(set.getLevel()).isEqualTo("DEBUG");
+      assertThat(set.getEffectiveLevel()).isEqualTo("DEBUG");
+      assertThat(admin.getLogLevels(GetLogLevelsRequest.newBuilder().setPrefix(name).build()).getLoggersList())
+          .anySatisfy(l -> {
+            assertThat(l.getName()).isEqualTo(name);
+            assertThat(l.getLevel()).isEqualTo("DEBUG");
+          });
+      assertThatThrownBy(() -> admin.setLogLevel(SetLogLevelRequest.newBuilder().setLogger(name).setLevel("LOUD").build()))
+          .isInstanceOfSatisfying(io.grpc.StatusRuntimeException.class, e -> {
+            assertThat(e.getStatus().getCode()).isEqualTo(io.grpc.Status.Code.INVALID_ARGUMENT);
+            assertThat(e.getStatus().getDescription())
+                .isEqualTo("level: \"LOUD\" (expected: TRACE, DEBUG, INFO, WARN, ERROR or OFF)");
+          });
+      assertThatThrownBy(() -> admin.setLogLevel(SetLogLevelRequest.newBuilder().setLogger("no.such.Logger")
+          .setLevel("INFO").build())).hasMessageContaining("logger: \"no.such.Logger\"");
+    } finally {
+      ((ch.qos.logback.classic.LoggerContext) org.slf4j.LoggerFactory.getILoggerFactory()).getLogger(name)
+          .setLevel(before.getLevel().isEmpty() ? null : ch.qos.logback.classic.Level.toLevel(before.getLevel()));
+    }
   }
 }
