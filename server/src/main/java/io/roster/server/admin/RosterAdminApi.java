@@ -117,7 +117,7 @@ public final class RosterAdminApi {
         o.put("revision", change.revision());
         data = o.toString();
       }
-      f.sink().send("service", data);
+      f.sink().send("service", data, k.toString()); // a page needs the latest change of a service once
     }
   }
 
@@ -229,7 +229,7 @@ public final class RosterAdminApi {
     String data = state.toString();
     for (Follower f : followers) {
       if (f.namespace().equals(service.namespace())) {
-        f.sink().send("drain", data);
+        f.sink().send("drain", data, "drain " + state.path("id").asText()); // its latest state
       }
     }
   }

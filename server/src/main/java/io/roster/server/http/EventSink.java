@@ -4,7 +4,9 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import org.eclipse.jetty.server.Response;
@@ -15,8 +17,9 @@ import org.jspecify.annotations.Nullable;
 /**
  * One open stream of server-sent events ({@code text/event-stream}): {@link #send} queues an
  * event and returns at once; the events are written one after another without holding a
- * thread. Bounded: a client that does not read falls {@link #MAX_QUEUED} events behind and its
- * stream is closed (an {@code EventSource} reconnects, and its page reloads what it shows). A
+ * thread. An event sent with a key replaces the one of that key still waiting to be written, so
+ * a slow reader gets the latest of each key once. Bounded: a client that falls {@link
+ * #MAX_QUEUED} events behind all the same has its stream closed (an {@code EventSource} reconnects, and its page reloads what it shows). A
  * comment every {@link #PING_EVERY} keeps an idle stream open through proxies and the port's
  * idle timeout, and finds a client that has gone. Thread-safe.
  */
@@ -32,7 +35,10 @@ public final class EventSink {
   private final Response response;
   private final Callback done;
   private final Scheduler scheduler;
-  private final ArrayDeque<ByteBuffer> queue = new ArrayDeque<>(); // guarded by this
+  /** What waits to be written: encoded events ({@link ByteBuffer}) and keyed ones ({@link Queued}); guarded by this. */
+  private final ArrayDeque<Object> queue = new ArrayDeque<>();
+  /** The queued events that a later one of the same key replaces, by key; guarded by this. */
+  private final Map<String, Queued> latest = new HashMap<>();
   private final List<Runnable> onClose = new CopyOnWriteArrayList<>();
   private boolean started; // guarded by this
   private boolean writing; // guarded by this
@@ -63,14 +69,36 @@ public final class EventSink {
    * @param data its data, one line (no line breaks)
    */
   public synchronized boolean send(String event, String data) {
+    return send(event, data, null);
+  }
+
+  /**
+   * Queues one event, replacing the one of the same {@code key} that is still waiting to be
+   * written, if any (it keeps its place): a client that is told "X changed" needs it once, however
+   * often X changed meanwhile. False when the stream is closed.
+   */
+  public synchronized boolean send(String event, String data, @Nullable String key) {
     if (closed || closing) {
       return false;
+    }
+    if (key != null) {
+      Queued waiting = latest.get(key);
+      if (waiting != null && !waiting.taken) {
+        waiting.bytes = encode(event, data);
+        return true;
+      }
     }
     if (queue.size() >= MAX_QUEUED) {
       fail(new IllegalStateException("the client fell " + MAX_QUEUED + " events behind"));
       return false;
     }
-    queue.add(ByteBuffer.wrap(("event: " + event + "\ndata: " + data + "\n\n").getBytes(StandardCharsets.UTF_8)));
+    if (key == null) {
+      queue.add(encode(event, data));
+    } else {
+      Queued q = new Queued(key, encode(event, data));
+      latest.put(key, q);
+      queue.add(q);
+    }
     if (started && !writing) {
       writeNext();
     }
@@ -107,8 +135,32 @@ public final class EventSink {
     return !closed && !closing;
   }
 
+  /** An event that a later one of its key may replace until it is taken for writing. */
+  private static final class Queued {
+    final String key;
+    ByteBuffer bytes;
+    boolean taken;
+
+    Queued(String key, ByteBuffer bytes) {
+      this.key = key;
+      this.bytes = bytes;
+    }
+  }
+
+  private static ByteBuffer encode(String event, String data) {
+    return ByteBuffer.wrap(("event: " + event + "\ndata: " + data + "\n\n").getBytes(StandardCharsets.UTF_8));
+  }
+
   private void writeNext() { // holding this
-    ByteBuffer next = queue.poll();
+    Object head = queue.poll();
+    ByteBuffer next = null;
+    if (head instanceof Queued q) {
+      q.taken = true;
+      latest.remove(q.key, q);
+      next = q.bytes;
+    } else if (head instanceof ByteBuffer b) {
+      next = b;
+    }
     if (next == null) {
       writing = false;
       if (closing) {
@@ -165,6 +217,7 @@ public final class EventSink {
     closed = true;
     cancelPing();
     queue.clear();
+    latest.clear();
     done.failed(x);
     runOnClose();
   }
