@@ -74,10 +74,7 @@ final class LocalServer implements AutoCloseable {
    * SERVING. Its HTTP port is {@code port - 1000}.
    */
   static ServerProcess withHttpPort(Path jar, List<String> jvmFlags, Path logDir, String name) {
-    int port;
-    do {
-      port = Ports.free();
-    } while (port <= 1000);
+    int port = Ports.freeForNacos();
     return launcher(jar, jvmFlags, logDir).launch(name + "-server", "127.0.0.1", port, List.of(),
         List.of("--http-port", "auto")).serving();
   }

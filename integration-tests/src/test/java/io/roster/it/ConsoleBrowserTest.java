@@ -132,10 +132,7 @@ class ConsoleBrowserTest {
   // --- fixtures ---
 
   private ServerProcess server(String... flags) throws Exception {
-    int port;
-    do {
-      port = Ports.free();
-    } while (port <= 1000);
+    int port = Ports.freeForNacos();
     List<String> all = new ArrayList<>(List.of("--http-port", "auto"));
     all.addAll(List.of(flags));
     ServerProcess server = ServerProcess.start("127.0.0.1", port, all.toArray(String[]::new));

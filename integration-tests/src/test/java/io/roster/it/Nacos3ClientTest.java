@@ -42,8 +42,8 @@ class Nacos3ClientTest {
     cache = Files.createTempDirectory("nacos3-client");
     AuthFiles auth = AuthFiles.create(cache.resolve("auth.json")).user("app", PASSWORD, "write@public");
     // serverAddr's own port (the gRPC port - 1000) is where the client logs in: the HTTP port.
-    open = ServerProcess.start("127.0.0.1", port(), "--http-port", "auto");
-    secured = ServerProcess.start("127.0.0.1", port(), "--http-port", "auto", "--auth-file", auth.path().toString());
+    open = ServerProcess.start("127.0.0.1", Ports.freeForNacos(), "--http-port", "auto");
+    secured = ServerProcess.start("127.0.0.1", Ports.freeForNacos(), "--http-port", "auto", "--auth-file", auth.path().toString());
   }
 
   @AfterAll
@@ -56,13 +56,6 @@ class Nacos3ClientTest {
     }
   }
 
-  private static int port() {
-    int port;
-    do {
-      port = Ports.free();
-    } while (port <= 1000);
-    return port;
-  }
 
   @Test
   void withoutAuthItWorksUnchanged() throws Exception {
@@ -85,7 +78,7 @@ class Nacos3ClientTest {
     TestPki pki = TestPki.in(Files.createTempDirectory(cache, "pki"));
     Path[] app = pki.client(pki.ca, "nacos3-app");
     try (ServerProcess tls = ServerLauncher.forTests().withProbe(pki.credentials(true))
-        .start("127.0.0.1", port(), pki.flags(true).toArray(String[]::new))) {
+        .start("127.0.0.1", Ports.freeForNacos(), pki.flags(true).toArray(String[]::new))) {
       // As Nacos documents them; read from system properties as from the client's Properties.
       List<String> nacosTls = List.of("-Dnacos.remote.client.rpc.tls.enable=true",
           "-Dnacos.remote.client.rpc.tls.trustCollectionChainPath=file:" + pki.caPem,
@@ -103,7 +96,7 @@ class Nacos3ClientTest {
     List<String> flags = new ArrayList<>(pki.flags(false));
     flags.addAll(List.of("--http-port", "auto", "--auth-file", auth.path().toString()));
     try (ServerProcess tls = ServerLauncher.forTests().withProbe(pki.credentials(false))
-        .start("127.0.0.1", port(), flags.toArray(String[]::new))) {
+        .start("127.0.0.1", Ports.freeForNacos(), flags.toArray(String[]::new))) {
       // gRPC: nacos.remote.client.rpc.tls.*; the login, over HTTP: an https:// serverAddr, and the
       // tls.* system properties of Nacos's HTTP client.
       List<String> nacosTls = List.of("-Dnacos.remote.client.rpc.tls.enable=true",

@@ -45,10 +45,7 @@ class NacosAuthClientTest {
     AuthFiles auth = AuthFiles.create(dir.resolve("auth.json"))
         .user("app", PASSWORD, "write@public")
         .user("ops", PASSWORD, "admin@*");
-    int port;
-    do {
-      port = Ports.free();
-    } while (port <= 1000);
+    int port = Ports.freeForNacos();
     // The HTTP port where the client logs in: serverAddr's own port (the gRPC port - 1000).
     server = ServerProcess.start("127.0.0.1", port, "--http-port", "auto", "--auth-file", auth.path().toString());
   }

@@ -45,10 +45,7 @@ class NacosClientTest {
     // The client's disk cache and logs, away from ~/nacos.
     System.setProperty("JM.SNAPSHOT.PATH", cacheDir.toString());
     System.setProperty("JM.LOG.PATH", cacheDir.resolve("logs").toString());
-    int port;
-    do {
-      port = Ports.free();
-    } while (port <= 1000);
+    int port = Ports.freeForNacos();
     server = ServerProcess.start("127.0.0.1", port);
   }
 

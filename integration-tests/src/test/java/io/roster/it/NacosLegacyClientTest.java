@@ -29,10 +29,7 @@ class NacosLegacyClientTest {
     assertThat(classpathFile).as("built by module nacos-legacy-client (mvn package)").exists();
     String classpath = LEGACY.resolve("classes") + java.io.File.pathSeparator + Files.readString(classpathFile).trim();
     Path cache = Files.createTempDirectory("nacos-legacy-cache");
-    int port;
-    do {
-      port = Ports.free();
-    } while (port <= 1000);
+    int port = Ports.freeForNacos();
     try (ServerProcess server = ServerProcess.start("127.0.0.1", port);
         Legacy client = new Legacy(classpath, "127.0.0.1:" + (port - 1000), cache)) {
       await().atMost(Timing.seconds(60)).until(() -> !client.isAlive());

@@ -72,10 +72,7 @@ class NacosServerRestartTest {
     Path cache = Files.createTempDirectory("nacos-restart-cache");
     System.setProperty("JM.SNAPSHOT.PATH", cache.toString());
     System.setProperty("JM.LOG.PATH", cache.resolve("logs").toString());
-    int port;
-    do {
-      port = Ports.free();
-    } while (port <= 1000);
+    int port = Ports.freeForNacos();
     server = ServerProcess.start("127.0.0.1", port);
 
     NamingService provider = nacos(port);

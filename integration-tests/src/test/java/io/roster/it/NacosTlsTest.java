@@ -50,10 +50,7 @@ class NacosTlsTest {
     Path cache = Files.createDirectories(dir.resolve("nacos-cache"));
     System.setProperty("JM.SNAPSHOT.PATH", cache.toString());
     System.setProperty("JM.LOG.PATH", cache.resolve("logs").toString());
-    int port;
-    do {
-      port = Ports.free();
-    } while (port <= 1000);
+    int port = Ports.freeForNacos();
     server = ServerLauncher.forTests().withProbe(pki.credentials(mutual))
         .start("127.0.0.1", port, pki.flags(mutual).toArray(String[]::new));
     return server;

@@ -44,10 +44,7 @@ class SpringCloudNacosTest {
     cache = Files.createTempDirectory("spring-cloud-nacos-cache");
     System.setProperty("JM.SNAPSHOT.PATH", cache.toString());
     System.setProperty("JM.LOG.PATH", cache.resolve("logs").toString());
-    int port;
-    do {
-      port = Ports.free();
-    } while (port <= 1000);
+    int port = Ports.freeForNacos();
     // The HTTP port where the Nacos client looks for it (serverAddr = gRPC port - 1000): the
     // actuator's status change goes there.
     server = ServerProcess.start("127.0.0.1", port, "--http-port", "auto");

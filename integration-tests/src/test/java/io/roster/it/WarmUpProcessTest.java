@@ -157,9 +157,7 @@ class WarmUpProcessTest {
    */
   @Test
   void aNacosConnectionThatClosesInsideTheWindowOfAFreshServerIsRemovedAtOnce() throws Exception {
-    do {
-      port = Ports.free();
-    } while (port <= 1000); // a Nacos client reaches port - 1000 + 1000
+    port = Ports.freeForNacos();
     server = ServerProcess.start("127.0.0.1", port, "--warm-up", ServerConfig.formatDuration(LONG_WARM_UP));
     Path cache = Files.createTempDirectory("nacos-warm-up");
     System.setProperty("JM.SNAPSHOT.PATH", cache.toString());

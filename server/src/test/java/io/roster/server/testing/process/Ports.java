@@ -19,4 +19,16 @@ public final class Ports {
       throw new UncheckedIOException(e);
     }
   }
+
+  /**
+   * A free port above 1000: a server's gRPC port that a Nacos client can reach, since it is given
+   * the HTTP port (the gRPC port − 1000, {@code --http-port auto}) and adds 1000 to it.
+   */
+  public static int freeForNacos() {
+    int port;
+    do {
+      port = free();
+    } while (port <= 1000);
+    return port;
+  }
 }
