@@ -82,8 +82,8 @@ public final class EventSink {
       return false;
     }
     if (key != null) {
-      Queued waiting = latest.get(key);
-      if (waiting != null && !waiting.taken) {
+      Queued waiting = latest.get(key); // only while it waits: taking it for writing removes it
+      if (waiting != null) {
         waiting.bytes = encode(event, data);
         return true;
       }
@@ -139,7 +139,6 @@ public final class EventSink {
   private static final class Queued {
     final String key;
     ByteBuffer bytes;
-    boolean taken;
 
     Queued(String key, ByteBuffer bytes) {
       this.key = key;
@@ -155,7 +154,6 @@ public final class EventSink {
     Object head = queue.poll();
     ByteBuffer next = null;
     if (head instanceof Queued q) {
-      q.taken = true;
       latest.remove(q.key, q);
       next = q.bytes;
     } else if (head instanceof ByteBuffer b) {

@@ -30,6 +30,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.function.Predicate;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The naming half of Nacos 3's admin API ({@code /nacos/v3/admin/ns/...}), which the console and
@@ -143,7 +144,7 @@ public final class NacosAdminApi {
         : registry.listServices(namespace, "", which, pageNo, pageSize);
     ArrayNode items = NacosMapping.JSON.createArrayNode();
     for (ServiceKey k : page.services()) {
-      items.add(serviceView(k));
+      items.add(serviceView(k, registry.serviceImage(k), registry.settings(k)));
     }
     return JsonEnvelope.page(page.total(), pageNo, pageSize, items);
   }
@@ -154,11 +155,9 @@ public final class NacosAdminApi {
   }
 
   /** Nacos's {@code ServiceView}, and what Roster adds: namespace, subscribers, threshold. */
-  private ObjectNode serviceView(ServiceKey k) {
+  private ObjectNode serviceView(ServiceKey k, Registry.@Nullable ServiceImage image, ServiceSettings settings) {
     ObjectNode o = NacosMapping.JSON.createObjectNode();
     Registry.ServiceStats stats = registry.stats(k);
-    Registry.ServiceImage image = registry.serviceImage(k);
-    ServiceSettings settings = registry.settings(k);
     o.put("namespaceId", k.namespace());
     o.put("groupName", k.group());
     o.put("name", k.name());
@@ -201,7 +200,7 @@ public final class NacosAdminApi {
         cluster.putObject("metadata");
       });
     }
-    ObjectNode view = serviceView(k);
+    ObjectNode view = serviceView(k, image, settings);
     o.set("ipCount", view.get("ipCount"));
     o.set("healthyInstanceCount", view.get("healthyInstanceCount"));
     o.set("triggerFlag", view.get("triggerFlag"));
