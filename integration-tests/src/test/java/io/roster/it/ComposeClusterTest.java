@@ -56,6 +56,8 @@ class ComposeClusterTest {
         .withLocalCompose(true)
         .withBuild(true)
         .withPull(false) // roster-server:local is built, not pulled; the build pulls its base images
+        // The nodes (and pki, which they depend on), not the file's Prometheus and Grafana.
+        .withServices("roster1", "roster2", "roster3")
         // A container port alone: published on a free host port (see the compose file).
         .withEnv(Map.of("ROSTER1_CLIENT", "9848", "ROSTER1_HTTP", "8848", "ROSTER2_CLIENT", "9848",
             "ROSTER2_HTTP", "8848", "ROSTER3_CLIENT", "9848", "ROSTER3_HTTP", "8848"))
