@@ -146,10 +146,11 @@ final class Primer {
     }
 
     @Override
-    public void send(PushPayload payload) {
+    public int send(PushPayload payload) {
       GrpcEndpoint.primePush(payload);
       NacosEndpoint.primePush(payload);
       sent.offer(payload); // one more than the primer waits for is one it does not need
+      return 0;
     }
 
     /** Waits for the next push and acks it, as a client would. */

@@ -155,6 +155,16 @@ public final class Authenticator implements AutoCloseable {
     return authorization;
   }
 
+  /** Bad credentials since start, on every port (0 with auth off). */
+  public long failures() {
+    return bad.failures();
+  }
+
+  /** Connections closed at accept since start because their host sent too many bad credentials. */
+  public long connectionsRefused() {
+    return bad.connectionsRefused();
+  }
+
   /**
    * Whether a new connection from {@code remoteAddress} should be closed before its handshake:
    * auth is on and its host has sent too many bad credentials lately, so anything it would send

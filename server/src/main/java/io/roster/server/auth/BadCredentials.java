@@ -30,6 +30,8 @@ final class BadCredentials {
 
   private final Cache<String, Window> windows;
   private final Ticker ticker;
+  private final java.util.concurrent.atomic.LongAdder failures = new java.util.concurrent.atomic.LongAdder();
+  private final java.util.concurrent.atomic.LongAdder connectionsRefused = new java.util.concurrent.atomic.LongAdder();
 
   private static final class Window {
     final long startNanos;
@@ -80,16 +82,28 @@ final class BadCredentials {
       return false;
     }
     w.closed.incrementAndGet();
+    connectionsRefused.increment();
     return true;
   }
 
   /** Counts a bad credential from {@code host}; {@code what} says which, for the log. */
   void failed(String host, String what) {
+    failures.increment();
     Window w = windows.get(host, h -> new Window(ticker.read()));
     if (w.count.incrementAndGet() == 1) {
       log.warn("Bad credentials from {}: {} (further ones from this address in the next {} s are counted, "
           + "not logged)", host, what, WINDOW.toSeconds());
     }
+  }
+
+  /** Bad credentials counted since start, from every host. */
+  long failures() {
+    return failures.sum();
+  }
+
+  /** Connections closed at accept since start, their host refused. */
+  long connectionsRefused() {
+    return connectionsRefused.sum();
   }
 
   /** Closes the windows that have ended (their counts are logged). */

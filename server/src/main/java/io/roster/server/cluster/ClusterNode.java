@@ -35,6 +35,7 @@ import org.apache.ratis.proto.RaftProtos.RoleInfoProto;
 import org.apache.ratis.proto.RaftProtos.ServerRpcProto;
 import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.statemachine.SnapshotInfo;
 import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.server.DivisionInfo;
 import org.apache.ratis.server.RaftServer;
@@ -384,6 +385,42 @@ public final class ClusterNode implements Members, AutoCloseable {
   /** The index of the last entry applied here. */
   public long appliedIndex() {
     return division().getInfo().getLastAppliedIndex();
+  }
+
+  /** Whether this member leads the log now. */
+  public boolean isLeader() {
+    return division().getInfo().isLeader();
+  }
+
+  /** Whether this member knows a leader now (itself or another). */
+  public boolean hasLeader() {
+    return division().getInfo().getLeaderId() != null;
+  }
+
+  /** Leader changes this member has seen since it started. */
+  public long leaderChanges() {
+    return stateMachine.leaderChanges();
+  }
+
+  /** Entries applied here since the newest snapshot (all of them when there is none). */
+  public long entriesSinceSnapshot() {
+    SnapshotInfo s = stateMachine.getLatestSnapshot();
+    return Math.max(0, appliedIndex() - (s == null ? 0 : s.getIndex()));
+  }
+
+  /** When the newest snapshot was written (its file's time, epoch milliseconds), or -1 when there is none. */
+  public long snapshotMillis() {
+    java.nio.file.Path file = stateMachine.latestSnapshotFile();
+    try {
+      return file == null ? -1 : java.nio.file.Files.getLastModifiedTime(file).toMillis();
+    } catch (IOException e) {
+      return -1;
+    }
+  }
+
+  /** Told, for each of this member's log entries applied here, the microseconds from sending it to applying it. */
+  public void onCommitted(java.util.function.LongConsumer micros) {
+    proposer.onCommitted(micros);
   }
 
   private RaftServer.Division division() {

@@ -108,6 +108,8 @@ final class Proposer implements Writer {
     this.holdEnds = holdEnds;
   }
 
+  private volatile java.util.function.LongConsumer committed = micros -> { };
+
   /**
    * {@inheritDoc}
    *
@@ -214,6 +216,11 @@ final class Proposer implements Writer {
     });
   }
 
+  /** Told, for each of this member's entries applied here, the microseconds since it was sent to the log. */
+  void onCommitted(java.util.function.LongConsumer micros) {
+    this.committed = micros;
+  }
+
   /** An entry was applied here: this member's batch completes its requests. */
   void onApplied(Batch batch, List<Object> results) {
     if (!batch.getOrigin().equals(member) || !batch.getIncarnation().equals(incarnation)) {
@@ -223,6 +230,7 @@ final class Proposer implements Writer {
     if (waiting == null) {
       return;
     }
+    committed.accept(Math.max(0, wallMicros.getAsLong() - batch.getTimeMicros()));
     slotFreed();
     for (int i = 0; i < waiting.size(); i++) {
       Object r = i < results.size() ? results.get(i) : null;

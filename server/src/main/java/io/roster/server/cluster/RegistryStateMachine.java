@@ -87,6 +87,8 @@ final class RegistryStateMachine extends BaseStateMachine {
    * it would otherwise ask lists the snapshot directory on each call while there is none.
    */
   private volatile @Nullable SingleFileSnapshotInfo latestSnapshot;
+  /** Leader changes this member has been told of since start. */
+  private final java.util.concurrent.atomic.LongAdder leaderChanges = new java.util.concurrent.atomic.LongAdder();
   /** Entries and commands applied since start (written on the apply thread only). */
   private volatile long entriesApplied;
   private volatile long commandsApplied;
@@ -120,6 +122,23 @@ final class RegistryStateMachine extends BaseStateMachine {
   @Override
   public @Nullable SnapshotInfo getLatestSnapshot() {
     return latestSnapshot;
+  }
+
+  @Override
+  public void notifyLeaderChanged(org.apache.ratis.protocol.RaftGroupMemberId groupMemberId,
+      org.apache.ratis.protocol.RaftPeerId newLeaderId) {
+    leaderChanges.increment();
+  }
+
+  /** Leader changes this member has been told of since start. */
+  long leaderChanges() {
+    return leaderChanges.sum();
+  }
+
+  /** The newest snapshot's file, or null when there is none. */
+  java.nio.file.@Nullable Path latestSnapshotFile() {
+    SingleFileSnapshotInfo s = latestSnapshot;
+    return s == null ? null : s.getFile().getPath();
   }
 
   @Override

@@ -59,6 +59,16 @@ public final class HttpEndpoint implements AutoCloseable {
   /** Jetty's own threads beside the handlers': one acceptor and one selector. */
   private static final int JETTY_THREADS = 2;
 
+  /**
+   * Told of every answer a route gave: the route (the prefix it was added with), the request's
+   * path, the status, and the registry's refusal when the answer reports one. Runs on the worker
+   * thread; must not block.
+   */
+  @FunctionalInterface
+  public interface Answered {
+    void answered(String route, String path, int status, io.roster.server.model.@Nullable RegistryException refusal);
+  }
+
   /** Answers one request; may throw {@link HttpException}. Runs on an HTTP worker thread. */
   @FunctionalInterface
   public interface Handler {
@@ -98,6 +108,7 @@ public final class HttpEndpoint implements AutoCloseable {
   /** Requests being handled now; guarded by itself for the wait in {@link #stop}. */
   private final AtomicInteger active = new AtomicInteger();
   private volatile boolean stopping;
+  private volatile Answered answered = (route, path, status, refusal) -> { };
 
   /** A plaintext listener for {@code host:port} (0 = any free port); bound by {@link #start()}. */
   public HttpEndpoint(String host, int port, Limits limits) {
@@ -168,6 +179,11 @@ public final class HttpEndpoint implements AutoCloseable {
   }
 
   /** Sends requests whose path is {@code prefix} or starts with {@code prefix + "/"} to {@code handler}. */
+  public HttpEndpoint onAnswered(Answered listener) {
+    this.answered = Objects.requireNonNull(listener);
+    return this;
+  }
+
   public HttpEndpoint route(String prefix, Handler handler) {
     routes.put(prefix, handler);
     return this;
@@ -237,6 +253,11 @@ public final class HttpEndpoint implements AutoCloseable {
   }
 
   /** Whether this listener speaks HTTPS. */
+  public int openConnections() {
+    ServerConnector c = connector;
+    return c == null ? 0 : c.getConnectedEndPoints().size();
+  }
+
   public boolean secure() {
     return tls != null;
   }
@@ -297,7 +318,8 @@ public final class HttpEndpoint implements AutoCloseable {
         openStream(stream, request, response, done);
         return true;
       }
-      Handler handler = handlerFor(path);
+      String route = routeFor(path);
+      Handler handler = route == null ? null : routes.get(route);
       HttpResponse refusal = stopping ? HttpResponse.text(503, "the server is stopping; try another server")
           : handler == null ? HttpResponse.text(404, "no such path: " + path)
           : request.getLength() > limits.maxBodyBytes() ? tooLarge()
@@ -309,7 +331,7 @@ public final class HttpEndpoint implements AutoCloseable {
       Content.Source.asString(request, StandardCharsets.UTF_8, new Promise<String>() {
         @Override
         public void succeeded(String body) {
-          respond(request, response, done, answer(handler, request, body));
+          respond(request, response, done, answer(Objects.requireNonNull(route), handler, request, body));
         }
 
         @Override
@@ -361,16 +383,21 @@ public final class HttpEndpoint implements AutoCloseable {
     }
   }
 
-  private HttpResponse answer(Handler handler, Request request, String body) {
+  private HttpResponse answer(String route, Handler handler, Request request, String body) {
     String path = request.getHttpURI().getDecodedPath();
+    HttpResponse answer;
+    io.roster.server.model.RegistryException refused = null;
     try {
-      return handler.handle(toRequest(request, body));
+      answer = handler.handle(toRequest(request, body));
     } catch (HttpException e) {
-      return HttpResponse.text(e.status(), e.getMessage());
+      answer = HttpResponse.text(e.status(), e.getMessage());
+      refused = e.refusal();
     } catch (RuntimeException e) {
       log.warn("HTTP {} {} failed", request.getMethod(), path, e);
-      return HttpResponse.text(500, "internal error: " + e);
+      answer = HttpResponse.text(500, "internal error: " + e);
     }
+    answered.answered(route, path, answer.status(), refused);
+    return answer;
   }
 
   /** The request as handlers see it: parameters from the query string, then from a form body. */
@@ -383,7 +410,8 @@ public final class HttpEndpoint implements AutoCloseable {
       HttpRequest.parseForm(body.strip(), params);
     }
     return new HttpRequest(request.getMethod().toUpperCase(Locale.ROOT), request.getHttpURI().getDecodedPath(), params,
-        Request.getRemoteAddr(request), request.getHeaders().get(HttpHeader.AUTHORIZATION));
+        Request.getRemoteAddr(request), request.getHeaders().get(HttpHeader.AUTHORIZATION),
+        request.getHeaders().get(HttpHeader.ACCEPT));
   }
 
   private static void respond(Request request, Response response, Callback done, HttpResponse answer) {
@@ -395,14 +423,12 @@ public final class HttpEndpoint implements AutoCloseable {
     response.write(true, head || body.length == 0 ? null : ByteBuffer.wrap(body), done);
   }
 
-  private @Nullable Handler handlerFor(String path) {
-    Handler best = null;
-    int bestLength = -1;
-    for (Map.Entry<String, Handler> e : routes.entrySet()) {
-      String prefix = e.getKey();
-      if ((path.equals(prefix) || path.startsWith(prefix + "/")) && prefix.length() > bestLength) {
-        best = e.getValue();
-        bestLength = prefix.length();
+  /** The longest route prefix {@code path} falls under, or null. */
+  private @Nullable String routeFor(String path) {
+    String best = null;
+    for (String prefix : routes.keySet()) {
+      if ((path.equals(prefix) || path.startsWith(prefix + "/")) && (best == null || prefix.length() > best.length())) {
+        best = prefix;
       }
     }
     return best;

@@ -11,10 +11,22 @@ import org.jspecify.annotations.Nullable;
 public final class HttpException extends RuntimeException {
 
   private final int status;
+  private final io.roster.server.model.@Nullable RegistryException refusal;
 
   public HttpException(int status, String message) {
+    this(status, message, null);
+  }
+
+  /** The answer to a request the registry refused with {@code refusal} (counted by its limit in the metrics). */
+  public HttpException(int status, String message, io.roster.server.model.@Nullable RegistryException refusal) {
     super(message, null, false, false);
     this.status = status;
+    this.refusal = refusal;
+  }
+
+  /** The registry's refusal this answer reports, or null. */
+  public io.roster.server.model.@Nullable RegistryException refusal() {
+    return refusal;
   }
 
   /** The text body of the answer: never null, every refusal is given one. */

@@ -22,19 +22,26 @@ public final class HttpRequest {
   private final Map<String, String> params;
   private final String remoteHost;
   private final @Nullable String authorization;
+  private final @Nullable String accept;
 
   HttpRequest(String method, String path, Map<String, String> params, String remoteHost,
-      @Nullable String authorization) {
+      @Nullable String authorization, @Nullable String accept) {
     this.method = method;
     this.path = path;
     this.params = Collections.unmodifiableMap(params);
     this.remoteHost = remoteHost;
     this.authorization = authorization;
+    this.accept = accept;
   }
 
   /** A request built by hand (tests and adapters that re-dispatch), without an {@code Authorization} header. */
   public static HttpRequest of(String method, String path, Map<String, String> params, String remoteHost) {
-    return new HttpRequest(method, path, new LinkedHashMap<>(params), remoteHost, null);
+    return new HttpRequest(method, path, new LinkedHashMap<>(params), remoteHost, null, null);
+  }
+
+  /** The {@code Accept} header, or null. */
+  public @Nullable String accept() {
+    return accept;
   }
 
   /** {@code GET}, {@code POST}, ... in upper case. */

@@ -26,11 +26,18 @@ public final class RegistryException extends RuntimeException {
 
   private final Kind kind;
   private final String field;
+  /** For a refusal by a limit, the limit's flag without its dashes ({@code max-instances-per-connection}); else empty. */
+  private final String limit;
 
   public RegistryException(Kind kind, String field, String message) {
+    this(kind, field, message, "");
+  }
+
+  private RegistryException(Kind kind, String field, String message, String limit) {
     super(message, null, false, false);
     this.kind = kind;
     this.field = field == null ? "" : field;
+    this.limit = limit;
   }
 
   /** {@code field: value (expected: ...)} for a bad argument. */
@@ -51,9 +58,17 @@ public final class RegistryException extends RuntimeException {
     }
   }
 
-  /** A per-connection or server limit. */
-  public static RegistryException limit(String field, String message) {
-    return new RegistryException(Kind.RESOURCE_EXHAUSTED, field, message);
+  /**
+   * A per-connection or server limit, named by its flag without the dashes ({@code
+   * max-instances-per-connection}); the message names the flag too.
+   */
+  public static RegistryException limit(String field, String limit, String message) {
+    return new RegistryException(Kind.RESOURCE_EXHAUSTED, field, message, limit);
+  }
+
+  /** The flag of the limit that refused, without its dashes; empty when no limit refused. */
+  public String limit() {
+    return limit;
   }
 
   /** A credential that proves no identity: missing, unknown, expired or removed. */

@@ -167,8 +167,10 @@ final class NacosConnection implements Outbound, ClientDetection.Watched {
   }
 
   @Override
-  public void send(PushPayload payload) {
-    write((Payload) payload.encoded(ENCODER));
+  public int send(PushPayload payload) {
+    Payload p = (Payload) payload.encoded(ENCODER);
+    write(p);
+    return p.getSerializedSize();
   }
 
   /** Writes one message on the stream; a no-op once it ended. */

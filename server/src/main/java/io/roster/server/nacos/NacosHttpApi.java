@@ -538,7 +538,7 @@ public final class NacosHttpApi {
       case UNAVAILABLE -> 503;
       case UNAUTHENTICATED, PERMISSION_DENIED -> 403; // what Nacos answers, and what its clients log in again on
     };
-    return new HttpException(status, named.getMessage());
+    return new HttpException(status, named.getMessage(), e);
   }
 
   /**

@@ -17,6 +17,7 @@ import io.roster.server.model.ServiceSnapshot;
 import io.roster.server.naming.Hellos;
 import io.roster.server.naming.ServiceLists;
 import io.roster.server.registry.Registry;
+import io.roster.server.session.RequestCounters;
 import io.roster.server.session.Scope;
 import io.roster.server.session.Session;
 import io.roster.server.session.SessionInfo;
@@ -85,17 +86,32 @@ final class NacosService {
 
   /** Answers one unary request; never fails (a failure is an {@code ErrorResponse}). */
   void request(Payload request, StreamObserver<Payload> response) {
+    String type = Envelope.type(request);
     CompletableFuture<Payload> answer;
     try {
       answer = answer(request);
     } catch (RuntimeException e) {
-      answer = CompletableFuture.completedFuture(error(Envelope.type(request), e));
+      answer = CompletableFuture.failedFuture(e);
     }
     answer.whenComplete((p, e) -> {
-      response.onNext(e == null ? p : error(Envelope.type(request), cause(e)));
+      RuntimeException failure = e == null ? null : cause(e);
+      String counted = COUNTED_TYPES.contains(type) ? type : "other";
+      if (failure != null) {
+        sessions.requests().count(RequestCounters.Protocol.NACOS_GRPC, counted, failure);
+      } else {
+        // Refused without an exception (no handler, no connection): an ErrorResponse.
+        sessions.requests().count(RequestCounters.Protocol.NACOS_GRPC, counted,
+            Envelope.type(p).equals("ErrorResponse") ? "refused" : RequestCounters.OK);
+      }
+      response.onNext(failure == null ? p : error(type, failure));
       response.onCompleted();
     });
   }
+
+  /** The request types counted by name in the server's metrics; any other counts as {@code other}. */
+  private static final Set<String> COUNTED_TYPES = Set.of("ServerCheckRequest", "HealthCheckRequest",
+      "InstanceRequest", "BatchInstanceRequest", "SubscribeServiceRequest", "ServiceQueryRequest",
+      "ServiceListRequest", "PersistentInstanceRequest");
 
   private CompletableFuture<Payload> answer(Payload request) {
     String type = Envelope.type(request);

@@ -380,7 +380,8 @@ public final class Leases implements AutoCloseable {
     perAddress.compute(address, (k, n) -> {
       AtomicInteger count = n == null ? new AtomicInteger() : n;
       if (count.get() >= maxPerAddress) {
-        throw RegistryException.limit("instance", "the HTTP clients at " + address + " already hold " + count.get()
+        throw RegistryException.limit("instance", "max-instances-per-address", "the HTTP clients at " + address
+            + " already hold " + count.get()
             + " heartbeat instances (limit: " + maxPerAddress + ", see --max-instances-per-address)");
       }
       count.incrementAndGet();

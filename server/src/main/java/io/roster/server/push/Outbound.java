@@ -9,8 +9,12 @@ public interface Outbound {
   /** Whether the transport can take a message now without buffering. */
   boolean isReady();
 
-  /** Writes one push. Never blocks; may be a no-op once the stream has ended. */
-  void send(PushPayload payload);
+  /**
+   * Writes one push. Never blocks; may be a no-op once the stream has ended.
+   *
+   * @return the bytes of the message written (its encoding's size), 0 when nothing was written
+   */
+  int send(PushPayload payload);
 
   /**
    * Asks the client to move to {@code suggestedServer} ({@code host:port} of a client port, or

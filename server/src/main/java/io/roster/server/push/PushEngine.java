@@ -43,6 +43,7 @@ public final class PushEngine implements Registry.ChangeListener {
   private final Map<ServiceKey, Coalesce> coalesce = new ConcurrentHashMap<>();
   private final Map<ServiceKey, Payloads> payloads = new ConcurrentHashMap<>();
   private final DeltaPushes deltas = new DeltaPushes();
+  private final PushCounters counters = new PushCounters();
   private volatile boolean stopped;
 
   public PushEngine(Registry registry, Scheduler scheduler, Duration window) {
@@ -141,6 +142,11 @@ public final class PushEngine implements Registry.ChangeListener {
   /** Delta pushes against acked states, for the push queues of sessions that take them. */
   public DeltaPushes deltas() {
     return deltas;
+  }
+
+  /** What the push queues of this engine's sessions have done (the server's metrics). */
+  public PushCounters counters() {
+    return counters;
   }
 
   /** The coalescing window. */

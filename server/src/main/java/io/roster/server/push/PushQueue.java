@@ -33,6 +33,7 @@ public final class PushQueue {
   private final Scheduler scheduler;
   private final @Nullable Duration ackTimeout;
   private final @Nullable DeltaPushes deltas;
+  private final PushCounters counters;
 
   private final Map<ServiceKey, Slot> slots = new HashMap<>(4);
   /** Slots with an unsent state, oldest first. A slot is in it exactly when {@code queued}. */
@@ -72,6 +73,13 @@ public final class PushQueue {
    */
   public PushQueue(Outbound outbound, Scheduler scheduler, @Nullable Duration ackTimeout,
       @Nullable DeltaPushes deltas) {
+    this(outbound, scheduler, ackTimeout, deltas, new PushCounters());
+  }
+
+  /** Same, counting what it does in {@code counters} (the server's, shared by every queue). */
+  public PushQueue(Outbound outbound, Scheduler scheduler, @Nullable Duration ackTimeout,
+      @Nullable DeltaPushes deltas, PushCounters counters) {
+    this.counters = counters;
     this.outbound = outbound;
     this.scheduler = scheduler;
     this.ackTimeout = ackTimeout;
@@ -86,6 +94,9 @@ public final class PushQueue {
     Slot slot = slots.computeIfAbsent(service, k -> new Slot());
     if (slot.lastOffered != NONE && payload.revision() <= slot.lastOffered) {
       return;
+    }
+    if (slot.lastOffered == NONE) {
+      slot.firstOffered = payload.revision();
     }
     slot.lastOffered = payload.revision();
     queue(slot, payload);
@@ -116,20 +127,31 @@ public final class PushQueue {
       return false;
     }
     boolean matched = false;
+    long change = NONE; // the revision acked, when it carried a change rather than a first state
     for (Slot slot : slots) {
       slot.fullOnly = false; // what it acked was sent in full, or applied as a delta
+      long acked = NONE;
       if (slot.inflight != null && slot.inflight.pushId().equals(pushId)) {
-        slot.acked(slot.inflight.revision());
+        acked = slot.inflight.revision();
         slot.inflight = null;
-        matched = true;
       }
       // The ack timer may have moved the push back to pending for a re-send before this ack
       // came: the client has it, so the re-send is not needed and the ack counts.
       if (slot.pending != null && slot.pending.pushId().equals(pushId)) {
-        slot.acked(slot.pending.revision());
+        acked = slot.pending.revision();
         slot.pending = null;
         dequeue(slot);
+      }
+      if (acked != NONE) {
+        slot.acked(acked);
         matched = true;
+        change = acked > slot.firstOffered ? acked : change;
+      }
+    }
+    if (matched) {
+      counters.acks.increment();
+      if (change != NONE) {
+        counters.changeAcked(change);
       }
     }
     if (matched && !waiters.isEmpty()) {
@@ -212,6 +234,7 @@ public final class PushQueue {
       return false;
     }
     resyncs++;
+    counters.resyncs.increment();
     // Only deltas are answered with resync, and only states with instances go as deltas, so
     // the id names one service here; every slot it names gets its state in full.
     for (Slot slot : List.copyOf(slots)) {
@@ -249,6 +272,9 @@ public final class PushQueue {
   public synchronized void close() {
     closed = true;
     for (Slot slot : slots.values()) {
+      if (slot.pending != null) {
+        counters.closed.increment();
+      }
       slot.pending = null;
       slot.inflight = null;
     }
@@ -268,6 +294,9 @@ public final class PushQueue {
   private void queue(Slot slot, PushPayload payload) {
     if (slot.pending != null && slot.pending != slot.inflight && slot.pending != payload) {
       forgetAck(slot, slot.pending); // a re-send waiting in line, replaced by a newer state
+    }
+    if (slot.pending != null && slot.pending != payload) {
+      counters.superseded.increment();
     }
     slot.pending = payload;
     if (!slot.queued) {
@@ -321,9 +350,14 @@ public final class PushQueue {
       }
       slot.pending = null;
       PushPayload wire = deltas == null || slot.fullOnly || slot.lastAcked == NONE ? p : deltas.choose(p, slot.lastAcked);
-      outbound.send(wire);
+      counters.bytes.add(outbound.send(wire));
       sent++;
-      sentDeltas += wire != p ? 1 : 0;
+      if (wire != p) {
+        sentDeltas++;
+        counters.delta.increment();
+      } else {
+        counters.full.increment();
+      }
       if (ackTimeout != null) {
         if (slot.inflight != null && slot.inflight != p) {
           forgetAck(slot, slot.inflight); // superseded: only the newest push of a service is awaited
@@ -372,6 +406,7 @@ public final class PushQueue {
         }
         slot.inflight = null;
         resent++;
+        counters.resends.increment();
       }
     }
     drain();
@@ -382,6 +417,7 @@ public final class PushQueue {
     @Nullable PushPayload pending;   // latest unsent state, or null
     @Nullable PushPayload inflight;  // sent and not acked yet, or null
     long sentAtNanos;
+    long firstOffered = NONE; // the subscription's first state: acking it is no change arriving
     long lastOffered = NONE;
     long lastAcked = NONE;
     boolean queued;        // in the ready queue

@@ -92,6 +92,12 @@ public final class Registry {
   private final long bootRevision;
   private volatile long absentRevision;
   private final List<ChangeListener> listeners = new CopyOnWriteArrayList<>();
+  private final RegistryCounters counters = new RegistryCounters();
+
+  /** Why instances come and go on this thread now: what {@link RegistryCounters} counts them as. */
+  enum Cause { REQUEST, OWNER_END, RESTORE }
+
+  private static final ThreadLocal<Cause> CAUSE = ThreadLocal.withInitial(() -> Cause.REQUEST);
   /**
    * While recording, per service, the identities that left it through a seen departure and
    * have not been registered since; null when not recording. Each set is immutable and
@@ -343,7 +349,7 @@ public final class Registry {
       ServiceSettings stored = after.equals(ServiceSettings.DEFAULT) ? null : after;
       long delta = (stored == null ? 0 : stored.footprint(k)) - (old == null ? 0 : old.footprint(k));
       if (delta > 0 && settingsBytes.get() + delta > maxSettingsBytes) {
-        throw RegistryException.limit("service", "the settings of every service together would take "
+        throw RegistryException.limit("service", "max-service-settings-bytes", "the settings of every service together would take "
             + (settingsBytes.get() + delta) + " bytes (limit: " + maxSettingsBytes
             + ", see --max-service-settings-bytes); settings of " + k + " not changed. Settings back to the "
             + "defaults (protect_threshold 0, no metadata) free their room");
@@ -456,14 +462,24 @@ public final class Registry {
    * as departed, since nothing here saw them leave.
    */
   public void removeOwner(Owner owner, boolean departure) {
-    for (ServiceKey service : servicesOf(owner)) {
-      long revision = services.containsKey(service)
-          ? mutateAt(service, e -> e.replaceOwned(owner, Claim.NONE, List.of(), departure)) : -1;
-      if (revision >= 0) {
-        publish(service, owner, Change.Kind.REMOVED, revision);
+    CAUSE.set(Cause.OWNER_END);
+    try {
+      for (ServiceKey service : servicesOf(owner)) {
+        long revision = services.containsKey(service)
+            ? mutateAt(service, e -> e.replaceOwned(owner, Claim.NONE, List.of(), departure)) : -1;
+        if (revision >= 0) {
+          publish(service, owner, Change.Kind.REMOVED, revision);
+        }
       }
+    } finally {
+      CAUSE.remove();
     }
     owners.remove(owner);
+  }
+
+  /** What this registry has taken in and let go, for the server's metrics. */
+  public RegistryCounters counters() {
+    return counters;
   }
 
   /** The current visible state; an empty state at {@link #absentRevision()} if unknown. */
@@ -542,6 +558,64 @@ public final class Registry {
 
   /** A namespace and how many services and instances it has. */
   public record NamespaceCount(String namespace, int services, int instances) {}
+
+  /** A namespace's services, and its instances by the kind of their owner. */
+  public static final class NamespaceKinds {
+    private final String namespace;
+    private int services;
+    private final int[] instances = new int[Owner.Kind.values().length];
+
+    NamespaceKinds(String namespace) {
+      this.namespace = namespace;
+    }
+
+    public String namespace() {
+      return namespace;
+    }
+
+    /** Its services that have instances. */
+    public int services() {
+      return services;
+    }
+
+    /** Its instances whose owners are of {@code kind}. */
+    @SuppressWarnings("EnumOrdinal") // an index into the counts built here, never stored or sent
+    public int instances(Owner.Kind kind) {
+      return instances[kind.ordinal()];
+    }
+
+    /** All its instances. */
+    public int instances() {
+      int sum = 0;
+      for (int n : instances) {
+        sum += n;
+      }
+      return sum;
+    }
+  }
+
+  /** Every namespace that has a service, in order, with its services and its instances by owner kind. */
+  @SuppressWarnings("EnumOrdinal") // an index into the counts built here
+  public List<NamespaceKinds> namespaceKinds() {
+    List<NamespaceKinds> out = new ArrayList<>();
+    NamespaceKinds current = null;
+    for (ServiceKey k : index) {
+      if (current == null || !k.namespace().equals(current.namespace)) {
+        current = new NamespaceKinds(k.namespace());
+        out.add(current);
+      }
+      current.services++;
+      Entry e = services.get(k);
+      if (e != null) {
+        synchronized (e) {
+          for (Map.Entry<Owner, int[]> held : e.byOwner.entrySet()) {
+            current.instances[held.getKey().kind().ordinal()] += held.getValue()[0];
+          }
+        }
+      }
+    }
+    return out;
+  }
 
   /** Every namespace that has a service, in order, with its counts. */
   public List<NamespaceCount> namespaces() {
@@ -648,6 +722,15 @@ public final class Registry {
    * {@link Change.Kind#RESTORED} change. Must not run concurrently with any other change.
    */
   public void restore(Image image) {
+    CAUSE.set(Cause.RESTORE);
+    try {
+      restoreUncounted(image);
+    } finally {
+      CAUSE.remove();
+    }
+  }
+
+  private void restoreUncounted(Image image) {
     java.util.Set<ServiceKey> touched = new java.util.TreeSet<>(services.keySet());
     for (Entry e : new ArrayList<>(services.values())) {
       synchronized (e) {
@@ -794,6 +877,7 @@ public final class Registry {
    * keeps its index of services: {@code left} is what it now has in {@code service}.
    */
   private void count(Owner owner, ServiceKey service, int delta, int left) {
+    counters.counted(owner.kind(), delta, CAUSE.get());
     // An owner already forgotten (its session ended) has nothing left to take away.
     Holdings h = delta > 0 ? owners.computeIfAbsent(owner, k -> new Holdings(Tally.standalone())) : owners.get(owner);
     if (h == null) {
@@ -910,12 +994,12 @@ public final class Registry {
     void checkLimits(int moreInstances, long moreBytes, String field) {
       int count = registrations.size() + moreInstances;
       if (moreInstances > 0 && count > limits.maxInstances()) {
-        throw RegistryException.limit(field, "service " + service + " would have " + count
+        throw RegistryException.limit(field, "max-instances-per-service", "service " + service + " would have " + count
             + " instances (limit: " + limits.maxInstances() + ", see --max-instances-per-service)");
       }
       long total = bytes + moreBytes;
       if (moreBytes > 0 && total > limits.maxBytes()) {
-        throw RegistryException.limit(field, "service " + service + " would hold " + total
+        throw RegistryException.limit(field, "max-service-bytes", "service " + service + " would hold " + total
             + " bytes of instances (limit: " + limits.maxBytes() + ", see --max-service-bytes; "
             + "the metadata of its instances is what usually fills it)");
       }

@@ -368,16 +368,19 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
     }
 
     @Override
-    public void send(PushPayload payload) {
+    public int send(PushPayload payload) {
       synchronized (this) {
         if (ended) {
-          return;
+          return 0;
         }
+        var state = ProtoMapper.toProto(payload.snapshot());
         try {
-          out.onNext(ProtoMapper.toProto(payload.snapshot()));
+          out.onNext(state);
         } catch (RuntimeException e) {
           // Cancelled meanwhile; the cancel handler cleans up.
+          return 0;
         }
+        return state.getSerializedSize();
       }
     }
 

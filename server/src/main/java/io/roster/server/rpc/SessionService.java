@@ -1,5 +1,7 @@
 package io.roster.server.rpc;
 
+import static io.roster.server.session.RequestCounters.Protocol.ROSTER;
+
 import io.grpc.MethodDescriptor;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.ServiceDescriptor;
@@ -30,6 +32,7 @@ import io.roster.server.push.PushPayload;
 import io.roster.server.registry.WarmUp;
 import io.roster.server.session.Admission;
 import io.roster.server.session.Door;
+import io.roster.server.session.RequestCounters;
 import io.roster.server.session.Scope;
 import io.roster.server.session.Session;
 import io.roster.server.session.SessionInfo;
@@ -380,8 +383,10 @@ final class SessionService implements Door {
     }
 
     @Override
-    public void send(PushPayload payload) {
-      write(payload.encoded(encoder));
+    public int send(PushPayload payload) {
+      EncodedFrame frame = (EncodedFrame) payload.encoded(encoder);
+      write(frame);
+      return frame.size();
     }
 
     void onReady() {
@@ -460,18 +465,23 @@ final class SessionService implements Door {
         return;
       }
       String requestId = frame.getRequestId();
+      RequestCounters counters = sessions.requests();
+      String type = kind.name().toLowerCase(Locale.ROOT);
       try {
         checkRequestId(requestId);
+        boolean counted = false; // an asynchronous request is counted when it completes
         switch (kind) {
           case REGISTER -> {
             var r = frame.getRegister();
             ServiceKey key = ProtoMapper.serviceKey(r.getService(), s.info().namespace());
-            answer(requestId, s.register(key, ProtoMapper.ephemeralInstance(r.getInstance())));
+            answer(requestId, counters.track(ROSTER, type, s.register(key, ProtoMapper.ephemeralInstance(r.getInstance()))));
+            counted = true;
           }
           case DEREGISTER -> {
             var r = frame.getDeregister();
-            answer(requestId, s.deregister(ProtoMapper.serviceKey(r.getService(), s.info().namespace()),
-                ProtoMapper.instanceKey(r.getInstance())));
+            answer(requestId, counters.track(ROSTER, type, s.deregister(
+                ProtoMapper.serviceKey(r.getService(), s.info().namespace()), ProtoMapper.instanceKey(r.getInstance()))));
+            counted = true;
           }
           case BATCH_REGISTER -> {
             var r = frame.getBatchRegister();
@@ -480,7 +490,8 @@ final class SessionService implements Door {
             for (int i = 0; i < r.getInstancesCount(); i++) {
               list.add(ProtoMapper.ephemeralInstance(r.getInstances(i), i));
             }
-            answer(requestId, s.batchRegister(key, list));
+            answer(requestId, counters.track(ROSTER, type, s.batchRegister(key, list)));
+            counted = true;
           }
           case SUBSCRIBE -> {
             var r = frame.getSubscribe();
@@ -493,7 +504,10 @@ final class SessionService implements Door {
             s.unsubscribe(ProtoMapper.serviceKey(frame.getUnsubscribe().getService(), s.info().namespace()));
             ok(requestId);
           }
-          case PING -> write(ServerFrame.newBuilder().setRequestId(requestId).setPong(Pong.getDefaultInstance()).build());
+          case PING -> {
+            write(ServerFrame.newBuilder().setRequestId(requestId).setPong(Pong.getDefaultInstance()).build());
+            counted = true; // a keepalive, not a request
+          }
           case QUERY -> {
             s.check(Permission.READ, ProtoMapper.serviceKey(frame.getQuery().getService(), s.info().namespace()));
             result(requestId, Result.newBuilder().setOk(true)
@@ -505,13 +519,18 @@ final class SessionService implements Door {
           }
           case DRAIN -> {
             Duration timeout = DrainTimeouts.timeout("drain.timeout_ms", frame.getDrain().getTimeoutMs());
-            sessions.drain(s, timeout).whenComplete((counts, failed) -> result(requestId, failed != null
-                ? Errors.toResult(Errors.cause(failed))
-                : Result.newBuilder().setOk(true).setDrain(Drains.toProto(counts)).build()));
+            counters.track(ROSTER, type, sessions.drain(s, timeout)).whenComplete((counts, failed) ->
+                result(requestId, failed != null ? Errors.toResult(Errors.cause(failed))
+                    : Result.newBuilder().setOk(true).setDrain(Drains.toProto(counts)).build()));
+            counted = true;
           }
           default -> throw new IllegalStateException("unhandled frame " + kind);
         }
+        if (!counted) {
+          counters.count(ROSTER, type, (Throwable) null);
+        }
       } catch (RuntimeException e) {
+        counters.count(ROSTER, type, e);
         result(echo(requestId), Errors.toResult(e));
       }
     }
@@ -519,6 +538,7 @@ final class SessionService implements Door {
     private void hello(String requestId, Hello h) {
       String refused = admission.refusal();
       if (refused != null) {
+        sessions.requests().count(ROSTER, "hello", "unavailable");
         throw new ProtocolViolation(Status.UNAVAILABLE.withDescription(refused
             + ": no new sessions here; connect to another server, or to this address again once it is back"));
       }
@@ -560,7 +580,9 @@ final class SessionService implements Door {
         log.info("Session opened: conn={} client={} name={} remote={} sessions={}", info.connectionId(),
             LogText.of(info.clientId()), LogText.of(info.clientName()), LogText.of(info.remoteAddress()),
             sessions.count());
+        sessions.requests().count(ROSTER, "hello", (Throwable) null);
       } catch (RegistryException e) {
+        sessions.requests().count(ROSTER, "hello", e);
         result(echo(requestId), Errors.toResult(e));
       }
     }

@@ -87,8 +87,9 @@ public final class Scope {
         for (Scope u = this; u != null && u != s.parent; u = u.parent) {
           u.count(what).decrementAndGet();
         }
-        throw RegistryException.limit(what.field, s.describe() + " already " + s.verb("has", "have") + " " + (now - 1)
-            + " " + what.what + " (limit: " + limit + ", see --max-" + what.flag + "-per-" + s.flagScope() + ")");
+        String flag = "max-" + what.flag + "-per-" + s.flagScope();
+        throw RegistryException.limit(what.field, flag, s.describe() + " already " + s.verb("has", "have") + " "
+            + (now - 1) + " " + what.what + " (limit: " + limit + ", see --" + flag + ")");
       }
     }
   }
@@ -109,8 +110,9 @@ public final class Scope {
       int limit = s.parent == null ? limits.instancesPerAddress() : limits.instancesPerConnection();
       int now = s.instances.count();
       if (now + adding > limit) {
-        throw RegistryException.limit(field, s.describe() + " would own " + (now + adding) + " instances (limit: "
-            + limit + ", see --max-instances-per-" + s.flagScope() + "); " + s.verb("it owns ", "they own ") + now);
+        String flag = "max-instances-per-" + s.flagScope();
+        throw RegistryException.limit(field, flag, s.describe() + " would own " + (now + adding) + " instances (limit: "
+            + limit + ", see --" + flag + "); " + s.verb("it owns ", "they own ") + now);
       }
     }
   }

@@ -43,6 +43,7 @@ public final class SessionManager {
   /** Address scopes with at least one open connection. */
   private final Map<String, Scope> addresses = new ConcurrentHashMap<>();
   private volatile Authenticator authenticator = Authenticator.off();
+  private final RequestCounters requests = new RequestCounters();
 
   /** A session manager whose sessions change the registry directly (standalone). */
   public SessionManager(Registry registry, PushEngine engine, Scheduler scheduler,
@@ -176,7 +177,8 @@ public final class SessionManager {
    */
   public Session open(SessionInfo info, Outbound outbound, Scope scope, boolean deltas, Owner.Kind kind) {
     scope.acquire(Scope.Counted.SESSIONS, limits);
-    PushQueue queue = new PushQueue(outbound, scheduler, ackTimeout, deltas ? engine.deltas() : null);
+    PushQueue queue = new PushQueue(outbound, scheduler, ackTimeout, deltas ? engine.deltas() : null,
+        engine.counters());
     Session s = new Session(info, new Owner(nodeId, kind, info.connectionId()), registry, writer, engine, queue, scope,
         limits);
     sessions.put(info.connectionId(), s);
@@ -188,7 +190,10 @@ public final class SessionManager {
    * subscriber has acked or gone, or when {@code timeout} passes.
    */
   public CompletableFuture<AckCollector.Counts> drain(Session session, Duration timeout) {
-    return session.drain().thenCompose(acks -> AckCollector.collect(acks, timeout, scheduler));
+    return counted(session.drain().thenCompose(acks -> {
+      requests.drainStarted();
+      return AckCollector.collect(acks, timeout, scheduler);
+    }));
   }
 
   /**
@@ -220,8 +225,18 @@ public final class SessionManager {
       }
       long revision = registry.snapshot(service).revision();
       java.util.List<CompletableFuture<Boolean>> acks = engine.whenAcked(service, revision, t -> false);
+      requests.drainStarted();
       progress.started(acks.size());
-      return AckCollector.collect(acks, timeout, scheduler, progress::acked);
+      return counted(AckCollector.collect(acks, timeout, scheduler, progress::acked));
+    });
+  }
+
+  /** Counts a started drain's end: confirmed when every subscriber it told acked. */
+  private CompletableFuture<AckCollector.Counts> counted(CompletableFuture<AckCollector.Counts> drain) {
+    return drain.whenComplete((counts, failed) -> {
+      if (counts != null) {
+        requests.drainEnded(counts.timedOut() == 0);
+      }
     });
   }
 
@@ -302,5 +317,19 @@ public final class SessionManager {
 
   public int count() {
     return sessions.size();
+  }
+
+  /** Live sessions whose owners are of {@code kind}. */
+  public int count(Owner.Kind kind) {
+    int n = 0;
+    for (Session s : sessions.values()) {
+      n += s.owner().kind() == kind ? 1 : 0;
+    }
+    return n;
+  }
+
+  /** The requests every protocol's sessions and ports handled, for the server's metrics. */
+  public RequestCounters requests() {
+    return requests;
   }
 }

@@ -50,8 +50,9 @@ class PushPipelineTest {
     }
 
     @Override
-    public void send(PushPayload payload) {
+    public int send(PushPayload payload) {
       sent.add(payload);
+      return 0;
     }
 
     List<Integer> sizes() {

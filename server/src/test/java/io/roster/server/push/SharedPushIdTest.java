@@ -34,8 +34,9 @@ class SharedPushIdTest {
     }
 
     @Override
-    public void send(PushPayload payload) {
+    public int send(PushPayload payload) {
       sent.add(payload);
+      return 0;
     }
   }, scheduler, ACK_TIMEOUT);
 

@@ -178,8 +178,9 @@ class BatchRegisterTest {
     }
 
     @Override
-    public void send(PushPayload payload) {
+    public int send(PushPayload payload) {
       sent.add(payload);
+      return 0;
     }
   }
 }

@@ -33,7 +33,9 @@ class BalanceShedTest {
           }
 
           @Override
-          public void send(PushPayload payload) {}
+          public int send(PushPayload payload) {
+            return 0;
+          }
 
           @Override
           public boolean move(String reason, String suggestedServer) {

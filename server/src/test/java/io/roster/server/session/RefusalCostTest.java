@@ -44,7 +44,9 @@ class RefusalCostTest {
           }
 
           @Override
-          public void send(PushPayload payload) {}
+          public int send(PushPayload payload) {
+            return 0;
+          }
         });
     ServiceKey big = ServiceKey.of("", "", "big");
     List<Instance> owned = new ArrayList<>();

@@ -1,0 +1,167 @@
+package io.roster.server.session;
+
+import io.grpc.StatusRuntimeException;
+import io.roster.server.model.RegistryException;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.BiConsumer;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The requests every port handled, by protocol, type and result; the refusals among them by the
+ * limit that refused; and drains, for the server's metrics.
+ *
+ * <p>Every key is one of a fixed set the code names: a request's type is a constant of its
+ * protocol (a Nacos request of a type Roster does not know counts as {@code other}), its result
+ * the status it was answered with, a limit one of the {@code --max-...} flags. So the number of
+ * counters does not grow with services, clients or addresses.
+ *
+ * <p>Thread-safe; counting is a map lookup and a {@link LongAdder} increment.
+ */
+public final class RequestCounters {
+
+  /** Where a request came in. */
+  public enum Protocol {
+    /** Roster's {@code Session/Connect} stream and its unary services. */
+    ROSTER("roster"),
+    /** A Nacos 2.x or 3.x client's gRPC connection. */
+    NACOS_GRPC("nacos-grpc"),
+    /** Nacos's v1/v2/v3 HTTP API. */
+    NACOS_HTTP("nacos-http"),
+    /** Roster's own HTTP routes: admin API, console, metrics, service discovery. */
+    HTTP("http");
+
+    private final String label;
+
+    Protocol(String label) {
+      this.label = label;
+    }
+
+    /** The value of the {@code protocol} label. */
+    public String label() {
+      return label;
+    }
+  }
+
+  /** The result of a request that succeeded. */
+  public static final String OK = "ok";
+
+  private record Key(Protocol protocol, String type, String result) {}
+
+  private final Map<Key, LongAdder> requests = new ConcurrentHashMap<>();
+  private final Map<String, LongAdder> refusals = new ConcurrentHashMap<>();
+  private final LongAdder drainsStarted = new LongAdder();
+  private final LongAdder drainsConfirmed = new LongAdder();
+  private final LongAdder drainsTimedOut = new LongAdder();
+
+  /**
+   * The limits that refuse requests, by flag: counted from zero before their first refusal, so
+   * that a rate over them exists from the start.
+   */
+  public static final List<String> LIMITS = List.of("max-sessions-per-connection", "max-sessions-per-address",
+      "max-subscriptions-per-connection", "max-watches-per-connection", "max-instances-per-connection",
+      "max-instances-per-address", "max-instances-per-service", "max-service-bytes", "max-service-settings-bytes");
+
+  public RequestCounters() {
+    for (String limit : LIMITS) {
+      refusals.put(limit, new LongAdder());
+    }
+  }
+
+  /** Counts one request of {@code type} that ended with {@code failure} (null: it succeeded). */
+  public void count(Protocol protocol, String type, @Nullable Throwable failure) {
+    count(protocol, type, failure == null ? OK : result(failure), failure);
+  }
+
+  /**
+   * Counts one request of {@code type} answered with {@code result}; {@code failure}, when a
+   * limit refused it, also counts as a refusal by that limit.
+   */
+  public void count(Protocol protocol, String type, String result, @Nullable Throwable failure) {
+    count(protocol, type, result);
+    if (failure != null && unwrap(failure) instanceof RegistryException re && !re.limit().isEmpty()) {
+      refusals.computeIfAbsent(re.limit(), k -> new LongAdder()).increment();
+    }
+  }
+
+  /** Counts one request of {@code type} answered with {@code result} (a constant: {@link #OK}, a status name). */
+  public void count(Protocol protocol, String type, String result) {
+    requests.computeIfAbsent(new Key(protocol, type, result), k -> new LongAdder()).increment();
+  }
+
+  /** Counts {@code request} once it completes (now, if it has); returns it. */
+  public <T> CompletableFuture<T> track(Protocol protocol, String type, CompletableFuture<T> request) {
+    request.whenComplete((done, failed) -> count(protocol, type, failed));
+    return request;
+  }
+
+  /** A drain began: its instances are out of traffic and their subscribers are being told. */
+  public void drainStarted() {
+    drainsStarted.increment();
+  }
+
+  /** A drain ended: {@code confirmed} when every subscriber acked, else some never did in time. */
+  public void drainEnded(boolean confirmed) {
+    (confirmed ? drainsConfirmed : drainsTimedOut).increment();
+  }
+
+  /** Each (protocol, type, result) counted so far, with its count. */
+  public void forEachRequest(RequestVisitor visitor) {
+    requests.forEach((k, n) -> visitor.visit(k.protocol(), k.type(), k.result(), n.sum()));
+  }
+
+  /** Each limit that refused so far ({@code max-instances-per-connection}, ...), with its count. */
+  public void forEachRefusal(BiConsumer<String, Long> visitor) {
+    refusals.forEach((limit, n) -> visitor.accept(limit, n.sum()));
+  }
+
+  public long drainsStarted() {
+    return drainsStarted.sum();
+  }
+
+  public long drainsConfirmed() {
+    return drainsConfirmed.sum();
+  }
+
+  public long drainsTimedOut() {
+    return drainsTimedOut.sum();
+  }
+
+  /** Receives one request counter. */
+  @FunctionalInterface
+  public interface RequestVisitor {
+    void visit(Protocol protocol, String type, String result, long count);
+  }
+
+  /**
+   * The result label of a failure: its registry error kind or gRPC status code in lower case
+   * ({@code invalid_argument}, {@code resource_exhausted}, ...), {@code internal} for anything else.
+   */
+  public static String result(Throwable failure) {
+    Throwable t = unwrap(failure);
+    if (t instanceof RegistryException re) {
+      return re.kind().name().toLowerCase(Locale.ROOT);
+    }
+    if (t instanceof StatusRuntimeException s) {
+      return s.getStatus().getCode().name().toLowerCase(Locale.ROOT);
+    }
+    if (t instanceof IllegalArgumentException) {
+      return "invalid_argument";
+    }
+    return "internal";
+  }
+
+  private static Throwable unwrap(Throwable t) {
+    Throwable cause = t;
+    while ((cause instanceof CompletionException || cause instanceof ExecutionException) && cause.getCause() != null) {
+      cause = cause.getCause();
+    }
+    return cause;
+  }
+}
