@@ -5,7 +5,10 @@ import io.roster.server.admin.RosterAdminApi;
 import io.roster.server.cluster.ClusterNode;
 import io.roster.server.cluster.EntryClock;
 import io.roster.server.config.ServerConfig;
+import io.roster.server.http.HttpCallers;
 import io.roster.server.http.HttpEndpoint;
+import io.roster.server.metrics.MetricsApi;
+import io.roster.server.metrics.ServerMetrics;
 import io.roster.server.model.Owner;
 import io.roster.server.nacos.NacosEndpoint;
 import io.roster.server.nacos.NacosAdminApi;
@@ -17,6 +20,7 @@ import io.roster.server.registry.WarmUp;
 import io.roster.server.registry.ServiceLimits;
 import io.roster.server.registry.Writer;
 import io.roster.server.rpc.GrpcEndpoint;
+import io.roster.server.session.RequestCounters;
 import io.roster.server.session.SessionLimits;
 import io.roster.server.session.SessionManager;
 import io.roster.server.time.Scheduler;
@@ -77,6 +81,8 @@ public final class RosterServer implements AutoCloseable {
   private final NacosHttpApi nacosHttp;
   /** The Nacos v1 HTTP listener, or null when {@code --http-port off}. */
   private final @Nullable HttpEndpoint http;
+  /** What GET /metrics reports. */
+  private final ServerMetrics metrics;
   /** The TLS material of the client and HTTP ports, or null when they speak plaintext. */
   private final @Nullable ServerTls tls;
   private final CountDownLatch terminated = new CountDownLatch(1);
@@ -134,7 +140,16 @@ public final class RosterServer implements AutoCloseable {
     int httpPort = config.resolvedHttpPort();
     this.http = httpPort < 0 ? null : new HttpEndpoint(config.host(), httpPort,
         HttpEndpoint.Limits.DEFAULT.withRequestTimeout(config.httpRequestTimeout()), tls);
+    this.metrics = new ServerMetrics(new ServerMetrics.Sources(VERSION, registry, sessions, engine, warmUp,
+        authenticator, endpoint::openSessions, nacos::connectionCount, http == null ? () -> 0 : http::openConnections,
+        cluster, wallClockMicros));
     if (http != null) {
+      RequestCounters requests = sessions.requests();
+      HttpPaths paths = new HttpPaths();
+      http.onAnswered((route, path, status, refusal) -> requests.count(route.startsWith("/nacos")
+          ? RequestCounters.Protocol.NACOS_HTTP : RequestCounters.Protocol.HTTP, paths.type(route, path, status),
+          httpResult(status), refusal));
+      new MetricsApi(metrics, registry, new HttpCallers(authenticator)).routeOn(http);
       nacosHttp.routeOn(http);
       new NacosAdminApi(registry, writer, engine, sessions, nacosHttp).routeOn(http);
       new RosterAdminApi(registry, sessions, cluster).routeOn(http);
@@ -144,6 +159,41 @@ public final class RosterServer implements AutoCloseable {
         http.redirect(nacosConsole, "/console/");
       }
     }
+  }
+
+  /**
+   * The type label of an HTTP request: its path once that path has been answered with success
+   * (only the routes' real endpoints are), else its route's prefix, so that unknown paths cannot
+   * grow the labels; at most {@value #MAX_PATHS} paths.
+   */
+  private static final class HttpPaths {
+    private static final int MAX_PATHS = 256;
+    private final Set<String> served = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    String type(String route, String path, int status) {
+      if (served.contains(path)) {
+        return path;
+      }
+      if (status >= 200 && status < 300 && served.size() < MAX_PATHS) {
+        served.add(path);
+        return path;
+      }
+      return route;
+    }
+  }
+
+  /** The result label of an HTTP answer's status, as the gRPC ports' results read. */
+  private static String httpResult(int status) {
+    return switch (status) {
+      case 400, 405, 414 -> "invalid_argument";
+      case 401 -> "unauthenticated";
+      case 403 -> "permission_denied";
+      case 404 -> "not_found";
+      case 409 -> "failed_precondition";
+      case 413, 429 -> "resource_exhausted";
+      case 503 -> "unavailable";
+      default -> status < 400 ? RequestCounters.OK : status < 500 ? "invalid_argument" : "internal";
+    };
   }
 
   /** How long a session must have been here before balance may move it. */
@@ -307,6 +357,11 @@ public final class RosterServer implements AutoCloseable {
    */
   public WarmUp warmUp() {
     return warmUp;
+  }
+
+  /** The server's metrics (what GET /metrics serves). */
+  public ServerMetrics metrics() {
+    return metrics;
   }
 
   /** Live sessions. */
