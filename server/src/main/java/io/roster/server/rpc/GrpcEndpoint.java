@@ -9,6 +9,7 @@ import io.grpc.protobuf.services.ProtoReflectionServiceV1;
 import io.roster.proto.v1.AdminGrpc;
 import io.roster.proto.v1.RegistryGrpc;
 import io.roster.proto.v1.SessionGrpc;
+import io.grpc.ServerInterceptors;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.ServerTransportFilter;
 import io.roster.server.cluster.Members;
@@ -101,6 +102,7 @@ public final class GrpcEndpoint {
     doors.add(sessionService);
     awaited.add(sessionService);
     Connections connections = new Connections(sessions);
+    CountedCalls counted = new CountedCalls(sessions.requests());
     InetSocketAddress address = new InetSocketAddress(config.host(), config.port());
     NettyServerBuilder builder = AcceptGate.install(tls == null ? NettyServerBuilder.forAddress(address)
         : NettyServerBuilder.forAddress(address, tls.grpcCredentials()),
@@ -129,8 +131,8 @@ public final class GrpcEndpoint {
         .permitKeepAliveTime(1, TimeUnit.SECONDS)
         .permitKeepAliveWithoutCalls(true)
         .addService(sessionService.definition())
-        .addService(registryService)
-        .addService(new AdminService(sessions, cluster))
+        .addService(ServerInterceptors.intercept(registryService, counted))
+        .addService(ServerInterceptors.intercept(new AdminService(sessions, cluster), counted))
         .addService(health.getHealthService())
         .addService(ProtoReflectionServiceV1.newInstance())
         .addService(reflectionV1Alpha())

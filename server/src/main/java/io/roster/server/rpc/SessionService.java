@@ -79,6 +79,17 @@ final class SessionService implements Door {
   static final int MAX_WRITES_IN_FLIGHT = 64;
 
   /** Frames beyond the base protocol that this server answers, told in {@code welcome}. */
+  /** Each frame's name in the request metrics: the frame case in lower case. */
+  private static final java.util.Map<ClientFrame.FrameCase, String> FRAME_TYPES = frameTypes();
+
+  private static java.util.Map<ClientFrame.FrameCase, String> frameTypes() {
+    java.util.Map<ClientFrame.FrameCase, String> types = new java.util.EnumMap<>(ClientFrame.FrameCase.class);
+    for (ClientFrame.FrameCase c : ClientFrame.FrameCase.values()) {
+      types.put(c, c.name().toLowerCase(Locale.ROOT));
+    }
+    return types;
+  }
+
   static final List<String> FEATURES = List.of("query", PushEncoder.FEATURE_DELTA, "credentials");
 
   /** Told once to the sessions whose welcome said the server was warming up, when it is warm. */
@@ -466,7 +477,7 @@ final class SessionService implements Door {
       }
       String requestId = frame.getRequestId();
       RequestCounters counters = sessions.requests();
-      String type = kind.name().toLowerCase(Locale.ROOT);
+      String type = java.util.Objects.requireNonNull(FRAME_TYPES.get(kind));
       try {
         checkRequestId(requestId);
         boolean counted = false; // an asynchronous request is counted when it completes

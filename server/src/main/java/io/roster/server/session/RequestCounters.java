@@ -24,6 +24,7 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Thread-safe; counting is a map lookup and a {@link LongAdder} increment.
  */
+@SuppressWarnings("EnumOrdinal") // a protocol's index into the counters built here, never stored or sent
 public final class RequestCounters {
 
   /** Where a request came in. */
@@ -52,9 +53,8 @@ public final class RequestCounters {
   /** The result of a request that succeeded. */
   public static final String OK = "ok";
 
-  private record Key(Protocol protocol, String type, String result) {}
-
-  private final Map<Key, LongAdder> requests = new ConcurrentHashMap<>();
+  /** Per protocol (by ordinal), type and result: nested lookups, so counting allocates nothing once a key exists. */
+  private final List<Map<String, Map<String, LongAdder>>> requests = new java.util.ArrayList<>();
   private final Map<String, LongAdder> refusals = new ConcurrentHashMap<>();
   private final LongAdder drainsStarted = new LongAdder();
   private final LongAdder drainsConfirmed = new LongAdder();
@@ -69,6 +69,9 @@ public final class RequestCounters {
       "max-instances-per-address", "max-instances-per-service", "max-service-bytes", "max-service-settings-bytes");
 
   public RequestCounters() {
+    for (int i = 0; i < Protocol.values().length; i++) {
+      requests.add(new ConcurrentHashMap<>());
+    }
     for (String limit : LIMITS) {
       refusals.put(limit, new LongAdder());
     }
@@ -92,12 +95,23 @@ public final class RequestCounters {
 
   /** Counts one request of {@code type} answered with {@code result} (a constant: {@link #OK}, a status name). */
   public void count(Protocol protocol, String type, String result) {
-    requests.computeIfAbsent(new Key(protocol, type, result), k -> new LongAdder()).increment();
+    requests.get(protocol.ordinal()).computeIfAbsent(type, k -> new ConcurrentHashMap<>())
+        .computeIfAbsent(result, k -> new LongAdder()).increment();
   }
 
   /** Counts {@code request} once it completes (now, if it has); returns it. */
   public <T> CompletableFuture<T> track(Protocol protocol, String type, CompletableFuture<T> request) {
-    request.whenComplete((done, failed) -> count(protocol, type, failed));
+    if (!request.isDone()) {
+      request.whenComplete((done, failed) -> count(protocol, type, failed));
+    } else if (!request.isCompletedExceptionally()) {
+      count(protocol, type, OK); // the usual case, standalone: applied already, nothing to allocate
+    } else {
+      try {
+        request.getNow(null);
+      } catch (CompletionException | java.util.concurrent.CancellationException e) {
+        count(protocol, type, e);
+      }
+    }
     return request;
   }
 
@@ -113,7 +127,10 @@ public final class RequestCounters {
 
   /** Each (protocol, type, result) counted so far, with its count. */
   public void forEachRequest(RequestVisitor visitor) {
-    requests.forEach((k, n) -> visitor.visit(k.protocol(), k.type(), k.result(), n.sum()));
+    for (Protocol protocol : Protocol.values()) {
+      requests.get(protocol.ordinal()).forEach((type, results) -> results.forEach(
+          (result, n) -> visitor.visit(protocol, type, result, n.sum())));
+    }
   }
 
   /** Each limit that refused so far ({@code max-instances-per-connection}, ...), with its count. */

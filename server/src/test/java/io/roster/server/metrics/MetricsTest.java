@@ -1,15 +1,20 @@
 package io.roster.server.metrics;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.grpc.StatusRuntimeException;
 import io.prometheus.metrics.model.snapshots.CounterSnapshot;
 import io.prometheus.metrics.model.snapshots.DataPointSnapshot;
 import io.prometheus.metrics.model.snapshots.GaugeSnapshot;
 import io.prometheus.metrics.model.snapshots.HistogramSnapshot;
 import io.prometheus.metrics.model.snapshots.Labels;
 import io.prometheus.metrics.model.snapshots.MetricSnapshot;
+import io.roster.proto.v1.ListServicesRequest;
+import io.roster.proto.v1.QueryInstancesRequest;
+import io.roster.proto.v1.RegistryGrpc;
 import io.roster.server.http.JsonEnvelope;
 import io.roster.server.testing.AuthFiles;
 import io.roster.server.testing.LoopbackServer;
@@ -74,6 +79,16 @@ class MetricsTest {
     await().atMost(TestTime.seconds(10)).until(() -> histogramCount("roster_change_to_ack_seconds") == 1);
     // The first state's ack may come after the change was sent, which supersedes it: 1 or 2 acks.
     assertThat(value("roster_push_acks")).isBetween(1.0, 2.0);
+
+    // Roster's unary services count as they end, by Service/Method and status.
+    RegistryGrpc.RegistryBlockingStub registry = RegistryGrpc.newBlockingStub(loopback.channel());
+    assertThat(registry.listServices(ListServicesRequest.getDefaultInstance()).getServicesCount()).isEqualTo(5);
+    assertThatThrownBy(() -> registry.queryInstances(QueryInstancesRequest.getDefaultInstance()))
+        .isInstanceOf(StatusRuntimeException.class);
+    assertThat(value("roster_requests", "protocol", "roster", "type", "Registry/ListServices", "result", "ok"))
+        .isEqualTo(1);
+    assertThat(value("roster_requests", "protocol", "roster", "type", "Registry/QueryInstances", "result",
+        "invalid_argument")).isEqualTo(1);
 
     provider.cancel(); // the connection ends: its six instances go, and the subscriber is told
     consumer.awaitPush("svc-0", s -> s.getInstancesCount() == 0);
