@@ -132,6 +132,20 @@ class PrometheusScrapeTest {
       }
     }
     assertThat(missing).as("metrics named in docker/prometheus/rules.yml or docker/grafana/roster.json").isEmpty();
+
+    // The exposition as Prometheus's own parser and linter read it (promtool comes with the binary).
+    Path exposition = dir.resolve("metrics.txt");
+    Files.writeString(exposition, http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + httpPort
+        + "/metrics")).build(), BodyHandlers.ofString()).body());
+    Path promtool = binary.resolveSibling("promtool");
+    if (Files.isExecutable(promtool)) {
+      Process check = new ProcessBuilder(promtool.toString(), "check", "metrics").redirectInput(exposition.toFile())
+          .redirectErrorStream(true).start();
+      String out = new String(check.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      assertThat(check.waitFor(30, TimeUnit.SECONDS)).isTrue();
+      assertThat(check.exitValue()).as("promtool check metrics: " + out).isZero();
+      assertThat(out).as("promtool's lint findings").isBlank();
+    }
   }
 
   // --- Prometheus ---
