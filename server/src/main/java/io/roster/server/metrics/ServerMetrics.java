@@ -67,8 +67,13 @@ public final class ServerMetrics {
   private static final double[] LATENCY_BUCKETS = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5,
       10, 30, 60};
 
-  /** The JVM's and the process's metrics: one set per process, whatever the number of servers in it. */
-  private static final PrometheusRegistry JVM = jvmRegistry();
+  /**
+   * The JVM's and the process's metrics: one set per process, whatever the number of servers in
+   * it, made at the first scrape (their MXBeans and GC listeners stay off the start's path).
+   */
+  private static final class Jvm {
+    static final PrometheusRegistry REGISTRY = jvmRegistry();
+  }
 
   /** What the metrics read: the server's parts. */
   public record Sources(String version, Registry registry, SessionManager sessions, PushEngine engine, WarmUp warmUp,
@@ -100,7 +105,7 @@ public final class ServerMetrics {
     for (MetricSnapshot s : prometheus.scrape()) {
       all.metricSnapshot(s);
     }
-    for (MetricSnapshot s : JVM.scrape()) {
+    for (MetricSnapshot s : Jvm.REGISTRY.scrape()) {
       all.metricSnapshot(s);
     }
     ExpositionFormatWriter writer = formats.findWriter(accept);

@@ -16,6 +16,7 @@ import io.roster.proto.v1.ListServicesRequest;
 import io.roster.proto.v1.QueryInstancesRequest;
 import io.roster.proto.v1.RegistryGrpc;
 import io.roster.server.http.JsonEnvelope;
+import io.roster.server.session.RequestCounters;
 import io.roster.server.testing.AuthFiles;
 import io.roster.server.testing.LoopbackServer;
 import io.roster.server.testing.TestSession;
@@ -221,6 +222,11 @@ class MetricsTest {
     assertThat(get(MetricsApi.SD_PATH + "?namespace=team", team).statusCode()).isEqualTo(200);
     assertThat(get(MetricsApi.SD_PATH + "?namespace=public", team).statusCode()).isEqualTo(403);
     assertThat(get(MetricsApi.SD_PATH + "?namespace=public", prometheus).statusCode()).isEqualTo(200);
+  }
+
+  @Test
+  void everyLimitCountedFromZeroIsAServerOption() {
+    assertThat(io.roster.server.config.ServerConfig.optionNames()).containsAll(RequestCounters.LIMITS);
   }
 
   @Test
