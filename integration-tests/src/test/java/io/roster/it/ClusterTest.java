@@ -213,7 +213,8 @@ class ClusterTest {
 
   @Test
   void killingTheLeaderLetsTheOthersGoOnWriting() throws Exception {
-    cluster = local.start("--member-grace", "2s");
+    int httpPort = io.roster.server.testing.process.Ports.free(); // one number, each member on its own address
+    cluster = local.start("--member-grace", "2s", "--http-port", Integer.toString(httpPort));
     int leader = -1;
     for (var m : cluster.members(0).getMembersList()) {
       if (m.getRole().equals("leader")) {
@@ -221,6 +222,15 @@ class ClusterTest {
       }
     }
     assertThat(leader).as("a leader among %s", cluster.members(0)).isNotNegative();
+    // The members' metrics agree on who leads, and each sees all three up.
+    for (int i = 0; i < cluster.size(); i++) {
+      String m = metrics(i, httpPort);
+      assertThat(sample(m, "roster_cluster_leader")).as("member %d leads", i).isEqualTo(i == leader ? 1 : 0);
+      assertThat(sample(m, "roster_cluster_has_leader")).isEqualTo(1);
+      for (int k = 0; k < cluster.size(); k++) {
+        assertThat(sample(m, "roster_cluster_member_up{member=\"" + cluster.id(k) + "\"}")).isEqualTo(1);
+      }
+    }
     int other = (leader + 1) % cluster.size();
     RosterClient provider = client(cluster.address(other), "provider");
     for (int port = 1; port <= 50; port++) {
@@ -239,5 +249,39 @@ class ClusterTest {
     RosterClient querier = client(cluster.address((leader + 2) % cluster.size()), "querier");
     await().atMost(Timing.seconds(30)).until(() -> querier.getAllInstances(SERVICE).size() == 51);
     System.out.println("writes resumed " + resumedMs + " ms after the leader's kill -9");
+
+    // The survivors' metrics: one new leader, the change seen, the dead member down, writes timed.
+    int[] survivors = {other, (leader + 2) % cluster.size()};
+    String dead = cluster.id(leader);
+    await().atMost(Timing.seconds(30)).untilAsserted(() -> {
+      double leaders = 0;
+      for (int i : survivors) {
+        String m = metrics(i, httpPort);
+        leaders += sample(m, "roster_cluster_leader");
+        assertThat(sample(m, "roster_cluster_leader_changes_total")).isGreaterThanOrEqualTo(1);
+        assertThat(sample(m, "roster_cluster_member_up{member=\"" + dead + "\"}")).isZero();
+      }
+      assertThat(leaders).isEqualTo(1);
+    });
+    assertThat(sample(metrics(other, httpPort), "roster_cluster_commit_seconds_count")).isPositive();
+  }
+
+  private static final java.net.http.HttpClient HTTP = java.net.http.HttpClient.newHttpClient();
+
+  /** Member {@code i}'s {@code GET /metrics}, as text. */
+  private String metrics(int i, int httpPort) throws Exception {
+    return HTTP.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://" + cluster.hosts.get(i) + ":"
+        + httpPort + "/metrics")).timeout(Timing.seconds(10)).build(),
+        java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+  }
+
+  /** The value of the sample written exactly as {@code series} (name and labels), or NaN when there is none. */
+  private static double sample(String exposition, String series) {
+    for (String line : exposition.split("\n", -1)) {
+      if (line.startsWith(series + " ")) {
+        return Double.parseDouble(line.substring(series.length() + 1).strip());
+      }
+    }
+    return Double.NaN;
   }
 }
