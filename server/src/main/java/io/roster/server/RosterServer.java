@@ -5,6 +5,8 @@ import io.roster.server.admin.RosterAdminApi;
 import io.roster.server.cluster.ClusterNode;
 import io.roster.server.cluster.EntryClock;
 import io.roster.server.config.ServerConfig;
+import io.roster.server.dns.DnsAnswers;
+import io.roster.server.dns.DnsServer;
 import io.roster.server.http.HttpCallers;
 import io.roster.server.http.HttpEndpoint;
 import io.roster.server.metrics.MetricsApi;
@@ -81,6 +83,8 @@ public final class RosterServer implements AutoCloseable {
   private final NacosHttpApi nacosHttp;
   /** The Nacos v1 HTTP listener, or null when {@code --http-port off}. */
   private final @Nullable HttpEndpoint http;
+  /** The DNS port, or null when {@code --dns-port off} (the default). */
+  private volatile @Nullable DnsServer dns;
   /** What GET /metrics reports. */
   private final ServerMetrics metrics;
   /** The TLS material of the client and HTTP ports, or null when they speak plaintext. */
@@ -288,6 +292,19 @@ public final class RosterServer implements AutoCloseable {
       }
       log.info("Nacos v1 HTTP API on {}:{}", config.host(), server.http.port());
     }
+    if (config.dnsPort() != ServerConfig.DNS_PORT_OFF) {
+      DnsServer dns;
+      try {
+        dns = DnsServer.start(config.host(), config.dnsPort(), new DnsAnswers(server.registry, config.dnsTtl()),
+            server.sessions.requests());
+      } catch (IOException e) {
+        server.close();
+        throw new UncheckedIOException("cannot listen on " + config.host() + ":" + config.dnsPort()
+            + " (the DNS port, UDP and TCP; --dns-port picks another port, or off)", e);
+      }
+      server.dns = dns;
+      log.info("DNS on {}:{} (UDP and TCP), zone roster.", config.host(), dns.port());
+    }
     if (server.tls != null) {
       ServerTls tls = server.tls;
       log.info("TLS on the client port {} (Roster and Nacos gRPC){}: {}; {}; files re-read every {}", server.port(),
@@ -320,6 +337,12 @@ public final class RosterServer implements AutoCloseable {
       return config.advertise();
     }
     return Objects.requireNonNull(cluster, "only a cluster member announces").memberHost() + ":" + port();
+  }
+
+  /** The bound DNS port (UDP and TCP), or -1 when it is off. */
+  public int dnsPort() {
+    DnsServer d = dns;
+    return d == null ? -1 : d.port();
   }
 
   /** The bound port of the Nacos v1 HTTP API, or -1 when it is off. */
@@ -396,6 +419,10 @@ public final class RosterServer implements AutoCloseable {
         ServerConfig.formatDuration(config.shutdownGrace()));
     engine.stop();
     authenticator.close();
+    DnsServer d = dns;
+    if (d != null) {
+      d.close();
+    }
     if (tls != null) {
       tls.close();
     }

@@ -57,7 +57,12 @@ public record ServerConfig(
     boolean peerTls,
     @Nullable Path peerTlsCert,
     @Nullable Path peerTlsKey,
-    @Nullable Path peerTlsCa) {
+    @Nullable Path peerTlsCa,
+    int dnsPort,
+    Duration dnsTtl) {
+
+  /** {@code --dns-port off}: no DNS server (the default). */
+  public static final int DNS_PORT_OFF = -1;
 
   /** {@code --http-port auto}: the client port − 1000 (8848 beside 9848), as Nacos apps expect. */
   public static final int HTTP_PORT_AUTO = -2;
@@ -80,6 +85,13 @@ public record ServerConfig(
     positive("keepalive-time", keepaliveTime);
     positive("keepalive-timeout", keepaliveTimeout);
     positive("http-request-timeout", httpRequestTimeout);
+    if (dnsPort < DNS_PORT_OFF || dnsPort > 65535) {
+      throw new IllegalArgumentException("dns-port: " + dnsPort + " (expected: off or 0..65535)");
+    }
+    if (dnsTtl.isNegative() || dnsTtl.toSeconds() > 3600 || dnsTtl.toNanosPart() != 0) {
+      throw new IllegalArgumentException("dns-ttl: " + formatDuration(dnsTtl)
+          + " (expected: whole seconds, 0s..3600s)");
+    }
     notNegative("push-window", pushWindow);
     positive("push-ack-timeout", pushAckTimeout);
     notNegative("shutdown-grace", shutdownGrace);
@@ -224,6 +236,14 @@ public record ServerConfig(
         yield p;
       }
     };
+  }
+
+  private static int parsePort(String v) {
+    int p = Integer.parseInt(v);
+    if (p < 0 || p > 65535) {
+      throw new IllegalArgumentException("not a port: " + v);
+    }
+    return p;
   }
 
   private static String formatHttpPort(int p) {
@@ -477,6 +497,13 @@ public record ServerConfig(
     OPTIONS.put("http-request-timeout", new Option("a duration like 10s",
         "How long an HTTP request may take to arrive, headers and body, from its first byte; a slower client's connection is closed (a client that sends nothing is closed after 30 s).",
         (b, v) -> b.httpRequestTimeout(parseDuration(v)), c -> formatDuration(c.httpRequestTimeout())));
+    OPTIONS.put("dns-port", new Option("off or 0..65535",
+        "Port of the DNS server (UDP and TCP) on --host answering A, AAAA and SRV for <service>.<group>.<namespace>.roster.; off = none, 0 = any free port. See docs/dns.md.",
+        (b, v) -> b.dnsPort(v.equalsIgnoreCase("off") ? DNS_PORT_OFF : parsePort(v)),
+        c -> c.dnsPort() == DNS_PORT_OFF ? "off" : Integer.toString(c.dnsPort())));
+    OPTIONS.put("dns-ttl", new Option("a whole number of seconds like 5s, 0s..3600s",
+        "Time to live of the DNS server's answers (and of its negative answers).",
+        (b, v) -> b.dnsTtl(parseDuration(v)), c -> formatDuration(c.dnsTtl())));
     OPTIONS.put("tls-cert", new Option("a PEM file of certificates, the server's own first",
         "Turns TLS on for the client port (Roster and Nacos gRPC) and the HTTP port, with this certificate chain; needs --tls-key. Re-read when it changes: new connections get the new one, open ones stay.",
         (b, v) -> b.tlsCert(v.isEmpty() ? null : Path.of(v)), c -> c.tlsCert() == null ? "(off: plaintext)" : String.valueOf(c.tlsCert())));
@@ -552,6 +579,8 @@ public record ServerConfig(
     private long snapshotEvery = 20_000;
     private int httpPort = HTTP_PORT_AUTO;
     private Duration httpRequestTimeout = Duration.ofSeconds(10);
+    private int dnsPort = DNS_PORT_OFF;
+    private Duration dnsTtl = Duration.ofSeconds(5);
     private @Nullable Path tlsCert;
     private @Nullable Path tlsKey;
     private @Nullable Path tlsClientCa;
@@ -618,6 +647,9 @@ public record ServerConfig(
     public Builder peerTlsCert(@Nullable Path v) { peerTlsCert = v; return this; }
     public Builder peerTlsKey(@Nullable Path v) { peerTlsKey = v; return this; }
     public Builder peerTlsCa(@Nullable Path v) { peerTlsCa = v; return this; }
+    /** {@link #DNS_PORT_OFF} (the default) or a port (0 = any free port). */
+    public Builder dnsPort(int v) { dnsPort = v; return this; }
+    public Builder dnsTtl(Duration v) { dnsTtl = v; return this; }
 
     public ServerConfig build() {
       return new ServerConfig(host, port, dataDir, logDir, keepaliveTime, keepaliveTimeout, pushWindow,
@@ -626,7 +658,7 @@ public record ServerConfig(
           maxMessageSize, maxServiceSettingsBytes, warmUp, maxInstancesPerService, maxServiceBytes, nodeId, peerHost,
           peerPort, members, advertise, groupCommitWindow, memberDownAfter, memberGrace, snapshotEvery, httpPort,
           httpRequestTimeout, tlsCert, tlsKey, tlsClientCa, authFile, tokenTtl,
-          peerTls, peerTlsCert, peerTlsKey, peerTlsCa);
+          peerTls, peerTlsCert, peerTlsKey, peerTlsCa, dnsPort, dnsTtl);
     }
   }
 }

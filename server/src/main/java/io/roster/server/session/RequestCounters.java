@@ -36,7 +36,9 @@ public final class RequestCounters {
     /** Nacos's v1/v2/v3 HTTP API. */
     NACOS_HTTP("nacos-http"),
     /** Roster's own HTTP routes: admin API, console, metrics, service discovery. */
-    HTTP("http");
+    HTTP("http"),
+    /** The DNS port ({@code --dns-port}). */
+    DNS("dns");
 
     private final String label;
 

@@ -1,0 +1,286 @@
+package io.roster.server.dns;
+
+import io.roster.server.model.Instance;
+import io.roster.server.model.Names;
+import io.roster.server.model.ServiceKey;
+import io.roster.server.model.ServiceSnapshot;
+import io.roster.server.registry.Registry;
+import java.net.Inet4Address;
+import java.net.Inet6Address;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+import org.jspecify.annotations.Nullable;
+import org.xbill.DNS.AAAARecord;
+import org.xbill.DNS.ARecord;
+import org.xbill.DNS.Address;
+import org.xbill.DNS.DClass;
+import org.xbill.DNS.Flags;
+import org.xbill.DNS.Message;
+import org.xbill.DNS.Name;
+import org.xbill.DNS.OPTRecord;
+import org.xbill.DNS.Opcode;
+import org.xbill.DNS.Rcode;
+import org.xbill.DNS.Record;
+import org.xbill.DNS.SOARecord;
+import org.xbill.DNS.SRVRecord;
+import org.xbill.DNS.Section;
+import org.xbill.DNS.TextParseException;
+import org.xbill.DNS.Type;
+
+/**
+ * The answers of Roster's DNS server (docs/dns.md): the registry's services as names under
+ * {@code roster.}, read from the registry at each query, nothing cached.
+ *
+ * <ul>
+ *   <li>{@code <service>.roster.}, {@code <service>.<group>.roster.} and {@code
+ *       <service>.<group>.<namespace>.roster.} name a service (the default group and the {@code
+ *       public} namespace may be left out); a service name with dots is written in the full
+ *       form. {@code A} and {@code AAAA} list the addresses of its healthy, enabled instances
+ *       (every instance while its protect threshold is reached, as subscribers see it); {@code
+ *       SRV} lists each such instance's port and weight, its target a name under {@code
+ *       addr.roster.} whose address is in the additional section. A leading {@code _x._tcp.}
+ *       is allowed before a name, as SRV clients write it.
+ *   <li>{@code <hex>.addr.roster.}: an instance's address, 8 hex digits for IPv4, 32 for IPv6.
+ *   <li>An unknown name is NXDOMAIN, a known one with nothing of the type NOERROR and no
+ *       answer; both carry the zone's SOA, whose minimum is the TTL, for negative caching.
+ *       Names outside the zone are REFUSED; opcodes other than QUERY are NOTIMP.
+ * </ul>
+ *
+ * <p>Thread-safe (reads the registry, holds no state).
+ */
+public final class DnsAnswers {
+
+  /** The zone every name is under. */
+  public static final Name ZONE = name("roster.");
+  private static final Name ADDR = name("addr.roster.");
+  private static final Name HOST = name("ns.roster.");
+  private static final Name ADMIN = name("hostmaster.roster.");
+  /** The UDP answer size when the query does not say (RFC 1035). */
+  static final int CLASSIC_UDP = 512;
+  /** The most this server answers over UDP, whatever the query offers (the DNS flag day's size). */
+  static final int MAX_UDP = 1232;
+
+  private final Registry registry;
+  private final long ttl;
+
+  public DnsAnswers(Registry registry, Duration ttl) {
+    this.registry = registry;
+    this.ttl = ttl.toSeconds();
+  }
+
+  /** An answer's bytes, and what it was for the request metrics (the bytes go straight to a socket). */
+  @SuppressWarnings("ArrayRecordComponent")
+  public record Answer(byte[] wire, String type, String result) {}
+
+  /**
+   * The answer to {@code query} ({@code maxBytes}: the transport's bound; over UDP, the smaller
+   * of it and what the query offers), or null for a message that is not a query at all.
+   */
+  public @Nullable Answer answer(byte[] query, boolean udp) {
+    Message q;
+    try {
+      q = new Message(query);
+    } catch (java.io.IOException e) {
+      return null; // not even a header to answer: dropped, as resolvers do
+    }
+    Message r = new Message(q.getHeader().getID());
+    r.getHeader().setFlag(Flags.QR);
+    if (q.getHeader().getFlag(Flags.RD)) {
+      r.getHeader().setFlag(Flags.RD);
+    }
+    OPTRecord opt = q.getOPT();
+    int limit = !udp ? 65535 : opt == null ? CLASSIC_UDP : Math.max(CLASSIC_UDP, Math.min(MAX_UDP, opt.getPayloadSize()));
+    if (opt != null) {
+      r.addRecord(new OPTRecord(MAX_UDP, 0, 0), Section.ADDITIONAL);
+    }
+    Record question = q.getQuestion();
+    if (q.getHeader().getOpcode() != Opcode.QUERY) {
+      r.getHeader().setRcode(Rcode.NOTIMP);
+      return new Answer(r.toWire(limit), "other", "notimp");
+    }
+    if (question == null || q.getHeader().getCount(Section.QUESTION) != 1) {
+      r.getHeader().setRcode(Rcode.FORMERR);
+      return new Answer(r.toWire(limit), "other", "formerr");
+    }
+    r.addRecord(question, Section.QUESTION);
+    int type = question.getType();
+    String typeLabel = switch (type) {
+      case Type.A, Type.AAAA, Type.SRV, Type.ANY -> Type.string(type);
+      default -> "other";
+    };
+    Name name = question.getName();
+    if (!name.subdomain(ZONE) || question.getDClass() != DClass.IN) {
+      r.getHeader().setRcode(Rcode.REFUSED);
+      return new Answer(r.toWire(limit), typeLabel, "refused");
+    }
+    r.getHeader().setFlag(Flags.AA);
+    boolean found = name.subdomain(ADDR) ? answerAddress(r, name, type) : answerService(r, name, type);
+    if (!found) {
+      r.getHeader().setRcode(Rcode.NXDOMAIN);
+    }
+    if (r.getSection(Section.ANSWER).isEmpty()) {
+      r.addRecord(soa(), Section.AUTHORITY);
+    }
+    return new Answer(r.toWire(limit), typeLabel, found ? "ok" : "nxdomain");
+  }
+
+  private boolean answerAddress(Message r, Name name, int type) {
+    if (name.labels() != ADDR.labels() + 1) {
+      return false;
+    }
+    InetAddress a = fromHex(name.getLabelString(0));
+    if (a == null) {
+      return false;
+    }
+    Record rec = record(name, a, type);
+    if (rec != null) {
+      r.addRecord(rec, Section.ANSWER);
+    }
+    return true;
+  }
+
+  private boolean answerService(Message r, Name name, int type) {
+    List<String> labels = new ArrayList<>();
+    for (int i = 0; i < name.labels() - ZONE.labels(); i++) {
+      labels.add(name.getLabelString(i));
+    }
+    // SRV's _service._proto prefix, when given.
+    while (labels.size() > 1 && labels.get(0).startsWith("_")) {
+      labels.remove(0);
+    }
+    ServiceSnapshot state = find(labels);
+    if (state == null) {
+      return false;
+    }
+    List<Instance> serving = state.view(Set.of(), true).instances();
+    Set<InetAddress> addresses = new LinkedHashSet<>();
+    for (Instance i : serving) {
+      InetAddress a = literal(i.ip());
+      if (type == Type.SRV || type == Type.ANY) {
+        Name target = a != null ? addressName(a) : hostName(i.ip());
+        if (target != null) {
+          r.addRecord(new SRVRecord(name, DClass.IN, ttl, 1, srvWeight(i.weight()), i.port(), target), Section.ANSWER);
+          if (a != null) {
+            Record extra = record(target, a, Type.ANY);
+            if (extra != null && !r.findRecord(extra, Section.ADDITIONAL)) {
+              r.addRecord(extra, Section.ADDITIONAL);
+            }
+          }
+        }
+      }
+      if (a != null) {
+        addresses.add(a);
+      }
+    }
+    if (type != Type.SRV) {
+      for (InetAddress a : addresses) {
+        Record rec = record(name, a, type);
+        if (rec != null) {
+          r.addRecord(rec, Section.ANSWER);
+        }
+      }
+    }
+    return true;
+  }
+
+  /**
+   * The service the labels name, trying, in order: service.group.namespace (a dotted service
+   * name before the last two labels), service.group in {@code public}, and the whole as a
+   * service in the default group and namespace.
+   */
+  private @Nullable ServiceSnapshot find(List<String> labels) {
+    int n = labels.size();
+    List<ServiceKey> candidates = new ArrayList<>(3);
+    if (n >= 3) {
+      candidates.add(key(labels.get(n - 1), labels.get(n - 2), String.join(".", labels.subList(0, n - 2))));
+    }
+    if (n >= 2) {
+      candidates.add(key(Names.DEFAULT_NAMESPACE, labels.get(n - 1), String.join(".", labels.subList(0, n - 1))));
+    }
+    if (n >= 1) {
+      candidates.add(key(Names.DEFAULT_NAMESPACE, Names.DEFAULT_GROUP, String.join(".", labels)));
+    }
+    for (ServiceKey k : candidates) {
+      if (k != null && registry.stats(k) != null) {
+        return registry.snapshot(k);
+      }
+    }
+    return null;
+  }
+
+  private static @Nullable ServiceKey key(String namespace, String group, String service) {
+    try {
+      return ServiceKey.of(namespace, group, service);
+    } catch (RuntimeException e) {
+      return null; // not a name Roster could hold
+    }
+  }
+
+  private @Nullable Record record(Name name, InetAddress a, int type) {
+    if (a instanceof Inet4Address && (type == Type.A || type == Type.ANY)) {
+      return new ARecord(name, DClass.IN, ttl, a);
+    }
+    if (a instanceof Inet6Address && (type == Type.AAAA || type == Type.ANY)) {
+      return new AAAARecord(name, DClass.IN, ttl, a);
+    }
+    return null;
+  }
+
+  private SOARecord soa() {
+    return new SOARecord(ZONE, DClass.IN, ttl, HOST, ADMIN, 1, 3600, 600, 86400, ttl);
+  }
+
+  /** An SRV weight (0..65535) from an instance weight (0..10000): weight × 100, capped. */
+  static int srvWeight(double weight) {
+    return (int) Math.min(65535, Math.round(weight * 100));
+  }
+
+  /** {@code <hex>.addr.roster.} for an address. */
+  static Name addressName(InetAddress a) {
+    return name(HexFormat.of().formatHex(a.getAddress()) + ".addr.roster.");
+  }
+
+  private static @Nullable InetAddress fromHex(String label) {
+    if (label.length() != 8 && label.length() != 32) {
+      return null;
+    }
+    try {
+      return InetAddress.getByAddress(HexFormat.of().parseHex(label.toLowerCase(Locale.ROOT)));
+    } catch (IllegalArgumentException | UnknownHostException e) {
+      return null;
+    }
+  }
+
+  /** An IP literal, never a lookup; null for a host name. */
+  private static @Nullable InetAddress literal(String ip) {
+    String bare = ip.startsWith("[") && ip.endsWith("]") ? ip.substring(1, ip.length() - 1) : ip;
+    try {
+      return Address.isDottedQuad(bare) || bare.indexOf(':') >= 0 ? Address.getByAddress(bare) : null;
+    } catch (UnknownHostException e) {
+      return null;
+    }
+  }
+
+  private static @Nullable Name hostName(String host) {
+    try {
+      return Name.fromString(host.endsWith(".") ? host : host + ".");
+    } catch (TextParseException e) {
+      return null;
+    }
+  }
+
+  private static Name name(String text) {
+    try {
+      return Name.fromString(text);
+    } catch (TextParseException e) {
+      throw new IllegalArgumentException(text, e);
+    }
+  }
+}

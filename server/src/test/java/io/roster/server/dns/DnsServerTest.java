@@ -1,0 +1,165 @@
+package io.roster.server.dns;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.roster.server.testing.LoopbackServer;
+import io.roster.server.testing.TestSession;
+import io.roster.server.testing.TestTime;
+import java.net.DatagramPacket;
+import java.net.DatagramSocket;
+import java.net.InetAddress;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpRequest.BodyPublishers;
+import java.net.http.HttpResponse.BodyHandlers;
+import java.time.Duration;
+import java.util.List;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.xbill.DNS.ARecord;
+import org.xbill.DNS.DClass;
+import org.xbill.DNS.Flags;
+import org.xbill.DNS.Message;
+import org.xbill.DNS.Name;
+import org.xbill.DNS.Rcode;
+import org.xbill.DNS.Record;
+import org.xbill.DNS.SRVRecord;
+import org.xbill.DNS.Section;
+import org.xbill.DNS.SimpleResolver;
+import org.xbill.DNS.Type;
+
+/**
+ * The DNS port over real UDP and TCP sockets (docs/dns.md), asked by dnsjava's own resolver:
+ * A and SRV follow registrations, the short and full name forms, NXDOMAIN and REFUSED, only
+ * healthy and enabled instances, and an answer too large for UDP truncated there and whole over
+ * TCP.
+ */
+class DnsServerTest {
+
+  @RegisterExtension
+  final LoopbackServer loopback = LoopbackServer.with(b -> b.dnsPort(0)).startedByTest();
+
+  private final HttpClient http = HttpClient.newBuilder().connectTimeout(TestTime.seconds(10)).build();
+
+  @Test
+  void addressesAndSrvRecordsFollowRegistrations() throws Exception {
+    loopback.start();
+    TestSession provider = loopback.session("provider");
+    assertThat(provider.register("orders", "10.0.0.1", 8080).getOk()).isTrue();
+    assertThat(provider.register("orders", "10.0.0.2", 8081).getOk()).isTrue();
+
+    Message a = ask("orders.roster.", Type.A, false);
+    assertThat(a.getRcode()).isEqualTo(Rcode.NOERROR);
+    assertThat(a.getHeader().getFlag(Flags.AA)).isTrue();
+    assertThat(addresses(a)).containsExactlyInAnyOrder("10.0.0.1", "10.0.0.2");
+    assertThat(a.getSection(Section.ANSWER)).allSatisfy(r -> assertThat(r.getTTL()).isEqualTo(5));
+
+    Message srv = ask("_grpc._tcp.orders.roster.", Type.SRV, false);
+    List<SRVRecord> records = srv.getSection(Section.ANSWER).stream().map(SRVRecord.class::cast).toList();
+    assertThat(records).extracting(SRVRecord::getPort).containsExactlyInAnyOrder(8080, 8081);
+    assertThat(records).extracting(SRVRecord::getWeight).containsOnly(100);
+    assertThat(records).extracting(r -> r.getTarget().toString())
+        .containsExactlyInAnyOrder("0a000001.addr.roster.", "0a000002.addr.roster.");
+    assertThat(addresses(srv, Section.ADDITIONAL)).containsExactlyInAnyOrder("10.0.0.1", "10.0.0.2");
+    assertThat(addresses(ask("0a000002.addr.roster.", Type.A, false))).containsExactly("10.0.0.2");
+    // The same service by its full name: service.group.namespace.roster.
+    assertThat(addresses(ask("orders.DEFAULT_GROUP.public.roster.", Type.A, true))).hasSize(2);
+
+    provider.request(io.roster.proto.v1.ClientFrame.newBuilder().setDeregister(
+        io.roster.proto.v1.DeregisterInstance.newBuilder().setService(TestSession.key("orders"))
+            .setInstance(io.roster.proto.v1.Instance.newBuilder().setIp("10.0.0.1").setPort(8080))));
+    await().atMost(TestTime.seconds(10)).until(() -> addresses(ask("orders.roster.", Type.A, false)).size() == 1);
+    assertThat(addresses(ask("orders.roster.", Type.A, false))).containsExactly("10.0.0.2");
+
+    assertThat(loopback.server().sessions().requests()).satisfies(counters -> {
+      long[] ok = new long[1];
+      counters.forEachRequest((protocol, type, result, n) -> {
+        if (protocol.label().equals("dns") && type.equals("A") && result.equals("ok")) {
+          ok[0] = n;
+        }
+      });
+      assertThat(ok[0]).isGreaterThanOrEqualTo(5);
+    });
+  }
+
+  @Test
+  void groupsNamespacesAndWhatIsNotServed() throws Exception {
+    loopback.start();
+    post("/nacos/v1/ns/instance?namespaceId=team&groupName=pay&serviceName=billing&ip=10.1.0.1&port=80");
+    post("/nacos/v1/ns/instance?serviceName=web&ip=10.2.0.1&port=80");
+    post("/nacos/v1/ns/instance?serviceName=web&ip=10.2.0.2&port=80&enabled=false");
+    post("/nacos/v1/ns/instance?serviceName=web&ip=10.2.0.3&port=80&healthy=false");
+    post("/nacos/v1/ns/instance?serviceName=com.example.api&groupName=pay&ip=10.3.0.1&port=80");
+
+    assertThat(addresses(ask("billing.pay.team.roster.", Type.A, false))).containsExactly("10.1.0.1");
+    assertThat(ask("billing.pay.roster.", Type.A, false).getRcode()).isEqualTo(Rcode.NXDOMAIN);
+    // Only what a subscriber would be given: healthy and enabled.
+    assertThat(addresses(ask("web.roster.", Type.A, false))).containsExactly("10.2.0.1");
+    // A dotted service name in the full form.
+    assertThat(addresses(ask("com.example.api.pay.public.roster.", Type.A, false))).containsExactly("10.3.0.1");
+
+    Message unknown = ask("nothing-here.roster.", Type.A, false);
+    assertThat(unknown.getRcode()).isEqualTo(Rcode.NXDOMAIN);
+    assertThat(unknown.getSection(Section.AUTHORITY)).extracting(Record::getType).containsExactly(Type.SOA);
+    Message noV6 = ask("web.roster.", Type.AAAA, false);
+    assertThat(noV6.getRcode()).isEqualTo(Rcode.NOERROR);
+    assertThat(noV6.getSection(Section.ANSWER)).isEmpty();
+    assertThat(ask("example.com.", Type.A, false).getRcode()).isEqualTo(Rcode.REFUSED);
+  }
+
+  @Test
+  void anAnswerTooLargeForUdpIsTruncatedThereAndWholeOverTcp() throws Exception {
+    loopback.start();
+    TestSession provider = loopback.session("provider");
+    for (int i = 1; i <= 100; i++) {
+      assertThat(provider.register("big", "10.9." + (i / 200) + "." + i, 9000 + i).getOk()).isTrue();
+    }
+    // Over UDP with no EDNS: 512 bytes at most, the TC bit set.
+    Message query = Message.newQuery(Record.newRecord(Name.fromString("big.roster."), Type.SRV, DClass.IN));
+    byte[] wire = query.toWire();
+    byte[] buffer = new byte[65535];
+    DatagramPacket reply = new DatagramPacket(buffer, buffer.length);
+    try (DatagramSocket udp = new DatagramSocket()) {
+      udp.setSoTimeout(5000);
+      udp.send(new DatagramPacket(wire, wire.length, InetAddress.getLoopbackAddress(), loopback.server().dnsPort()));
+      udp.receive(reply);
+    }
+    assertThat(reply.getLength()).isLessThanOrEqualTo(512);
+    Message truncated = new Message(java.util.Arrays.copyOf(buffer, reply.getLength()));
+    assertThat(truncated.getHeader().getFlag(Flags.TC)).isTrue();
+    assertThat(truncated.getSection(Section.ANSWER).size()).isLessThan(100);
+
+    // The resolver asks again over TCP, as real resolvers do, and gets every record.
+    Message whole = ask("big.roster.", Type.SRV, false);
+    assertThat(whole.getHeader().getFlag(Flags.TC)).isFalse();
+    assertThat(whole.getSection(Section.ANSWER)).hasSize(100);
+  }
+
+  // --- helpers ---
+
+  private Message ask(String name, int type, boolean tcp) throws Exception {
+    SimpleResolver resolver = new SimpleResolver(InetAddress.getLoopbackAddress());
+    resolver.setPort(loopback.server().dnsPort());
+    resolver.setTCP(tcp);
+    resolver.setTimeout(Duration.ofSeconds(5));
+    return resolver.send(Message.newQuery(Record.newRecord(Name.fromString(name), type, DClass.IN)));
+  }
+
+  private static List<String> addresses(Message m) {
+    return addresses(m, Section.ANSWER);
+  }
+
+  private static List<String> addresses(Message m, int section) {
+    return m.getSection(section).stream().filter(ARecord.class::isInstance)
+        .map(r -> ((ARecord) r).getAddress().getHostAddress()).collect(Collectors.toList());
+  }
+
+  private void post(String pathAndQuery) throws Exception {
+    var r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + loopback.server().httpPort()
+        + pathAndQuery)).POST(BodyPublishers.noBody()).build(), BodyHandlers.ofString());
+    assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+  }
+}
