@@ -83,6 +83,25 @@ public final class Nacos3Main {
       fail("getServicesOfServer: " + services);
     }
     step("getServicesOfServer " + services);
+    // Nacos 3's fuzzy watch: Roster does not advertise it (docs/nacos-compat.md).
+    try {
+      java.util.concurrent.Future<?> keys = consumer.fuzzyWatchWithServiceKeys("nacos*",
+          new com.alibaba.nacos.api.naming.listener.FuzzyWatchEventWatcher() {
+            @Override
+            public void onEvent(com.alibaba.nacos.api.naming.listener.FuzzyWatchChangeEvent event) {
+              step("fuzzyWatch event " + event);
+            }
+
+            @Override
+            public java.util.concurrent.Executor getExecutor() {
+              return null;
+            }
+          });
+      step("fuzzyWatch keys " + keys.get(timeoutMs, java.util.concurrent.TimeUnit.MILLISECONDS));
+    } catch (Exception e) {
+      Throwable cause = e instanceof java.util.concurrent.ExecutionException && e.getCause() != null ? e.getCause() : e;
+      step("fuzzyWatch refused " + cause.getClass().getSimpleName() + ": " + cause.getMessage());
+    }
 
     first.deregisterInstance("nacos3", "10.0.13.1", 80);
     await("pushed deregistration: 10.0.13.2:80", () -> seen.get().equals("10.0.13.2:80"), timeoutMs);
