@@ -7,18 +7,13 @@ import io.roster.client.Instance;
 import io.roster.client.RosterClient;
 import io.roster.server.testing.process.Ports;
 import io.roster.server.testing.process.ServerProcess;
-import java.io.File;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -81,13 +76,6 @@ class DnsDigTest {
   }
 
   private static Path digBinary() {
-    Optional<Path> found = Stream.of(System.getenv().getOrDefault("PATH", "").split(File.pathSeparator))
-        .map(d -> Path.of(d, "dig")).filter(Files::isExecutable).findFirst();
-    if (found.isEmpty() && "true".equals(System.getenv("CI"))) {
-      throw new AssertionError("dig is required in CI but is not on the PATH (.ci/run installs Debian's bind9-dnsutils)");
-    }
-    Assumptions.assumeTrue(found.isPresent(), "dig is absent (Debian's `bind9-dnsutils` package provides it: "
-        + "apt-get install bind9-dnsutils): the DNS test with dig is skipped");
-    return found.get();
+    return ExternalTools.require("dig", "ROSTER_DIG", "bind9-dnsutils", "the DNS test with dig is skipped");
   }
 }

@@ -6,21 +6,17 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import java.io.File;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import java.util.stream.Stream;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -52,13 +48,8 @@ class PrometheusRulesTest {
 
   /** promtool, or the test is skipped (a failure in CI). */
   private void requirePromtool() {
-    Optional<Path> found = promtool();
-    if (found.isEmpty() && "true".equals(System.getenv("CI"))) {
-      throw new AssertionError("promtool is required in CI but is not on the PATH (.ci/run installs Debian's prometheus)");
-    }
-    Assumptions.assumeTrue(found.isPresent(), "promtool is absent (not on the PATH, nor at ROSTER_PROMTOOL; Debian's "
-        + "`prometheus` package provides it: apt-get install prometheus): Prometheus rule and config checks skipped");
-    promtool = found.get();
+    promtool = ExternalTools.require("promtool", "ROSTER_PROMTOOL", "prometheus",
+        "Prometheus rule and config checks skipped");
   }
 
   @Test
@@ -216,19 +207,6 @@ class PrometheusRulesTest {
       }
     }
     return names;
-  }
-
-  /** promtool on the PATH, or where ROSTER_PROMTOOL says. */
-  private static Optional<Path> promtool() {
-    String explicit = System.getenv("ROSTER_PROMTOOL");
-    if (explicit != null && !explicit.isBlank()) {
-      return Optional.of(Path.of(explicit)).filter(Files::isExecutable);
-    }
-    return Stream.of(System.getenv().getOrDefault("PATH", "").split(File.pathSeparator))
-        .filter(p -> !p.isBlank())
-        .map(p -> Path.of(p, "promtool"))
-        .filter(Files::isExecutable)
-        .findFirst();
   }
 
   /** Runs promtool, waits a bounded time, and asserts it exited 0; returns its output (stdout and stderr). */

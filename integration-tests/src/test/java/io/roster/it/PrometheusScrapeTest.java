@@ -9,7 +9,6 @@ import io.roster.client.Instance;
 import io.roster.client.RosterClient;
 import io.roster.server.testing.process.Ports;
 import io.roster.server.testing.process.ServerProcess;
-import java.io.File;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
@@ -27,9 +26,7 @@ import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -151,16 +148,7 @@ class PrometheusScrapeTest {
   // --- Prometheus ---
 
   private static Path prometheusBinary() {
-    String configured = System.getenv("ROSTER_PROMETHEUS");
-    Optional<Path> found = configured != null ? Optional.of(Path.of(configured)).filter(Files::isExecutable)
-        : Stream.of(System.getenv().getOrDefault("PATH", "").split(File.pathSeparator))
-            .map(d -> Path.of(d, "prometheus")).filter(Files::isExecutable).findFirst();
-    if (found.isEmpty() && "true".equals(System.getenv("CI"))) {
-      throw new AssertionError("prometheus is required in CI but is not on the PATH (.ci/run installs Debian's prometheus)");
-    }
-    Assumptions.assumeTrue(found.isPresent(), "prometheus is absent (not on the PATH, nor at ROSTER_PROMETHEUS; "
-        + "Debian's `prometheus` package provides it: apt-get install prometheus): the real-Prometheus test is skipped");
-    return found.get();
+    return ExternalTools.require("prometheus", "ROSTER_PROMETHEUS", "prometheus", "the real-Prometheus test is skipped");
   }
 
   private void startPrometheus(Path binary, int rosterHttpPort) throws Exception {
