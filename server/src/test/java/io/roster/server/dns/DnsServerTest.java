@@ -93,6 +93,8 @@ class DnsServerTest {
     post("/nacos/v1/ns/instance?serviceName=web&ip=10.2.0.2&port=80&enabled=false");
     post("/nacos/v1/ns/instance?serviceName=web&ip=10.2.0.3&port=80&healthy=false");
     post("/nacos/v1/ns/instance?serviceName=com.example.api&groupName=pay&ip=10.3.0.1&port=80");
+    post("/nacos/v1/ns/instance?serviceName=dual&ip=10.4.0.1&port=80");
+    post("/nacos/v1/ns/instance?serviceName=dual&ip=fd00::1&port=80");
 
     assertThat(addresses(ask("billing.pay.team.roster.", Type.A, false))).containsExactly("10.1.0.1");
     assertThat(ask("billing.pay.roster.", Type.A, false).getRcode()).isEqualTo(Rcode.NXDOMAIN);
@@ -108,6 +110,14 @@ class DnsServerTest {
     assertThat(noV6.getRcode()).isEqualTo(Rcode.NOERROR);
     assertThat(noV6.getSection(Section.ANSWER)).isEmpty();
     assertThat(ask("example.com.", Type.A, false).getRcode()).isEqualTo(Rcode.REFUSED);
+
+    // IPv6 instances answer AAAA, and their SRV targets are 32 hex digits.
+    assertThat(addresses(ask("dual.roster.", Type.A, false))).containsExactly("10.4.0.1");
+    assertThat(ask("dual.roster.", Type.AAAA, false).getSection(Section.ANSWER)).extracting(
+        r -> ((org.xbill.DNS.AAAARecord) r).getAddress().getHostAddress()).containsExactly("fd00:0:0:0:0:0:0:1");
+    assertThat(ask("dual.roster.", Type.SRV, false).getSection(Section.ANSWER)).extracting(
+        r -> ((SRVRecord) r).getTarget().toString())
+        .containsExactlyInAnyOrder("0a040001.addr.roster.", "fd000000000000000000000000000001.addr.roster.");
   }
 
   @Test
