@@ -295,7 +295,8 @@ public final class RosterServer implements AutoCloseable {
     if (config.dnsPort() != ServerConfig.DNS_PORT_OFF) {
       DnsServer dns;
       try {
-        dns = DnsServer.start(config.host(), config.dnsPort(), new DnsAnswers(server.registry, config.dnsTtl()),
+        dns = DnsServer.start(config.host(), config.dnsPort(), new DnsAnswers(server.registry, config.dnsTtl(),
+            server.warmUp::isWarm),
             server.sessions.requests());
       } catch (IOException e) {
         server.close();

@@ -69,10 +69,17 @@ public final class DnsAnswers {
 
   private final Registry registry;
   private final long ttl;
+  private final java.util.function.BooleanSupplier complete;
 
-  public DnsAnswers(Registry registry, Duration ttl) {
+  /**
+   * @param complete whether the registry is whole: false while the server warms up after a start
+   *     or a member catches up with the log, when a name it lacks may exist (then SERVFAIL, not
+   *     an NXDOMAIN resolvers would cache)
+   */
+  public DnsAnswers(Registry registry, Duration ttl, java.util.function.BooleanSupplier complete) {
     this.registry = registry;
     this.ttl = ttl.toSeconds();
+    this.complete = complete;
   }
 
   /** An answer's bytes, and what it was for the request metrics (the bytes go straight to a socket). */
@@ -89,6 +96,9 @@ public final class DnsAnswers {
       q = new Message(query);
     } catch (java.io.IOException e) {
       return null; // not even a header to answer: dropped, as resolvers do
+    }
+    if (q.getHeader().getFlag(Flags.QR)) {
+      return null; // a response, never answered: answering one could loop between servers
     }
     Message r = new Message(q.getHeader().getID());
     r.getHeader().setFlag(Flags.QR);
@@ -121,11 +131,28 @@ public final class DnsAnswers {
       return new Answer(r.toWire(limit), typeLabel, "refused");
     }
     r.getHeader().setFlag(Flags.AA);
-    boolean found = name.subdomain(ADDR) ? answerAddress(r, name, type) : answerService(r, name, type);
+    boolean found;
+    if (name.equals(ZONE) || name.equals(ADDR)) {
+      found = true; // names with names below them: they exist, with no address
+      if (name.equals(ZONE) && (type == Type.SOA || type == Type.ANY)) {
+        r.addRecord(soa(), Section.ANSWER);
+      }
+    } else {
+      found = name.subdomain(ADDR) ? answerAddress(r, name, type) : answerService(r, name, type);
+    }
+    boolean empty = r.getSection(Section.ANSWER).isEmpty();
+    if (empty && !complete.getAsBoolean()) {
+      // Warming up or catching up: what is missing may only be missing here for now.
+      Message fail = new Message(q.getHeader().getID());
+      fail.getHeader().setFlag(Flags.QR);
+      fail.getHeader().setRcode(Rcode.SERVFAIL);
+      fail.addRecord(question, Section.QUESTION);
+      return new Answer(fail.toWire(limit), typeLabel, "servfail");
+    }
     if (!found) {
       r.getHeader().setRcode(Rcode.NXDOMAIN);
     }
-    if (r.getSection(Section.ANSWER).isEmpty()) {
+    if (empty) {
       r.addRecord(soa(), Section.AUTHORITY);
     }
     return new Answer(r.toWire(limit), typeLabel, found ? "ok" : "nxdomain");
@@ -157,7 +184,7 @@ public final class DnsAnswers {
     }
     ServiceSnapshot state = find(labels);
     if (state == null) {
-      return false;
+      return isAbove(labels);
     }
     List<Instance> serving = state.view(Set.of(), true).instances();
     Set<InetAddress> addresses = new LinkedHashSet<>();
@@ -213,6 +240,19 @@ public final class DnsAnswers {
       }
     }
     return null;
+  }
+
+  /**
+   * Whether the labels name a namespace ({@code team.roster.}) or a group of one ({@code
+   * pay.team.roster.}) that holds services: names with names below them, which exist (NOERROR,
+   * no data), so that resolvers that ask for a name a label at a time reach the services.
+   */
+  private boolean isAbove(List<String> labels) {
+    if (labels.size() == 1) {
+      return registry.listServices(labels.get(0), "", 1, 1).total() > 0;
+    }
+    return labels.size() == 2 && !labels.get(0).isEmpty()
+        && registry.listServices(labels.get(1), labels.get(0), 1, 1).total() > 0;
   }
 
   private static @Nullable ServiceKey key(String namespace, String group, String service) {

@@ -37,12 +37,16 @@ public final class DnsServer implements AutoCloseable {
   private static final int TCP_THREADS = 2;
   private static final int TCP_QUEUED = 64;
   private static final int TCP_IDLE_MS = 5_000;
+  /** A TCP connection is closed this long after it was accepted, whatever it does: a slow reader or writer holds a thread no longer. */
+  private static final int TCP_LIFETIME_MS = 10_000;
 
   private final DnsAnswers answers;
   private final RequestCounters counters;
   private final DatagramChannel udp;
   private final ServerSocketChannel tcp;
   private final ThreadPoolExecutor connections;
+  /** Closes each TCP connection at the end of its lifetime (closing a socket ends a blocked read or write). */
+  private final java.util.concurrent.ScheduledThreadPoolExecutor deadlines;
   private final Thread udpThread;
   private final Thread acceptThread;
   private volatile boolean closed;
@@ -54,6 +58,8 @@ public final class DnsServer implements AutoCloseable {
     this.tcp = tcp;
     this.connections = new ThreadPoolExecutor(TCP_THREADS, TCP_THREADS, 0, TimeUnit.SECONDS,
         new ArrayBlockingQueue<>(TCP_QUEUED), r -> daemon(r, "roster-dns-tcp"), new ThreadPoolExecutor.AbortPolicy());
+    this.deadlines = new java.util.concurrent.ScheduledThreadPoolExecutor(1, r -> daemon(r, "roster-dns-deadlines"));
+    deadlines.setRemoveOnCancelPolicy(true);
     this.udpThread = daemon(this::serveUdp, "roster-dns-udp");
     this.acceptThread = daemon(this::acceptTcp, "roster-dns-accept");
   }
@@ -113,6 +119,9 @@ public final class DnsServer implements AutoCloseable {
         if (!closed) {
           log.debug("DNS over UDP: {}", e.toString());
         }
+      } catch (Error e) {
+        log.warn("DNS over UDP stopped", e);
+        throw e;
       }
     }
   }
@@ -130,15 +139,24 @@ public final class DnsServer implements AutoCloseable {
         }
         continue;
       }
+      java.util.concurrent.ScheduledFuture<?> deadline = deadlines.schedule(() -> closeQuietly(s), TCP_LIFETIME_MS,
+          TimeUnit.MILLISECONDS);
       try {
-        connections.execute(() -> serveTcp(s));
+        connections.execute(() -> {
+          serveTcp(s);
+          deadline.cancel(false);
+        });
       } catch (RejectedExecutionException e) {
+        deadline.cancel(false);
         closeQuietly(s); // every thread busy and the queue full: the client retries or gives up
       }
     }
   }
 
-  /** Length-prefixed queries until the client closes or stays silent for {@value #TCP_IDLE_MS} ms. */
+  /**
+   * Length-prefixed queries until the client closes, stays silent for {@value #TCP_IDLE_MS} ms, or
+   * the connection's {@value #TCP_LIFETIME_MS} ms are over.
+   */
   private void serveTcp(Socket s) {
     try (s) {
       s.setSoTimeout(TCP_IDLE_MS);
@@ -181,6 +199,7 @@ public final class DnsServer implements AutoCloseable {
     closeQuietly(udp);
     closeQuietly(tcp);
     connections.shutdownNow();
+    deadlines.shutdownNow();
   }
 
   private static void closeQuietly(java.io.Closeable c) {

@@ -1,6 +1,7 @@
 package io.roster.server.dns;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.roster.server.testing.LoopbackServer;
@@ -40,7 +41,7 @@ import org.xbill.DNS.Type;
 class DnsServerTest {
 
   @RegisterExtension
-  final LoopbackServer loopback = LoopbackServer.with(b -> b.dnsPort(0)).startedByTest();
+  final LoopbackServer loopback = LoopbackServer.with(b -> b.dnsPort(0).warmUp(Duration.ZERO)).startedByTest();
 
   private final HttpClient http = HttpClient.newBuilder().connectTimeout(TestTime.seconds(10)).build();
 
@@ -110,6 +111,13 @@ class DnsServerTest {
     assertThat(noV6.getRcode()).isEqualTo(Rcode.NOERROR);
     assertThat(noV6.getSection(Section.ANSWER)).isEmpty();
     assertThat(ask("example.com.", Type.A, false).getRcode()).isEqualTo(Rcode.REFUSED);
+    // Names with names below them exist: the zone (with its SOA), a namespace, a group of one.
+    Message apex = ask("roster.", Type.SOA, false);
+    assertThat(apex.getRcode()).isEqualTo(Rcode.NOERROR);
+    assertThat(apex.getSection(Section.ANSWER)).extracting(Record::getType).containsExactly(Type.SOA);
+    assertThat(ask("team.roster.", Type.A, false).getRcode()).isEqualTo(Rcode.NOERROR);
+    assertThat(ask("pay.team.roster.", Type.A, false).getRcode()).isEqualTo(Rcode.NOERROR);
+    assertThat(ask("addr.roster.", Type.A, false).getRcode()).isEqualTo(Rcode.NOERROR);
 
     // IPv6 instances answer AAAA, and their SRV targets are 32 hex digits.
     assertThat(addresses(ask("dual.roster.", Type.A, false))).containsExactly("10.4.0.1");
@@ -146,6 +154,33 @@ class DnsServerTest {
     Message whole = ask("big.roster.", Type.SRV, false);
     assertThat(whole.getHeader().getFlag(Flags.TC)).isFalse();
     assertThat(whole.getSection(Section.ANSWER)).hasSize(100);
+  }
+
+  @Test
+  void whileWarmingUpAMissingNameIsServfailNotACachedNxdomain() throws Exception {
+    loopback.start(b -> b.warmUp(Duration.ofSeconds(60)));
+    TestSession provider = loopback.session("provider");
+    assertThat(provider.register("orders", "10.0.0.1", 8080).getOk()).isTrue();
+    // What it has, it answers; what it lacks may only be missing here for now.
+    assertThat(addresses(ask("orders.roster.", Type.A, false))).containsExactly("10.0.0.1");
+    assertThat(ask("not-back-yet.roster.", Type.A, false).getRcode()).isEqualTo(Rcode.SERVFAIL);
+  }
+
+  @Test
+  void aResponseIsNeverAnswered() throws Exception {
+    loopback.start();
+    Message response = Message.newQuery(Record.newRecord(Name.fromString("orders.roster."), Type.A, DClass.IN));
+    response.getHeader().setFlag(Flags.QR);
+    byte[] wire = response.toWire();
+    try (DatagramSocket udp = new DatagramSocket()) {
+      udp.setSoTimeout(300);
+      udp.send(new DatagramPacket(wire, wire.length, InetAddress.getLoopbackAddress(), loopback.server().dnsPort()));
+      byte[] buffer = new byte[512];
+      assertThatThrownBy(() -> udp.receive(new DatagramPacket(buffer, buffer.length)))
+          .isInstanceOf(java.net.SocketTimeoutException.class);
+    }
+    // The server still answers queries.
+    assertThat(ask("nothing.roster.", Type.A, false).getRcode()).isEqualTo(Rcode.NXDOMAIN);
   }
 
   // --- helpers ---
