@@ -149,9 +149,8 @@ public final class RosterServer implements AutoCloseable {
         cluster, wallClockMicros));
     if (http != null) {
       RequestCounters requests = sessions.requests();
-      HttpPaths paths = new HttpPaths();
       http.onAnswered((route, path, status, refusal) -> requests.count(route.startsWith("/nacos")
-          ? RequestCounters.Protocol.NACOS_HTTP : RequestCounters.Protocol.HTTP, paths.type(route, path, status),
+          ? RequestCounters.Protocol.NACOS_HTTP : RequestCounters.Protocol.HTTP, NACOS_PATHS.contains(path) ? path : route,
           httpResult(status), refusal));
       new MetricsApi(metrics, registry, new HttpCallers(authenticator)).routeOn(http);
       nacosHttp.routeOn(http);
@@ -166,25 +165,12 @@ public final class RosterServer implements AutoCloseable {
   }
 
   /**
-   * The type label of an HTTP request: its path once that path has been answered with success
-   * (only the routes' real endpoints are), else its route's prefix, so that unknown paths cannot
-   * grow the labels; at most {@value #MAX_PATHS} paths.
+   * The Nacos v1 naming API's endpoints, counted by path; every other HTTP request counts under
+   * the route it was added with, so that no path a client makes up becomes a label.
    */
-  private static final class HttpPaths {
-    private static final int MAX_PATHS = 256;
-    private final Set<String> served = java.util.concurrent.ConcurrentHashMap.newKeySet();
-
-    String type(String route, String path, int status) {
-      if (served.contains(path)) {
-        return path;
-      }
-      if (status >= 200 && status < 300 && served.size() < MAX_PATHS) {
-        served.add(path);
-        return path;
-      }
-      return route;
-    }
-  }
+  private static final Set<String> NACOS_PATHS = Set.of("/nacos/v1/ns/instance", "/nacos/v1/ns/instance/list",
+      "/nacos/v1/ns/instance/beat", "/nacos/v1/ns/service/list", "/nacos/v1/ns/operator/metrics",
+      "/nacos/v1/ns/operator/log");
 
   /** The result label of an HTTP answer's status, as the gRPC ports' results read. */
   private static String httpResult(int status) {

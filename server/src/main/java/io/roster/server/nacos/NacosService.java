@@ -96,7 +96,9 @@ final class NacosService {
     answer.whenComplete((p, e) -> {
       RuntimeException failure = e == null ? null : cause(e);
       String counted = COUNTED_TYPES.contains(type) ? type : "other";
-      if (failure != null) {
+      if (type.equals("HealthCheckRequest") && failure == null) {
+        // the client's keepalive, not a request
+      } else if (failure != null) {
         sessions.requests().count(RequestCounters.Protocol.NACOS_GRPC, counted, failure);
       } else {
         // Refused without an exception (no handler, no connection): an ErrorResponse.
@@ -411,6 +413,7 @@ final class NacosService {
             remote == null ? "" : remote.toString().replaceFirst("^[^/]*/", ""));
       } catch (RuntimeException e) {
         sessions.closeConnection(scope);
+        sessions.requests().count(RequestCounters.Protocol.NACOS_GRPC, "ConnectionSetupRequest", e);
         log.info("Nacos connection {} from {} refused: {}", id, host, e.getMessage());
         out.onError(io.grpc.Status.RESOURCE_EXHAUSTED.withDescription(e.getMessage()).asRuntimeException());
         return;

@@ -35,6 +35,7 @@ import io.roster.server.registry.Registry;
 import io.roster.server.registry.ServiceSettings;
 import io.roster.server.registry.Writer;
 import io.roster.server.registry.WarmUp;
+import io.roster.server.session.RequestCounters;
 import io.roster.server.session.Scope;
 import io.roster.server.session.SessionLimits;
 import io.roster.server.time.Scheduler;
@@ -61,15 +62,20 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
   /** Why this member's state may be stale (it is cut off from the majority), or null. */
   private volatile @Nullable String cutOff;
   private final WarmUp warmUp;
+  private final RequestCounters counters;
 
   /** A service of a warm registry. */
   RegistryService(Registry registry, PushEngine engine, Scheduler scheduler, SessionLimits limits) {
-    this(registry, Writer.direct(registry), engine, scheduler, limits, WarmUp.warm(scheduler));
+    this(registry, Writer.direct(registry), engine, scheduler, limits, WarmUp.warm(scheduler), new RequestCounters());
   }
 
-  /** @param warmUp told in every query answer while it lasts */
+  /**
+   * @param warmUp told in every query answer while it lasts
+   * @param counters where a Watch refused by a limit is counted
+   */
   RegistryService(Registry registry, Writer writer, PushEngine engine, Scheduler scheduler, SessionLimits limits,
-      WarmUp warmUp) {
+      WarmUp warmUp, RequestCounters counters) {
+    this.counters = counters;
     this.registry = registry;
     this.updates = new Updates(writer);
     this.engine = engine;
@@ -256,10 +262,13 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
         scope.acquire(Scope.Counted.WATCHES, limits);
       }
     } catch (RuntimeException e) {
+      if (e instanceof RegistryException re && !re.limit().isEmpty()) {
+        counters.refused(re.limit()); // the call itself is counted as it ends (CountedCalls)
+      }
       out.onError(Errors.toStatusException(e));
       return;
     }
-    Watcher w = new Watcher(out, key, clusters, scheduler, scope);
+    Watcher w = new Watcher(out, key, clusters, scheduler, scope, engine.counters());
     out.setOnReadyHandler(w.queue::onReady);
     out.setOnCancelHandler(() -> forget(w));
     watchers.add(w);
@@ -344,12 +353,12 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
     private boolean ended; // guarded by this
 
     Watcher(ServerCallStreamObserver<ServiceInfo> out, ServiceKey key, Set<String> clusters, Scheduler scheduler,
-        Scope scope) {
+        Scope scope, io.roster.server.push.PushCounters counters) {
       this.out = out;
       this.scope = scope;
       this.key = key;
       this.clusters = clusters;
-      this.queue = new PushQueue(this, scheduler, null);
+      this.queue = new PushQueue(this, scheduler, null, null, counters);
     }
 
     @Override

@@ -91,8 +91,13 @@ public final class RequestCounters {
   public void count(Protocol protocol, String type, String result, @Nullable Throwable failure) {
     count(protocol, type, result);
     if (failure != null && unwrap(failure) instanceof RegistryException re && !re.limit().isEmpty()) {
-      refusals.computeIfAbsent(re.limit(), k -> new LongAdder()).increment();
+      refused(re.limit());
     }
+  }
+
+  /** Counts a refusal by the limit of flag {@code limit} (its request is counted elsewhere). */
+  public void refused(String limit) {
+    refusals.computeIfAbsent(limit, k -> new LongAdder()).increment();
   }
 
   /** Counts one request of {@code type} answered with {@code result} (a constant: {@link #OK}, a status name). */

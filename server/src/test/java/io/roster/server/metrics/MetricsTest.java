@@ -113,7 +113,7 @@ class MetricsTest {
     assertThat(value("roster_refusals", "limit", "max_instances_per_service")).isEqualTo(2);
     assertThat(value("roster_requests", "protocol", "roster", "type", "register", "result", "resource_exhausted"))
         .isEqualTo(1);
-    assertThat(value("roster_requests", "protocol", "nacos-http", "type", "/nacos/v1/ns", "result",
+    assertThat(value("roster_requests", "protocol", "nacos-http", "type", "/nacos/v1/ns/instance", "result",
         "resource_exhausted")).isEqualTo(1);
   }
 
@@ -147,10 +147,13 @@ class MetricsTest {
         .isEqualTo(2 * ServerMetrics.MAX_NAMESPACES + 1); // the 41 smallest namespaces of one service each
     assertThat(labelSets()).as("label sets with 61 namespaces vs 21").isEqualTo(atTheBound);
 
-    // A path nobody serves is counted under its route, not by its own name.
+    // A path nobody serves is counted under its route, not by its own name; so is a made-up path
+    // under a route that answers it (a console file's, the metrics').
     for (int i = 0; i < 20; i++) {
       get("/nacos/v1/ns/no-such-" + i);
+      get("/metrics/made-up-" + i);
     }
+    assertThat(labelSets()).isEqualTo(atTheBound + 1); // the route of the 404s: one more label set
     assertThat(value("roster_requests", "protocol", "nacos-http", "type", "/nacos/v1/ns", "result", "not_found"))
         .isEqualTo(20);
   }
