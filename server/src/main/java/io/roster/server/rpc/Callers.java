@@ -31,6 +31,8 @@ final class Callers implements ServerInterceptor {
   private static final Context.Key<Principal> PRINCIPAL = Context.key("roster-principal");
   private static final String REGISTRY = io.roster.proto.v1.RegistryGrpc.SERVICE_NAME;
   private static final String ADMIN = io.roster.proto.v1.AdminGrpc.SERVICE_NAME;
+  private static final String XDS =
+      io.grpc.xds.shaded.io.envoyproxy.envoy.service.discovery.v3.AggregatedDiscoveryServiceGrpc.SERVICE_NAME;
 
   private final SessionManager sessions;
 
@@ -43,7 +45,7 @@ final class Callers implements ServerInterceptor {
       ServerCallHandler<Q, R> next) {
     String service = call.getMethodDescriptor().getServiceName();
     Authenticator authenticator = sessions.authenticator();
-    if (!authenticator.enabled() || !(REGISTRY.equals(service) || ADMIN.equals(service))) {
+    if (!authenticator.enabled() || !(REGISTRY.equals(service) || ADMIN.equals(service) || XDS.equals(service))) {
       return next.startCall(call, headers);
     }
     Principal p;

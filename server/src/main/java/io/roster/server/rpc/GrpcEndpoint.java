@@ -103,6 +103,8 @@ public final class GrpcEndpoint {
     awaited.add(sessionService);
     Connections connections = new Connections(sessions);
     CountedCalls counted = new CountedCalls(sessions.requests());
+    XdsService xds = new XdsService(registry, scheduler);
+    registry.addListener(xds);
     InetSocketAddress address = new InetSocketAddress(config.host(), config.port());
     NettyServerBuilder builder = AcceptGate.install(tls == null ? NettyServerBuilder.forAddress(address)
         : NettyServerBuilder.forAddress(address, tls.grpcCredentials()),
@@ -133,6 +135,7 @@ public final class GrpcEndpoint {
         .addService(sessionService.definition())
         .addService(ServerInterceptors.intercept(registryService, counted))
         .addService(ServerInterceptors.intercept(new AdminService(sessions, cluster), counted))
+        .addService(ServerInterceptors.intercept(xds, counted))
         .addService(health.getHealthService())
         .addService(ProtoReflectionServiceV1.newInstance())
         .addService(reflectionV1Alpha())

@@ -1,0 +1,122 @@
+package io.roster.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.grpc.ForwardingServerCallListener;
+import io.grpc.Grpc;
+import io.grpc.InsecureChannelCredentials;
+import io.grpc.InsecureServerCredentials;
+import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
+import io.grpc.Server;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
+import io.grpc.ServerInterceptor;
+import io.grpc.ServerInterceptors;
+import io.grpc.health.v1.HealthCheckRequest;
+import io.grpc.health.v1.HealthGrpc;
+import io.grpc.protobuf.services.HealthStatusManager;
+import io.roster.client.Instance;
+import io.roster.client.RosterClient;
+import io.roster.server.testing.process.Ports;
+import io.roster.server.testing.process.ServerProcess;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * grpc-java's own xDS client (grpc-xds), with nothing of Roster's linked in, against a real
+ * server process (docs/xds.md): a channel on {@code xds:///<service>} whose bootstrap points at
+ * Roster round-robins over the service's three registered backends; a deregistered backend stops
+ * receiving calls, and a newly registered one starts.
+ */
+class XdsClientTest {
+
+  private final List<AutoCloseable> closing = new ArrayList<>();
+
+  @AfterEach
+  void stop() throws Exception {
+    for (int i = closing.size() - 1; i >= 0; i--) {
+      closing.get(i).close();
+    }
+  }
+
+  /** A gRPC server answering health checks, counting the calls it serves. */
+  private record Backend(Server server, AtomicInteger calls) {
+    int port() {
+      return server.getPort();
+    }
+  }
+
+  private Backend backend() throws Exception {
+    AtomicInteger calls = new AtomicInteger();
+    ServerInterceptor counting = new ServerInterceptor() {
+      @Override
+      public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers,
+          ServerCallHandler<Q, R> next) {
+        calls.incrementAndGet();
+        return new ForwardingServerCallListener.SimpleForwardingServerCallListener<>(next.startCall(call, headers)) {};
+      }
+    };
+    Server server = Grpc.newServerBuilderForPort(0, InsecureServerCredentials.create())
+        .addService(ServerInterceptors.intercept(new HealthStatusManager().getHealthService(), counting)).build().start();
+    closing.add(() -> server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
+    return new Backend(server, calls);
+  }
+
+  @Test
+  void aGrpcChannelOnXdsRoundRobinsOverTheRegisteredInstancesAndFollowsThem() throws Exception {
+    ServerProcess roster = ServerProcess.start("127.0.0.1", Ports.free());
+    closing.add(roster);
+    RosterClient provider = RosterClient.builder().serverAddresses(roster.address()).clientName("xds-provider")
+        .drainTimeout(Duration.ZERO).requestTimeout(Timing.seconds(15)).build();
+    closing.add(provider);
+    List<Backend> backends = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      backends.add(backend());
+      provider.registerInstance("xds-orders", Instance.of("127.0.0.1", backends.get(i).port()));
+    }
+
+    System.setProperty("io.grpc.xds.bootstrapConfig", "{\"xds_servers\": [{\"server_uri\": \"" + roster.address()
+        + "\", \"channel_creds\": [{\"type\": \"insecure\"}], \"server_features\": [\"xds_v3\"]}],"
+        + " \"node\": {\"id\": \"xds-client-test\", \"locality\": {\"zone\": \"test\"}}}");
+    ManagedChannel channel = Grpc.newChannelBuilder("xds:///xds-orders", InsecureChannelCredentials.create()).build();
+    closing.add(() -> channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
+    HealthGrpc.HealthBlockingStub health = HealthGrpc.newBlockingStub(channel);
+
+    await().atMost(Timing.seconds(30)).ignoreExceptions().untilAsserted(() -> {
+      health.withDeadlineAfter(5, TimeUnit.SECONDS).check(HealthCheckRequest.getDefaultInstance());
+      assertThat(backends).allSatisfy(b -> assertThat(b.calls().get()).isPositive());
+    });
+    for (int i = 0; i < 30; i++) {
+      health.withDeadlineAfter(5, TimeUnit.SECONDS).check(HealthCheckRequest.getDefaultInstance());
+    }
+    assertThat(backends).allSatisfy(b -> assertThat(b.calls().get()).as("round robin").isGreaterThanOrEqualTo(8));
+
+    // A deregistered backend stops receiving calls.
+    provider.deregisterInstance("xds-orders", Instance.of("127.0.0.1", backends.get(0).port()));
+    long deregistered = System.nanoTime();
+    await().atMost(Timing.seconds(10)).until(() -> {
+      int before = backends.get(0).calls().get();
+      for (int i = 0; i < 10; i++) {
+        health.withDeadlineAfter(5, TimeUnit.SECONDS).check(HealthCheckRequest.getDefaultInstance());
+      }
+      return backends.get(0).calls().get() == before;
+    });
+    System.out.println("deregistered backend out of the xDS client's rotation within "
+        + Duration.ofNanos(System.nanoTime() - deregistered).toMillis() + " ms");
+
+    // A new backend starts receiving calls.
+    Backend fresh = backend();
+    provider.registerInstance("xds-orders", Instance.of("127.0.0.1", fresh.port()));
+    await().atMost(Timing.seconds(10)).until(() -> {
+      health.withDeadlineAfter(5, TimeUnit.SECONDS).check(HealthCheckRequest.getDefaultInstance());
+      return fresh.calls().get() > 0;
+    });
+  }
+}

@@ -1,0 +1,288 @@
+package io.roster.server.rpc;
+
+import com.google.protobuf.Any;
+import com.google.protobuf.UInt32Value;
+import io.grpc.stub.ServerCallStreamObserver;
+import io.grpc.stub.StreamObserver;
+import io.grpc.xds.shaded.io.envoyproxy.envoy.config.cluster.v3.Cluster;
+import io.grpc.xds.shaded.io.envoyproxy.envoy.config.core.v3.Address;
+import io.grpc.xds.shaded.io.envoyproxy.envoy.config.core.v3.AggregatedConfigSource;
+import io.grpc.xds.shaded.io.envoyproxy.envoy.config.core.v3.ApiVersion;
+import io.grpc.xds.shaded.io.envoyproxy.envoy.config.core.v3.ConfigSource;
+import io.grpc.xds.shaded.io.envoyproxy.envoy.config.core.v3.HealthStatus;
+import io.grpc.xds.shaded.io.envoyproxy.envoy.config.core.v3.Locality;
+import io.grpc.xds.shaded.io.envoyproxy.envoy.config.core.v3.SocketAddress;
+import io.grpc.xds.shaded.io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment;
+import io.grpc.xds.shaded.io.envoyproxy.envoy.config.endpoint.v3.Endpoint;
+import io.grpc.xds.shaded.io.envoyproxy.envoy.config.endpoint.v3.LbEndpoint;
+import io.grpc.xds.shaded.io.envoyproxy.envoy.config.endpoint.v3.LocalityLbEndpoints;
+import io.grpc.xds.shaded.io.envoyproxy.envoy.config.listener.v3.ApiListener;
+import io.grpc.xds.shaded.io.envoyproxy.envoy.config.listener.v3.Listener;
+import io.grpc.xds.shaded.io.envoyproxy.envoy.config.route.v3.Route;
+import io.grpc.xds.shaded.io.envoyproxy.envoy.config.route.v3.RouteAction;
+import io.grpc.xds.shaded.io.envoyproxy.envoy.config.route.v3.RouteConfiguration;
+import io.grpc.xds.shaded.io.envoyproxy.envoy.config.route.v3.RouteMatch;
+import io.grpc.xds.shaded.io.envoyproxy.envoy.config.route.v3.VirtualHost;
+import io.grpc.xds.shaded.io.envoyproxy.envoy.extensions.filters.http.router.v3.Router;
+import io.grpc.xds.shaded.io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager;
+import io.grpc.xds.shaded.io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpFilter;
+import io.grpc.xds.shaded.io.envoyproxy.envoy.service.discovery.v3.AggregatedDiscoveryServiceGrpc;
+import io.grpc.xds.shaded.io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
+import io.grpc.xds.shaded.io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
+import io.roster.server.auth.Permission;
+import io.roster.server.model.Instance;
+import io.roster.server.model.Names;
+import io.roster.server.model.ServiceKey;
+import io.roster.server.model.ServiceSnapshot;
+import io.roster.server.registry.Change;
+import io.roster.server.registry.Registry;
+import io.roster.server.time.Scheduler;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * An xDS management server for proxyless gRPC clients (docs/xds.md): the Aggregated Discovery
+ * Service, state of the world, on the client port. A client whose target is {@code
+ * xds:///orders} asks for listener {@code orders}; it gets a listener whose route sends every call
+ * to cluster {@code orders}, a cluster of type EDS over the same stream, and an assignment of the
+ * service's healthy, enabled instances, one locality per Roster cluster, each instance weighted by
+ * its weight. A change of the service sends a new assignment at once, versioned by its revision.
+ *
+ * <p>Names: {@code <service>} (the default group of {@code public}), {@code <group>/<service>} or
+ * {@code <namespace>/<group>/<service>}.
+ *
+ * <p>Per stream, at most one response of each type waits while the stream is not ready (the
+ * newest), so a slow client costs a bounded amount. A NACK is logged once per stream and not
+ * answered: the same version would be refused again.
+ */
+final class XdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscoveryServiceImplBase
+    implements Registry.ChangeListener {
+
+  private static final Logger log = LoggerFactory.getLogger(XdsService.class);
+  static final String LISTENER = "type.googleapis.com/envoy.config.listener.v3.Listener";
+  static final String CLUSTER = "type.googleapis.com/envoy.config.cluster.v3.Cluster";
+  static final String ENDPOINTS = "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment";
+  /** Resource names one stream may subscribe to, per type. */
+  static final int MAX_NAMES = 1000;
+
+  private final Registry registry;
+  private final Scheduler scheduler;
+  /** The streams subscribed to each service's endpoints. */
+  private final Map<ServiceKey, Set<Stream>> watching = new ConcurrentHashMap<>();
+
+  XdsService(Registry registry, Scheduler scheduler) {
+    this.registry = registry;
+    this.scheduler = scheduler;
+  }
+
+  @Override
+  public StreamObserver<DiscoveryRequest> streamAggregatedResources(StreamObserver<DiscoveryResponse> responses) {
+    Stream s = new Stream((ServerCallStreamObserver<DiscoveryResponse>) responses);
+    return new StreamObserver<>() {
+      @Override
+      public void onNext(DiscoveryRequest request) {
+        try {
+          s.onRequest(request);
+        } catch (RuntimeException e) {
+          s.close();
+          responses.onError(Errors.toStatusException(e));
+        }
+      }
+
+      @Override
+      public void onError(Throwable t) {
+        s.close();
+      }
+
+      @Override
+      public void onCompleted() {
+        s.close();
+        responses.onCompleted();
+      }
+    };
+  }
+
+  @Override
+  public void onChange(Change change) {
+    Set<Stream> streams = watching.get(change.service());
+    if (streams != null && !streams.isEmpty()) {
+      scheduler.execute(() -> streams.forEach(s -> s.endpointsChanged()));
+    }
+  }
+
+  /** The service a resource name means; INVALID_ARGUMENT naming it when it cannot be one. */
+  static ServiceKey service(String name) {
+    String[] parts = name.split("/", -1);
+    return switch (parts.length) {
+      case 1 -> ServiceKey.of(Names.DEFAULT_NAMESPACE, Names.DEFAULT_GROUP, parts[0]);
+      case 2 -> ServiceKey.of(Names.DEFAULT_NAMESPACE, parts[0], parts[1]);
+      case 3 -> ServiceKey.of(parts[0], parts[1], parts[2]);
+      default -> throw io.roster.server.model.RegistryException.invalid("resource_names", name,
+          "<service>, <group>/<service> or <namespace>/<group>/<service>");
+    };
+  }
+
+  private static Any listener(String name) {
+    RouteConfiguration routes = RouteConfiguration.newBuilder().setName(name)
+        .addVirtualHosts(VirtualHost.newBuilder().setName(name).addDomains("*")
+            .addRoutes(Route.newBuilder().setMatch(RouteMatch.newBuilder().setPrefix(""))
+                .setRoute(RouteAction.newBuilder().setCluster(name))))
+        .build();
+    HttpConnectionManager manager = HttpConnectionManager.newBuilder().setRouteConfig(routes)
+        .addHttpFilters(HttpFilter.newBuilder().setName("envoy.filters.http.router")
+            .setTypedConfig(Any.pack(Router.getDefaultInstance())))
+        .build();
+    return Any.pack(Listener.newBuilder().setName(name)
+        .setApiListener(ApiListener.newBuilder().setApiListener(Any.pack(manager))).build());
+  }
+
+  private static Any cluster(String name) {
+    return Any.pack(Cluster.newBuilder().setName(name).setType(Cluster.DiscoveryType.EDS)
+        .setEdsClusterConfig(Cluster.EdsClusterConfig.newBuilder().setEdsConfig(ConfigSource.newBuilder()
+            .setAds(AggregatedConfigSource.getDefaultInstance()).setResourceApiVersion(ApiVersion.V3)))
+        .setLbPolicy(Cluster.LbPolicy.ROUND_ROBIN).build());
+  }
+
+  private Any endpoints(String name) {
+    ServiceSnapshot state = registry.snapshot(service(name));
+    Map<String, List<Instance>> byCluster = new TreeMap<>();
+    for (Instance i : state.view(Set.of(), true).instances()) {
+      byCluster.computeIfAbsent(i.cluster(), c -> new ArrayList<>()).add(i);
+    }
+    ClusterLoadAssignment.Builder assignment = ClusterLoadAssignment.newBuilder().setClusterName(name);
+    for (Map.Entry<String, List<Instance>> e : byCluster.entrySet()) {
+      LocalityLbEndpoints.Builder locality = LocalityLbEndpoints.newBuilder()
+          .setLocality(Locality.newBuilder().setZone(e.getKey()));
+      long weight = 0;
+      for (Instance i : e.getValue()) {
+        int w = (int) Math.max(1, Math.round(i.weight()));
+        weight += w;
+        locality.addLbEndpoints(LbEndpoint.newBuilder().setHealthStatus(HealthStatus.HEALTHY)
+            .setLoadBalancingWeight(UInt32Value.of(w))
+            .setEndpoint(Endpoint.newBuilder().setAddress(Address.newBuilder().setSocketAddress(
+                SocketAddress.newBuilder().setAddress(i.ip()).setPortValue(i.port())))));
+      }
+      assignment.addEndpoints(locality.setLoadBalancingWeight(UInt32Value.of((int) Math.min(Integer.MAX_VALUE, weight))));
+    }
+    return Any.pack(assignment.build());
+  }
+
+  /** One ADS stream: what it subscribed to, per type, and what waits for it to become ready. */
+  private final class Stream {
+    private final ServerCallStreamObserver<DiscoveryResponse> out;
+    private final Map<String, Set<String>> subscribed = new HashMap<>();
+    /** Per type, a response waiting for the stream to become ready (the newest only). */
+    private final Map<String, DiscoveryResponse> waiting = new HashMap<>();
+    private long nonce;
+    private boolean nacked;
+    private boolean closed;
+
+    Stream(ServerCallStreamObserver<DiscoveryResponse> out) {
+      this.out = out;
+      out.setOnReadyHandler(this::flush);
+      out.setOnCancelHandler(this::close);
+    }
+
+    synchronized void onRequest(DiscoveryRequest r) {
+      String type = r.getTypeUrl();
+      if (!type.equals(LISTENER) && !type.equals(CLUSTER) && !type.equals(ENDPOINTS)) {
+        return; // RDS is inline in the listener; other types are not served
+      }
+      if (r.hasErrorDetail()) {
+        if (!nacked) {
+          nacked = true;
+          log.warn("An xDS client ({}) refused {} version {}: {}", r.getNode().getId(), type, r.getVersionInfo(),
+              r.getErrorDetail().getMessage());
+        }
+        return;
+      }
+      Set<String> names = new LinkedHashSet<>(r.getResourceNamesList());
+      if (names.size() > MAX_NAMES) {
+        throw io.roster.server.model.RegistryException.limit("resource_names", "", names.size()
+            + " resources of one type on one stream (limit: " + MAX_NAMES + ")");
+      }
+      for (String name : names) {
+        Callers.check(Permission.READ, service(name));
+      }
+      Set<String> before = subscribed.getOrDefault(type, Set.of());
+      if (names.equals(before) && !r.getResponseNonce().isEmpty()) {
+        return; // an ACK of what was sent
+      }
+      subscribed.put(type, names);
+      if (type.equals(ENDPOINTS)) {
+        for (String name : before) {
+          if (!names.contains(name)) {
+            unwatch(service(name));
+          }
+        }
+        for (String name : names) {
+          watching.computeIfAbsent(service(name), k -> ConcurrentHashMap.newKeySet()).add(this);
+        }
+      }
+      send(type);
+    }
+
+    synchronized void endpointsChanged() {
+      if (!closed && subscribed.containsKey(ENDPOINTS)) {
+        send(ENDPOINTS);
+      }
+    }
+
+    /** Every subscribed resource of {@code type}, as the state of the world needs. */
+    private void send(String type) {
+      DiscoveryResponse.Builder r = DiscoveryResponse.newBuilder().setTypeUrl(type)
+          .setNonce(Long.toString(++nonce, 36));
+      long version = 1;
+      for (String name : subscribed.getOrDefault(type, Set.of())) {
+        r.addResources(switch (type) {
+          case LISTENER -> listener(name);
+          case CLUSTER -> cluster(name);
+          default -> endpoints(name);
+        });
+        if (type.equals(ENDPOINTS)) {
+          version = Math.max(version, registry.snapshot(service(name)).revision());
+        }
+      }
+      r.setVersionInfo(Long.toString(version, 36));
+      waiting.put(type, r.build());
+      flush();
+    }
+
+    synchronized void flush() {
+      while (!closed && out.isReady() && !waiting.isEmpty()) {
+        String type = waiting.keySet().iterator().next();
+        try {
+          out.onNext(waiting.remove(type));
+        } catch (RuntimeException e) {
+          close(); // cancelled meanwhile
+        }
+      }
+    }
+
+    synchronized void close() {
+      if (closed) {
+        return;
+      }
+      closed = true;
+      for (String name : subscribed.getOrDefault(ENDPOINTS, Set.of())) {
+        unwatch(service(name));
+      }
+      waiting.clear();
+    }
+
+    private void unwatch(ServiceKey key) {
+      watching.computeIfPresent(key, (k, set) -> {
+        set.remove(this);
+        return set.isEmpty() ? null : set;
+      });
+    }
+  }
+}
