@@ -2,6 +2,10 @@ package io.roster.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.grpc.xds.shaded.io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment;
+import io.grpc.xds.shaded.io.envoyproxy.envoy.service.discovery.v3.AggregatedDiscoveryServiceGrpc;
+import io.grpc.xds.shaded.io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
+import io.grpc.xds.shaded.io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
 import io.roster.client.DrainResult;
 import io.roster.client.Instance;
 import io.roster.client.InstancesChangeEvent;
@@ -38,7 +42,7 @@ import org.junit.jupiter.api.TestMethodOrder;
 import io.roster.server.testing.TcpProxy;
 
 /**
- * Latency (register → notify, kill -9 and freeze → removal, drain), start → SERVING, idle RSS
+ * Latency (register → notify and → an xDS client's EDS update, kill -9 and freeze → removal, drain), start → SERVING, idle RSS
  * and restart figures, measured against the real server jar with real processes. Not part of
  * {@code make test} (tag "measure"); run with {@code make measure}. Prints a table and writes
  * it to integration-tests/target/measurements.txt. Timings here are reports, not assertions.
@@ -390,6 +394,66 @@ class Measurements {
       return first.get(Timing.seconds(5).toMillis(), TimeUnit.MILLISECONDS);
     } finally {
       client.unsubscribe(service, probe);
+    }
+  }
+
+  /**
+   * A registration → the ADS stream of an xDS client subscribed to the service's endpoints
+   * receives the assignment that has it (docs/xds.md): what a proxyless gRPC client waits for.
+   */
+  @Test
+  @Order(20)
+  void registerToXdsEndpoints() throws Exception {
+    String endpoints = "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment";
+    io.grpc.ManagedChannel channel = io.grpc.Grpc.newChannelBuilder(server.address(),
+        io.grpc.InsecureChannelCredentials.create()).build();
+    java.util.Map<Integer, Long> seenAt = new java.util.concurrent.ConcurrentHashMap<>();
+    java.util.concurrent.atomic.AtomicReference<io.grpc.stub.StreamObserver<DiscoveryRequest>> requests =
+        new java.util.concurrent.atomic.AtomicReference<>();
+    requests.set(AggregatedDiscoveryServiceGrpc.newStub(channel).streamAggregatedResources(
+        new io.grpc.stub.StreamObserver<DiscoveryResponse>() {
+          @Override
+          public void onNext(DiscoveryResponse r) {
+            long now = System.nanoTime();
+            for (com.google.protobuf.Any a : r.getResourcesList()) {
+              try {
+                for (var locality : a.unpack(ClusterLoadAssignment.class).getEndpointsList()) {
+                  for (var e : locality.getLbEndpointsList()) {
+                    seenAt.putIfAbsent(e.getEndpoint().getAddress().getSocketAddress().getPortValue(), now);
+                  }
+                }
+              } catch (com.google.protobuf.InvalidProtocolBufferException ex) {
+                throw new IllegalStateException(ex);
+              }
+            }
+            requests.get().onNext(DiscoveryRequest.newBuilder().setTypeUrl(endpoints).addResourceNames("m-xds")
+                .setVersionInfo(r.getVersionInfo()).setResponseNonce(r.getNonce()).build()); // ACK
+          }
+
+          @Override
+          public void onError(Throwable t) {}
+
+          @Override
+          public void onCompleted() {}
+        }));
+    requests.get().onNext(DiscoveryRequest.newBuilder().setTypeUrl(endpoints).addResourceNames("m-xds").build());
+    try (RosterClient provider = RosterClient.builder().serverAddresses(server.address()).build()) {
+      List<Long> nanos = new ArrayList<>();
+      for (int i = 0; i < TRIALS + 5; i++) {
+        int port = 21000 + i;
+        // Pacing, as in registerToNotify: each change outside the previous one's push window.
+        LockSupport.parkNanos(Duration.ofMillis(100).toNanos());
+        long start = System.nanoTime();
+        provider.registerInstance("m-xds", Instance.of("10.9.1.1", port));
+        Awaitility.await().atMost(Timing.seconds(10)).pollInterval(Duration.ofMillis(1))
+            .until(() -> seenAt.containsKey(port));
+        if (i >= 5) {
+          nanos.add(seenAt.get(port) - start);
+        }
+      }
+      report("register -> xDS client's EDS update", nanos);
+    } finally {
+      channel.shutdownNow();
     }
   }
 
