@@ -6,6 +6,10 @@ BUF_VERSION := 1.75.0
 # playwright-core drives Debian's chromium in the console's browser test (ConsoleBrowserTest).
 PLAYWRIGHT_VERSION := 1.65.2
 PLAYWRIGHT := $(CURDIR)/.tools/node_modules/playwright-core/index.mjs
+# grpc-js and its xDS plugin: Node's proxyless gRPC client, for the xDS test (XdsClientTest).
+GRPC_JS_VERSION := 1.14.7
+GRPC_JS_XDS_VERSION := 1.14.1
+GRPC_JS_XDS := $(CURDIR)/.tools/node_modules/@grpc/grpc-js-xds/package.json
 BUF      := $(CURDIR)/.tools/node_modules/.bin/buf
 JAR      := server/target/roster-server.jar
 # Class-data-sharing archive of the server's startup classes: a shorter start to SERVING (docs/benchmarks.md).
@@ -55,14 +59,14 @@ cluster-up:
 cluster-down:
 	$(DOCKER_COMPOSE) -f docker/docker-compose.yml down
 
-## tools: install buf (proto lint, buf curl) and playwright-core (the console's browser test) under .tools/ when npm is available
+## tools: install buf (proto lint, buf curl), playwright-core (the console's browser test) and grpc-js-xds (Node's xDS test) under .tools/ when npm is available
 tools:
-	@if [ -x "$(BUF)" ] && [ -f "$(PLAYWRIGHT)" ]; then :; \
+	@if [ -x "$(BUF)" ] && [ -f "$(PLAYWRIGHT)" ] && [ -f "$(GRPC_JS_XDS)" ]; then :; \
 	elif command -v npm >/dev/null 2>&1; then \
-	  echo "Installing @bufbuild/buf $(BUF_VERSION) and playwright-core $(PLAYWRIGHT_VERSION) into .tools/"; \
+	  echo "Installing @bufbuild/buf $(BUF_VERSION), playwright-core $(PLAYWRIGHT_VERSION) and @grpc/grpc-js-xds $(GRPC_JS_XDS_VERSION) into .tools/"; \
 	  npm install --silent --no-audit --no-fund --prefix .tools @bufbuild/buf@$(BUF_VERSION) \
-	    playwright-core@$(PLAYWRIGHT_VERSION) >/dev/null; \
-	else echo "npm not found: buf lint, the buf curl test and the console's browser test will be skipped"; fi
+	    playwright-core@$(PLAYWRIGHT_VERSION) @grpc/grpc-js@$(GRPC_JS_VERSION) @grpc/grpc-js-xds@$(GRPC_JS_XDS_VERSION) >/dev/null; \
+	else echo "npm not found: buf lint, the buf curl test, the console's browser test and Node's xDS test will be skipped"; fi
 
 ## lint: buf lint over the protos
 lint: tools

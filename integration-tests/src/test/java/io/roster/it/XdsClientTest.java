@@ -21,19 +21,23 @@ import io.roster.client.Instance;
 import io.roster.client.RosterClient;
 import io.roster.server.testing.process.Ports;
 import io.roster.server.testing.process.ServerProcess;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 /**
  * grpc-java's own xDS client (grpc-xds), with nothing of Roster's linked in, against a real
  * server process (docs/xds.md): a channel on {@code xds:///<service>} whose bootstrap points at
  * Roster round-robins over the service's three registered backends; a deregistered backend stops
- * receiving calls, and a newly registered one starts.
+ * receiving calls, and a newly registered one starts. Node's grpc-js with grpc-js-xds (from {@code
+ * make tools}) does the same, skipped where node or the package is absent except in CI.
  */
 class XdsClientTest {
 
@@ -69,11 +73,14 @@ class XdsClientTest {
     return new Backend(server, calls);
   }
 
-  @Test
-  void aGrpcChannelOnXdsRoundRobinsOverTheRegisteredInstancesAndFollowsThem() throws Exception {
-    ServerProcess roster = ServerProcess.start("127.0.0.1", Ports.free());
+  private ServerProcess roster;
+  private RosterClient provider;
+
+  /** A server process and three backends registered as {@code xds-orders}. */
+  private List<Backend> threeBackends() throws Exception {
+    roster = ServerProcess.start("127.0.0.1", Ports.free());
     closing.add(roster);
-    RosterClient provider = RosterClient.builder().serverAddresses(roster.address()).clientName("xds-provider")
+    provider = RosterClient.builder().serverAddresses(roster.address()).clientName("xds-provider")
         .drainTimeout(Duration.ZERO).requestTimeout(Timing.seconds(15)).build();
     closing.add(provider);
     List<Backend> backends = new ArrayList<>();
@@ -81,10 +88,53 @@ class XdsClientTest {
       backends.add(backend());
       provider.registerInstance("xds-orders", Instance.of("127.0.0.1", backends.get(i).port()));
     }
+    return backends;
+  }
 
-    System.setProperty("io.grpc.xds.bootstrapConfig", "{\"xds_servers\": [{\"server_uri\": \"" + roster.address()
+  private String bootstrap() {
+    return "{\"xds_servers\": [{\"server_uri\": \"" + roster.address()
         + "\", \"channel_creds\": [{\"type\": \"insecure\"}], \"server_features\": [\"xds_v3\"]}],"
-        + " \"node\": {\"id\": \"xds-client-test\", \"locality\": {\"zone\": \"test\"}}}");
+        + " \"node\": {\"id\": \"xds-client-test\", \"locality\": {\"zone\": \"test\"}}}";
+  }
+
+  @Test
+  void nodesGrpcJsXdsClientRoundRobinsAndFollowsADeregistration() throws Exception {
+    Path node = ExternalTools.require("node", "ROSTER_NODE", "nodejs", "Node's xDS test is skipped");
+    Path tools = Path.of("../.tools").toAbsolutePath().normalize();
+    boolean installed = Files.isRegularFile(tools.resolve("node_modules/@grpc/grpc-js-xds/package.json"));
+    if (!installed && "true".equals(System.getenv("CI"))) {
+      throw new AssertionError("@grpc/grpc-js-xds is required in CI (.ci/run runs make tools)");
+    }
+    Assumptions.assumeTrue(installed, "@grpc/grpc-js-xds is not installed under .tools/ (make tools installs it): "
+        + "Node's xDS test is skipped");
+    List<Backend> backends = threeBackends();
+    assertThat(runNode(node, tools, 30)).startsWith("OK 30");
+    assertThat(backends).allSatisfy(b -> assertThat(b.calls().get()).as("round robin").isGreaterThanOrEqualTo(5));
+
+    provider.deregisterInstance("xds-orders", Instance.of("127.0.0.1", backends.get(0).port()));
+    int before = backends.get(0).calls().get();
+    assertThat(runNode(node, tools, 15)).startsWith("OK 15");
+    assertThat(backends.get(0).calls().get()).as("calls to the deregistered backend").isEqualTo(before);
+  }
+
+  /** xds-client.mjs in a node process, with the bootstrap in its environment; its output. */
+  private String runNode(Path node, Path tools, int calls) throws Exception {
+    Path script = Path.of("src/test/js/xds-client.mjs").toAbsolutePath();
+    ProcessBuilder pb = new ProcessBuilder(node.toString(), script.toString(), "xds:///xds-orders",
+        Integer.toString(calls)).redirectErrorStream(true);
+    pb.environment().put("GRPC_XDS_BOOTSTRAP_CONFIG", bootstrap());
+    pb.environment().put("ROSTER_TOOLS", tools.toString());
+    Process p = pb.start();
+    String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+    assertThat(p.waitFor(60, TimeUnit.SECONDS)).as(out).isTrue();
+    assertThat(p.exitValue()).as(out).isZero();
+    return out;
+  }
+
+  @Test
+  void aGrpcChannelOnXdsRoundRobinsOverTheRegisteredInstancesAndFollowsThem() throws Exception {
+    List<Backend> backends = threeBackends();
+    System.setProperty("io.grpc.xds.bootstrapConfig", bootstrap());
     ManagedChannel channel = Grpc.newChannelBuilder("xds:///xds-orders", InsecureChannelCredentials.create()).build();
     closing.add(() -> channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
     HealthGrpc.HealthBlockingStub health = HealthGrpc.newBlockingStub(channel);
