@@ -36,7 +36,8 @@ import org.junit.jupiter.api.Test;
  * grpc-java's own xDS client (grpc-xds), with nothing of Roster's linked in, against a real
  * server process (docs/xds.md): a channel on {@code xds:///<service>} whose bootstrap points at
  * Roster round-robins over the service's three registered backends; a deregistered backend stops
- * receiving calls, and a newly registered one starts. Node's grpc-js with grpc-js-xds (from {@code
+ * receiving calls, a newly registered one starts, and one whose provider process is killed with -9
+ * leaves the rotation. Node's grpc-js with grpc-js-xds (from {@code
  * make tools}) does the same, skipped where node or the package is absent except in CI.
  */
 class XdsClientTest {
@@ -161,12 +162,25 @@ class XdsClientTest {
     System.out.println("deregistered backend out of the xDS client's rotation within "
         + Duration.ofNanos(System.nanoTime() - deregistered).toMillis() + " ms");
 
-    // A new backend starts receiving calls.
+    // A new backend starts receiving calls; its provider, another process, killed with -9, takes it out.
     Backend fresh = backend();
-    provider.registerInstance("xds-orders", Instance.of("127.0.0.1", fresh.port()));
+    ProviderProcess owner = new ProviderProcess(roster.address(), "xds-orders", "127.0.0.1", fresh.port());
+    closing.add(owner);
+    owner.awaitRegistered();
     await().atMost(Timing.seconds(10)).until(() -> {
       health.withDeadlineAfter(5, TimeUnit.SECONDS).check(HealthCheckRequest.getDefaultInstance());
       return fresh.calls().get() > 0;
     });
+    owner.kill9();
+    long killed = System.nanoTime();
+    await().atMost(Timing.seconds(30)).until(() -> {
+      int before = fresh.calls().get();
+      for (int i = 0; i < 10; i++) {
+        health.withDeadlineAfter(5, TimeUnit.SECONDS).check(HealthCheckRequest.getDefaultInstance());
+      }
+      return fresh.calls().get() == before;
+    });
+    System.out.println("a kill -9'd provider's backend out of the xDS client's rotation within "
+        + Duration.ofNanos(System.nanoTime() - killed).toMillis() + " ms");
   }
 }
