@@ -118,6 +118,15 @@ class XdsClientTest {
     assertThat(backends.get(0).calls().get()).as("calls to the deregistered backend").isEqualTo(before);
   }
 
+  /** Whether ten calls in a row all went to other backends than {@code b}. */
+  private static boolean missedByTenCalls(Backend b, HealthGrpc.HealthBlockingStub health) {
+    int before = b.calls().get();
+    for (int i = 0; i < 10; i++) {
+      health.withDeadlineAfter(5, TimeUnit.SECONDS).check(HealthCheckRequest.getDefaultInstance());
+    }
+    return b.calls().get() == before;
+  }
+
   /** xds-client.mjs in a node process, with the bootstrap in its environment; its output. */
   private String runNode(Path node, Path tools, int calls) throws Exception {
     Path script = Path.of("src/test/js/xds-client.mjs").toAbsolutePath();
@@ -152,13 +161,7 @@ class XdsClientTest {
     // A deregistered backend stops receiving calls.
     provider.deregisterInstance("xds-orders", Instance.of("127.0.0.1", backends.get(0).port()));
     long deregistered = System.nanoTime();
-    await().atMost(Timing.seconds(10)).until(() -> {
-      int before = backends.get(0).calls().get();
-      for (int i = 0; i < 10; i++) {
-        health.withDeadlineAfter(5, TimeUnit.SECONDS).check(HealthCheckRequest.getDefaultInstance());
-      }
-      return backends.get(0).calls().get() == before;
-    });
+    await().atMost(Timing.seconds(10)).until(() -> missedByTenCalls(backends.get(0), health));
     System.out.println("deregistered backend out of the xDS client's rotation within "
         + Duration.ofNanos(System.nanoTime() - deregistered).toMillis() + " ms");
 
@@ -173,13 +176,7 @@ class XdsClientTest {
     });
     owner.kill9();
     long killed = System.nanoTime();
-    await().atMost(Timing.seconds(30)).until(() -> {
-      int before = fresh.calls().get();
-      for (int i = 0; i < 10; i++) {
-        health.withDeadlineAfter(5, TimeUnit.SECONDS).check(HealthCheckRequest.getDefaultInstance());
-      }
-      return fresh.calls().get() == before;
-    });
+    await().atMost(Timing.seconds(30)).until(() -> missedByTenCalls(fresh, health));
     System.out.println("a kill -9'd provider's backend out of the xDS client's rotation within "
         + Duration.ofNanos(System.nanoTime() - killed).toMillis() + " ms");
   }
