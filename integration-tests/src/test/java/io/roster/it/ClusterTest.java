@@ -40,15 +40,45 @@ class ClusterTest {
   }
 
   @Test
-  void aRegistrationThroughOneMemberReachesTheOthers() {
+  void aRegistrationThroughOneMemberReachesTheOthers() throws Exception {
     cluster = local.start();
     RosterClient provider = client(cluster.address(0), "provider");
     Subscriber subscriber = new Subscriber(client(cluster.address(2), "subscriber"), SERVICE);
     RosterClient querier = client(cluster.address(1), "querier");
+    // An xDS client on a third member: every member serves the whole registry.
+    java.util.Set<Integer> xdsPorts = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    io.grpc.ManagedChannel xds = io.grpc.Grpc.newChannelBuilder(cluster.address(1),
+        io.grpc.InsecureChannelCredentials.create()).build();
+    local.closing(xds::shutdownNow);
+    String endpoints = "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment";
+    io.grpc.xds.shaded.io.envoyproxy.envoy.service.discovery.v3.AggregatedDiscoveryServiceGrpc.newStub(xds)
+        .streamAggregatedResources(new io.grpc.stub.StreamObserver<>() {
+          @Override
+          public void onNext(io.grpc.xds.shaded.io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse r) {
+            try {
+              xdsPorts.clear();
+              for (var locality : r.getResources(0).unpack(
+                  io.grpc.xds.shaded.io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment.class).getEndpointsList()) {
+                locality.getLbEndpointsList().forEach(e -> xdsPorts.add(
+                    e.getEndpoint().getAddress().getSocketAddress().getPortValue()));
+              }
+            } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+              throw new IllegalStateException(e);
+            }
+          }
+
+          @Override
+          public void onError(Throwable t) {}
+
+          @Override
+          public void onCompleted() {}
+        }).onNext(io.grpc.xds.shaded.io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest.newBuilder()
+            .setTypeUrl(endpoints).addResourceNames(SERVICE).build());
 
     provider.registerInstance(SERVICE, Instance.of("10.0.0.1", 8080));
 
     subscriber.await(Timing.seconds(10), Subscriber.hasPort(8080));
+    await().atMost(Timing.seconds(10)).until(() -> xdsPorts.equals(Set.of(8080)));
     await().atMost(Timing.seconds(10)).until(() -> querier.getAllInstances(SERVICE).size() == 1);
     // Revisions come from the log: every member reports the same state at the same revision.
     long revision = subscriber.cached().revision();
