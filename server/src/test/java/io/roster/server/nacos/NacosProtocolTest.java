@@ -155,6 +155,19 @@ class NacosProtocolTest {
     assertThat(body(q).get("serviceInfo").get("hosts")).hasSize(2);
   }
 
+  /** {@code ""} and {@code public} are one namespace, as Nacos 3 treats them: a registration in one is seen in the other. */
+  @Test
+  void theEmptyNamespaceIsPublic() {
+    NacosConn provider = new NacosConn(loopback).setup();
+    provider.call("InstanceRequest", register("either", "10.0.0.1", 80).replace("\"namespace\":\"public\"",
+        "\"namespace\":\"\""));
+    NacosConn consumer = new NacosConn(loopback).setup();
+    Payload q = consumer.call("ServiceQueryRequest", "{\"headers\":{},\"namespace\":\"public\",\"serviceName\":"
+        + "\"either\",\"groupName\":\"DEFAULT_GROUP\",\"cluster\":\"\",\"healthyOnly\":false,\"module\":\"naming\"}");
+    assertThat(body(q).get("serviceInfo").get("hosts")).hasSize(1);
+    assertThat(registered("either")).containsExactly("10.0.0.1:80");
+  }
+
   /** The transport's end removes the connection's instances, and subscribers are pushed. */
   @Test
   void theTransportsEndRemovesWhatTheConnectionOwned() {
