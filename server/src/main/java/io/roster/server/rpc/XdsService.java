@@ -151,8 +151,7 @@ final class XdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscover
         .setLbPolicy(Cluster.LbPolicy.ROUND_ROBIN).build());
   }
 
-  private Any endpoints(String name) {
-    ServiceSnapshot state = registry.snapshot(service(name));
+  private static Any endpoints(String name, ServiceSnapshot state) {
     Map<String, List<Instance>> byCluster = new TreeMap<>();
     for (Instance i : state.view(Set.of(), true).instances()) {
       byCluster.computeIfAbsent(i.cluster(), c -> new ArrayList<>()).add(i);
@@ -242,13 +241,12 @@ final class XdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscover
           .setNonce(Long.toString(++nonce, 36));
       long version = 1;
       for (String name : subscribed.getOrDefault(type, Set.of())) {
-        r.addResources(switch (type) {
-          case LISTENER -> listener(name);
-          case CLUSTER -> cluster(name);
-          default -> endpoints(name);
-        });
         if (type.equals(ENDPOINTS)) {
-          version = Math.max(version, registry.snapshot(service(name)).revision());
+          ServiceSnapshot state = registry.snapshot(service(name)); // one read: the assignment and its version
+          r.addResources(endpoints(name, state));
+          version = Math.max(version, state.revision());
+        } else {
+          r.addResources(type.equals(LISTENER) ? listener(name) : cluster(name));
         }
       }
       r.setVersionInfo(Long.toString(version, 36));
