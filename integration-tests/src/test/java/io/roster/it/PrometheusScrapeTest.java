@@ -19,6 +19,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -76,11 +77,15 @@ class PrometheusScrapeTest {
     RosterClient provider = client(server, "exporters");
     RosterClient consumer = client(server, "dashboards");
     Subscriber watching = new Subscriber(consumer, "exporters");
-    // Closed ports on loopback: Prometheus finds them and fails to scrape them at once.
-    List<Integer> ports = new ArrayList<>();
-    for (int i = 0; i < PROVIDERS; i++) {
-      ports.add(Ports.free());
-      provider.registerInstance("exporters", Instance.of("127.0.0.1", ports.get(i)));
+    // Closed ports on loopback: Prometheus finds them and fails to scrape them at once. Distinct:
+    // the system may hand out a port it just freed again, and the same address is one instance.
+    Set<Integer> distinct = new LinkedHashSet<>();
+    while (distinct.size() < PROVIDERS) {
+      distinct.add(Ports.free());
+    }
+    List<Integer> ports = List.copyOf(distinct);
+    for (int port : ports) {
+      provider.registerInstance("exporters", Instance.of("127.0.0.1", port));
     }
     watching.await(Timing.seconds(10), list -> list.size() == PROVIDERS);
 

@@ -41,7 +41,12 @@ final class Subscriber implements AutoCloseable {
 
   /** Waits until the latest list matches; returns System.nanoTime() of the event that matched. */
   long await(Duration atMost, Predicate<List<Instance>> p) {
-    Awaitility.await().atMost(atMost).pollInterval(Duration.ofMillis(1)).until(() -> p.test(latest));
+    Awaitility.await().atMost(atMost).pollInterval(Duration.ofMillis(1)).untilAsserted(() -> {
+      List<Instance> now = latest;
+      if (!p.test(now)) {
+        throw new AssertionError("the latest list of " + service + " does not match yet (" + now.size() + " instances): " + now);
+      }
+    });
     return latestAtNanos;
   }
 
