@@ -64,6 +64,7 @@ public final class Main {
       server = RosterServer.start(config, primed::join);
     } catch (RuntimeException e) {
       log.error("Cannot start: {}", e.getMessage(), e);
+      LogSetup.shutdown(); // the line must reach a redirected output before the exit
       System.exit(1);
       return;
     }
