@@ -101,6 +101,12 @@ final class LocalServer implements AutoCloseable {
     if (authFile != null) {
       flags.addAll(List.of("--auth-file", authFile.toString()));
     }
+    // Durable state on disk, as make run keeps it: a fresh directory for each server.
+    try {
+      flags.addAll(List.of("--data-dir", java.nio.file.Files.createTempDirectory(logDir, name + "-data").toString()));
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
     ServerProcess p = launcher.launch(name + "-server", "127.0.0.1", Ports.free(), List.of(), flags).serving();
     return new LocalServer(p, Duration.ofNanos(System.nanoTime() - p.startedNanos));
   }

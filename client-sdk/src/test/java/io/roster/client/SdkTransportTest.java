@@ -41,7 +41,7 @@ class SdkTransportTest {
   }
 
   private RosterServer server(Duration keepaliveTime, Duration keepaliveTimeout) {
-    return track(RosterServer.start(ServerConfig.builder().host("127.0.0.1").port(0)
+    return track(RosterServer.start(ServerConfig.builder().dataDir(null).host("127.0.0.1").port(0)
         .keepaliveTime(keepaliveTime).keepaliveTimeout(keepaliveTimeout)
         .shutdownGrace(TestServers.scaled(Duration.ofSeconds(5))).build()));
   }

@@ -30,7 +30,7 @@ public final class TestServers {
    * these tests check steady-state behaviour, which a warm-up would delay (decision 20).
    */
   static RosterServer start(int port) {
-    return RosterServer.start(ServerConfig.builder()
+    return RosterServer.start(ServerConfig.builder().dataDir(null)
         .host("127.0.0.1")
         .port(port)
         .warmUp(Duration.ZERO)

@@ -47,7 +47,7 @@ class TlsEndToEndTest {
   }
 
   private RosterServer start(TlsFiles tls) {
-    server = RosterServer.start(ServerConfig.builder().host("127.0.0.1").port(0).httpPort(-1)
+    server = RosterServer.start(ServerConfig.builder().dataDir(null).host("127.0.0.1").port(0).httpPort(-1)
         .warmUp(Duration.ZERO).shutdownGrace(Duration.ofMillis(500)).tls(tls).build());
     return server;
   }

@@ -21,6 +21,9 @@ import io.roster.server.registry.Registry;
 import io.roster.server.registry.WarmUp;
 import io.roster.server.registry.ServiceLimits;
 import io.roster.server.registry.Writer;
+import io.roster.server.store.DataDir;
+import io.roster.server.store.DurableWriter;
+import io.roster.server.store.StateStore;
 import io.roster.server.rpc.GrpcEndpoint;
 import io.roster.server.session.RequestCounters;
 import io.roster.server.session.SessionLimits;
@@ -78,6 +81,10 @@ public final class RosterServer implements AutoCloseable {
   private final WarmUp warmUp;
   /** This server as a cluster member, or null when standalone. */
   private final @Nullable ClusterNode cluster;
+  /** {@code --data-dir}, locked for this process; null when it is "" (nothing on disk). */
+  private final @Nullable DataDir dataDir;
+  /** A standalone server's writer of durable state; null in a cluster or without a data directory. */
+  private @Nullable DurableWriter durable;
   /** Heartbeat instances of the Nacos v1 HTTP API held by this server. */
   private final Leases leases;
   private final NacosHttpApi nacosHttp;
@@ -107,9 +114,19 @@ public final class RosterServer implements AutoCloseable {
     this.engine = new PushEngine(registry, scheduler, config.pushWindow());
     registry.addListener(engine);
     String incarnation = Long.toString(wallClockMicros.getAsLong() / 1000, 36);
+    this.dataDir = openDataDir(config);
     this.cluster = entryClock == null ? null
         : ClusterNode.start(config, registry, entryClock, new Local(), wallClockMicros, incarnation);
-    Writer writer = cluster == null ? Writer.direct(registry) : cluster.writer();
+    Writer writer;
+    if (cluster != null) {
+      writer = cluster.writer();
+    } else if (dataDir != null) {
+      // Durable state is read back before anything is served.
+      durable = openStandalone(dataDir, registry);
+      writer = durable;
+    } else {
+      writer = Writer.direct(registry);
+    }
     this.sessions = new SessionManager(registry, writer, engine, scheduler, config.pushAckTimeout(),
         new SessionLimits(config.maxInstancesPerConnection(), config.maxSubscriptionsPerConnection(),
             config.maxSessionsPerConnection(), config.maxWatchesPerConnection(), config.maxSessionsPerAddress(),
@@ -127,6 +144,15 @@ public final class RosterServer implements AutoCloseable {
     // only what it never had (decision 20); once warm, its states are whole.
     registry.recordDepartures(true);
     warmUp.onWarm(() -> registry.recordDepartures(false));
+    DurableWriter d = durable;
+    if (d != null) {
+      // Holds read back whose instances did not return within the warm-up end as if they had left.
+      warmUp.onWarm(d::endRestored);
+      if (warmUp.isWarm()) {
+        d.endRestored(); // --warm-up 0s: no time to come back
+      }
+      scheduleFlush(d);
+    }
     if (warmUp.isWarm()) {
       registry.recordDepartures(false);
     }
@@ -162,6 +188,54 @@ public final class RosterServer implements AutoCloseable {
         http.redirect(nacosConsole, "/console/");
       }
     }
+  }
+
+  private static @Nullable DataDir openDataDir(ServerConfig config) {
+    if (config.dataDir() == null) {
+      return null;
+    }
+    try {
+      return DataDir.open(config.dataDir());
+    } catch (IOException e) {
+      throw new IllegalStateException(e.getMessage(), e);
+    }
+  }
+
+  /** A standalone server's durable state, read back into {@code registry}; its writer. */
+  private static DurableWriter openStandalone(DataDir dir, Registry registry) {
+    StateStore store;
+    try {
+      store = StateStore.open(dir.standalone(), STATE_COMPACT_AFTER);
+    } catch (IOException e) {
+      throw new IllegalStateException(e.getMessage(), e);
+    }
+    StateStore.State state = store.state();
+    DurableWriter writer = new DurableWriter(registry, store);
+    DurableWriter.load(registry, state);
+    registry.onHoldEnded(writer);
+    if (!state.settings().isEmpty() || !state.holds().isEmpty()) {
+      log.info("Read back from {}: settings of {} services, {} operator holds", store, state.settings().size(),
+          state.holds().size());
+    }
+    return writer;
+  }
+
+  /** Journal facts after which a standalone server rewrites its state file. */
+  private static final int STATE_COMPACT_AFTER = 10_000;
+  /** How often holds ended by departures are written down. */
+  private static final Duration FLUSH_EVERY = Duration.ofSeconds(1);
+
+  private void scheduleFlush(DurableWriter d) {
+    scheduler.schedule(() -> {
+      if (!isClosed()) {
+        d.flush();
+        scheduleFlush(d);
+      }
+    }, FLUSH_EVERY);
+  }
+
+  private synchronized boolean isClosed() {
+    return closed;
   }
 
   /**
@@ -394,6 +468,19 @@ public final class RosterServer implements AutoCloseable {
     terminated.await();
   }
 
+  private void closeDurable() {
+    try {
+      if (durable != null) {
+        durable.close();
+      }
+      if (dataDir != null) {
+        dataDir.close();
+      }
+    } catch (IOException e) {
+      log.warn("Closing the data directory", e);
+    }
+  }
+
   @Override
   public void close() {
     synchronized (this) {
@@ -404,6 +491,13 @@ public final class RosterServer implements AutoCloseable {
     }
     log.info("Stopping: {} sessions asked to reconnect, grace {}", sessions.count(),
         ServerConfig.formatDuration(config.shutdownGrace()));
+    DurableWriter durableWriter = durable;
+    if (durableWriter != null) {
+      // The sessions about to end take their instances with them, but not their holds: the
+      // instances come back after the restart, and the holds with them.
+      durableWriter.flush();
+      registry.onHoldEnded(null);
+    }
     engine.stop();
     authenticator.close();
     DnsServer d = dns;
@@ -451,6 +545,7 @@ public final class RosterServer implements AutoCloseable {
       if (ownScheduler != null) {
         ownScheduler.close();
       }
+      closeDurable();
       terminated.countDown();
     }
     log.info("Stopped");

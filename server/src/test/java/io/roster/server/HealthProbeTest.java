@@ -88,7 +88,7 @@ class HealthProbeTest {
   void aTlsServerIsProbedOverTlsFromTheEnvironmentAlsoWithClientCertificates(@TempDir Path dir) {
     TestPki pki = TestPki.in(dir);
     for (boolean mutual : new boolean[] {false, true}) {
-      try (RosterServer server = RosterServer.start(ServerConfig.builder().host("127.0.0.1").port(0).httpPort(-1)
+      try (RosterServer server = RosterServer.start(ServerConfig.builder().dataDir(null).host("127.0.0.1").port(0).httpPort(-1)
           .warmUp(Duration.ZERO).shutdownGrace(Duration.ZERO).tls(pki.files(mutual)).build())) {
         String port = Integer.toString(server.port());
         Map<String, String> env = new java.util.HashMap<>(Map.of("ROSTER_TLS_CERT", pki.serverCert.toString(),

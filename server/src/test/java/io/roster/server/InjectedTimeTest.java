@@ -25,7 +25,7 @@ class InjectedTimeTest {
   @Test
   void revisionsComeFromTheGivenClockAndSessionsOwnAsThisNode() throws Exception {
     FakeScheduler scheduler = new FakeScheduler();
-    ServerConfig config = ServerConfig.builder().host("127.0.0.1").port(0).shutdownGrace(TestTime.seconds(1)).build();
+    ServerConfig config = ServerConfig.builder().dataDir(null).host("127.0.0.1").port(0).shutdownGrace(TestTime.seconds(1)).build();
     try (RosterServer server = RosterServer.start(config, scheduler, () -> scheduler.currentTimeMillis() * 1000)) {
       long boot = scheduler.currentTimeMillis() * 1000;
       assertThat(server.registry().bootRevision()).isEqualTo(boot);

@@ -520,9 +520,14 @@ public final class ClusterNode implements Members, AutoCloseable {
     RaftConfigKeys.Rpc.setType(p, new CommitCappedRpc());
     GrpcConfigKeys.Server.setHost(p, peerHost);
     GrpcConfigKeys.Server.setPort(p, config.peerPort());
-    Path dir = config.dataDir().resolve("raft").resolve(memberId.replaceAll("[^A-Za-z0-9._-]", "_"));
+    Path dir = io.roster.server.store.DataDir.raft(java.util.Objects.requireNonNull(config.dataDir(),
+        "a member's data directory"), memberId);
     RaftServerConfigKeys.setStorageDir(p, List.of(dir.toFile()));
-    RaftServerConfigKeys.Log.setUnsafeFlushEnabled(p, true);
+    // Every entry is on the disk before it counts towards a commit (docs/persistence.md): settings,
+    // holds and persistent instances have no owner to register them again. The flush runs on a
+    // thread of its own, so that appends go on meanwhile and one flush covers what gathered.
+    RaftServerConfigKeys.Log.setUnsafeFlushEnabled(p, false);
+    RaftServerConfigKeys.Log.setAsyncFlushEnabled(p, true);
     RaftServerConfigKeys.Log.setSegmentSizeMax(p, SizeInBytes.valueOf("16MB"));
     RaftServerConfigKeys.Log.setSegmentCacheNumMax(p, 2);
     // An entry is at most ~1 MiB of commands (Proposer.MAX_BATCH_BYTES), or one command as large

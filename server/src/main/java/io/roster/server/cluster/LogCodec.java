@@ -16,21 +16,26 @@ import org.jspecify.annotations.Nullable;
  * Registry {@link Command}s to log entries and back. Exact both ways: an instance read back
  * equals the one written (every field, the id included), so every member stores the same value.
  */
-final class LogCodec {
+public final class LogCodec {
 
   /**
    * The format of the log entries and snapshots this code writes. Raise it when a change to
    * log.proto would be misread by an older member, add that format's golden files
    * ({@code LogFormatGoldenTest}), and keep reading every older one.
    */
-  static final int FORMAT = 2;
+  static final int FORMAT = 3;
 
   /**
-   * The format {@code command} needs: 2 when it carries an identity (auth on, decision 65), which
-   * a format-1 reader would ignore and so apply what the others refuse; 1 otherwise, so that a
-   * cluster without auth keeps writing what an older member reads.
+   * The format {@code command} needs: 3 when it registers or deregisters a persistent instance,
+   * whose owner kind a format-2 reader does not know; 2 when it carries an identity (auth on,
+   * decision 65), which a format-1 reader would ignore and so apply what the others refuse; 1
+   * otherwise, so that a cluster without these keeps writing what an older member reads.
    */
   static int formatOf(io.roster.proto.cluster.v1.Command command) {
+    if (command.getRegister().getOwner().getKind() == OwnerKind.OWNER_KIND_PERSISTENT
+        || command.getDeregister().getOwner().getKind() == OwnerKind.OWNER_KIND_PERSISTENT) {
+      return 3;
+    }
     return command.getRegister().getIdentity().isEmpty() && command.getReplaceOwned().getIdentity().isEmpty() ? 1 : 2;
   }
 
@@ -148,6 +153,7 @@ final class LogCodec {
       case SESSION -> OwnerKind.OWNER_KIND_SESSION;
       case NACOS -> OwnerKind.OWNER_KIND_NACOS;
       case LEASE -> OwnerKind.OWNER_KIND_LEASE;
+      case PERSISTENT -> OwnerKind.OWNER_KIND_PERSISTENT;
     }).setId(o.id()).build();
   }
 
@@ -156,37 +162,38 @@ final class LogCodec {
       case OWNER_KIND_SESSION -> Owner.Kind.SESSION;
       case OWNER_KIND_NACOS -> Owner.Kind.NACOS;
       case OWNER_KIND_LEASE -> Owner.Kind.LEASE;
+      case OWNER_KIND_PERSISTENT -> Owner.Kind.PERSISTENT;
       case OWNER_KIND_UNSPECIFIED, UNRECOGNIZED -> throw new IllegalArgumentException("owner kind " + p.getKind());
     };
     return new Owner(p.getNode(), kind, p.getId());
   }
 
-  static io.roster.proto.cluster.v1.ServiceKey service(ServiceKey k) {
+  public static io.roster.proto.cluster.v1.ServiceKey service(ServiceKey k) {
     return io.roster.proto.cluster.v1.ServiceKey.newBuilder()
         .setNamespace(k.namespace()).setGroup(k.group()).setName(k.name()).build();
   }
 
-  static ServiceKey service(io.roster.proto.cluster.v1.ServiceKey p) {
+  public static ServiceKey service(io.roster.proto.cluster.v1.ServiceKey p) {
     return new ServiceKey(p.getNamespace(), p.getGroup(), p.getName());
   }
 
-  static io.roster.proto.cluster.v1.InstanceKey key(InstanceKey k) {
+  public static io.roster.proto.cluster.v1.InstanceKey key(InstanceKey k) {
     return io.roster.proto.cluster.v1.InstanceKey.newBuilder()
         .setIp(k.ip()).setPort(k.port()).setCluster(k.cluster()).build();
   }
 
-  static InstanceKey key(io.roster.proto.cluster.v1.InstanceKey p) {
+  public static InstanceKey key(io.roster.proto.cluster.v1.InstanceKey p) {
     return new InstanceKey(p.getIp(), p.getPort(), p.getCluster());
   }
 
-  static io.roster.proto.cluster.v1.Instance instance(Instance i) {
+  public static io.roster.proto.cluster.v1.Instance instance(Instance i) {
     return io.roster.proto.cluster.v1.Instance.newBuilder()
         .setIp(i.ip()).setPort(i.port()).setWeight(i.weight()).setHealthy(i.healthy()).setEnabled(i.enabled())
         .setEphemeral(i.ephemeral()).setCluster(i.cluster()).putAllMetadata(i.metadata())
         .setInstanceId(i.instanceId()).build();
   }
 
-  static Instance instance(io.roster.proto.cluster.v1.Instance p) {
+  public static Instance instance(io.roster.proto.cluster.v1.Instance p) {
     return new Instance(p.getIp(), p.getPort(), p.getWeight(), p.getHealthy(), p.getEnabled(), p.getEphemeral(),
         p.getCluster(), p.getMetadataMap(), p.getInstanceId());
   }

@@ -312,8 +312,8 @@ final class RegistryStateMachine extends BaseStateMachine {
   private void admitOwner(Command<?> command) {
     Owner owner = command instanceof Command.Register r ? r.owner()
         : command instanceof Command.ReplaceOwned r ? r.owner() : null;
-    if (owner == null) {
-      return;
+    if (owner == null || owner.kind() == Owner.Kind.PERSISTENT) {
+      return; // a persistent instance has no owner to end
     }
     String node = owner.nodeId();
     int at = node.lastIndexOf('@');

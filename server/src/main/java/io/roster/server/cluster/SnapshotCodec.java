@@ -34,8 +34,7 @@ final class SnapshotCodec {
     SnapshotHeader.Builder header = SnapshotHeader.newBuilder()
         .setLastRevision(image.lastRevision()).setAbsentRevision(image.absentRevision())
         .setServices(image.services().size()).setMembers(members.size()).addAllStaleMembers(stale)
-        .setFormat(image.services().stream().flatMap(s -> s.registrations().stream())
-            .anyMatch(h -> !h.claim().identity().isEmpty()) ? 2 : 1);
+        .setFormat(format(image));
     image.settings().entrySet().stream().sorted(Map.Entry.comparingByKey()).forEach(e ->
         header.addSettings(SettingsState.newBuilder().setService(LogCodec.service(e.getKey()))
             .setProtectThreshold(e.getValue().protectThreshold()).putAllMetadata(e.getValue().metadata())));
@@ -55,6 +54,25 @@ final class SnapshotCodec {
       MemberState.newBuilder().setId(m.id()).setIncarnation(m.incarnation()).setClientAddress(m.clientAddress())
           .setDown(m.down()).setSessions(m.sessions()).build().writeDelimitedTo(out);
     }
+  }
+
+  /**
+   * The oldest format that holds {@code image}: 3 with persistent instances (an owner kind format
+   * 2 does not know), 2 with registering identities, 1 otherwise (see {@link LogCodec#formatOf}).
+   */
+  static int format(Registry.Image image) {
+    int format = 1;
+    for (Registry.ServiceImage s : image.services()) {
+      for (Registry.Held h : s.registrations()) {
+        if (h.owner().kind() == io.roster.server.model.Owner.Kind.PERSISTENT) {
+          return 3;
+        }
+        if (!h.claim().identity().isEmpty()) {
+          format = 2;
+        }
+      }
+    }
+    return format;
   }
 
   /**

@@ -20,7 +20,7 @@ import org.jspecify.annotations.Nullable;
 public record ServerConfig(
     String host,
     int port,
-    Path dataDir,
+    @Nullable Path dataDir,
     @Nullable Path logDir,
     Duration keepaliveTime,
     Duration keepaliveTimeout,
@@ -78,7 +78,6 @@ public record ServerConfig(
   public ServerConfig {
     Objects.requireNonNull(host, "host");
     Objects.requireNonNull(peerHost, "peerHost");
-    Objects.requireNonNull(dataDir, "dataDir");
     if (port < 0 || port > 65535) {
       throw new IllegalArgumentException("port: " + port + " (expected: 0..65535, 0 = any free port)");
     }
@@ -128,6 +127,10 @@ public record ServerConfig(
       throw new IllegalArgumentException("peer-port: " + peerPort + " (expected: 0..65535)");
     }
     members = List.copyOf(members);
+    if (dataDir == null && !members.isEmpty()) {
+      throw new IllegalArgumentException("data-dir: \"\" (expected: a directory; a cluster member keeps its Raft log "
+          + "there, only a standalone server may keep nothing on disk)");
+    }
     for (String m : members) {
       String address = m.substring(m.indexOf('=') + 1);
       int colon = address.lastIndexOf(':');
@@ -419,8 +422,8 @@ public record ServerConfig(
         (b, v) -> b.host(v), c -> c.host()));
     OPTIONS.put("port", new Option("0..65535", "Client gRPC port (Session, Registry, Admin, health, reflection).",
         (b, v) -> b.port(Integer.parseInt(v)), c -> String.valueOf(c.port())));
-    OPTIONS.put("data-dir", new Option("a directory", "Where durable state lives: a cluster member's Raft log and snapshots (under raft/); unused by a standalone server.",
-        (b, v) -> b.dataDir(Path.of(v)), c -> c.dataDir().toString()));
+    OPTIONS.put("data-dir", new Option("a directory, or \"\"", "Where durable state lives (docs/persistence.md): a standalone server's settings and holds (under standalone/), a cluster member's Raft log and snapshots (under raft/). \"\": a standalone server keeps nothing on disk.",
+        (b, v) -> b.dataDir(v.isEmpty() ? null : Path.of(v)), c -> c.dataDir() == null ? "(nothing on disk)" : c.dataDir().toString()));
     OPTIONS.put("log-dir", new Option("a directory", "When set, also log to a size-capped rolling file roster.log there.",
         (b, v) -> b.logDir(v.isEmpty() ? null : Path.of(v)), c -> c.logDir() == null ? "(console only)" : c.logDir().toString()));
     OPTIONS.put("keepalive-time", new Option("a duration like 5s", "A session must send a frame (a ping, if nothing else) at least this often; a Nacos connection silent this long is probed (ClientDetectionRequest).",
@@ -550,7 +553,7 @@ public record ServerConfig(
   public static final class Builder {
     private String host = "0.0.0.0";
     private int port = 9848;
-    private Path dataDir = Path.of("data");
+    private @Nullable Path dataDir = Path.of("data");
     private @Nullable Path logDir;
     private Duration keepaliveTime = Duration.ofSeconds(4);
     private Duration keepaliveTimeout = Duration.ofSeconds(5);
@@ -595,7 +598,8 @@ public record ServerConfig(
 
     public Builder host(String v) { host = v; return this; }
     public Builder port(int v) { port = v; return this; }
-    public Builder dataDir(Path v) { dataDir = v; return this; }
+    /** Null: a standalone server keeps nothing on disk. */
+    public Builder dataDir(@Nullable Path v) { dataDir = v; return this; }
     public Builder logDir(@Nullable Path v) { logDir = v; return this; }
     public Builder keepaliveTime(Duration v) { keepaliveTime = v; return this; }
     public Builder keepaliveTimeout(Duration v) { keepaliveTimeout = v; return this; }

@@ -23,8 +23,16 @@ public record Owner(String nodeId, Kind kind, String id) {
     /** A Nacos 2.x gRPC connection (the {@code nacos} adapter): one HTTP/2 transport. */
     NACOS,
     /** An HTTP heartbeat instance of the v1 API (reserved for the HTTP adapter). */
-    LEASE
+    LEASE,
+    /**
+     * No owner at all: the persistent instances, registered once and kept until deregistered
+     * (docs/persistence.md). Nothing ends it; {@link #PERSISTENT} is its one owner.
+     */
+    PERSISTENT
   }
+
+  /** The owner of every persistent instance: of no member, never ended. */
+  public static final Owner PERSISTENT = new Owner("", Kind.PERSISTENT, "persistent");
 
   public Owner {
     Objects.requireNonNull(nodeId, "nodeId");

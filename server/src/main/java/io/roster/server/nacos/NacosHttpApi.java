@@ -24,6 +24,7 @@ import io.roster.server.naming.Leases;
 import io.roster.server.naming.LogText;
 import io.roster.server.naming.ServiceLists;
 import io.roster.server.naming.LogLevels;
+import io.roster.server.naming.Persistent;
 import io.roster.server.naming.Updates;
 import io.roster.server.registry.Claim;
 import io.roster.server.registry.Registry;
@@ -77,6 +78,7 @@ public final class NacosHttpApi {
   private final Registry registry;
   private final Leases leases;
   private final Updates updates;
+  private final Persistent persistent;
   private final IntSupplier connections;
   private final HttpCallers callers;
   private final NacosLogin login;
@@ -92,6 +94,7 @@ public final class NacosHttpApi {
     this.registry = registry;
     this.leases = leases;
     this.updates = new Updates(writer);
+    this.persistent = new Persistent(registry, writer);
     this.connections = connections;
     this.callers = new HttpCallers(authenticator);
     this.login = new NacosLogin(authenticator);
@@ -149,12 +152,18 @@ public final class NacosHttpApi {
 
   // --- instances ---
 
-  /** POST /instance: registers a heartbeat instance; "ok". */
+  /**
+   * POST /instance: registers a heartbeat instance, or with {@code ephemeral=false} a persistent
+   * one (docs/persistence.md); "ok".
+   */
   private HttpResponse register(HttpRequest r) {
     ServiceKey service = service(r);
-    Instance instance = instance(r);
+    boolean ephemeral = !Boolean.FALSE.equals(r.boolParam("ephemeral"));
+    Instance instance = instance(r, ephemeral);
     Principal who = callers.check(r, Permission.WRITE, service);
-    await(leases.register(service, instance, r.remoteHost(), claim(who, service, instance.key())));
+    Claim claim = claim(who, service, instance.key());
+    await(ephemeral ? leases.register(service, instance, r.remoteHost(), claim)
+        : persistent.register(service, instance, claim));
     return HttpResponse.text(200, "ok");
   }
 
@@ -174,9 +183,10 @@ public final class NacosHttpApi {
   }
 
   /**
-   * DELETE /instance: ends a heartbeat instance, wherever its lease is held; "ok" also when
-   * there is no such instance (as Nacos). An instance that a connection holds is refused: it
-   * goes with its owner.
+   * DELETE /instance: ends a heartbeat instance, wherever its lease is held, or removes a
+   * persistent one, whatever {@code ephemeral} says (a delete always works on what is there);
+   * "ok" also when there is no such instance (as Nacos). An instance that a connection holds is
+   * refused: it goes with its owner.
    */
   private HttpResponse deregister(HttpRequest r) {
     ServiceKey service = service(r);
@@ -186,7 +196,11 @@ public final class NacosHttpApi {
     if (owner == null) {
       return HttpResponse.text(200, "ok");
     }
-    claim(who, service, key);
+    Claim claim = claim(who, service, key);
+    if (owner.kind() == Owner.Kind.PERSISTENT) {
+      await(persistent.deregister(service, key, claim));
+      return HttpResponse.text(200, "ok");
+    }
     if (owner.kind() != Owner.Kind.LEASE) {
       throw new HttpException(400, "instance " + key + " of " + service.groupedName() + " is held by a connection ("
           + owner + "): it goes when that client deregisters it or disconnects; PUT enabled=false takes it out of "
@@ -218,7 +232,6 @@ public final class NacosHttpApi {
   Instance updateInstance(HttpRequest r, String action) {
     ServiceKey service = service(r);
     InstanceKey key = instanceKey(r);
-    rejectPersistent(r);
     // Taking any instance out of traffic is an operator's act.
     Principal who = callers.check(r, Permission.ADMIN, service);
     String metadata = r.param("metadata");
@@ -392,9 +405,8 @@ public final class NacosHttpApi {
     }
   }
 
-  /** The instance a POST describes; 501 for {@code ephemeral=false}. */
-  private static Instance instance(HttpRequest r) {
-    rejectPersistent(r);
+  /** The instance a POST describes: a heartbeat instance, or a persistent one. */
+  private static Instance instance(HttpRequest r, boolean ephemeral) {
     ObjectNode json = NacosMapping.JSON.createObjectNode();
     json.put("ip", r.required("ip"));
     json.put("port", port(r));
@@ -414,16 +426,9 @@ public final class NacosHttpApi {
       metadata(metadata).forEach(m::put);
     }
     try {
-      return NacosMapping.instance(json);
+      return NacosMapping.instance(json, ephemeral);
     } catch (RegistryException e) {
       throw renamed(e, "instance.", "");
-    }
-  }
-
-  private static void rejectPersistent(HttpRequest r) {
-    if (Boolean.FALSE.equals(r.boolParam("ephemeral"))) {
-      throw new HttpException(501, "ephemeral: \"false\" (expected: true): Roster has no persistent instances yet; "
-          + "register ephemeral instances and keep them alive with PUT /nacos/v1/ns/instance/beat");
     }
   }
 

@@ -82,6 +82,11 @@ final class NacosMapping {
    * The instance id is the registry's ({@code ip#port#cluster#group@@service}).
    */
   static Instance instance(JsonNode json) {
+    return instance(json, true);
+  }
+
+  /** Same, ephemeral or persistent (Nacos's {@code ephemeral} field is not read: the request says which). */
+  static Instance instance(JsonNode json, boolean ephemeral) {
     if (json == null || !json.isObject()) {
       throw RegistryException.invalid("instance", json == null ? "" : json.toString(), "an instance object");
     }
@@ -102,7 +107,7 @@ final class NacosMapping {
         json.path("weight").asDouble(1.0),
         json.path("healthy").asBoolean(true),
         json.path("enabled").asBoolean(true),
-        true,
+        ephemeral,
         text(json, "clusterName"),
         metadata,
         ""); // assigned by the registry

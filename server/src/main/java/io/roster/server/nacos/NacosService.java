@@ -15,7 +15,9 @@ import io.roster.server.model.RegistryException;
 import io.roster.server.model.ServiceKey;
 import io.roster.server.model.ServiceSnapshot;
 import io.roster.server.naming.Hellos;
+import io.roster.server.naming.Persistent;
 import io.roster.server.naming.ServiceLists;
+import io.roster.server.registry.Claim;
 import io.roster.server.registry.Registry;
 import io.roster.server.session.RequestCounters;
 import io.roster.server.session.Scope;
@@ -70,6 +72,7 @@ final class NacosService {
 
   private final SessionManager sessions;
   private final Registry registry;
+  private final Persistent persistent;
   private final NacosConnections connections;
   private final ClientDetection detection;
   private final Hellos hellos;
@@ -77,6 +80,7 @@ final class NacosService {
   NacosService(SessionManager sessions, Registry registry, NacosConnections connections, ClientDetection detection) {
     this.sessions = sessions;
     this.registry = registry;
+    this.persistent = new Persistent(registry, sessions.writer());
     this.connections = connections;
     this.detection = detection;
     this.hellos = new Hellos(sessions);
@@ -151,6 +155,7 @@ final class NacosService {
     return switch (type) {
       case "InstanceRequest" -> instance(session, body);
       case "BatchInstanceRequest" -> batchInstance(session, body);
+      case "PersistentInstanceRequest" -> persistentInstance(caller, body);
       case "SubscribeServiceRequest" -> subscribe(session, body);
       case "ServiceQueryRequest" -> query(caller, body);
       case "ServiceListRequest" -> listServices(caller, body);
@@ -193,12 +198,8 @@ final class NacosService {
   static @Nullable String refusal(String type, String module) {
     switch (type) {
       case "HealthCheckRequest", "InstanceRequest", "BatchInstanceRequest", "SubscribeServiceRequest",
-          "ServiceQueryRequest", "ServiceListRequest" -> {
+          "ServiceQueryRequest", "ServiceListRequest", "PersistentInstanceRequest" -> {
         return null;
-      }
-      case "PersistentInstanceRequest" -> {
-        return "Roster does not handle PersistentInstanceRequest: it has no persistent instances yet (register "
-            + "ephemeral instances); see docs/nacos-compat.md";
       }
       default -> {
         if ("config".equals(module) || type.startsWith("Config")) {
@@ -218,6 +219,26 @@ final class NacosService {
       case "registerInstance" -> session.batchRegister(service, List.of(NacosMapping.instance(body.get("instance"))));
       // Nacos's rule: deregister removes this connection's entry for the service, whatever ip/port it names.
       case "deregisterInstance" -> session.batchRegister(service, List.of());
+      default -> throw RegistryException.invalid("type", type, "registerInstance or deregisterInstance");
+    };
+    return applied.thenApply(r -> instanceResponse("InstanceResponse", type));
+  }
+
+  /**
+   * {@code PersistentInstanceRequest} ({@code ephemeral=false}, docs/persistence.md): {@code
+   * registerInstance} registers or replaces a persistent instance, owned by no connection;
+   * {@code deregisterInstance} removes the one at the instance's address, if any.
+   */
+  private CompletableFuture<Payload> persistentInstance(Principal caller, JsonNode body) {
+    String type = NacosMapping.text(body, "type");
+    ServiceKey service = NacosMapping.service(body);
+    caller.check(Permission.WRITE, service.namespace(), service.group(), service.name());
+    Claim claim = new Claim("", 0, caller.name(), caller.allows(Permission.ADMIN, service.namespace(), service.group(),
+        service.name()));
+    Instance instance = NacosMapping.instance(body.get("instance"), false);
+    CompletableFuture<?> applied = switch (type) {
+      case "registerInstance" -> persistent.register(service, instance, claim);
+      case "deregisterInstance" -> persistent.deregister(service, instance.key(), claim);
       default -> throw RegistryException.invalid("type", type, "registerInstance or deregisterInstance");
     };
     return applied.thenApply(r -> instanceResponse("InstanceResponse", type));

@@ -105,6 +105,24 @@ public final class Registry {
    * created only once the last has left the map), so readers need no lock.
    */
   private volatile @Nullable Map<ServiceKey, Set<InstanceKey>> departures;
+  /**
+   * Operator holds read from disk at a standalone server's start whose instances have not been
+   * registered again since (see {@link #restoreHolds}); each set is changed under its service's
+   * lock. {@code anyRestored} keeps the look-up off the path of every registration once none is left.
+   */
+  private final Map<ServiceKey, Set<InstanceKey>> restoredHolds = new ConcurrentHashMap<>();
+  private volatile boolean anyRestored;
+  private volatile @Nullable HoldListener holdListener;
+
+  /**
+   * Told when an operator's hold ends because its instance left the registry (deregistered, its
+   * owner ended): what a standalone server's durable state must forget. Called under the
+   * service's lock: it must only hand the key over.
+   */
+  @FunctionalInterface
+  public interface HoldListener {
+    void holdEnded(ServiceKey service, InstanceKey key);
+  }
 
 
   /** A registry with the default {@link ServiceLimits}. */
@@ -396,6 +414,61 @@ public final class Registry {
   public @Nullable Owner ownerOf(ServiceKey service, InstanceKey key) {
     Registration r = registration(service, key);
     return r == null ? null : r.owner;
+  }
+
+  /** Whether an operator holds the registered instance {@code key} of {@code service} out of traffic. */
+  public boolean held(ServiceKey service, InstanceKey key) {
+    Registration r = registration(service, key);
+    return r != null && r.held;
+  }
+
+  /** Sets who is told of holds ended by their instance leaving (one listener; null: none). */
+  public void onHoldEnded(@Nullable HoldListener listener) {
+    this.holdListener = listener;
+  }
+
+  /**
+   * Holds read back from disk at a standalone server's start, before it serves: the first
+   * registration of each such instance is stored disabled and held, as if the instance had never
+   * left, until {@link #endRestoredHolds} (the end of the warm-up, by which its owner had time to
+   * come back).
+   */
+  public void restoreHolds(Map<ServiceKey, Set<InstanceKey>> holds) {
+    holds.forEach((service, keys) -> {
+      Set<InstanceKey> set = ConcurrentHashMap.newKeySet();
+      set.addAll(keys);
+      restoredHolds.merge(service, set, (a, b) -> {
+        a.addAll(b);
+        return a;
+      });
+    });
+    anyRestored = !restoredHolds.isEmpty();
+  }
+
+  /**
+   * The restored holds whose instances did not come back: they end now, as the hold of an
+   * instance that left the registry does. Returns them, by service.
+   */
+  public Map<ServiceKey, Set<InstanceKey>> endRestoredHolds() {
+    Map<ServiceKey, Set<InstanceKey>> ended = new HashMap<>();
+    for (ServiceKey service : new ArrayList<>(restoredHolds.keySet())) {
+      Set<InstanceKey> left = restoredHolds.remove(service);
+      if (left == null) {
+        continue;
+      }
+      // A registration under way may have taken its hold from the set just removed.
+      Set<InstanceKey> gone = new java.util.HashSet<>();
+      for (InstanceKey key : left) {
+        if (!held(service, key)) {
+          gone.add(key);
+        }
+      }
+      if (!gone.isEmpty()) {
+        ended.put(service, Set.copyOf(gone));
+      }
+    }
+    anyRestored = !restoredHolds.isEmpty();
+    return ended;
   }
 
   /** The registration of {@code key} in {@code service} as it is now (an immutable value), or null. */
@@ -931,6 +1004,7 @@ public final class Registry {
      * changes); {@code field} names it in a refusal.
      */
     boolean put(Owner owner, Claim claim, Instance instance, String field) {
+      checkKind(owner, instance);
       Registration old = registrations.get(instance.key());
       if (old != null && !old.owner.equals(owner)) {
         checkReplaceable(old, claim, instance.key(), field);
@@ -944,9 +1018,53 @@ public final class Registry {
       return store(owner, claim, instance, size);
     }
 
+    /**
+     * Refuses, changing nothing, an instance of the other kind than the service's: a service is
+     * ephemeral or persistent, by the instances it has (Nacos 3's rule); and a persistent instance
+     * has no owner, an ephemeral one has one.
+     */
+    private void checkKind(Owner owner, Instance instance) {
+      boolean persistent = owner.kind() == Owner.Kind.PERSISTENT;
+      if (persistent == instance.ephemeral()) {
+        throw RegistryException.invalid("ephemeral", instance.ephemeral(), persistent
+            ? "false: a persistent instance" : "true: an instance registered over a connection or with heartbeats");
+      }
+      for (Registration r : registrations.values()) {
+        if (r.instance.ephemeral() != instance.ephemeral()) {
+          throw new RegistryException(RegistryException.Kind.FAILED_PRECONDITION, "ephemeral", "service " + service
+              + " has " + kind(r.instance) + " instances, and a service is either ephemeral or persistent: "
+              + "deregister its " + kind(r.instance) + " instances before registering " + kind(instance) + " ones, "
+              + "or use another service");
+        }
+        return; // they are all of one kind: the first says which
+      }
+    }
+
+    private static String kind(Instance i) {
+      return i.ephemeral() ? "ephemeral" : "persistent";
+    }
+
     /** {@code instance} disabled when an operator holds the registration it replaces. */
     private Instance heldBack(@Nullable Registration old, Instance instance) {
-      return old != null && old.held ? instance.withEnabled(false) : instance;
+      boolean held = old != null ? old.held : restoredHold(instance.key(), false);
+      return held ? instance.withEnabled(false) : instance;
+    }
+
+    /** Whether a hold restored from disk waits for {@code key}; {@code take} ends the wait. */
+    private boolean restoredHold(InstanceKey key, boolean take) {
+      if (!anyRestored) {
+        return false;
+      }
+      Set<InstanceKey> keys = restoredHolds.get(service);
+      return keys != null && (take ? keys.remove(key) : keys.contains(key));
+    }
+
+    /** A held registration left: its hold ends with it. */
+    private void holdEnded(Registration r) {
+      HoldListener l = holdListener;
+      if (r.held && l != null) {
+        l.holdEnded(service, r.instance.key());
+      }
     }
 
     /** Sets whether an operator holds the registration of {@code key} (if there is one). */
@@ -975,7 +1093,7 @@ public final class Registry {
       if (before == null) {
         returned(instance.key());
       }
-      boolean held = before != null && before.held;
+      boolean held = before != null ? before.held : restoredHold(instance.key(), true);
       Registration old = registrations.put(instance.key(), new Registration(owner, instance, size, claim, held));
       bytes += size - (old == null ? 0 : old.size);
       if (old == null) {
@@ -1013,6 +1131,7 @@ public final class Registry {
       registrations.remove(key);
       counted(owner, -1);
       bytes -= r.size;
+      holdEnded(r);
       return true;
     }
 
@@ -1066,6 +1185,9 @@ public final class Registry {
      *     #departed})
      */
     boolean replaceOwned(Owner owner, Claim claim, List<Instance> instances, boolean departure) {
+      for (Instance i : instances) {
+        checkKind(owner, i);
+      }
       Map<InstanceKey, Instance> wanted = new HashMap<>();
       for (int n = 0; n < instances.size(); n++) {
         Registration old = registrations.get(instances.get(n).key());
@@ -1104,6 +1226,7 @@ public final class Registry {
           bytes -= en.getValue().size;
           it.remove();
           counted(owner, -1);
+          holdEnded(en.getValue());
           dropped.add(en.getKey());
           changed = true;
         }

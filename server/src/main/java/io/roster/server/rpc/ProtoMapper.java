@@ -28,11 +28,23 @@ final class ProtoMapper {
    * and enabled unset means true.
    */
   static Instance ephemeralInstance(io.roster.proto.v1.Instance p) {
+    return registered(p, true);
+  }
+
+  /**
+   * An instance as Registry/RegisterInstance registers it: persistent, healthy until told
+   * otherwise (UpdateInstance); weight and enabled as for {@link #ephemeralInstance}.
+   */
+  static Instance persistentInstance(io.roster.proto.v1.Instance p) {
+    return registered(p, false);
+  }
+
+  private static Instance registered(io.roster.proto.v1.Instance p, boolean ephemeral) {
     if (p.getPort() < 0) {
       throw RegistryException.invalid("instance.port", Integer.toUnsignedLong(p.getPort()), "1..65535");
     }
     return new Instance(p.getIp(), p.getPort(), p.hasWeight() ? p.getWeight() : 1.0, true,
-        !p.hasEnabled() || p.getEnabled(), true, p.getCluster(), p.getMetadataMap(), "");
+        !p.hasEnabled() || p.getEnabled(), ephemeral, p.getCluster(), p.getMetadataMap(), "");
   }
 
   /** Same as {@link #ephemeralInstance}, with errors naming {@code instances[i]}. */

@@ -13,6 +13,12 @@ import io.roster.proto.v1.RegistryGrpc;
 import io.roster.proto.v1.ServiceInfo;
 import io.roster.proto.v1.UpdateInstanceRequest;
 import io.roster.proto.v1.UpdateServiceRequest;
+import io.roster.proto.v1.RegisterInstanceRequest;
+import io.roster.proto.v1.RegisterInstanceResponse;
+import io.roster.proto.v1.DeregisterInstanceRequest;
+import io.roster.proto.v1.DeregisterInstanceResponse;
+import io.roster.server.naming.Persistent;
+import io.roster.server.registry.Claim;
 import io.roster.proto.v1.UpdateInstanceResponse;
 import io.roster.proto.v1.WatchRequest;
 import io.roster.server.auth.Audit;
@@ -52,6 +58,7 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
 
   private final Registry registry;
   private final Updates updates;
+  private final Persistent persistent;
   private final PushEngine engine;
   private final Scheduler scheduler;
   private final SessionLimits limits;
@@ -78,6 +85,7 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
     this.counters = counters;
     this.registry = registry;
     this.updates = new Updates(writer);
+    this.persistent = new Persistent(registry, writer);
     this.engine = engine;
     this.scheduler = scheduler;
     this.limits = limits;
@@ -178,6 +186,63 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
         out.onCompleted();
       }
     });
+  }
+
+  @Override
+  public void registerInstance(RegisterInstanceRequest req, StreamObserver<RegisterInstanceResponse> out) {
+    if (refuseWhileStopping(out)) {
+      return;
+    }
+    CompletableFuture<Instance> registered;
+    try {
+      ServiceKey service = ProtoMapper.serviceKey(req.getService(), "");
+      Callers.check(Permission.WRITE, service);
+      Instance instance = ProtoMapper.persistentInstance(req.getInstance());
+      registered = persistent.register(service, instance, claim(service));
+    } catch (RuntimeException e) {
+      out.onError(Errors.toStatusException(e));
+      return;
+    }
+    registered.whenComplete((instance, failed) -> {
+      if (failed != null) {
+        out.onError(Errors.toStatusException(Errors.cause(failed)));
+      } else {
+        out.onNext(RegisterInstanceResponse.newBuilder().setInstance(ProtoMapper.toProto(instance)).build());
+        out.onCompleted();
+      }
+    });
+  }
+
+  @Override
+  public void deregisterInstance(DeregisterInstanceRequest req, StreamObserver<DeregisterInstanceResponse> out) {
+    if (refuseWhileStopping(out)) {
+      return;
+    }
+    CompletableFuture<Boolean> removed;
+    try {
+      ServiceKey service = ProtoMapper.serviceKey(req.getService(), "");
+      Callers.check(Permission.WRITE, service);
+      removed = persistent.deregister(service, ProtoMapper.instanceKey(req.getIp(), req.getPort(), req.getCluster()),
+          claim(service));
+    } catch (RuntimeException e) {
+      out.onError(Errors.toStatusException(e));
+      return;
+    }
+    removed.whenComplete((done, failed) -> {
+      if (failed != null) {
+        out.onError(Errors.toStatusException(Errors.cause(failed)));
+      } else {
+        out.onNext(DeregisterInstanceResponse.newBuilder().setDeregistered(done).build());
+        out.onCompleted();
+      }
+    });
+  }
+
+  /** The caller's claim on what it registers: its identity, and whether it may replace another's. */
+  private static Claim claim(ServiceKey service) {
+    Principal who = Callers.caller();
+    return new Claim("", 0, who.name(), who.allows(Permission.ADMIN, service.namespace(), service.group(),
+        service.name()));
   }
 
   @Override

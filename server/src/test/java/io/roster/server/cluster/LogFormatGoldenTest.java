@@ -62,6 +62,27 @@ class LogFormatGoldenTest {
     return c;
   }
 
+  /** Format 3: the same, and a persistent instance registered and deregistered (no owner). */
+  static Batch batchV3() {
+    List<Command<?>> c = new ArrayList<>(registryCommandsV2());
+    c.addAll(persistentCommands());
+    return batch(c);
+  }
+
+  static final Instance P = new Instance("10.0.0.7", 5432, 1.0, true, true, false, "DEFAULT", Map.of("db", "main"), "");
+
+  static List<Command<?>> persistentCommands() {
+    return List.of(new Command.Register(Owner.PERSISTENT, ORDERS, P, new Claim("", 0, "dba", true)),
+        new Command.Deregister(Owner.PERSISTENT, ORDERS, P.key()));
+  }
+
+  static Registry.Image imageV3() {
+    return new Registry.Image(1_764_900_000_200_000L, 1_764_900_000_100_000L,
+        List.of(new Registry.ServiceImage(USERS, 1_764_900_000_150_000L, List.of(
+            new Registry.Held(Owner.PERSISTENT, P.withId(USERS), new Claim("", 0, "dba", false), true)))),
+        Map.of(USERS, new ServiceSettings(0.4, Map.of("owner", "team-a"))));
+  }
+
   static Registry.Image imageV2() {
     return new Registry.Image(1_764_900_000_200_000L, 1_764_900_000_100_000L,
         List.of(new Registry.ServiceImage(ORDERS, 1_764_900_000_150_000L, List.of(
@@ -162,15 +183,45 @@ class LogFormatGoldenTest {
     assertThat(loaded.image()).isEqualTo(imageV2());
   }
 
-  /** Format 2 only where an identity is carried: a cluster without auth writes what format-1 members read. */
   @Test
-  void thisCodeWritesFormatTwoOnlyForWhatCarriesAnIdentity() throws IOException {
+  void aLogEntryOfFormatThreeReadsAsWrittenPersistentInstancesIncluded() throws IOException {
+    Batch read = Batch.parseFrom(golden("log-entry-v3.bin"));
+    List<Command<?>> decoded = new ArrayList<>();
+    for (io.roster.proto.cluster.v1.Command c : read.getCommandsList()) {
+      Command<?> d = LogCodec.decode(c);
+      if (d != null) {
+        decoded.add(d);
+      }
+    }
+    List<Command<?>> expected = new ArrayList<>(registryCommandsV2());
+    expected.addAll(persistentCommands());
+    assertThat(decoded).isEqualTo(expected);
+  }
+
+  @Test
+  void aSnapshotOfFormatThreeReadsAsWrittenPersistentInstancesIncluded() throws IOException {
+    SnapshotCodec.Loaded loaded;
+    try (InputStream in = Files.newInputStream(path("snapshot-v3.bin"))) {
+      loaded = SnapshotCodec.read(in, "snapshot-v3.bin");
+    }
+    assertThat(loaded.image()).isEqualTo(imageV3());
+  }
+
+  /**
+   * A newer format only where it is needed: a cluster without auth or persistent instances writes
+   * what format-1 members read, one without persistent instances what format-2 members read.
+   */
+  @Test
+  void thisCodeWritesANewerFormatOnlyForWhatNeedsIt() throws IOException {
     assertThat(batch().getFormat()).as("a batch built here carries no format until the proposer sets it").isZero();
     assertThat(batch().getCommandsList()).allMatch(c -> LogCodec.formatOf(c) == 1);
-    assertThat(batchV2().getCommandsList()).anyMatch(c -> LogCodec.formatOf(c) == 2);
-    assertThat(LogCodec.FORMAT).isEqualTo(2);
+    assertThat(batchV2().getCommandsList()).anyMatch(c -> LogCodec.formatOf(c) == 2)
+        .noneMatch(c -> LogCodec.formatOf(c) == 3);
+    assertThat(batchV3().getCommandsList()).anyMatch(c -> LogCodec.formatOf(c) == 3);
+    assertThat(LogCodec.FORMAT).isEqualTo(3);
     assertThat(snapshotFormat(image())).isEqualTo(1);
     assertThat(snapshotFormat(imageV2())).isEqualTo(2);
+    assertThat(snapshotFormat(imageV3())).isEqualTo(3);
   }
 
   private static int snapshotFormat(Registry.Image image) throws IOException {
@@ -207,9 +258,18 @@ class LogFormatGoldenTest {
   public static void main(String[] args) throws IOException {
     String v = args[0];
     Files.createDirectories(path(""));
-    Files.write(path("log-entry-v" + v + ".bin"), (v.equals("2") ? batchV2() : batch()).toByteArray());
+    Batch entry = switch (v) {
+      case "1" -> batch();
+      case "2" -> batchV2();
+      default -> batchV3();
+    };
+    Files.write(path("log-entry-v" + v + ".bin"), entry.toByteArray());
     ByteArrayOutputStream snapshot = new ByteArrayOutputStream();
-    SnapshotCodec.write(snapshot, v.equals("2") ? imageV2() : image(), members(), List.of("n3"));
+    SnapshotCodec.write(snapshot, switch (v) {
+      case "1" -> image();
+      case "2" -> imageV2();
+      default -> imageV3();
+    }, members(), List.of("n3"));
     Files.write(path("snapshot-v" + v + ".bin"), snapshot.toByteArray());
   }
 }

@@ -139,9 +139,12 @@ class NacosHttpTest {
         .isEqualTo("healthy: \"maybe\" (expected: true or false)");
     assertThat(register("serviceName=orders&ip=10.0.0.1&port=80&metadata=preserved.heart.beat.timeout%3D5"))
         .isEqualTo(new Answer(400, "metadata.preserved.heart.beat.timeout: \"5\" (expected: milliseconds 100..86400000)"));
-    Answer persistent = register("serviceName=orders&ip=10.0.0.1&port=80&ephemeral=false");
-    assertThat(persistent.status()).isEqualTo(501);
-    assertThat(persistent.body()).startsWith("ephemeral: \"false\" (expected: true): Roster has no persistent instances");
+    // orders holds a heartbeat instance: a persistent one may not join it.
+    Answer persistent = register("serviceName=orders&ip=10.0.0.2&port=80&ephemeral=false");
+    assertThat(persistent.status()).isEqualTo(400);
+    assertThat(persistent.body()).isEqualTo("service public/DEFAULT_GROUP@@orders has ephemeral instances, and a "
+        + "service is either ephemeral or persistent: deregister its ephemeral instances before registering persistent "
+        + "ones, or use another service");
     assertThat(register("serviceName=orders&ip=10.0.0.1&port=80&x=" + "y".repeat(70 * 1024)).status()).isEqualTo(413);
 
     assertThat(call("GET", "/nacos/v1/ns/nope", null))

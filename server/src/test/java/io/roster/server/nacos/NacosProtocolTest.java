@@ -104,9 +104,6 @@ class NacosProtocolTest {
   @Test
   void unknownAndUnsupportedTypesGetAnErrorNamingTheType() {
     NacosConn c = new NacosConn(loopback).setup();
-    Payload persistent = c.call("PersistentInstanceRequest", register("orders", "10.0.0.1", 80));
-    assertThat(type(persistent)).isEqualTo("ErrorResponse");
-    assertThat(body(persistent).get("message").asText()).contains("PersistentInstanceRequest");
     Payload config = c.call("ConfigQueryRequest", "{\"headers\":{},\"dataId\":\"d\",\"module\":\"config\"}");
     assertThat(body(config).get("message").asText()).contains("naming registry").contains("ConfigQueryRequest");
     Payload unknown = c.call("NoSuchRequest", "{}");
@@ -115,6 +112,38 @@ class NacosProtocolTest {
     Payload notJson = c.call("InstanceRequest", "{not json");
     assertThat(body(notJson).get("errorCode").asInt()).isEqualTo(400);
     assertThat(body(notJson).get("message").asText()).contains("InstanceRequest").contains("not JSON");
+  }
+
+  /**
+   * PersistentInstanceRequest (the ability the server advertises): the instance belongs to no
+   * connection, so it stays when the connection that registered it closes, and goes when any
+   * connection deregisters it. An ephemeral instance may not join its service.
+   */
+  @Test
+  void persistentInstancesOutliveTheConnectionThatRegisteredThem() {
+    NacosConn c = new NacosConn(loopback).setup();
+    Payload r = c.call("PersistentInstanceRequest", register("databases", "10.0.0.5", 5432));
+    assertThat(type(r)).as(body(r).toString()).isEqualTo("InstanceResponse");
+    assertThat(body(r).get("type").asText()).isEqualTo("registerInstance");
+    io.roster.server.model.ServiceKey key = io.roster.server.model.ServiceKey.of("public", "DEFAULT_GROUP", "databases");
+    var stored = loopback.server().registry().instance(key, new io.roster.server.model.InstanceKey("10.0.0.5", 5432,
+        "DEFAULT"));
+    assertThat(stored).isNotNull();
+    assertThat(stored.ephemeral()).isFalse();
+
+    Payload mixed = c.call("InstanceRequest", register("databases", "10.0.0.6", 5432));
+    assertThat(type(mixed)).isEqualTo("ErrorResponse");
+    assertThat(body(mixed).get("message").asText()).contains("has persistent instances")
+        .contains("either ephemeral or persistent");
+    c.channel.shutdownNow();
+    await().atMost(WAIT).until(() -> loopback.server().sessions().count() == 0);
+
+    NacosConn other = new NacosConn(loopback).setup();
+    assertThat(loopback.server().registry().snapshot(key).instances()).hasSize(1);
+    Payload gone = other.call("PersistentInstanceRequest", register("databases", "10.0.0.5", 5432)
+        .replace("registerInstance", "deregisterInstance"));
+    assertThat(type(gone)).as(body(gone).toString()).isEqualTo("InstanceResponse");
+    assertThat(loopback.server().registry().snapshot(key).instances()).isEmpty();
   }
 
   /** One instance per connection and service; deregister removes it whatever ip/port it names. */

@@ -101,7 +101,7 @@ public final class LoopbackServer implements BeforeEachCallback, AfterEachCallba
     if (server != null) {
       throw new IllegalStateException("already started; close() or restart() first");
     }
-    ServerConfig.Builder b = ServerConfig.builder().host("127.0.0.1").port(0).shutdownGrace(TestTime.seconds(1));
+    ServerConfig.Builder b = ServerConfig.builder().dataDir(null).host("127.0.0.1").port(0).shutdownGrace(TestTime.seconds(1));
     ServerConfig built = more.apply(config.apply(b)).build();
     server = scheduler == null ? RosterServer.start(built)
         : RosterServer.start(built, scheduler, io.roster.server.time.SystemScheduler::wallClockMicros);

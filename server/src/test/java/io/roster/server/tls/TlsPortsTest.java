@@ -81,7 +81,7 @@ class TlsPortsTest {
   }
 
   private RosterServer start(Path clientCa) {
-    server = RosterServer.start(ServerConfig.builder().host("127.0.0.1").port(0).httpPort(0)
+    server = RosterServer.start(ServerConfig.builder().dataDir(null).host("127.0.0.1").port(0).httpPort(0)
         .shutdownGrace(Duration.ofMillis(200)).warmUp(Duration.ZERO)
         .tls(new TlsFiles(cert, key, clientCa)).build());
     return server;

@@ -159,10 +159,11 @@ public final class ServerLauncher {
       args.add("-XX:SharedArchiveFile=" + archive); // as `make run` does, once `make build` made it
     }
     // Steady state unless a caller asks for the warm-up after start (a later flag wins): removals
-    // in the first seconds would otherwise wait for it (decision 20).
+    // in the first seconds would otherwise wait for it (decision 20). Nothing on disk unless a
+    // caller gives a --data-dir: servers of one test run side by side.
     args.addAll(List.of("-jar", jar.toString(),
         "--host", host, "--port", Integer.toString(port), "--shutdown-grace", "2s", "--warm-up", "0s",
-        "--http-port", "0"));
+        "--http-port", "0", "--data-dir", ""));
     args.addAll(serverFlags);
     args.addAll(flags);
     String name = logName != null ? logName : "server-" + port + "-" + System.nanoTime();
