@@ -64,10 +64,17 @@ class ClusterDurableTest {
   void persistentStateSurvivesTheLeadersDeathAndAWholeClusterRestart() throws Exception {
     LocalCluster cluster = local.start();
     RegistryGrpc.RegistryBlockingStub first = registry(cluster, 0);
+    // A service's hundred at once: the member gathers them into a few log entries.
+    RegistryGrpc.RegistryFutureStub async = RegistryGrpc.newFutureStub(channels.get(0));
     for (int s = 0; s < SERVICES; s++) {
+      List<com.google.common.util.concurrent.ListenableFuture<?>> calls = new ArrayList<>();
       for (int i = 0; i < PER_SERVICE; i++) {
-        deadline(first).registerInstance(RegisterInstanceRequest.newBuilder().setService(service(s))
-            .setInstance(Instance.newBuilder().setIp("10.1." + s + "." + (i + 1)).setPort(5432)).build());
+        calls.add(async.withDeadlineAfter(Timing.seconds(30).toMillis(), TimeUnit.MILLISECONDS).registerInstance(
+            RegisterInstanceRequest.newBuilder().setService(service(s))
+                .setInstance(Instance.newBuilder().setIp("10.1." + s + "." + (i + 1)).setPort(5432)).build()));
+      }
+      for (var call : calls) {
+        call.get();
       }
     }
     deadline(first).updateService(UpdateServiceRequest.newBuilder().setService(service(0)).setProtectThreshold(0.4)
