@@ -174,6 +174,37 @@ class NacosClientTest {
     await().atMost(bound()).untilAsserted(() -> assertThat(latest.addresses()).containsExactly("10.0.2.2:7000"));
   }
 
+  /**
+   * {@code ephemeral=false}: the client sends {@code PersistentInstanceRequest} (the server says it
+   * supports them over gRPC). The instance is the registry's, not the connection's: it stays when
+   * the client that registered it shuts down, and another client deregisters it. An ephemeral
+   * instance may not join its service.
+   */
+  @Test
+  void aPersistentInstanceOutlivesItsClientUntilDeregistered() throws Exception {
+    NamingService consumer = nacos();
+    Latest latest = new Latest();
+    consumer.subscribe("ledger-db", latest::on);
+    NamingService provider = nacos();
+    Instance db = instance("10.0.9.1", 5432, Map.of("role", "primary"));
+    db.setEphemeral(false);
+    provider.registerInstance("ledger-db", db);
+    await().atMost(bound()).untilAsserted(() -> assertThat(latest.addresses()).containsExactly("10.0.9.1:5432"));
+    assertThat(consumer.getAllInstances("ledger-db", false)).singleElement()
+        .satisfies(i -> assertThat(i.isEphemeral()).isFalse());
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> provider.registerInstance("ledger-db",
+        instance("10.0.9.2", 5432, Map.of()))).isInstanceOf(NacosException.class)
+        .hasMessageContaining("either ephemeral or persistent");
+
+    clients.remove(provider);
+    provider.shutDown();
+    NamingService operator = nacos();
+    // Still there once the provider's connection is gone (a fresh client's query sees it).
+    await().atMost(bound()).untilAsserted(() -> assertThat(operator.getAllInstances("ledger-db", false)).hasSize(1));
+    operator.deregisterInstance("ledger-db", db);
+    await().atMost(bound()).untilAsserted(() -> assertThat(latest.addresses()).isEmpty());
+  }
+
   /** kill -9 of a nacos-client provider process: the OS closes its socket, subscribers see it gone. */
   @Test
   void killedProviderProcessIsRemoved() throws Exception {

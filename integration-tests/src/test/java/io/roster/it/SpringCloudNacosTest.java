@@ -139,16 +139,44 @@ class SpringCloudNacosTest {
     }
   }
 
+  /**
+   * {@code spring.cloud.nacos.discovery.ephemeral=false}: the application registers itself as a
+   * persistent instance (docs/persistence.md), and deregisters it on shutdown.
+   */
+  @Test
+  void aPersistentApplicationRegistersAndDeregistersOnShutdown() throws Exception {
+    int port = Ports.free();
+    try (App app = new App("sc-app-p", port, "--spring.cloud.nacos.discovery.ephemeral=false")) {
+      await().atMost(Timing.seconds(90)).pollInterval(Duration.ofMillis(200)).untilAsserted(() -> {
+        app.assertAlive();
+        assertThat(observer.getAllInstances("sc-app-p", false)).singleElement().satisfies(i -> {
+          assertThat(i.getIp() + ":" + i.getPort()).isEqualTo("127.0.0.1:" + port);
+          assertThat(i.isEphemeral()).isFalse();
+        });
+      });
+      app.process.destroy(); // SIGTERM: Spring closes the context, which deregisters
+      assertThat(app.process.waitFor(Timing.seconds(30).toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS))
+          .isTrue();
+      assertThat(registered("sc-app-p")).isEmpty();
+    }
+  }
+
   /** {@code DiscoveryApp} of module spring-cloud-nacos-app in a child JVM, on that module's classpath. */
   private static final class App extends JavaProcess {
-    App(String name, int port) throws IOException {
-      super(name, List.of("-Xmx128m", "-DJM.SNAPSHOT.PATH=" + cache, "-DJM.LOG.PATH=" + cache.resolve("logs"),
-          "-cp", classpath(), "io.roster.it.springcloud.DiscoveryApp",
+    App(String name, int port, String... more) throws IOException {
+      super(name, arguments(name, port, more));
+    }
+
+    private static List<String> arguments(String name, int port, String... more) throws IOException {
+      List<String> args = new java.util.ArrayList<>(List.of("-Xmx128m", "-DJM.SNAPSHOT.PATH=" + cache,
+          "-DJM.LOG.PATH=" + cache.resolve("logs"), "-cp", classpath(), "io.roster.it.springcloud.DiscoveryApp",
           "--spring.application.name=" + name, "--server.port=" + port,
           "--spring.cloud.nacos.discovery.server-addr=" + nacosAddress(),
           "--spring.cloud.nacos.discovery.ip=127.0.0.1",
           "--management.endpoints.web.exposure.include=serviceregistry",
           "--spring.main.banner-mode=off"));
+      args.addAll(List.of(more));
+      return args;
     }
 
     private static String classpath() throws IOException {

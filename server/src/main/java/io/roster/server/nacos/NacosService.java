@@ -9,6 +9,7 @@ import io.roster.server.auth.Authenticator;
 import io.roster.server.auth.Permission;
 import io.roster.server.auth.Principal;
 import io.roster.server.model.Instance;
+import io.roster.server.model.InstanceKey;
 import io.roster.server.model.Names;
 import io.roster.server.model.Owner;
 import io.roster.server.model.RegistryException;
@@ -153,7 +154,7 @@ final class NacosService {
     }
     Principal caller = identify(c, session, request);
     return switch (type) {
-      case "InstanceRequest" -> instance(session, body);
+      case "InstanceRequest" -> instance(session, caller, body);
       case "BatchInstanceRequest" -> batchInstance(session, body);
       case "PersistentInstanceRequest" -> persistentInstance(caller, body);
       case "SubscribeServiceRequest" -> subscribe(session, body);
@@ -211,17 +212,50 @@ final class NacosService {
     }
   }
 
-  /** {@code registerInstance}: this connection's one instance of the service; {@code deregisterInstance}: none. */
-  private CompletableFuture<Payload> instance(Session session, JsonNode body) {
+  /**
+   * {@code registerInstance}: this connection's one instance of the service; {@code
+   * deregisterInstance}: none, or, when the address it names is a persistent instance, that one
+   * (a delete always works on what is there: Spring Cloud Alibaba deregisters a persistent
+   * instance with this request, as the client builds it without {@code ephemeral=false}).
+   */
+  private CompletableFuture<Payload> instance(Session session, Principal caller, JsonNode body) {
     String type = NacosMapping.text(body, "type");
     ServiceKey service = NacosMapping.service(body);
     CompletableFuture<?> applied = switch (type) {
       case "registerInstance" -> session.batchRegister(service, List.of(NacosMapping.instance(body.get("instance"))));
-      // Nacos's rule: deregister removes this connection's entry for the service, whatever ip/port it names.
-      case "deregisterInstance" -> session.batchRegister(service, List.of());
+      case "deregisterInstance" -> {
+        InstanceKey named = persistentNamed(service, body.get("instance"));
+        // Nacos's rule: deregister removes this connection's entry for the service, whatever ip/port it names.
+        yield named == null ? session.batchRegister(service, List.of()) : deregisterPersistent(caller, service, named);
+      }
       default -> throw RegistryException.invalid("type", type, "registerInstance or deregisterInstance");
     };
     return applied.thenApply(r -> instanceResponse("InstanceResponse", type));
+  }
+
+  /** The address {@code instance} names when a persistent instance is registered there; else null. */
+  private @Nullable InstanceKey persistentNamed(ServiceKey service, @Nullable JsonNode instance) {
+    if (instance == null || !instance.isObject()) {
+      return null;
+    }
+    InstanceKey key;
+    try {
+      key = NacosMapping.instance(instance).key();
+    } catch (RegistryException e) {
+      return null; // not a whole instance: the connection's own rule applies
+    }
+    Owner owner = registry.ownerOf(service, key);
+    return owner != null && owner.kind() == Owner.Kind.PERSISTENT ? key : null;
+  }
+
+  private CompletableFuture<Boolean> deregisterPersistent(Principal caller, ServiceKey service, InstanceKey key) {
+    caller.check(Permission.WRITE, service.namespace(), service.group(), service.name());
+    return persistent.deregister(service, key, claim(caller, service));
+  }
+
+  private static Claim claim(Principal caller, ServiceKey service) {
+    return new Claim("", 0, caller.name(), caller.allows(Permission.ADMIN, service.namespace(), service.group(),
+        service.name()));
   }
 
   /**
@@ -233,8 +267,7 @@ final class NacosService {
     String type = NacosMapping.text(body, "type");
     ServiceKey service = NacosMapping.service(body);
     caller.check(Permission.WRITE, service.namespace(), service.group(), service.name());
-    Claim claim = new Claim("", 0, caller.name(), caller.allows(Permission.ADMIN, service.namespace(), service.group(),
-        service.name()));
+    Claim claim = claim(caller, service);
     Instance instance = NacosMapping.instance(body.get("instance"), false);
     CompletableFuture<?> applied = switch (type) {
       case "registerInstance" -> persistent.register(service, instance, claim);

@@ -144,6 +144,14 @@ class NacosProtocolTest {
         .replace("registerInstance", "deregisterInstance"));
     assertThat(type(gone)).as(body(gone).toString()).isEqualTo("InstanceResponse");
     assertThat(loopback.server().registry().snapshot(key).instances()).isEmpty();
+
+    // Spring Cloud Alibaba deregisters with an ephemeral InstanceRequest: it finds the persistent one too.
+    assertThat(type(other.call("PersistentInstanceRequest", register("databases", "10.0.0.5", 5432))))
+        .isEqualTo("InstanceResponse");
+    Payload plain = other.call("InstanceRequest", register("databases", "10.0.0.5", 5432)
+        .replace("registerInstance", "deregisterInstance"));
+    assertThat(type(plain)).as(body(plain).toString()).isEqualTo("InstanceResponse");
+    assertThat(loopback.server().registry().snapshot(key).instances()).isEmpty();
   }
 
   /** One instance per connection and service; deregister removes it whatever ip/port it names. */
