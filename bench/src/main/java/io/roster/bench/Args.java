@@ -20,7 +20,7 @@ public final class Args {
 
   /** Every workload, in run order. */
   public static final List<String> ALL_WORKLOADS =
-      List.of("startup", "first", "warmkill", "w1", "w2", "w3", "w4", "w5", "w6", "w7", "w8", "w9", "w10", "w11", "w12", "slowhttp", "admin");
+      List.of("startup", "first", "warmkill", "w1", "w2", "w3", "w4", "w5", "w6", "w7", "w8", "w9", "w10", "w11", "w12", "slowhttp", "admin", "persist");
 
   /** The cluster workloads: three local Roster servers each, roster driver only. */
   public static final List<String> CLUSTER_WORKLOADS = List.of("w10", "w11", "w12");
@@ -39,6 +39,8 @@ public final class Args {
     size("slowhttp-seconds", "30", "5", "slowhttp: seconds measured without the trickling connections, then as many with them");
     size("admin-services", "10000", "1000", "admin: services registered (one instance each) before the admin API and the console are timed");
     size("admin-calls", "200", "50", "admin: timed calls per route");
+    size("persist-instances", "100000", "10000", "persist: persistent instances registered, then read back after each restart");
+    size("persist-services", "1000", "100", "persist: services they are spread over");
     size("w1-clients", "1000", "200", "W1: clients to connect");
     size("w2-clients", "100", "20", "W2: registering clients");
     size("w2-instances", "100", "50", "W2: instances per client");
@@ -229,6 +231,7 @@ public final class Args {
       workloads.remove("warmkill");
       workloads.remove("slowhttp");
       workloads.remove("admin");
+      workloads.remove("persist");
     }
     if (tls || auth) {
       String flag = tls ? "--tls" : "--auth";
@@ -236,7 +239,8 @@ public final class Args {
         throw new IllegalArgumentException(flag + ": the bench sets up the server it starts (expected: no --target, "
             + "--driver roster)");
       }
-      List<String> plaintextOnly = List.of("startup", "first", "warmkill", "slowhttp", "admin", "w10", "w11", "w12");
+      List<String> plaintextOnly = List.of("startup", "first", "warmkill", "slowhttp", "admin", "persist", "w10", "w11",
+          "w12");
       for (String w : list.split(",")) {
         if (plaintextOnly.contains(w.trim().toLowerCase())) {
           throw new IllegalArgumentException("--workloads: " + w.trim() + " starts its servers without TLS or auth "
@@ -312,7 +316,7 @@ public final class Args {
           --roster-mass raw|sdk    W1/W5/W8 clients: raw Connect streams on a shared event loop (default) or SDK clients
           --peer-tls on|off        W10-W12: the cluster's peer ports with mutual TLS (default on, a throwaway CA
                                    per cluster) or --peer-tls off (plaintext), to measure what TLS costs
-          --workloads LIST         all, or some of startup,first,warmkill,w1,...,w12,slowhttp,admin (w10-w12: a local 3-node
+          --workloads LIST         all, or some of startup,first,warmkill,w1,...,w12,slowhttp,admin,persist (w10-w12: a local 3-node
                                    cluster each, roster driver only; left out of "all" with --target)
           --quick                  small sizes (make bench QUICK=1)
           --tls                    the started server on TLS (a throwaway CA and certificate under the log

@@ -60,12 +60,14 @@ public final class BenchMain {
       Result r;
       if (w.equals("startup")) {
         r = Workloads.startup(args, jar, logDir);
-      } else if (w.equals("first") || w.equals("warmkill") || w.equals("slowhttp") || w.equals("admin")) {
+      } else if (w.equals("first") || w.equals("warmkill") || w.equals("slowhttp") || w.equals("admin")
+          || w.equals("persist")) {
         try {
           r = switch (w) {
             case "first" -> FirstRequest.run(args, jar, logDir);
             case "warmkill" -> WarmUpKill.run(args, jar, logDir);
             case "slowhttp" -> SlowHttp.run(args, jar, logDir);
+            case "persist" -> Persistence.run(args, jar, logDir);
             default -> AdminPages.run(args, jar, logDir);
           };
         } catch (Exception | Error e) {
