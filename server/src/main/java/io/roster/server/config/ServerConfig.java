@@ -422,7 +422,7 @@ public record ServerConfig(
         (b, v) -> b.host(v), c -> c.host()));
     OPTIONS.put("port", new Option("0..65535", "Client gRPC port (Session, Registry, Admin, health, reflection).",
         (b, v) -> b.port(Integer.parseInt(v)), c -> String.valueOf(c.port())));
-    OPTIONS.put("data-dir", new Option("a directory, or \"\"", "Where durable state lives (docs/persistence.md): a standalone server's settings and holds (under standalone/), a cluster member's Raft log and snapshots (under raft/). \"\": a standalone server keeps nothing on disk.",
+    OPTIONS.put("data-dir", new Option("a directory, or \"\"", "Where durable state lives (docs/persistence.md): a standalone server's settings, holds and persistent instances (under standalone/), a cluster member's Raft log and snapshots (under raft/). \"\": a standalone server keeps nothing on disk.",
         (b, v) -> b.dataDir(v.isEmpty() ? null : Path.of(v)), c -> c.dataDir() == null ? "(nothing on disk)" : c.dataDir().toString()));
     OPTIONS.put("log-dir", new Option("a directory", "When set, also log to a size-capped rolling file roster.log there.",
         (b, v) -> b.logDir(v.isEmpty() ? null : Path.of(v)), c -> c.logDir() == null ? "(console only)" : c.logDir().toString()));
