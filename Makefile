@@ -34,9 +34,11 @@ $(JAR): $(SOURCES)
 # named by its absolute path so that launchers from other directories can use the archive. A stale or
 # missing archive only costs startup time (the JVM says so and goes on without it).
 $(CDS): $(JAR)
-	@rm -f $(CDS)
-	@$(JAVA) -XX:ArchiveClassesAtExit=$(CDS) -jar $(abspath $(JAR)) --host 127.0.0.1 --port 0 --exit-when-ready > /dev/null 2>&1 \
+	@rm -rf $(CDS) server/target/cds-data
+	@$(JAVA) -XX:ArchiveClassesAtExit=$(CDS) -jar $(abspath $(JAR)) --host 127.0.0.1 --port 0 \
+	  --data-dir $(abspath server/target/cds-data) --exit-when-ready > /dev/null 2>&1 \
 	  || echo "note: could not record $(CDS); the server starts without it"
+	@rm -rf server/target/cds-data
 
 ## run: start a standalone server on 0.0.0.0:9848 (builds first if needed); ARGS="--port 9000" to pass flags
 run: $(JAR) $(CDS)

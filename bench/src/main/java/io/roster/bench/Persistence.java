@@ -7,6 +7,7 @@ import io.roster.proto.v1.Instance;
 import io.roster.proto.v1.RegisterInstanceRequest;
 import io.roster.proto.v1.RegistryGrpc;
 import io.roster.proto.v1.ServiceKey;
+import io.roster.server.testing.process.LocalCluster;
 import io.roster.server.testing.process.Ports;
 import io.roster.server.testing.process.ServerProcess;
 import io.roster.server.testing.process.ServerLauncher;
@@ -24,7 +25,8 @@ import java.util.stream.Stream;
  * --persist-instances} persistent instances over {@code --persist-services} services with
  * Registry/RegisterInstance, {@value #IN_FLIGHT} calls in flight, each forced to disk before it is
  * answered; then restarts the server on its data directory, after SIGTERM and after kill -9, and
- * times start → SERVING with every instance read back.
+ * times start → SERVING with every instance read back. Then the same on three members: the
+ * registrations spread over them, and every member killed with -9 at once and started again.
  */
 final class Persistence {
 
@@ -56,30 +58,83 @@ final class Persistence {
       server.stop();
       server = launcher.launch("persist-server-sigterm", "127.0.0.1", port, List.of(), flags);
       Duration sigterm = server.awaitServing(Duration.ofMinutes(5));
-      check(port, instances, services);
+      check("127.0.0.1:" + port, instances, services);
       r.row("SIGTERM, start again → SERVING with every instance", sigterm.toMillis() + " ms");
       r.row("RSS after that start", server.rssKib() / 1024 + " MiB");
 
       server.kill9();
       server = launcher.launch("persist-server-kill9", "127.0.0.1", port, List.of(), flags);
       Duration killed = server.awaitServing(Duration.ofMinutes(5));
-      check(port, instances, services);
+      check("127.0.0.1:" + port, instances, services);
       r.row("kill -9, start again → SERVING with every instance", killed.toMillis() + " ms");
     } finally {
       server.close();
     }
+    cluster(args, jar, logDir, r, instances, services);
     return r;
   }
 
+  /**
+   * The same on three members: registrations spread over them (each member's sessions' changes
+   * gathered into its log entries), then every member killed with -9 at once and started again.
+   */
+  private static void cluster(Args args, Path jar, Path logDir, Result r, int instances, int services)
+      throws Exception {
+    try (LocalCluster c = LocalCluster.builder(LocalServer.launcher(jar, args.serverJvm, logDir)).size(3)
+        .peerTls(args.peerTls).logName("persist").startTimeout(Duration.ofSeconds(90))
+        .flags("--max-instances-per-service", "100000").start()) {
+      long cpu0 = 0;
+      for (int m = 0; m < c.size(); m++) {
+        cpu0 += c.node(m).cpuMillis();
+      }
+      long t0 = System.nanoTime();
+      register(List.of(c.address(0), c.address(1), c.address(2)), instances, services);
+      long nanos = System.nanoTime() - t0;
+      long cpu = -cpu0;
+      for (int m = 0; m < c.size(); m++) {
+        cpu += c.node(m).cpuMillis();
+      }
+      r.row("3 members: registrations/s, spread over the members (each committed and forced before its answer)",
+          String.format("%,.0f (%,d in %d ms)", instances * 1e9 / nanos, instances, nanos / 1_000_000));
+      r.row("3 members: server CPU per registration (sum of the three)", String.format("%.0f µs", cpu * 1000.0
+          / instances));
+      for (int m = 0; m < c.size(); m++) {
+        c.node(m).kill9();
+      }
+      long t1 = System.nanoTime();
+      for (int m = 0; m < c.size(); m++) {
+        c.relaunch(m);
+      }
+      for (int m = 0; m < c.size(); m++) {
+        c.node(m).awaitServing(Duration.ofMinutes(5));
+      }
+      long serving = System.nanoTime() - t1;
+      for (int m = 0; m < c.size(); m++) {
+        check(c.address(m), instances, services);
+      }
+      r.row("3 members: every member killed with -9, all started again → all SERVING with every instance",
+          serving / 1_000_000 + " ms");
+      r.note("the cluster part: three members on 127.0.0.1-3, peer ports " + (args.peerTls ? "with mutual TLS"
+          : "in plaintext") + ", default cluster flags");
+    }
+  }
+
   private static void register(int port, int instances, int services) throws Exception {
-    ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().build();
+    register(List.of("127.0.0.1:" + port), instances, services);
+  }
+
+  /** Registers instance i through {@code targets[i % targets]}, {@value #IN_FLIGHT} calls in flight in all. */
+  private static void register(List<String> targets, int instances, int services) throws Exception {
+    List<ManagedChannel> channels = targets.stream()
+        .map(t -> (ManagedChannel) NettyChannelBuilder.forTarget(t).usePlaintext().build()).toList();
     try {
-      RegistryGrpc.RegistryFutureStub stub = RegistryGrpc.newFutureStub(ch);
+      List<RegistryGrpc.RegistryFutureStub> stubs = channels.stream().map(RegistryGrpc::newFutureStub).toList();
       Semaphore window = new Semaphore(IN_FLIGHT);
       AtomicReference<Throwable> failed = new AtomicReference<>();
       for (int i = 0; i < instances && failed.get() == null; i++) {
         window.acquire();
-        var call = stub.withDeadlineAfter(60, TimeUnit.SECONDS).registerInstance(RegisterInstanceRequest.newBuilder()
+        var call = stubs.get(i % stubs.size()).withDeadlineAfter(60, TimeUnit.SECONDS).registerInstance(
+            RegisterInstanceRequest.newBuilder()
             .setService(service(i % services)).setInstance(Instance.newBuilder()
                 .setIp("10." + (i >> 16 & 255) + "." + (i >> 8 & 255) + "." + (i & 255)).setPort(5432)).build());
         call.addListener(() -> {
@@ -96,13 +151,15 @@ final class Persistence {
         throw new IllegalStateException("a registration failed", failed.get());
       }
     } finally {
-      ch.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+      for (ManagedChannel ch : channels) {
+        ch.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+      }
     }
   }
 
-  /** Every service holds what was registered in it. */
-  private static void check(int port, int instances, int services) throws Exception {
-    ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().build();
+  /** Every service holds what was registered in it, as {@code target} answers. */
+  private static void check(String target, int instances, int services) throws Exception {
+    ManagedChannel ch = NettyChannelBuilder.forTarget(target).usePlaintext().build();
     try {
       RegistryGrpc.RegistryBlockingStub stub = RegistryGrpc.newBlockingStub(ch);
       long total = 0;

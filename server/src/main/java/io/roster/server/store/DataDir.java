@@ -38,7 +38,8 @@ public final class DataDir implements AutoCloseable {
   /** The layout this code writes and reads. */
   public static final int LAYOUT = 1;
   private static final Pattern LAYOUT_LINE = Pattern.compile("roster data directory, layout (\\d{1,9})\\s*");
-  private static final Set<String> KNOWN = Set.of(LAYOUT_FILE, ".lock", "raft", "standalone");
+  /** What the layout names, and a file system's own {@code lost+found} (a disk of its own mounted as DIR). */
+  private static final Set<String> KNOWN = Set.of(LAYOUT_FILE, ".lock", "raft", "standalone", "lost+found");
 
   private final Path dir;
   private final FileChannel lockChannel;

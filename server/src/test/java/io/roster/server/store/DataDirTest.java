@@ -36,6 +36,14 @@ class DataDirTest {
   }
 
   @Test
+  void aDiskMountedAsTheDirectoryMayHaveItsLostAndFound() throws IOException {
+    Files.createDirectories(dir.resolve("lost+found"));
+    try (DataDir d = DataDir.open(dir)) {
+      assertThat(dir.resolve(DataDir.LAYOUT_FILE)).exists();
+    }
+  }
+
+  @Test
   void aDirectoryOfSomethingElseIsRefused() throws IOException {
     Files.writeString(dir.resolve("notes.txt"), "mine");
     assertThatThrownBy(() -> DataDir.open(dir)).isInstanceOf(DataDir.Refused.class)
