@@ -46,6 +46,22 @@ class DurableStateTest {
     return loopback.start(b -> b.dataDir(data).warmUp(warmUp));
   }
 
+  /**
+   * Stops the server as SIGTERM does, while its clients are still connected (the fixture's own
+   * close would hang up the clients first, and a session that ends while the server runs takes
+   * its held instance, and the hold, with it).
+   */
+  private void stop() {
+    loopback.server().close();
+    loopback.close();
+  }
+
+  /** {@link #stop}, then the same server again on the same data directory. */
+  private void restart() {
+    loopback.server().close();
+    loopback.restart();
+  }
+
   private RegistryGrpc.RegistryBlockingStub registry() {
     return RegistryGrpc.newBlockingStub(loopback.channel()).withDeadlineAfter(TestTime.seconds(10).toMillis(),
         TimeUnit.MILLISECONDS);
@@ -81,7 +97,7 @@ class DurableStateTest {
     hold("10.0.0.1", false);
     assertThat(stored("10.0.0.1").enabled()).isFalse();
 
-    loopback.restart(); // close (as SIGTERM does) and start again on the same data directory
+    restart(); // as SIGTERM does, and start again on the same data directory
     GetServiceResponse settings = registry().getService(GetServiceRequest.newBuilder()
         .setService(TestSession.key("orders")).build());
     assertThat(settings.getProtectThreshold()).isEqualTo(0.5);
@@ -95,7 +111,7 @@ class DurableStateTest {
 
     // Enabled again: that too outlives a restart.
     hold("10.0.0.1", true);
-    loopback.restart();
+    restart();
     provider("10.0.0.1");
     assertThat(stored("10.0.0.1").enabled()).isTrue();
     before.close();
@@ -121,12 +137,12 @@ class DurableStateTest {
     provider("10.0.0.1");
     hold("10.0.0.1", false);
 
-    loopback.close();
+    stop();
     RosterServer server = start(Duration.ofMillis(300));
     await().atMost(TestTime.seconds(10)).until(() -> server.warmUp().isWarm());
     provider("10.0.0.1");
-    assertThat(stored("10.0.0.1").enabled()).isTrue();
-    loopback.restart();
+    assertThat(stored("10.0.0.1").enabled()).as("the hold read back ended with the warm-up").isTrue();
+    restart();
     provider("10.0.0.1");
     assertThat(stored("10.0.0.1").enabled()).as("ended on disk too").isTrue();
   }
@@ -145,7 +161,7 @@ class DurableStateTest {
         .setIp("10.0.0.6").setPort(80).setHealthy(false).build());
     hold("10.0.0.5", false);
 
-    loopback.restart();
+    restart();
     assertThat(stored("10.0.0.5").ephemeral()).isFalse();
     assertThat(stored("10.0.0.5").metadata()).containsEntry("role", "primary");
     assertThat(stored("10.0.0.5").enabled()).as("still held").isFalse();
@@ -155,7 +171,7 @@ class DurableStateTest {
     assertThat(registry().deregisterInstance(io.roster.proto.v1.DeregisterInstanceRequest.newBuilder()
         .setService(TestSession.key("orders")).setIp("10.0.0.6").setPort(80).build()).getDeregistered())
         .as("a second delete finds nothing, and says so without an error").isFalse();
-    loopback.restart();
+    restart();
     assertThat(loopback.server().registry().instance(ORDERS, new InstanceKey("10.0.0.6", 80, "DEFAULT"))).isNull();
     assertThat(stored("10.0.0.5").enabled()).isFalse();
   }
