@@ -159,7 +159,12 @@ public final class StateStore implements AutoCloseable {
     facts.forEach(this::apply);
     journalFacts += facts.size();
     if (journalFacts >= compactAfter) {
-      compact();
+      try {
+        compact();
+      } catch (IOException e) {
+        // The facts are on disk in the journal: the write stands, and the next one tries again.
+        log.warn("Could not compact {} into a new state file; the journal keeps growing until it can", this, e);
+      }
     }
   }
 
@@ -189,13 +194,16 @@ public final class StateStore implements AutoCloseable {
     Durably.force(tmp);
     Durably.move(tmp, stateFile);
     // The facts just written are in the state file now; replaying them again would change nothing.
-    journal.close();
+    // The old journal stays open until the new one is in its place, so a failure here leaves it
+    // as it was, still taking writes.
     Path fresh = journalFile.resolveSibling("journal.tmp");
     Files.write(fresh, journalHeader());
     Durably.force(fresh);
     Durably.move(fresh, journalFile);
+    FileChannel old = journal;
     journal = FileChannel.open(journalFile, StandardOpenOption.WRITE, StandardOpenOption.APPEND);
     journalFacts = 0;
+    old.close();
   }
 
   private void apply(Fact f) {
