@@ -250,13 +250,9 @@ final class NacosService {
 
   private CompletableFuture<Boolean> deregisterPersistent(Principal caller, ServiceKey service, InstanceKey key) {
     caller.check(Permission.WRITE, service.namespace(), service.group(), service.name());
-    return persistent.deregister(service, key, claim(caller, service));
+    return persistent.deregister(service, key, Persistent.claim(caller, service));
   }
 
-  private static Claim claim(Principal caller, ServiceKey service) {
-    return new Claim("", 0, caller.name(), caller.allows(Permission.ADMIN, service.namespace(), service.group(),
-        service.name()));
-  }
 
   /**
    * {@code PersistentInstanceRequest} ({@code ephemeral=false}, docs/persistence.md): {@code
@@ -267,7 +263,7 @@ final class NacosService {
     String type = NacosMapping.text(body, "type");
     ServiceKey service = NacosMapping.service(body);
     caller.check(Permission.WRITE, service.namespace(), service.group(), service.name());
-    Claim claim = claim(caller, service);
+    Claim claim = Persistent.claim(caller, service);
     Instance instance = NacosMapping.instance(body.get("instance"), false);
     CompletableFuture<?> applied = switch (type) {
       case "registerInstance" -> persistent.register(service, instance, claim);

@@ -1,5 +1,7 @@
 package io.roster.server.naming;
 
+import io.roster.server.auth.Permission;
+import io.roster.server.auth.Principal;
 import io.roster.server.model.Instance;
 import io.roster.server.model.InstanceKey;
 import io.roster.server.model.Owner;
@@ -27,6 +29,12 @@ public final class Persistent {
   public Persistent(Registry registry, Writer writer) {
     this.registry = registry;
     this.writer = writer;
+  }
+
+  /** What {@code caller} registers or deregisters with: its identity, and whether it may act on another's. */
+  public static Claim claim(Principal caller, ServiceKey service) {
+    return new Claim("", 0, caller.name(), caller.allows(Permission.ADMIN, service.namespace(), service.group(),
+        service.name()));
   }
 
   /**

@@ -240,9 +240,7 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
 
   /** The caller's claim on what it registers: its identity, and whether it may replace another's. */
   private static Claim claim(ServiceKey service) {
-    Principal who = Callers.caller();
-    return new Claim("", 0, who.name(), who.allows(Permission.ADMIN, service.namespace(), service.group(),
-        service.name()));
+    return Persistent.claim(Callers.caller(), service);
   }
 
   @Override

@@ -60,8 +60,7 @@ public final class DurableWriter implements Writer, Registry.HoldListener, AutoC
     }
     registry.restoreHolds(holds);
     // After the holds: a held persistent instance takes its hold as it is registered.
-    state.persistent().forEach((ref, stored) -> registry.register(Owner.PERSISTENT,
-        new Claim("", 0, stored.identity(), true), ref.service(), stored.instance()));
+    state.persistent().forEach((ref, stored) -> putBack(registry, ref.service(), stored));
   }
 
   @Override
@@ -80,6 +79,11 @@ public final class DurableWriter implements Writer, Registry.HoldListener, AutoC
       return (CompletableFuture<R>) durably(() -> deregister(d));
     }
     return direct.submit(command);
+  }
+
+  /** Registers a persistent instance as it was stored, with the identity that registered it. */
+  private static void putBack(Registry registry, ServiceKey service, StateStore.Stored stored) {
+    registry.register(Owner.PERSISTENT, new Claim("", 0, stored.identity(), true), service, stored.instance());
   }
 
   private boolean persistent(ServiceKey service, InstanceKey key) {
@@ -105,7 +109,7 @@ public final class DurableWriter implements Writer, Registry.HoldListener, AutoC
       if (before == null) {
         registry.deregister(Owner.PERSISTENT, r.service(), key);
       } else {
-        registry.register(Owner.PERSISTENT, new Claim("", 0, before.identity(), true), r.service(), before.instance());
+        putBack(registry, r.service(), before);
       }
       throw e;
     }
@@ -120,7 +124,7 @@ public final class DurableWriter implements Writer, Registry.HoldListener, AutoC
         store.persistent(d.service(), d.key(), null);
       } catch (IOException e) {
         if (before != null) {
-          registry.register(Owner.PERSISTENT, new Claim("", 0, before.identity(), true), d.service(), before.instance());
+          putBack(registry, d.service(), before);
         }
         throw e;
       }

@@ -111,8 +111,7 @@ public final class StateStore implements AutoCloseable {
 
   /** Records a service's settings (the defaults: none kept); returns once they are on the disk. */
   public void settings(ServiceKey service, ServiceSettings value) throws IOException {
-    write(List.of(Fact.newBuilder().setSettings(SettingsState.newBuilder().setService(LogCodec.service(service))
-        .setProtectThreshold(value.protectThreshold()).putAllMetadata(value.metadata())).build()));
+    write(List.of(settingsFact(service, value)));
   }
 
   /** Records whether an operator holds an instance; returns once it is on the disk. */
@@ -122,13 +121,22 @@ public final class StateStore implements AutoCloseable {
 
   /** Records holds set or ended together: one write, forced once. */
   public void hold(List<InstanceRef> keys, boolean held) throws IOException {
-    write(keys.stream().map(k -> Fact.newBuilder().setHold(Hold.newBuilder().setService(LogCodec.service(k.service()))
-        .setKey(LogCodec.key(k.key())).setHeld(held)).build()).toList());
+    write(keys.stream().map(k -> holdFact(k, held)).toList());
   }
 
   /** Records a persistent instance as stored (null: deregistered); returns once it is on the disk. */
   public void persistent(ServiceKey service, InstanceKey key, @Nullable Stored stored) throws IOException {
     write(List.of(Fact.newBuilder().setPersistent(persistentFact(service, key, stored)).build()));
+  }
+
+  private static Fact settingsFact(ServiceKey service, ServiceSettings value) {
+    return Fact.newBuilder().setSettings(SettingsState.newBuilder().setService(LogCodec.service(service))
+        .setProtectThreshold(value.protectThreshold()).putAllMetadata(value.metadata())).build();
+  }
+
+  private static Fact holdFact(InstanceRef ref, boolean held) {
+    return Fact.newBuilder().setHold(Hold.newBuilder().setService(LogCodec.service(ref.service()))
+        .setKey(LogCodec.key(ref.key())).setHeld(held)).build();
   }
 
   private static PersistentInstance persistentFact(ServiceKey service, InstanceKey key, @Nullable Stored stored) {
@@ -174,13 +182,10 @@ public final class StateStore implements AutoCloseable {
     StoreHeader.newBuilder().setFormat(FORMAT).setFacts(settings.size() + holds.size() + persistent.size()).build()
         .writeDelimitedTo(body);
     for (Map.Entry<ServiceKey, ServiceSettings> e : settings.entrySet()) {
-      Fact.newBuilder().setSettings(SettingsState.newBuilder().setService(LogCodec.service(e.getKey()))
-          .setProtectThreshold(e.getValue().protectThreshold()).putAllMetadata(e.getValue().metadata()))
-          .build().writeDelimitedTo(body);
+      settingsFact(e.getKey(), e.getValue()).writeDelimitedTo(body);
     }
     for (InstanceRef h : holds) {
-      Fact.newBuilder().setHold(Hold.newBuilder().setService(LogCodec.service(h.service())).setKey(LogCodec.key(h.key()))
-          .setHeld(true)).build().writeDelimitedTo(body);
+      holdFact(h, true).writeDelimitedTo(body);
     }
     for (Map.Entry<InstanceRef, Stored> e : persistent.entrySet()) {
       Fact.newBuilder().setPersistent(persistentFact(e.getKey().service(), e.getKey().key(), e.getValue())).build()
