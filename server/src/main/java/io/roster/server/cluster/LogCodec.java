@@ -1,15 +1,21 @@
 package io.roster.server.cluster;
 
 import io.roster.proto.cluster.v1.Command.ChangeCase;
+import io.roster.proto.cluster.v1.HealthCheckType;
 import io.roster.proto.cluster.v1.OwnerKind;
+import io.roster.proto.cluster.v1.SettingsState;
 import io.roster.server.model.Instance;
 import io.roster.server.model.InstanceKey;
 import io.roster.server.model.Owner;
 import io.roster.server.model.ServiceKey;
 import io.roster.server.registry.Claim;
 import io.roster.server.registry.Command;
+import io.roster.server.registry.HealthCheck;
+import io.roster.server.registry.ServiceSettings;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -23,15 +29,19 @@ public final class LogCodec {
    * log.proto would be misread by an older member, add that format's golden files
    * ({@code LogFormatGoldenTest}), and keep reading every older one.
    */
-  static final int FORMAT = 3;
+  static final int FORMAT = 4;
 
   /**
-   * The format {@code command} needs: 3 when it registers or deregisters a persistent instance,
+   * The format {@code command} needs: 4 when it sets health checks, which a format-3 reader would
+   * drop; 3 when it registers or deregisters a persistent instance,
    * whose owner kind a format-2 reader does not know; 2 when it carries an identity (auth on,
    * decision 65), which a format-1 reader would ignore and so apply what the others refuse; 1
    * otherwise, so that a cluster without these keeps writing what an older member reads.
    */
   static int formatOf(io.roster.proto.cluster.v1.Command command) {
+    if (command.getUpdateSettings().getChecksCount() > 0) {
+      return 4;
+    }
     if (command.getRegister().getOwner().getKind() == OwnerKind.OWNER_KIND_PERSISTENT
         || command.getDeregister().getOwner().getKind() == OwnerKind.OWNER_KIND_PERSISTENT) {
       return 3;
@@ -105,6 +115,7 @@ public final class LogCodec {
       if (c.protectThreshold() != null) {
         u.setProtectThreshold(c.protectThreshold());
       }
+      c.checks().forEach((cluster, check) -> u.addChecks(check(cluster, check)));
       b.setUpdateSettings(u);
     } else {
       throw new IllegalArgumentException("no log form for " + command);
@@ -141,7 +152,8 @@ public final class LogCodec {
       case UPDATE_SETTINGS -> {
         var u = p.getUpdateSettings();
         yield new Command.UpdateSettings(service(u.getService()),
-            u.hasProtectThreshold() ? u.getProtectThreshold() : null, u.getReplaceMetadata(), u.getMetadataMap());
+            u.hasProtectThreshold() ? u.getProtectThreshold() : null, u.getReplaceMetadata(), u.getMetadataMap(),
+            checks(u.getChecksList()));
       }
       case MEMBER_STARTED, MEMBER_DOWN, END_STALE_OWNERS, MEMBER_LOAD -> null;
       case CHANGE_NOT_SET -> throw new IllegalArgumentException("a log command with no change");
@@ -166,6 +178,42 @@ public final class LogCodec {
       case OWNER_KIND_UNSPECIFIED, UNRECOGNIZED -> throw new IllegalArgumentException("owner kind " + p.getKind());
     };
     return new Owner(p.getNode(), kind, p.getId());
+  }
+
+  /** A service's settings as the log, snapshots and the standalone store keep them. */
+  public static SettingsState settings(ServiceKey service, ServiceSettings value) {
+    SettingsState.Builder b = SettingsState.newBuilder().setService(service(service))
+        .setProtectThreshold(value.protectThreshold()).putAllMetadata(value.metadata());
+    value.checks().forEach((cluster, check) -> b.addChecks(check(cluster, check)));
+    return b.build();
+  }
+
+  public static ServiceSettings settings(SettingsState p) {
+    return new ServiceSettings(p.getProtectThreshold(), p.getMetadataMap(), checks(p.getChecksList()));
+  }
+
+  static io.roster.proto.cluster.v1.HealthCheck check(String cluster, HealthCheck c) {
+    return io.roster.proto.cluster.v1.HealthCheck.newBuilder().setCluster(cluster).setType(switch (c.type()) {
+      case TCP -> HealthCheckType.HEALTH_CHECK_TYPE_TCP;
+      case HTTP -> HealthCheckType.HEALTH_CHECK_TYPE_HTTP;
+      case NONE -> HealthCheckType.HEALTH_CHECK_TYPE_NONE;
+    }).setCheckPort(c.checkPort()).setPath(c.path()).setExpectedStatus(c.expectedStatus())
+        .putAllHeaders(c.headers()).build();
+  }
+
+  static Map<String, HealthCheck> checks(List<io.roster.proto.cluster.v1.HealthCheck> list) {
+    Map<String, HealthCheck> checks = new HashMap<>();
+    for (io.roster.proto.cluster.v1.HealthCheck p : list) {
+      HealthCheck.Type type = switch (p.getType()) {
+        case HEALTH_CHECK_TYPE_UNSPECIFIED, HEALTH_CHECK_TYPE_TCP -> HealthCheck.Type.TCP;
+        case HEALTH_CHECK_TYPE_HTTP -> HealthCheck.Type.HTTP;
+        case HEALTH_CHECK_TYPE_NONE -> HealthCheck.Type.NONE;
+        case UNRECOGNIZED -> throw new IllegalArgumentException("health check type " + p.getTypeValue());
+      };
+      checks.put(p.getCluster(), new HealthCheck(type, p.getCheckPort(), p.getPath(), p.getExpectedStatus(),
+          p.getHeadersMap()));
+    }
+    return checks;
   }
 
   public static io.roster.proto.cluster.v1.ServiceKey service(ServiceKey k) {

@@ -36,8 +36,7 @@ final class SnapshotCodec {
         .setServices(image.services().size()).setMembers(members.size()).addAllStaleMembers(stale)
         .setFormat(format(image));
     image.settings().entrySet().stream().sorted(Map.Entry.comparingByKey()).forEach(e ->
-        header.addSettings(SettingsState.newBuilder().setService(LogCodec.service(e.getKey()))
-            .setProtectThreshold(e.getValue().protectThreshold()).putAllMetadata(e.getValue().metadata())));
+        header.addSettings(LogCodec.settings(e.getKey(), e.getValue())));
     header.build().writeDelimitedTo(out);
     for (Registry.ServiceImage s : image.services()) {
       ServiceState.Builder b = ServiceState.newBuilder().setService(LogCodec.service(s.service()))
@@ -57,10 +56,14 @@ final class SnapshotCodec {
   }
 
   /**
-   * The oldest format that holds {@code image}: 3 with persistent instances (an owner kind format
-   * 2 does not know), 2 with registering identities, 1 otherwise (see {@link LogCodec#formatOf}).
+   * The oldest format that holds {@code image}: 4 with health checks (which format 3 would drop),
+   * 3 with persistent instances (an owner kind format 2 does not know), 2 with registering
+   * identities, 1 otherwise (see {@link LogCodec#formatOf}).
    */
   static int format(Registry.Image image) {
+    if (image.settings().values().stream().anyMatch(s -> !s.checks().isEmpty())) {
+      return 4;
+    }
     int format = 1;
     for (Registry.ServiceImage s : image.services()) {
       for (Registry.Held h : s.registrations()) {
@@ -87,7 +90,7 @@ final class SnapshotCodec {
     LogCodec.checkFormat(header.getFormat(), what);
     Map<ServiceKey, ServiceSettings> settings = new HashMap<>();
     for (SettingsState s : header.getSettingsList()) {
-      settings.put(LogCodec.service(s.getService()), new ServiceSettings(s.getProtectThreshold(), s.getMetadataMap()));
+      settings.put(LogCodec.service(s.getService()), LogCodec.settings(s));
     }
     List<Registry.ServiceImage> services = new ArrayList<>(header.getServices());
     for (int i = 0; i < header.getServices(); i++) {

@@ -141,18 +141,26 @@ public sealed interface Command<R> {
    * is the settings as they are now.
    *
    * @param metadata replaces the service's metadata when {@code replaceMetadata}, else is merged into it
+   * @param checks health checks set for these clusters; other clusters keep theirs
    */
   record UpdateSettings(ServiceKey service, @Nullable Double protectThreshold, boolean replaceMetadata,
-      Map<String, String> metadata) implements Command<ServiceSettings> {
+      Map<String, String> metadata, Map<String, HealthCheck> checks) implements Command<ServiceSettings> {
     public UpdateSettings {
       metadata = Map.copyOf(metadata);
+      checks = Map.copyOf(checks);
+    }
+
+    /** Without checks. */
+    public UpdateSettings(ServiceKey service, @Nullable Double protectThreshold, boolean replaceMetadata,
+        Map<String, String> metadata) {
+      this(service, protectThreshold, replaceMetadata, metadata, Map.of());
     }
 
     @Override
     public ServiceSettings applyTo(Registry registry) {
       return registry.updateSettings(service, s -> {
         ServiceSettings next = protectThreshold != null ? s.withProtectThreshold(protectThreshold) : s;
-        return next.withMetadata(merge(next.metadata(), replaceMetadata, metadata));
+        return next.withMetadata(merge(next.metadata(), replaceMetadata, metadata)).withChecks(checks);
       });
     }
   }

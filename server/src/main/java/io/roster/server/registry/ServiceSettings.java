@@ -10,10 +10,15 @@ import java.util.Map;
  *
  * @param protectThreshold 0..1, 0 = off: see {@link io.roster.server.model.ServiceSnapshot#of}
  * @param metadata free-form labels, with the limits of instance metadata
+ * @param checks how each cluster's persistent instances are probed, by cluster name; a cluster
+ *     not listed gets {@link HealthCheck#DEFAULT}, which is never listed
  */
-public record ServiceSettings(double protectThreshold, Map<String, String> metadata) {
+public record ServiceSettings(double protectThreshold, Map<String, String> metadata, Map<String, HealthCheck> checks) {
 
-  public static final ServiceSettings DEFAULT = new ServiceSettings(0, Map.of());
+  public static final ServiceSettings DEFAULT = new ServiceSettings(0, Map.of(), Map.of());
+
+  /** At most this many clusters of a service have a check of their own. */
+  public static final int MAX_CHECKS = 64;
 
   public ServiceSettings {
     if (!(protectThreshold >= 0 && protectThreshold <= 1)) {
@@ -21,6 +26,27 @@ public record ServiceSettings(double protectThreshold, Map<String, String> metad
     }
     metadata = Map.copyOf(metadata);
     Names.checkMetadata("metadata", metadata);
+    Map<String, HealthCheck> kept = new java.util.HashMap<>();
+    checks.forEach((cluster, check) -> {
+      Names.cluster("health_check.cluster", cluster);
+      if (!check.equals(HealthCheck.DEFAULT)) {
+        kept.put(cluster, check);
+      }
+    });
+    if (kept.size() > MAX_CHECKS) {
+      throw RegistryException.invalid("health_checks", kept.size() + " clusters", "at most " + MAX_CHECKS);
+    }
+    checks = Map.copyOf(kept);
+  }
+
+  /** Without checks of their own. */
+  public ServiceSettings(double protectThreshold, Map<String, String> metadata) {
+    this(protectThreshold, metadata, Map.of());
+  }
+
+  /** How the persistent instances of {@code cluster} are probed. */
+  public HealthCheck check(String cluster) {
+    return checks.getOrDefault(cluster, HealthCheck.DEFAULT);
   }
 
   /**
@@ -33,14 +59,28 @@ public record ServiceSettings(double protectThreshold, Map<String, String> metad
     for (Map.Entry<String, String> e : metadata.entrySet()) {
       chars += e.getKey().length() + e.getValue().length();
     }
-    return 2 * chars + 256 + 96L * metadata.size();
+    long bytes = 2 * chars + 256 + 96L * metadata.size();
+    for (Map.Entry<String, HealthCheck> e : checks.entrySet()) {
+      bytes += 2L * e.getKey().length() + e.getValue().footprint();
+    }
+    return bytes;
   }
 
   public ServiceSettings withProtectThreshold(double value) {
-    return new ServiceSettings(value, metadata);
+    return new ServiceSettings(value, metadata, checks);
   }
 
   public ServiceSettings withMetadata(Map<String, String> value) {
-    return new ServiceSettings(protectThreshold, value);
+    return new ServiceSettings(protectThreshold, value, checks);
+  }
+
+  /** These settings with {@code given} checks set for their clusters (a default check removes a cluster's own). */
+  public ServiceSettings withChecks(Map<String, HealthCheck> given) {
+    if (given.isEmpty()) {
+      return this;
+    }
+    Map<String, HealthCheck> next = new java.util.HashMap<>(checks);
+    next.putAll(given);
+    return new ServiceSettings(protectThreshold, metadata, next);
   }
 }

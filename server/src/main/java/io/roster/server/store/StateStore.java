@@ -50,8 +50,12 @@ import org.slf4j.LoggerFactory;
 public final class StateStore implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(StateStore.class);
-  /** The format of both files that this code writes and reads. */
-  public static final int FORMAT = 1;
+  /**
+   * The format of both files that this code writes; it reads every format up to it. Format 2 adds
+   * the clusters' health checks to a service's settings, which a format-1 reader would drop: files
+   * of an older format are rewritten in this one when the store opens, before anything is added.
+   */
+  public static final int FORMAT = 2;
   static final byte[] STATE_MAGIC = "RSTRSTAT".getBytes(StandardCharsets.US_ASCII);
   static final byte[] JOURNAL_MAGIC = "RSTRJRNL".getBytes(StandardCharsets.US_ASCII);
   private static final int JOURNAL_HEADER = 12;
@@ -81,6 +85,8 @@ public final class StateStore implements AutoCloseable {
   private final Map<InstanceRef, Stored> persistent = new java.util.LinkedHashMap<>();
   private FileChannel journal;
   private int journalFacts;
+  /** The format of the journal as it was opened (a new journal's is {@link #FORMAT}). */
+  private int journalFormat = FORMAT;
 
   private StateStore(Path dir, int compactAfter) {
     this.stateFile = dir.resolve("state");
@@ -97,10 +103,18 @@ public final class StateStore implements AutoCloseable {
   public static StateStore open(Path dir, int compactAfter) throws IOException {
     Files.createDirectories(dir);
     StateStore store = new StateStore(dir, compactAfter);
+    int oldest = FORMAT;
     if (Files.exists(store.stateFile)) {
-      store.readState();
+      oldest = store.readState();
     }
     store.journal = store.openJournal();
+    oldest = Math.min(oldest, store.journalFormat);
+    if (oldest < FORMAT) {
+      synchronized (store) {
+        store.compact();
+      }
+      log.info("{}: rewrote the state written in format {} in format {}", store, oldest, FORMAT);
+    }
     return store;
   }
 
@@ -130,8 +144,7 @@ public final class StateStore implements AutoCloseable {
   }
 
   private static Fact settingsFact(ServiceKey service, ServiceSettings value) {
-    return Fact.newBuilder().setSettings(SettingsState.newBuilder().setService(LogCodec.service(service))
-        .setProtectThreshold(value.protectThreshold()).putAllMetadata(value.metadata())).build();
+    return Fact.newBuilder().setSettings(LogCodec.settings(service, value)).build();
   }
 
   private static Fact holdFact(InstanceRef ref, boolean held) {
@@ -215,7 +228,7 @@ public final class StateStore implements AutoCloseable {
     if (f.hasSettings()) {
       SettingsState s = f.getSettings();
       ServiceKey service = LogCodec.service(s.getService());
-      ServiceSettings value = new ServiceSettings(s.getProtectThreshold(), s.getMetadataMap());
+      ServiceSettings value = LogCodec.settings(s);
       if (value.equals(ServiceSettings.DEFAULT)) {
         settings.remove(service);
       } else {
@@ -241,7 +254,8 @@ public final class StateStore implements AutoCloseable {
 
   // --- Reading ---
 
-  private void readState() throws IOException {
+  /** Reads the state file; returns its format. */
+  private int readState() throws IOException {
     byte[] all = Files.readAllBytes(stateFile);
     int head = STATE_MAGIC.length + 16;
     if (all.length < head || !java.util.Arrays.equals(all, 0, STATE_MAGIC.length, STATE_MAGIC, 0, STATE_MAGIC.length)) {
@@ -274,6 +288,7 @@ public final class StateStore implements AutoCloseable {
     } catch (InvalidProtocolBufferException | RuntimeException e) {
       throw damaged(stateFile, "its content does not parse (" + e.getMessage() + ")");
     }
+    return format;
   }
 
   /** Replays the journal (cutting off a torn last record) and opens it for appending. */
@@ -291,7 +306,8 @@ public final class StateStore implements AutoCloseable {
         || !java.util.Arrays.equals(all, 0, JOURNAL_MAGIC.length, JOURNAL_MAGIC, 0, JOURNAL_MAGIC.length)) {
       throw damaged(journalFile, "it is not a Roster journal (" + all.length + " bytes, no RSTRJRNL header)");
     }
-    checkFormat(journalFile, ByteBuffer.wrap(all, JOURNAL_MAGIC.length, 4).getInt());
+    journalFormat = ByteBuffer.wrap(all, JOURNAL_MAGIC.length, 4).getInt();
+    checkFormat(journalFile, journalFormat);
     int at = JOURNAL_HEADER;
     int records = 0;
     while (at < all.length) {
@@ -340,7 +356,7 @@ public final class StateStore implements AutoCloseable {
 
   private static void checkFormat(Path file, int format) throws DataDir.Refused {
     if (format > FORMAT || format < 1) {
-      throw new DataDir.Refused(file + " is in format " + format + ", and this Roster reads format " + FORMAT
+      throw new DataDir.Refused(file + " is in format " + format + ", and this Roster reads formats up to " + FORMAT
           + ": start a Roster at least as new as the one that wrote it; nothing was changed");
     }
   }

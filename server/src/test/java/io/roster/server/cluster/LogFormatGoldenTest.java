@@ -13,6 +13,7 @@ import io.roster.server.model.Owner;
 import io.roster.server.model.ServiceKey;
 import io.roster.server.registry.Claim;
 import io.roster.server.registry.Command;
+import io.roster.server.registry.HealthCheck;
 import io.roster.server.registry.Registry;
 import io.roster.server.registry.ServiceSettings;
 import java.io.ByteArrayOutputStream;
@@ -81,6 +82,29 @@ class LogFormatGoldenTest {
         List.of(new Registry.ServiceImage(USERS, 1_764_900_000_150_000L, List.of(
             new Registry.Held(Owner.PERSISTENT, P.withId(USERS), new Claim("", 0, "dba", false), true)))),
         Map.of(USERS, new ServiceSettings(0.4, Map.of("owner", "team-a"))));
+  }
+
+  /** Format 4: the same, and health checks set on a service's clusters. */
+  static Batch batchV4() {
+    List<Command<?>> c = new ArrayList<>(registryCommandsV2());
+    c.addAll(persistentCommands());
+    c.addAll(checkCommands());
+    return batch(c);
+  }
+
+  static final Map<String, HealthCheck> CHECKS = Map.of(
+      "DEFAULT", HealthCheck.http(8081, "/health?deep=1", 204, Map.of("X-Probe", "roster")),
+      "manual", HealthCheck.NONE, "replica", HealthCheck.tcp(6543));
+
+  static List<Command<?>> checkCommands() {
+    return List.of(new Command.UpdateSettings(ORDERS, null, false, Map.of(), CHECKS));
+  }
+
+  static Registry.Image imageV4() {
+    return new Registry.Image(1_764_900_000_200_000L, 1_764_900_000_100_000L,
+        List.of(new Registry.ServiceImage(USERS, 1_764_900_000_150_000L, List.of(
+            new Registry.Held(Owner.PERSISTENT, P.withId(USERS), new Claim("", 0, "dba", false), true)))),
+        Map.of(USERS, new ServiceSettings(0.4, Map.of("owner", "team-a"), CHECKS)));
   }
 
   static Registry.Image imageV2() {
@@ -207,9 +231,35 @@ class LogFormatGoldenTest {
     assertThat(loaded.image()).isEqualTo(imageV3());
   }
 
+  @Test
+  void aLogEntryOfFormatFourReadsAsWrittenHealthChecksIncluded() throws IOException {
+    Batch read = Batch.parseFrom(golden("log-entry-v4.bin"));
+    List<Command<?>> decoded = new ArrayList<>();
+    for (io.roster.proto.cluster.v1.Command c : read.getCommandsList()) {
+      Command<?> d = LogCodec.decode(c);
+      if (d != null) {
+        decoded.add(d);
+      }
+    }
+    List<Command<?>> expected = new ArrayList<>(registryCommandsV2());
+    expected.addAll(persistentCommands());
+    expected.addAll(checkCommands());
+    assertThat(decoded).isEqualTo(expected);
+  }
+
+  @Test
+  void aSnapshotOfFormatFourReadsAsWrittenHealthChecksIncluded() throws IOException {
+    SnapshotCodec.Loaded loaded;
+    try (InputStream in = Files.newInputStream(path("snapshot-v4.bin"))) {
+      loaded = SnapshotCodec.read(in, "snapshot-v4.bin");
+    }
+    assertThat(loaded.image()).isEqualTo(imageV4());
+  }
+
   /**
    * A newer format only where it is needed: a cluster without auth or persistent instances writes
-   * what format-1 members read, one without persistent instances what format-2 members read.
+   * what format-1 members read, one without persistent instances what format-2 members read, one
+   * without health checks what format-3 members read.
    */
   @Test
   void thisCodeWritesANewerFormatOnlyForWhatNeedsIt() throws IOException {
@@ -217,11 +267,14 @@ class LogFormatGoldenTest {
     assertThat(batch().getCommandsList()).allMatch(c -> LogCodec.formatOf(c) == 1);
     assertThat(batchV2().getCommandsList()).anyMatch(c -> LogCodec.formatOf(c) == 2)
         .noneMatch(c -> LogCodec.formatOf(c) == 3);
-    assertThat(batchV3().getCommandsList()).anyMatch(c -> LogCodec.formatOf(c) == 3);
-    assertThat(LogCodec.FORMAT).isEqualTo(3);
+    assertThat(batchV3().getCommandsList()).anyMatch(c -> LogCodec.formatOf(c) == 3)
+        .noneMatch(c -> LogCodec.formatOf(c) == 4);
+    assertThat(batchV4().getCommandsList()).anyMatch(c -> LogCodec.formatOf(c) == 4);
+    assertThat(LogCodec.FORMAT).isEqualTo(4);
     assertThat(snapshotFormat(image())).isEqualTo(1);
     assertThat(snapshotFormat(imageV2())).isEqualTo(2);
     assertThat(snapshotFormat(imageV3())).isEqualTo(3);
+    assertThat(snapshotFormat(imageV4())).isEqualTo(4);
   }
 
   private static int snapshotFormat(Registry.Image image) throws IOException {
@@ -261,14 +314,16 @@ class LogFormatGoldenTest {
     Batch entry = switch (v) {
       case "1" -> batch();
       case "2" -> batchV2();
-      default -> batchV3();
+      case "3" -> batchV3();
+      default -> batchV4();
     };
     Files.write(path("log-entry-v" + v + ".bin"), entry.toByteArray());
     ByteArrayOutputStream snapshot = new ByteArrayOutputStream();
     SnapshotCodec.write(snapshot, switch (v) {
       case "1" -> image();
       case "2" -> imageV2();
-      default -> imageV3();
+      case "3" -> imageV3();
+      default -> imageV4();
     }, members(), List.of("n3"));
     Files.write(path("snapshot-v" + v + ".bin"), snapshot.toByteArray());
   }

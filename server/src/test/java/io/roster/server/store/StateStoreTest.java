@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.roster.server.model.InstanceKey;
 import io.roster.server.model.ServiceKey;
+import io.roster.server.registry.HealthCheck;
 import io.roster.server.registry.ServiceSettings;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -126,5 +127,33 @@ class StateStoreTest {
         .hasMessageContaining("is in format " + (StateStore.FORMAT + 1))
         .hasMessageContaining("start a Roster at least as new as the one that wrote it");
     assertThat(Files.readAllBytes(journal)).isEqualTo(bytes);
+  }
+
+  @Test
+  void healthChecksReadBackAndAnOlderFormatIsRewrittenInThisOneKeepingItsFacts() throws IOException {
+    ServiceSettings checked = new ServiceSettings(0.5, Map.of(), Map.of("DEFAULT",
+        HealthCheck.http(8081, "/health", 204, Map.of("X-Probe", "yes")), "manual", HealthCheck.NONE));
+    try (StateStore s = StateStore.open(dir, 1000)) {
+      s.settings(ORDERS, checked);
+      s.hold(ORDERS, A, true);
+    }
+    // As an older Roster wrote it: the same records under a format-1 header (format 1 had no checks,
+    // but its records read the same).
+    Path journal = dir.resolve("journal");
+    byte[] bytes = Files.readAllBytes(journal);
+    ByteBuffer.wrap(bytes).putInt(8, 1);
+    Files.write(journal, bytes);
+    try (StateStore s = StateStore.open(dir, 1000)) {
+      assertThat(s.state().settings()).containsExactly(Map.entry(ORDERS, checked));
+      assertThat(s.state().holds()).containsExactly(new StateStore.InstanceRef(ORDERS, A));
+    }
+    assertThat(ByteBuffer.wrap(Files.readAllBytes(journal)).getInt(8)).as("the journal's format").isEqualTo(
+        StateStore.FORMAT);
+    assertThat(ByteBuffer.wrap(Files.readAllBytes(dir.resolve("state"))).getInt(8)).as("the state file's format")
+        .isEqualTo(StateStore.FORMAT);
+    try (StateStore s = StateStore.open(dir, 1000)) {
+      assertThat(s.state().settings()).containsExactly(Map.entry(ORDERS, checked));
+      assertThat(s.state().holds()).containsExactly(new StateStore.InstanceRef(ORDERS, A));
+    }
   }
 }
