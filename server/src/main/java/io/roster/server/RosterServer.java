@@ -28,6 +28,8 @@ import io.roster.server.rpc.GrpcEndpoint;
 import io.roster.server.session.RequestCounters;
 import io.roster.server.session.SessionLimits;
 import io.roster.server.session.SessionManager;
+import io.roster.server.probe.HealthProbes;
+import io.roster.server.probe.ProbeClient;
 import io.roster.server.time.Scheduler;
 import io.roster.server.time.SystemScheduler;
 import io.roster.server.tls.ServerTls;
@@ -83,6 +85,10 @@ public final class RosterServer implements AutoCloseable {
   private final @Nullable ClusterNode cluster;
   /** {@code --data-dir}, locked for this process; null when it is "" (nothing on disk). */
   private final @Nullable DataDir dataDir;
+  /** Probes of persistent instances at most in flight at once; more are skipped, not queued. */
+  private static final int MAX_PROBES_IN_FLIGHT = 2048;
+  private final ProbeClient probeClient;
+  private final HealthProbes probes;
   /** A standalone server's writer of durable state; null in a cluster or without a data directory. */
   private @Nullable DurableWriter durable;
   /** Heartbeat instances of the Nacos v1 HTTP API held by this server. */
@@ -166,6 +172,11 @@ public final class RosterServer implements AutoCloseable {
       endpoint.refuse("this cluster member is catching up with the log", true);
     }
     this.leases = new Leases(writer, registry, scheduler, sessions::nodeId, config.maxInstancesPerAddress());
+    this.probeClient = new ProbeClient(config.probeTimeout(), MAX_PROBES_IN_FLIGHT);
+    ClusterNode node = cluster;
+    this.probes = new HealthProbes(registry, writer, probeClient, scheduler,
+        node == null ? HealthProbes.Live::standalone : () -> new HealthProbes.Live(node.memberId(), node.liveMembers()),
+        new HealthProbes.Timing(config.probeInterval(), config.probeThreshold()));
     this.nacosHttp = new NacosHttpApi(registry, writer, leases, sessions::count, authenticator);
     int httpPort = config.resolvedHttpPort();
     this.http = httpPort < 0 ? null : new HttpEndpoint(config.host(), httpPort,
@@ -377,6 +388,7 @@ public final class RosterServer implements AutoCloseable {
     if (server.cluster != null) {
       server.cluster.announce(server.clientAddress());
     }
+    server.probes.start();
     // The delta cache's classes load off the event loops, after SERVING (decision 22).
     server.scheduler.execute(server.engine.deltas()::prepare);
     return server;
@@ -498,6 +510,8 @@ public final class RosterServer implements AutoCloseable {
       durableWriter.flush();
       registry.onHoldEnded(null);
     }
+    probes.close();
+    probeClient.close();
     engine.stop();
     authenticator.close();
     DnsServer d = dns;

@@ -343,6 +343,16 @@ public final class ClusterNode implements Members, AutoCloseable {
     }
   }
 
+  /**
+   * The members the log says are up, by id and sorted: the same list on every member that has
+   * applied the same entries (who shares the probes of persistent instances). Reads only the
+   * state machine, never Ratis.
+   */
+  public List<String> liveMembers() {
+    return stateMachine.members().stream().filter(m -> !m.down()).map(RegistryStateMachine.Member::id).sorted()
+        .toList();
+  }
+
   /** A live member other than this one for a client to move to (round robin), or "". */
   public String suggest() {
     return membership.suggest(stateMachine.members());

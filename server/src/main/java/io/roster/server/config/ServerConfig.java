@@ -59,7 +59,10 @@ public record ServerConfig(
     @Nullable Path peerTlsKey,
     @Nullable Path peerTlsCa,
     int dnsPort,
-    Duration dnsTtl) {
+    Duration dnsTtl,
+    Duration probeInterval,
+    Duration probeTimeout,
+    int probeThreshold) {
 
   /** {@code --dns-port off}: no DNS server (the default). */
   public static final int DNS_PORT_OFF = -1;
@@ -90,6 +93,16 @@ public record ServerConfig(
     if (dnsTtl.isNegative() || dnsTtl.toSeconds() > 3600 || dnsTtl.toNanosPart() != 0) {
       throw new IllegalArgumentException("dns-ttl: " + formatDuration(dnsTtl)
           + " (expected: whole seconds, 0s..3600s)");
+    }
+    if (probeInterval.compareTo(Duration.ofSeconds(1)) < 0 || probeInterval.compareTo(Duration.ofMinutes(1)) > 0) {
+      throw new IllegalArgumentException("probe-interval: " + formatDuration(probeInterval) + " (expected: 1s..1m)");
+    }
+    if (probeTimeout.compareTo(Duration.ofMillis(50)) < 0 || probeTimeout.compareTo(probeInterval) > 0) {
+      throw new IllegalArgumentException("probe-timeout: " + formatDuration(probeTimeout)
+          + " (expected: 50ms up to --probe-interval, " + formatDuration(probeInterval) + ")");
+    }
+    if (probeThreshold < 1 || probeThreshold > 10) {
+      throw new IllegalArgumentException("probe-threshold: " + probeThreshold + " (expected: 1..10)");
     }
     notNegative("push-window", pushWindow);
     positive("push-ack-timeout", pushAckTimeout);
@@ -507,6 +520,15 @@ public record ServerConfig(
     OPTIONS.put("dns-ttl", new Option("a whole number of seconds like 5s, 0s..3600s",
         "Time to live of the DNS server's answers (and of its negative answers).",
         (b, v) -> b.dnsTtl(parseDuration(v)), c -> formatDuration(c.dnsTtl())));
+    OPTIONS.put("probe-interval", new Option("a duration like 3s, 1s..1m",
+        "How often the server probes each persistent instance (TCP or HTTP, as its cluster's health check says).",
+        (b, v) -> b.probeInterval(parseDuration(v)), c -> formatDuration(c.probeInterval())));
+    OPTIONS.put("probe-timeout", new Option("a duration like 500ms, 50ms up to --probe-interval",
+        "A probe that has not connected (TCP) or answered its status line (HTTP) within this fails.",
+        (b, v) -> b.probeTimeout(parseDuration(v)), c -> formatDuration(c.probeTimeout())));
+    OPTIONS.put("probe-threshold", new Option("1..10",
+        "Probes in a row that disagree with a persistent instance's health before it is flipped (and pushed).",
+        (b, v) -> b.probeThreshold(Integer.parseInt(v)), c -> String.valueOf(c.probeThreshold())));
     OPTIONS.put("tls-cert", new Option("a PEM file of certificates, the server's own first",
         "Turns TLS on for the client port (Roster and Nacos gRPC) and the HTTP port, with this certificate chain; needs --tls-key. Re-read when it changes: new connections get the new one, open ones stay.",
         (b, v) -> b.tlsCert(v.isEmpty() ? null : Path.of(v)), c -> c.tlsCert() == null ? "(off: plaintext)" : String.valueOf(c.tlsCert())));
@@ -584,6 +606,9 @@ public record ServerConfig(
     private Duration httpRequestTimeout = Duration.ofSeconds(10);
     private int dnsPort = DNS_PORT_OFF;
     private Duration dnsTtl = Duration.ofSeconds(5);
+    private Duration probeInterval = Duration.ofSeconds(3);
+    private Duration probeTimeout = Duration.ofMillis(500);
+    private int probeThreshold = 3;
     private @Nullable Path tlsCert;
     private @Nullable Path tlsKey;
     private @Nullable Path tlsClientCa;
@@ -654,6 +679,9 @@ public record ServerConfig(
     /** {@link #DNS_PORT_OFF} (the default) or a port (0 = any free port). */
     public Builder dnsPort(int v) { dnsPort = v; return this; }
     public Builder dnsTtl(Duration v) { dnsTtl = v; return this; }
+    public Builder probeInterval(Duration v) { probeInterval = v; return this; }
+    public Builder probeTimeout(Duration v) { probeTimeout = v; return this; }
+    public Builder probeThreshold(int v) { probeThreshold = v; return this; }
 
     public ServerConfig build() {
       return new ServerConfig(host, port, dataDir, logDir, keepaliveTime, keepaliveTimeout, pushWindow,
@@ -662,7 +690,7 @@ public record ServerConfig(
           maxMessageSize, maxServiceSettingsBytes, warmUp, maxInstancesPerService, maxServiceBytes, nodeId, peerHost,
           peerPort, members, advertise, groupCommitWindow, memberDownAfter, memberGrace, snapshotEvery, httpPort,
           httpRequestTimeout, tlsCert, tlsKey, tlsClientCa, authFile, tokenTtl,
-          peerTls, peerTlsCert, peerTlsKey, peerTlsCa, dnsPort, dnsTtl);
+          peerTls, peerTlsCert, peerTlsKey, peerTlsCa, dnsPort, dnsTtl, probeInterval, probeTimeout, probeThreshold);
     }
   }
 }

@@ -21,6 +21,7 @@ import io.roster.server.naming.ConnectionPages;
 import io.roster.server.naming.ServiceLists;
 import io.roster.server.naming.Updates;
 import io.roster.server.push.PushEngine;
+import io.roster.server.registry.HealthCheck;
 import io.roster.server.registry.Registry;
 import io.roster.server.registry.ServiceSettings;
 import io.roster.server.registry.Writer;
@@ -196,7 +197,12 @@ public final class NacosAdminApi {
       image.registrations().stream().map(h -> h.instance().cluster()).distinct().sorted().forEach(c -> {
         ObjectNode cluster = clusters.putObject(c);
         cluster.put("clusterName", c);
-        cluster.putObject("healthChecker").put("type", "NONE");
+        HealthCheck check = settings.check(c);
+        cluster.set("healthChecker", NacosMapping.healthCheckerJson(check));
+        cluster.put("useInstancePort4Check", check.checkPort() == 0);
+        if (check.checkPort() != 0) {
+          cluster.put("defaultCheckPort", check.checkPort());
+        }
         cluster.putObject("metadata");
       });
     }

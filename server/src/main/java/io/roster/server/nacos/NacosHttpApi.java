@@ -27,6 +27,7 @@ import io.roster.server.naming.LogLevels;
 import io.roster.server.naming.Persistent;
 import io.roster.server.naming.Updates;
 import io.roster.server.registry.Claim;
+import io.roster.server.registry.HealthCheck;
 import io.roster.server.registry.Registry;
 import io.roster.server.registry.Writer;
 import java.time.Duration;
@@ -128,10 +129,11 @@ public final class NacosHttpApi {
         case "/instance/list" -> only(r, "GET", this::list);
         case "/instance/beat" -> only(r, "PUT", this::beat);
         case "/service/list" -> only(r, "GET", this::services);
+        case "/cluster" -> only(r, "PUT", this::updateCluster);
         case "/operator/metrics" -> only(r, "GET", this::metrics);
         case "/operator/log" -> only(r, "PUT", this::logLevel);
         default -> throw new HttpException(404, "no such path: " + r.path()
-            + " (Roster serves /nacos/v1/ns/instance, /instance/list, /instance/beat, /service/list, "
+            + " (Roster serves /nacos/v1/ns/instance, /instance/list, /instance/beat, /service/list, /cluster, "
             + "/operator/metrics and /operator/log; see docs/nacos-compat.md)");
       };
     } catch (RegistryException e) {
@@ -148,6 +150,34 @@ public final class NacosHttpApi {
 
   static HttpException notAllowed(HttpRequest r, String allowed) {
     return new HttpException(405, r.method() + " " + r.path() + " is not served (expected: " + allowed + ")");
+  }
+
+  // --- clusters ---
+
+  /**
+   * PUT /cluster: how the server probes the persistent instances of one cluster of a service
+   * ({@code healthChecker}, {@code checkPort}, {@code useInstancePort4Check}); "ok". Cluster
+   * metadata is not kept (docs/nacos-compat.md).
+   */
+  private HttpResponse updateCluster(HttpRequest r) {
+    ServiceKey service = service(r);
+    String cluster = r.param("clusterName", "");
+    if (cluster.isEmpty()) {
+      throw HttpException.badParameter("clusterName", null, "a cluster name");
+    }
+    Names.cluster("clusterName", cluster);
+    Principal who = callers.check(r, Permission.ADMIN, service);
+    HealthCheck check = NacosMapping.healthCheck(r.param("healthChecker", ""), r.param("checkPort", ""),
+        r.boolParam("useInstancePort4Check"));
+    Updates.ServiceChange change = new Updates.ServiceChange(null, false, Map.of(), Map.of(cluster, check));
+    try {
+      await(updates.service(service, change));
+    } catch (RuntimeException e) {
+      Audit.log(who, "UpdateCluster(HTTP)", service.toString(), change.describe(), String.valueOf(e.getMessage()));
+      throw e;
+    }
+    Audit.log(who, "UpdateCluster(HTTP)", service.toString(), change.describe(), "ok");
+    return HttpResponse.text(200, "ok");
   }
 
   // --- instances ---
@@ -383,7 +413,6 @@ public final class NacosHttpApi {
 
   // --- parameters ---
 
-  /** The service a request names: {@code namespaceId}, {@code groupName}, {@code serviceName} (may be {@code group@@name}). */
   /** The service a request names: {@code namespaceId}, {@code groupName}, {@code serviceName}; 400 naming a bad one. */
   public static ServiceKey service(HttpRequest r) {
     return service(r, "");

@@ -6,6 +6,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.roster.server.registry.HealthCheck;
+import org.jspecify.annotations.Nullable;
 import io.roster.server.model.Instance;
 import io.roster.server.model.Names;
 import io.roster.server.model.RegistryException;
@@ -199,5 +201,67 @@ final class NacosMapping {
   static String text(JsonNode json, String field) {
     JsonNode v = json == null ? null : json.get(field);
     return v == null || v.isNull() ? "" : v.asText();
+  }
+
+  /**
+   * A cluster's health check from Nacos's {@code PUT /nacos/v1/ns/cluster} parameters: {@code
+   * healthChecker} is JSON ({@code {"type":"HTTP","path":"/health","headers":"k:v|k2:v2",
+   * "expectedResponseCode":200}}, {@code {"type":"TCP"}} or {@code {"type":"NONE"}}; empty is TCP);
+   * with {@code useInstancePort4Check=false} the probe goes to {@code checkPort}, else (the
+   * default) to the instance's own port. Errors name Nacos's parameter.
+   */
+  static HealthCheck healthCheck(String healthChecker, String checkPort, @Nullable Boolean useInstancePort) {
+    JsonNode json;
+    try {
+      json = healthChecker.isBlank() ? JSON.createObjectNode() : JSON.readTree(healthChecker);
+    } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+      throw RegistryException.invalid("healthChecker", healthChecker, "a JSON object like {\"type\":\"TCP\"}");
+    }
+    if (json == null || !json.isObject()) {
+      throw RegistryException.invalid("healthChecker", healthChecker, "a JSON object like {\"type\":\"TCP\"}");
+    }
+    String typeText = text(json, "type");
+    HealthCheck.Type type = typeText.isEmpty() ? HealthCheck.Type.TCP : HealthCheck.type("healthChecker.type", typeText);
+    int port = 0;
+    if (Boolean.FALSE.equals(useInstancePort)) {
+      try {
+        port = Integer.parseInt(checkPort.trim());
+      } catch (NumberFormatException e) {
+        throw RegistryException.invalid("checkPort", checkPort, "1..65535 (with useInstancePort4Check=false)");
+      }
+      if (port < 1 || port > 65535) {
+        throw RegistryException.invalid("checkPort", port, "1..65535 (with useInstancePort4Check=false)");
+      }
+    }
+    Map<String, String> headers = new java.util.LinkedHashMap<>();
+    JsonNode h = json.get("headers");
+    if (h != null && h.isObject()) {
+      h.properties().forEach(e -> headers.put(e.getKey(), e.getValue().asText()));
+    } else if (h != null && !h.isNull() && !h.asText().isBlank()) {
+      for (String pair : h.asText().split("\\|", -1)) {
+        int colon = pair.indexOf(':');
+        if (colon <= 0) {
+          throw RegistryException.invalid("healthChecker.headers", h.asText(), "name:value pairs separated by |");
+        }
+        headers.put(pair.substring(0, colon).trim(), pair.substring(colon + 1).trim());
+      }
+    }
+    JsonNode status = json.get("expectedResponseCode");
+    return new HealthCheck(type, port, text(json, "path"), status == null ? 0 : status.asInt(), headers);
+  }
+
+  /** A cluster's health check in Nacos's JSON shape ({@code healthChecker}). */
+  static ObjectNode healthCheckerJson(HealthCheck c) {
+    ObjectNode o = JSON.createObjectNode();
+    o.put("type", c.type().name());
+    if (c.type() == HealthCheck.Type.HTTP) {
+      o.put("path", c.path());
+      StringBuilder headers = new StringBuilder();
+      new java.util.TreeMap<>(c.headers()).forEach((k, v) -> headers.append(headers.length() == 0 ? "" : "|")
+          .append(k).append(':').append(v));
+      o.put("headers", headers.toString());
+      o.put("expectedResponseCode", c.expectedStatus());
+    }
+    return o;
   }
 }

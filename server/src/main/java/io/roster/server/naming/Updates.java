@@ -6,6 +6,7 @@ import io.roster.server.model.Names;
 import io.roster.server.model.RegistryException;
 import io.roster.server.model.ServiceKey;
 import io.roster.server.registry.Command;
+import io.roster.server.registry.HealthCheck;
 import io.roster.server.registry.ServiceSettings;
 import io.roster.server.registry.Writer;
 import java.util.Map;
@@ -42,15 +43,29 @@ public final class Updates {
    * What an UpdateService asks for; a null threshold is left as it is.
    *
    * @param metadata replaces the service's metadata when {@code replaceMetadata}, else is merged into it
+   * @param checks health checks to set, by cluster; other clusters keep theirs
    */
   public record ServiceChange(@Nullable Double protectThreshold, boolean replaceMetadata,
-      Map<String, String> metadata) {
+      Map<String, String> metadata, Map<String, HealthCheck> checks) {
 
-    /** What it asks, for an audit line: {@code protect_threshold=0.5 metadata+=[owner]}. */
+    public ServiceChange {
+      checks = Map.copyOf(checks);
+    }
+
+    /** Without health checks. */
+    public ServiceChange(@Nullable Double protectThreshold, boolean replaceMetadata, Map<String, String> metadata) {
+      this(protectThreshold, replaceMetadata, metadata, Map.of());
+    }
+
+    /** What it asks, for an audit line: {@code protect_threshold=0.5 metadata+=[owner] checks=[DEFAULT:HTTP]}. */
     public String describe() {
+      StringBuilder b = new StringBuilder();
+      new java.util.TreeMap<>(checks).forEach((c, h) -> b.append(b.length() == 0 ? "" : ",").append(c).append(':')
+          .append(h.type()));
       return ((protectThreshold == null ? "" : "protect_threshold=" + protectThreshold + " ")
           + (metadata.isEmpty() && !replaceMetadata ? "" : (replaceMetadata ? "metadata:=" : "metadata+=")
-              + new java.util.TreeSet<>(metadata.keySet()))).trim();
+              + new java.util.TreeSet<>(metadata.keySet()) + " ")
+          + (checks.isEmpty() ? "" : "checks=[" + b + "]")).trim();
     }
   }
 
@@ -102,6 +117,6 @@ public final class Updates {
     }
     Names.checkMetadata("metadata", change.metadata());
     return writer.submit(new Command.UpdateSettings(service, change.protectThreshold(), change.replaceMetadata(),
-        change.metadata()));
+        change.metadata(), change.checks()));
   }
 }

@@ -9,9 +9,13 @@ import io.roster.server.model.RegistryException;
 import io.roster.server.model.ServiceDelta;
 import io.roster.server.model.ServiceKey;
 import io.roster.server.model.ServiceSnapshot;
+import io.roster.server.registry.HealthCheck;
+import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 
 /** The one place where protobuf messages become model values and back. */
 final class ProtoMapper {
@@ -147,5 +151,40 @@ final class ProtoMapper {
         .setChecksum(s.checksum())
         .setProtectThresholdReached(s.protectThresholdReached())
         .build();
+  }
+
+  /**
+   * The health checks of an UpdateService, by cluster (empty: "DEFAULT"); each checked as it is
+   * built, naming the field. A cluster named twice is refused.
+   */
+  static Map<String, HealthCheck> healthChecks(List<io.roster.proto.v1.HealthCheck> list) {
+    Map<String, HealthCheck> checks = new HashMap<>();
+    for (io.roster.proto.v1.HealthCheck p : list) {
+      String cluster = Names.cluster("health_checks.cluster", p.getCluster().isEmpty() ? Names.DEFAULT_CLUSTER
+          : p.getCluster());
+      HealthCheck.Type type = switch (p.getType()) {
+        case HEALTH_CHECK_TYPE_UNSPECIFIED, HEALTH_CHECK_TYPE_TCP -> HealthCheck.Type.TCP;
+        case HEALTH_CHECK_TYPE_HTTP -> HealthCheck.Type.HTTP;
+        case HEALTH_CHECK_TYPE_NONE -> HealthCheck.Type.NONE;
+        case UNRECOGNIZED -> throw RegistryException.invalid("health_checks.type", p.getTypeValue(), "TCP, HTTP or NONE");
+      };
+      HealthCheck check = new HealthCheck(type, p.getCheckPort(), p.getPath(), p.getExpectedStatus(),
+          p.getHeadersMap());
+      if (checks.put(cluster, check) != null) {
+        throw RegistryException.invalid("health_checks.cluster", cluster, "each cluster at most once");
+      }
+    }
+    return checks;
+  }
+
+  /** The clusters' own health checks, by cluster name. */
+  static List<io.roster.proto.v1.HealthCheck> toProto(Map<String, HealthCheck> checks) {
+    return new TreeMap<>(checks).entrySet().stream().map(e -> io.roster.proto.v1.HealthCheck.newBuilder()
+        .setCluster(e.getKey()).setType(switch (e.getValue().type()) {
+          case TCP -> io.roster.proto.v1.HealthCheckType.HEALTH_CHECK_TYPE_TCP;
+          case HTTP -> io.roster.proto.v1.HealthCheckType.HEALTH_CHECK_TYPE_HTTP;
+          case NONE -> io.roster.proto.v1.HealthCheckType.HEALTH_CHECK_TYPE_NONE;
+        }).setCheckPort(e.getValue().checkPort()).setPath(e.getValue().path())
+        .setExpectedStatus(e.getValue().expectedStatus()).putAllHeaders(e.getValue().headers()).build()).toList();
   }
 }

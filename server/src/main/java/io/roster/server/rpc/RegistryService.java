@@ -251,10 +251,10 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
     ServiceKey key;
     CompletableFuture<ServiceSettings> updated;
     Principal who = Callers.caller();
-    Updates.ServiceChange change = new Updates.ServiceChange(
-        req.hasProtectThreshold() ? req.getProtectThreshold() : null,
-        req.getReplaceMetadata(), req.getMetadataMap());
+    Updates.ServiceChange change;
     try {
+      change = new Updates.ServiceChange(req.hasProtectThreshold() ? req.getProtectThreshold() : null,
+          req.getReplaceMetadata(), req.getMetadataMap(), ProtoMapper.healthChecks(req.getHealthChecksList()));
       key = ProtoMapper.serviceKey(req.getService(), "");
       Callers.check(Permission.ADMIN, key);
       updated = updates.service(key, change);
@@ -299,6 +299,7 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
           .setChecksum(snapshot.checksum())
           .setProtectThreshold(settings.protectThreshold())
           .putAllMetadata(settings.metadata())
+          .addAllHealthChecks(ProtoMapper.toProto(settings.checks()))
           .build();
     } catch (RuntimeException e) {
       out.onError(Errors.toStatusException(e));
