@@ -9,6 +9,8 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.roster.proto.v1.DeregisterInstanceRequest;
 import io.roster.proto.v1.GetServiceRequest;
 import io.roster.proto.v1.GetServiceResponse;
+import io.roster.proto.v1.HealthCheck;
+import io.roster.proto.v1.HealthCheckType;
 import io.roster.proto.v1.Instance;
 import io.roster.proto.v1.RegisterInstanceRequest;
 import io.roster.proto.v1.RegistryGrpc;
@@ -64,6 +66,12 @@ class ClusterDurableTest {
   void persistentStateSurvivesTheLeadersDeathAndAWholeClusterRestart() throws Exception {
     LocalCluster cluster = local.start();
     RegistryGrpc.RegistryBlockingStub first = registry(cluster, 0);
+    // Nothing listens at these addresses: health is the API's (no probe), and the checks are
+    // durable settings like the rest.
+    for (int s = 0; s < SERVICES; s++) {
+      deadline(first).updateService(UpdateServiceRequest.newBuilder().setService(service(s)).addHealthChecks(
+          HealthCheck.newBuilder().setType(HealthCheckType.HEALTH_CHECK_TYPE_NONE)).build());
+    }
     // A service's hundred at once: the member gathers them into a few log entries.
     RegistryGrpc.RegistryFutureStub async = RegistryGrpc.newFutureStub(channels.get(0));
     for (int s = 0; s < SERVICES; s++) {
@@ -117,6 +125,8 @@ class ClusterDurableTest {
       GetServiceResponse settings = deadline(stub).getService(GetServiceRequest.newBuilder().setService(service(0)).build());
       assertThat(settings.getProtectThreshold()).isEqualTo(0.4);
       assertThat(settings.getMetadataMap()).isEqualTo(Map.of("tier", "gold"));
+      assertThat(settings.getHealthChecksList()).singleElement()
+          .satisfies(c -> assertThat(c.getType()).isEqualTo(HealthCheckType.HEALTH_CHECK_TYPE_NONE));
       List<String> visible = deadline(stub).queryInstances(io.roster.proto.v1.QueryInstancesRequest.newBuilder()
           .setService(service(1)).build()).getServiceInfo().getInstancesList().stream().map(Instance::getIp).toList();
       assertThat(visible).hasSize(PER_SERVICE - 1).doesNotContain("10.1.1.1");

@@ -183,7 +183,7 @@ public final class RosterServer implements AutoCloseable {
         HttpEndpoint.Limits.DEFAULT.withRequestTimeout(config.httpRequestTimeout()), tls);
     this.metrics = new ServerMetrics(new ServerMetrics.Sources(VERSION, registry, sessions, engine, warmUp,
         authenticator, endpoint::openSessions, nacos::connectionCount, http == null ? () -> 0 : http::openConnections,
-        cluster, wallClockMicros));
+        cluster, wallClockMicros, probes::counts));
     if (http != null) {
       RequestCounters requests = sessions.requests();
       http.onAnswered((route, path, status, refusal) -> requests.count(route.startsWith("/nacos")

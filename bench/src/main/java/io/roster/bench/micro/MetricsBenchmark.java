@@ -68,7 +68,8 @@ public class MetricsBenchmark {
     SessionManager sessions = new SessionManager(registry, engine, scheduler, Duration.ofSeconds(3),
         SessionLimits.of(10_000, 10_000));
     metrics = new ServerMetrics(new ServerMetrics.Sources("bench", registry, sessions, engine,
-        WarmUp.warm(scheduler), Authenticator.off(), () -> 0, () -> 0, () -> 0, null, SystemScheduler::wallClockMicros));
+        WarmUp.warm(scheduler), Authenticator.off(), () -> 0, () -> 0, () -> 0, null, SystemScheduler::wallClockMicros,
+        () -> new io.roster.server.probe.HealthProbes.Counts(0, 0, 0, 0)));
   }
 
   @TearDown(Level.Trial)

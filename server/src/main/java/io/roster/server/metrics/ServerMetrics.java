@@ -2,6 +2,7 @@ package io.roster.server.metrics;
 
 import io.prometheus.metrics.core.metrics.CounterWithCallback;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;
+import io.roster.server.probe.HealthProbes;
 import io.prometheus.metrics.core.metrics.Histogram;
 import io.prometheus.metrics.core.metrics.Info;
 import io.prometheus.metrics.expositionformats.ExpositionFormatWriter;
@@ -78,7 +79,8 @@ public final class ServerMetrics {
   /** What the metrics read: the server's parts. */
   public record Sources(String version, Registry registry, SessionManager sessions, PushEngine engine, WarmUp warmUp,
       Authenticator authenticator, IntSupplier rosterConnections, IntSupplier nacosConnections,
-      IntSupplier httpConnections, @Nullable ClusterNode cluster, LongSupplier wallClockMicros) {}
+      IntSupplier httpConnections, @Nullable ClusterNode cluster, LongSupplier wallClockMicros,
+      java.util.function.Supplier<HealthProbes.Counts> probes) {}
 
   private final PrometheusRegistry prometheus = new PrometheusRegistry();
   private final ExpositionFormats formats = ExpositionFormats.init();
@@ -94,6 +96,7 @@ public final class ServerMetrics {
     registerRequests();
     registerWarmUp();
     registerAuth();
+    registerProbes();
     if (sources.cluster() != null) {
       registerCluster(sources.cluster());
     }
@@ -272,6 +275,18 @@ public final class ServerMetrics {
     counter("roster_auth_connections_refused_total",
         "Connections closed as they were accepted, their host refused after too many bad credentials",
         auth::connectionsRefused);
+  }
+
+  private void registerProbes() {
+    var probes = sources.probes();
+    counter("roster_probes_total", "Probes of persistent instances this member started (TCP or HTTP)",
+        () -> probes.get().probes());
+    counter("roster_probes_skipped_total", "Probes skipped: too many in flight, or an address that is not an IP",
+        () -> probes.get().skipped());
+    counter("roster_probe_flips_total", "Health changes of persistent instances this member's probes decided",
+        () -> probes.get().flips());
+    GaugeWithCallback.builder().name("roster_probe_targets").help("Persistent instances this member probes now")
+        .callback(cb -> cb.call(probes.get().targets())).register(prometheus);
   }
 
   private void registerCluster(ClusterNode cluster) {

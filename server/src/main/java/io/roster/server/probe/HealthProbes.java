@@ -302,6 +302,14 @@ public final class HealthProbes implements AutoCloseable {
   }
 
   /**
+   * Which of {@code members} (the live members' ids) probes {@code key} of {@code service}: what
+   * every member computes, and what an operator or a test can compute too. Null when none is live.
+   */
+  public static @Nullable String prober(ServiceKey service, InstanceKey key, List<String> members) {
+    return prober(hash(service, key), members);
+  }
+
+  /**
    * The member that probes the instance with {@code hash}: the one that scores highest with it
    * (rendezvous hashing), so that a member leaving moves only its own instances.
    */
