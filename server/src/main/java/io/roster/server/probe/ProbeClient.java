@@ -31,6 +31,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The probes themselves, on one Netty event loop thread: a TCP connect, or an HTTP GET whose
@@ -120,7 +121,8 @@ public final class ProbeClient implements Probes, AutoCloseable {
     connect.addListener((ChannelFuture f) -> {
       if (!f.isSuccess()) {
         Throwable cause = f.cause();
-        once.finish(Outcome.unhealthy(cause == null ? "connect failed" : String.valueOf(cause.getMessage())));
+        once.finish(!http && resetAfterHandshake(cause) ? Outcome.HEALTHY
+            : Outcome.unhealthy(cause == null ? "connect failed" : String.valueOf(cause.getMessage())));
         channel.close();
       } else if (!http) {
         once.finish(Outcome.HEALTHY);
@@ -134,6 +136,18 @@ public final class ProbeClient implements Probes, AutoCloseable {
         channel.writeAndFlush(request);
       }
     });
+  }
+
+  /**
+   * Whether a failed connect failed only after the handshake: the target accepted and reset the
+   * connection before this side saw it complete (a busy listener that accepts and closes at
+   * once). Something listens, which is what a TCP probe asks. A refused connect, no route or a
+   * timeout are {@link java.net.ConnectException}s or {@link java.net.NoRouteToHostException}s.
+   */
+  private static boolean resetAfterHandshake(@Nullable Throwable cause) {
+    return cause instanceof java.net.SocketException && !(cause instanceof java.net.ConnectException)
+        && !(cause instanceof java.net.NoRouteToHostException)
+        && String.valueOf(cause.getMessage()).toLowerCase(java.util.Locale.ROOT).contains("connection reset");
   }
 
   @Override
