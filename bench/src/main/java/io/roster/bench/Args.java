@@ -20,7 +20,7 @@ public final class Args {
 
   /** Every workload, in run order. */
   public static final List<String> ALL_WORKLOADS =
-      List.of("startup", "first", "warmkill", "w1", "w2", "w3", "w4", "w5", "w6", "w7", "w8", "w9", "w10", "w11", "w12", "slowhttp", "admin", "persist");
+      List.of("startup", "first", "warmkill", "w1", "w2", "w3", "w4", "w5", "w6", "w7", "w8", "w9", "w10", "w11", "w12", "slowhttp", "admin", "persist", "probe");
 
   /** The cluster workloads: three local Roster servers each, roster driver only. */
   public static final List<String> CLUSTER_WORKLOADS = List.of("w10", "w11", "w12");
@@ -41,6 +41,8 @@ public final class Args {
     size("admin-calls", "200", "50", "admin: timed calls per route");
     size("persist-instances", "100000", "10000", "persist: persistent instances registered, then read back after each restart");
     size("persist-services", "1000", "100", "persist: services they are spread over");
+    size("probe-instances", "10000", "1000", "probe: persistent instances probed by three members");
+    size("probe-seconds", "30", "6", "probe: seconds measured per phase (no probe, TCP, HTTP)");
     size("w1-clients", "1000", "200", "W1: clients to connect");
     size("w2-clients", "100", "20", "W2: registering clients");
     size("w2-instances", "100", "50", "W2: instances per client");
@@ -232,6 +234,7 @@ public final class Args {
       workloads.remove("slowhttp");
       workloads.remove("admin");
       workloads.remove("persist");
+      workloads.remove("probe");
     }
     if (tls || auth) {
       String flag = tls ? "--tls" : "--auth";
@@ -239,7 +242,7 @@ public final class Args {
         throw new IllegalArgumentException(flag + ": the bench sets up the server it starts (expected: no --target, "
             + "--driver roster)");
       }
-      List<String> plaintextOnly = List.of("startup", "first", "warmkill", "slowhttp", "admin", "persist", "w10", "w11",
+      List<String> plaintextOnly = List.of("startup", "first", "warmkill", "slowhttp", "admin", "persist", "probe", "w10", "w11",
           "w12");
       for (String w : list.split(",")) {
         if (plaintextOnly.contains(w.trim().toLowerCase())) {
@@ -316,7 +319,7 @@ public final class Args {
           --roster-mass raw|sdk    W1/W5/W8 clients: raw Connect streams on a shared event loop (default) or SDK clients
           --peer-tls on|off        W10-W12: the cluster's peer ports with mutual TLS (default on, a throwaway CA
                                    per cluster) or --peer-tls off (plaintext), to measure what TLS costs
-          --workloads LIST         all, or some of startup,first,warmkill,w1,...,w12,slowhttp,admin,persist (w10-w12: a local 3-node
+          --workloads LIST         all, or some of startup,first,warmkill,w1,...,w12,slowhttp,admin,persist,probe (w10-w12: a local 3-node
                                    cluster each, roster driver only; left out of "all" with --target)
           --quick                  small sizes (make bench QUICK=1)
           --tls                    the started server on TLS (a throwaway CA and certificate under the log

@@ -61,13 +61,14 @@ public final class BenchMain {
       if (w.equals("startup")) {
         r = Workloads.startup(args, jar, logDir);
       } else if (w.equals("first") || w.equals("warmkill") || w.equals("slowhttp") || w.equals("admin")
-          || w.equals("persist")) {
+          || w.equals("persist") || w.equals("probe")) {
         try {
           r = switch (w) {
             case "first" -> FirstRequest.run(args, jar, logDir);
             case "warmkill" -> WarmUpKill.run(args, jar, logDir);
             case "slowhttp" -> SlowHttp.run(args, jar, logDir);
             case "persist" -> Persistence.run(args, jar, logDir);
+            case "probe" -> Probing.run(args, jar, logDir);
             default -> AdminPages.run(args, jar, logDir);
           };
         } catch (Exception | Error e) {

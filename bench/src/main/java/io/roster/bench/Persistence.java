@@ -45,6 +45,7 @@ final class Persistence {
     List<String> flags = List.of("--data-dir", data.toString(), "--max-instances-per-service", "100000");
     ServerProcess server = launcher.launch("persist-server", "127.0.0.1", port, List.of(), flags).serving();
     try {
+      noProbes(List.of("127.0.0.1:" + port), services);
       long cpu0 = server.cpuMillis();
       long t0 = System.nanoTime();
       register(port, instances, services);
@@ -83,6 +84,7 @@ final class Persistence {
     try (LocalCluster c = LocalCluster.builder(LocalServer.launcher(jar, args.serverJvm, logDir)).size(3)
         .peerTls(args.peerTls).logName("persist").startTimeout(Duration.ofSeconds(90))
         .flags("--max-instances-per-service", "100000").start()) {
+      noProbes(List.of(c.address(0)), services);
       long cpu0 = 0;
       for (int m = 0; m < c.size(); m++) {
         cpu0 += c.node(m).cpuMillis();
@@ -116,6 +118,24 @@ final class Persistence {
           serving / 1_000_000 + " ms");
       r.note("the cluster part: three members on 127.0.0.1-3, peer ports " + (args.peerTls ? "with mutual TLS"
           : "in plaintext") + ", default cluster flags");
+    }
+  }
+
+  /**
+   * Nothing listens at the instances' addresses: their services' clusters get no probe (check:
+   * none), so that this workload measures the durable writes alone; the probe workload measures probes.
+   */
+  private static void noProbes(List<String> targets, int services) throws Exception {
+    ManagedChannel ch = NettyChannelBuilder.forTarget(targets.get(0)).usePlaintext().build();
+    try {
+      RegistryGrpc.RegistryBlockingStub stub = RegistryGrpc.newBlockingStub(ch);
+      for (int s = 0; s < services; s++) {
+        stub.withDeadlineAfter(10, TimeUnit.SECONDS).updateService(io.roster.proto.v1.UpdateServiceRequest.newBuilder()
+            .setService(service(s)).addHealthChecks(io.roster.proto.v1.HealthCheck.newBuilder()
+                .setType(io.roster.proto.v1.HealthCheckType.HEALTH_CHECK_TYPE_NONE)).build());
+      }
+    } finally {
+      ch.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
     }
   }
 
