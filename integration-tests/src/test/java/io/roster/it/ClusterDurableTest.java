@@ -18,6 +18,7 @@ import io.roster.proto.v1.ServiceKey;
 import io.roster.proto.v1.UpdateInstanceRequest;
 import io.roster.proto.v1.UpdateServiceRequest;
 import io.roster.server.testing.process.LocalCluster;
+import io.roster.server.testing.process.ServerProcess;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -133,6 +134,36 @@ class ClusterDurableTest {
       List<String> deregistered = deadline(stub).queryInstances(io.roster.proto.v1.QueryInstancesRequest.newBuilder()
           .setService(service(2)).build()).getServiceInfo().getInstancesList().stream().map(Instance::getIp).toList();
       assertThat(deregistered).doesNotContain("10.1.2.1");
+    }
+
+    // A backup of the cluster, restored into a new standalone server: the same durable state.
+    var backup = java.net.http.HttpClient.newHttpClient().send(java.net.http.HttpRequest.newBuilder(
+        java.net.URI.create("http://127.0.0.1:" + cluster.node(1).httpPort() + "/roster/v1/admin/backup"))
+        .timeout(Timing.seconds(30)).build(), java.net.http.HttpResponse.BodyHandlers.ofString());
+    assertThat(backup.statusCode()).as(backup.body()).isEqualTo(200);
+    java.nio.file.Path file = java.nio.file.Files.createTempFile("roster-backup", ".json");
+    java.nio.file.Files.writeString(file, backup.body());
+    java.nio.file.Path data = java.nio.file.Files.createTempDirectory("roster-restored");
+    try (ServerProcess restored = ServerProcess.start("127.0.0.1", io.roster.server.testing.process.Ports.free(),
+        "--data-dir", data.toString(), "--restore", file.toString())) {
+      ManagedChannel channel = NettyChannelBuilder.forTarget(restored.address()).usePlaintext().build();
+      channels.add(channel);
+      RegistryGrpc.RegistryBlockingStub stub = RegistryGrpc.newBlockingStub(channel);
+      for (int s = 0; s < SERVICES; s++) {
+        int expected = PER_SERVICE + (s == 2 ? -1 : s == 3 ? 1 : 0);
+        assertThat(deadline(stub).getService(GetServiceRequest.newBuilder().setService(service(s)).build())
+            .getInstanceCount()).as("restored db-%s", s).isEqualTo(expected);
+      }
+      GetServiceResponse settings = deadline(stub).getService(GetServiceRequest.newBuilder().setService(service(0))
+          .build());
+      assertThat(settings.getProtectThreshold()).isEqualTo(0.4);
+      assertThat(settings.getHealthChecksList()).singleElement()
+          .satisfies(c -> assertThat(c.getType()).isEqualTo(HealthCheckType.HEALTH_CHECK_TYPE_NONE));
+      assertThat(deadline(stub).queryInstances(io.roster.proto.v1.QueryInstancesRequest.newBuilder()
+          .setService(service(1)).build()).getServiceInfo().getInstancesList()).extracting(Instance::getIp)
+          .hasSize(PER_SERVICE - 1).doesNotContain("10.1.1.1");
+    } finally {
+      java.nio.file.Files.deleteIfExists(file);
     }
   }
 

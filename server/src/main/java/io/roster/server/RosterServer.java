@@ -29,6 +29,7 @@ import io.roster.server.session.RequestCounters;
 import io.roster.server.session.SessionLimits;
 import io.roster.server.session.SessionManager;
 import io.roster.server.probe.HealthProbes;
+import io.roster.server.store.Backup;
 import io.roster.server.probe.ProbeClient;
 import io.roster.server.time.Scheduler;
 import io.roster.server.time.SystemScheduler;
@@ -36,6 +37,7 @@ import io.roster.server.tls.ServerTls;
 import io.roster.server.tls.TlsFiles;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
@@ -89,6 +91,12 @@ public final class RosterServer implements AutoCloseable {
   private static final int MAX_PROBES_IN_FLIGHT = 2048;
   private final ProbeClient probeClient;
   private final HealthProbes probes;
+  /** Where changes go: the cluster's log, the standalone journal, or the registry directly. */
+  private final Writer writer;
+  /** {@code --restore}'s backup, read and checked at start; null without one. */
+  private final io.roster.proto.cluster.v1.@Nullable Backup backup;
+  /** How long a restore waits for one change to be applied. */
+  private static final Duration RESTORE_TIMEOUT = Duration.ofSeconds(60);
   /** A standalone server's writer of durable state; null in a cluster or without a data directory. */
   private @Nullable DurableWriter durable;
   /** Heartbeat instances of the Nacos v1 HTTP API held by this server. */
@@ -121,6 +129,7 @@ public final class RosterServer implements AutoCloseable {
     registry.addListener(engine);
     String incarnation = Long.toString(wallClockMicros.getAsLong() / 1000, 36);
     this.dataDir = openDataDir(config);
+    this.backup = readBackup(config);
     this.cluster = entryClock == null ? null
         : ClusterNode.start(config, registry, entryClock, new Local(), wallClockMicros, incarnation);
     Writer writer;
@@ -133,6 +142,7 @@ public final class RosterServer implements AutoCloseable {
     } else {
       writer = Writer.direct(registry);
     }
+    this.writer = writer;
     this.sessions = new SessionManager(registry, writer, engine, scheduler, config.pushAckTimeout(),
         new SessionLimits(config.maxInstancesPerConnection(), config.maxSubscriptionsPerConnection(),
             config.maxSessionsPerConnection(), config.maxWatchesPerConnection(), config.maxSessionsPerAddress(),
@@ -192,12 +202,47 @@ public final class RosterServer implements AutoCloseable {
       new MetricsApi(metrics, registry, new HttpCallers(authenticator)).routeOn(http);
       nacosHttp.routeOn(http);
       new NacosAdminApi(registry, writer, engine, sessions, nacosHttp).routeOn(http);
-      new RosterAdminApi(registry, sessions, cluster).routeOn(http);
+      new RosterAdminApi(registry, sessions, cluster, () -> wallClockMicros.getAsLong() / 1000).routeOn(http);
       // The console, and the URLs Nacos users open for theirs.
       http.staticFiles("/console", "console", List.of("index.html", "app.js", "style.css"));
       for (String nacosConsole : List.of("/nacos", "/nacos/", "/nacos/index.html")) {
         http.redirect(nacosConsole, "/console/");
       }
+    }
+  }
+
+  private static io.roster.proto.cluster.v1.@Nullable Backup readBackup(ServerConfig config) {
+    Path file = config.restore();
+    if (file == null) {
+      return null;
+    }
+    try {
+      return Backup.read(file);
+    } catch (IOException e) {
+      throw new IllegalStateException(e.getMessage(), e);
+    }
+  }
+
+  /**
+   * Restores {@code --restore}'s backup into a registry that holds no durable state yet
+   * (standalone: before the port opens; a cluster member: once it has caught up, on a thread of
+   * its own, through the log). One that holds some keeps it, with a WARN.
+   */
+  private void restore(io.roster.proto.cluster.v1.Backup b, Writer writer) {
+    Path file = Objects.requireNonNull(config.restore());
+    if (Backup.holdsDurableState(registry)) {
+      log.warn("--restore {}: not applied: this {} already holds durable state (service settings or persistent "
+          + "instances); a backup is restored only into an empty one", file, cluster == null ? "server" : "cluster");
+      return;
+    }
+    try {
+      Backup.Restored r = Backup.restore(b, writer, RESTORE_TIMEOUT.toMillis());
+      log.info("Restored {} (taken {} from {}): {} service settings, {} persistent instances, {} holds{}", file,
+          b.getTakenAt(), b.getSource(), r.settings(), r.persistent(), r.holds(), r.holdsWithoutInstance() == 0 ? ""
+              : "; " + r.holdsWithoutInstance() + " holds of instances not registered now were dropped");
+    } catch (IOException e) {
+      log.error("--restore {}: stopped part way: {}. What was restored stays; restoring the same backup again "
+          + "into an emptied data directory starts over", file, e.getMessage());
     }
   }
 
@@ -347,6 +392,10 @@ public final class RosterServer implements AutoCloseable {
     RosterServer server = new RosterServer(Objects.requireNonNull(config), Objects.requireNonNull(scheduler), own,
         Objects.requireNonNull(wallClockMicros));
     beforeListening.run();
+    io.roster.proto.cluster.v1.Backup backup = server.backup;
+    if (backup != null && server.cluster == null) {
+      server.restore(backup, server.writer);
+    }
     server.warmUp.begin();
     try {
       server.endpoint.start();
@@ -387,6 +436,15 @@ public final class RosterServer implements AutoCloseable {
     }
     if (server.cluster != null) {
       server.cluster.announce(server.clientAddress());
+      if (backup != null) {
+        ClusterNode node = server.cluster;
+        Thread t = new Thread(() -> {
+          node.caughtUp().join();
+          server.restore(backup, server.writer);
+        }, "roster-restore");
+        t.setDaemon(true);
+        t.start();
+      }
     }
     server.probes.start();
     // The delta cache's classes load off the event loops, after SERVING (decision 22).

@@ -26,6 +26,7 @@ import io.roster.server.naming.ConnectionPages;
 import io.roster.server.naming.DrainTimeouts;
 import io.roster.server.registry.Change;
 import io.roster.server.registry.Registry;
+import io.roster.server.store.Backup;
 import io.roster.server.session.Session;
 import io.roster.server.session.SessionInfo;
 import io.roster.server.session.SessionManager;
@@ -60,6 +61,7 @@ public final class RosterAdminApi {
   private final SessionManager sessions;
   private final @Nullable Members cluster;
   private final HttpCallers callers;
+  private final java.util.function.LongSupplier wallClockMillis;
   private final Set<Follower> followers = new CopyOnWriteArraySet<>();
   /** Drains started here, by id: their last state, for a while (Caffeine: bounded and expiring). */
   private final Cache<String, ObjectNode> drains = Caffeine.newBuilder().maximumSize(1000)
@@ -69,10 +71,12 @@ public final class RosterAdminApi {
   /**
    * @param cluster the cluster as this member sees it, or null when standalone
    */
-  public RosterAdminApi(Registry registry, SessionManager sessions, @Nullable Members cluster) {
+  public RosterAdminApi(Registry registry, SessionManager sessions, @Nullable Members cluster,
+      java.util.function.LongSupplier wallClockMillis) {
     this.registry = registry;
     this.sessions = sessions;
     this.cluster = cluster;
+    this.wallClockMillis = wallClockMillis;
     this.callers = new HttpCallers(sessions.authenticator());
   }
 
@@ -138,6 +142,10 @@ public final class RosterAdminApi {
         return JsonEnvelope.ok(permissions(r));
       }
       callers.checkAll(r, Permission.ADMIN, Grant.ALL);
+      if (route.equals("/backup")) {
+        // The durable state, as --restore reads it back (docs/persistence.md, "Backup and restore").
+        return HttpResponse.json(Backup.json(Backup.take(registry, sessions.nodeId(), wallClockMillis.getAsLong())));
+      }
       JsonNode data = switch (route) {
         case "/namespaces" -> namespaces();
         case "/members" -> members();

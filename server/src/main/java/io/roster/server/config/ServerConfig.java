@@ -62,7 +62,8 @@ public record ServerConfig(
     Duration dnsTtl,
     Duration probeInterval,
     Duration probeTimeout,
-    int probeThreshold) {
+    int probeThreshold,
+    @Nullable Path restore) {
 
   /** {@code --dns-port off}: no DNS server (the default). */
   public static final int DNS_PORT_OFF = -1;
@@ -520,6 +521,9 @@ public record ServerConfig(
     OPTIONS.put("dns-ttl", new Option("a whole number of seconds like 5s, 0s..3600s",
         "Time to live of the DNS server's answers (and of its negative answers).",
         (b, v) -> b.dnsTtl(parseDuration(v)), c -> formatDuration(c.dnsTtl())));
+    OPTIONS.put("restore", new Option("a backup file (GET /roster/v1/admin/backup)",
+        "Restores the backup's service settings, persistent instances and holds at start, into a server (or cluster) that holds no durable state yet; otherwise it is not applied, with a WARN. Read and checked before the server listens.",
+        (b, v) -> b.restore(v.isEmpty() ? null : Path.of(v)), c -> c.restore() == null ? "(none)" : c.restore().toString()));
     OPTIONS.put("probe-interval", new Option("a duration like 3s, 1s..1m",
         "How often the server probes each persistent instance (TCP or HTTP, as its cluster's health check says).",
         (b, v) -> b.probeInterval(parseDuration(v)), c -> formatDuration(c.probeInterval())));
@@ -609,6 +613,7 @@ public record ServerConfig(
     private Duration probeInterval = Duration.ofSeconds(3);
     private Duration probeTimeout = Duration.ofMillis(500);
     private int probeThreshold = 3;
+    private @Nullable Path restore;
     private @Nullable Path tlsCert;
     private @Nullable Path tlsKey;
     private @Nullable Path tlsClientCa;
@@ -682,6 +687,7 @@ public record ServerConfig(
     public Builder probeInterval(Duration v) { probeInterval = v; return this; }
     public Builder probeTimeout(Duration v) { probeTimeout = v; return this; }
     public Builder probeThreshold(int v) { probeThreshold = v; return this; }
+    public Builder restore(@Nullable Path v) { restore = v; return this; }
 
     public ServerConfig build() {
       return new ServerConfig(host, port, dataDir, logDir, keepaliveTime, keepaliveTimeout, pushWindow,
@@ -690,7 +696,8 @@ public record ServerConfig(
           maxMessageSize, maxServiceSettingsBytes, warmUp, maxInstancesPerService, maxServiceBytes, nodeId, peerHost,
           peerPort, members, advertise, groupCommitWindow, memberDownAfter, memberGrace, snapshotEvery, httpPort,
           httpRequestTimeout, tlsCert, tlsKey, tlsClientCa, authFile, tokenTtl,
-          peerTls, peerTlsCert, peerTlsKey, peerTlsCa, dnsPort, dnsTtl, probeInterval, probeTimeout, probeThreshold);
+          peerTls, peerTlsCert, peerTlsKey, peerTlsCa, dnsPort, dnsTtl, probeInterval, probeTimeout, probeThreshold,
+          restore);
     }
   }
 }

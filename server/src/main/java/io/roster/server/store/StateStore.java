@@ -143,16 +143,16 @@ public final class StateStore implements AutoCloseable {
     write(List.of(Fact.newBuilder().setPersistent(persistentFact(service, key, stored)).build()));
   }
 
-  private static Fact settingsFact(ServiceKey service, ServiceSettings value) {
+  static Fact settingsFact(ServiceKey service, ServiceSettings value) {
     return Fact.newBuilder().setSettings(LogCodec.settings(service, value)).build();
   }
 
-  private static Fact holdFact(InstanceRef ref, boolean held) {
+  static Fact holdFact(InstanceRef ref, boolean held) {
     return Fact.newBuilder().setHold(Hold.newBuilder().setService(LogCodec.service(ref.service()))
         .setKey(LogCodec.key(ref.key())).setHeld(held)).build();
   }
 
-  private static PersistentInstance persistentFact(ServiceKey service, InstanceKey key, @Nullable Stored stored) {
+  static PersistentInstance persistentFact(ServiceKey service, InstanceKey key, @Nullable Stored stored) {
     PersistentInstance.Builder b = PersistentInstance.newBuilder().setService(LogCodec.service(service))
         .setKey(LogCodec.key(key));
     if (stored != null) {

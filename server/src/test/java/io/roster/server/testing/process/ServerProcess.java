@@ -55,6 +55,30 @@ public final class ServerProcess extends JavaProcess {
   }
 
   /**
+   * The HTTP port the server bound (the tests start it with {@code --http-port 0}), from its
+   * start-up line; throws when the output names none (a server not yet serving, or without one).
+   */
+  public int httpPort() {
+    String marker = "Nacos v1 HTTP API on " + host + ":";
+    try {
+      for (String line : java.nio.file.Files.readAllLines(log)) {
+        int at = line.indexOf(marker);
+        if (at >= 0) {
+          String rest = line.substring(at + marker.length()).trim();
+          int end = 0;
+          while (end < rest.length() && Character.isDigit(rest.charAt(end))) {
+            end++;
+          }
+          return Integer.parseInt(rest.substring(0, end));
+        }
+      }
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+    throw new IllegalStateException("server " + address() + " names no HTTP port in " + log.toAbsolutePath());
+  }
+
+  /**
    * Waits until SERVING, at most the launcher's start timeout; returns this. A server that does
    * not get there is closed.
    */
