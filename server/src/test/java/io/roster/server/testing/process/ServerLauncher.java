@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 /**
  * How server processes are started from the built jar: the JVM flags, the server flags every one
@@ -19,11 +20,15 @@ import java.util.List;
  * bound scaled by {@link TestTime}, killed when closed); the bench makes its own with {@link #of}.
  *
  * <p>Every server starts as {@code make run} starts it (its JVM flags, the CDS archive beside the
- * jar when there is one), plus what a test or a bench needs: the steady state at once
+ * jar when there is one; {@link #forTests()} records it first when it is missing or older than the
+ * jar), plus what a test or a bench needs: the steady state at once
  * ({@code --warm-up 0s}; a later flag wins), a short shutdown grace, and the Nacos HTTP port on
  * any free port ({@code --http-port 0}: port - 1000 may be taken).
  */
 public final class ServerLauncher {
+
+  /** The CDS archive's name, beside the jar (as {@code make build} writes it). */
+  private static final String ARCHIVE = "roster-server.jsa";
 
   private final Path jar;
   private final List<String> jvmFlags;
@@ -61,10 +66,46 @@ public final class ServerLauncher {
 
     private static ServerLauncher make() {
       Path jar = Path.of(System.getProperty("roster.server.jar", "../server/target/roster-server.jar"));
+      recordArchive(jar);
       List<String> jvm = new ArrayList<>(JavaProcess.TEST_JVM_FLAGS);
       jvm.addAll(shippedJvmOptions(jar)); // as make run
       return new ServerLauncher(jar, jvm, List.of(), JavaProcess.LOGS, TestTime.seconds(30), TestTime.seconds(20),
           Duration.ZERO);
+    }
+  }
+
+  /**
+   * Records the class-data-sharing archive beside {@code jar} by the training run {@code make build}
+   * does (start, SERVING, stop; the JVM writes the archive on exit), unless one at least as new as
+   * the jar is there already. Every server launched from the jar then loads its classes from it:
+   * about half the CPU of a start, which counts when three members start at once on a small
+   * machine. A run that fails leaves no archive, and the servers start without one, as before.
+   */
+  static void recordArchive(Path jar) {
+    Path archive = jar.resolveSibling(ARCHIVE);
+    try {
+      if (!Files.isRegularFile(jar) || Files.isRegularFile(archive)
+          && Files.getLastModifiedTime(archive).compareTo(Files.getLastModifiedTime(jar)) >= 0) {
+        return;
+      }
+      Files.deleteIfExists(archive);
+      long started = System.nanoTime();
+      Process training = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+          "-XX:ArchiveClassesAtExit=" + archive.toAbsolutePath(), "-jar", jar.toString(), "--host", "127.0.0.1",
+          "--port", "0", "--http-port", "0", "--data-dir", "", "--exit-when-ready")
+          .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+      boolean exited = training.waitFor(60, TimeUnit.SECONDS);
+      if (!exited || training.exitValue() != 0) {
+        training.destroyForcibly().waitFor();
+        Files.deleteIfExists(archive);
+        System.out.println("Could not record " + archive + "; servers start without it");
+        return;
+      }
+      System.out.printf("Recorded %s in %d ms%n", archive, (System.nanoTime() - started) / 1_000_000);
+    } catch (IOException e) {
+      System.out.println("Could not record " + archive + " (" + e + "); servers start without it");
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
     }
   }
 
@@ -154,7 +195,7 @@ public final class ServerLauncher {
     long started = System.nanoTime();
     List<String> args = new ArrayList<>(jvmFlags);
     args.addAll(extraJvmFlags);
-    Path archive = jar.resolveSibling("roster-server.jsa");
+    Path archive = jar.resolveSibling(ARCHIVE);
     if (Files.isRegularFile(archive) && args.stream().noneMatch(f -> f.startsWith("-XX:SharedArchiveFile"))) {
       args.add("-XX:SharedArchiveFile=" + archive); // as `make run` does, once `make build` made it
     }
