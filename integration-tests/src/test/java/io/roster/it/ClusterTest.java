@@ -220,7 +220,8 @@ class ClusterTest {
 
   @Test
   void clientsThatAllStartedOnOneMemberSpreadUntilEveryMemberHoldsAboutTheMean() throws Exception {
-    cluster = local.start();
+    // Sessions may be moved 2 s after they arrive (10 s by default): the rounds start sooner.
+    cluster = local.start("--balance-settle", "2s");
     List<Integer> ports = new ArrayList<>();
     for (int i = 0; i < 30; i++) {
       ports.add(9300 + i);

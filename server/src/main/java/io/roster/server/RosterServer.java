@@ -316,9 +316,6 @@ public final class RosterServer implements AutoCloseable {
     };
   }
 
-  /** How long a session must have been here before balance may move it. */
-  private static final Duration SETTLED_FOR = Duration.ofSeconds(10);
-
   /** What the cluster asks of this server. */
   private final class Local implements ClusterNode.Local {
     @Override
@@ -351,7 +348,7 @@ public final class RosterServer implements AutoCloseable {
 
     @Override
     public int shed(int count, String to) {
-      return sessions.shed(count, SETTLED_FOR, "balancing the cluster: please move to " + to, to);
+      return sessions.shed(count, config.balanceSettle(), "balancing the cluster: please move to " + to, to);
     }
   }
 

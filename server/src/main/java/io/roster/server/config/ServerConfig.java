@@ -46,6 +46,7 @@ public record ServerConfig(
     Duration groupCommitWindow,
     Duration memberDownAfter,
     Duration memberGrace,
+    Duration balanceSettle,
     long snapshotEvery,
     int httpPort,
     Duration httpRequestTimeout,
@@ -67,6 +68,9 @@ public record ServerConfig(
 
   /** {@code --dns-port off}: no DNS server (the default). */
   public static final int DNS_PORT_OFF = -1;
+
+  /** The shortest {@code --balance-settle}. */
+  public static final Duration MIN_BALANCE_SETTLE = Duration.ofSeconds(1);
 
   /** {@code --http-port auto}: the client port − 1000 (8848 beside 9848), as Nacos apps expect. */
   public static final int HTTP_PORT_AUTO = -2;
@@ -165,6 +169,11 @@ public record ServerConfig(
     }
     positive("member-down-after", memberDownAfter);
     notNegative("member-grace", memberGrace);
+    if (balanceSettle.compareTo(MIN_BALANCE_SETTLE) < 0) {
+      throw new IllegalArgumentException("balance-settle: " + formatDuration(balanceSettle) + " (expected: at least "
+          + formatDuration(MIN_BALANCE_SETTLE) + ": a session that has just moved here may still be redoing its "
+          + "registrations, and must not be moved again meanwhile)");
+    }
     if (snapshotEvery < 10) {
       throw new IllegalArgumentException("snapshot-every: " + snapshotEvery + " (expected: >= 10 log entries)");
     }
@@ -505,6 +514,9 @@ public record ServerConfig(
     OPTIONS.put("member-grace", new Option("a duration like 10s",
         "After a member is down (or restarted), its clients have this long to move before what they registered through it is removed.",
         (b, v) -> b.memberGrace(parseDuration(v)), c -> formatDuration(c.memberGrace())));
+    OPTIONS.put("balance-settle", new Option("a duration like 10s, at least 1s",
+        "How long a session must have been on a member before balance may ask it to move to a less loaded one.",
+        (b, v) -> b.balanceSettle(parseDuration(v)), c -> formatDuration(c.balanceSettle())));
     OPTIONS.put("snapshot-every", new Option("a number of log entries, at least 10",
         "A member writes a snapshot of its state every this many log entries and drops the log before it.",
         (b, v) -> b.snapshotEvery(Long.parseLong(v)), c -> String.valueOf(c.snapshotEvery())));
@@ -605,6 +617,7 @@ public record ServerConfig(
     private Duration groupCommitWindow = Duration.ofMillis(1);
     private Duration memberDownAfter = Duration.ofSeconds(3);
     private Duration memberGrace = Duration.ofSeconds(10);
+    private Duration balanceSettle = Duration.ofSeconds(10);
     private long snapshotEvery = 20_000;
     private int httpPort = HTTP_PORT_AUTO;
     private Duration httpRequestTimeout = Duration.ofSeconds(10);
@@ -656,6 +669,7 @@ public record ServerConfig(
     public Builder groupCommitWindow(Duration v) { groupCommitWindow = v; return this; }
     public Builder memberDownAfter(Duration v) { memberDownAfter = v; return this; }
     public Builder memberGrace(Duration v) { memberGrace = v; return this; }
+    public Builder balanceSettle(Duration v) { balanceSettle = v; return this; }
     public Builder snapshotEvery(long v) { snapshotEvery = v; return this; }
     /** {@link #HTTP_PORT_AUTO}, {@link #HTTP_PORT_OFF} or a port (0 = any free port). */
     public Builder httpPort(int v) { httpPort = v; return this; }
@@ -694,7 +708,8 @@ public record ServerConfig(
           pushAckTimeout, shutdownGrace, maxInstancesPerConnection, maxSubscriptionsPerConnection,
           maxSessionsPerConnection, maxWatchesPerConnection, maxSessionsPerAddress, maxInstancesPerAddress,
           maxMessageSize, maxServiceSettingsBytes, warmUp, maxInstancesPerService, maxServiceBytes, nodeId, peerHost,
-          peerPort, members, advertise, groupCommitWindow, memberDownAfter, memberGrace, snapshotEvery, httpPort,
+          peerPort, members, advertise, groupCommitWindow, memberDownAfter, memberGrace, balanceSettle,
+          snapshotEvery, httpPort,
           httpRequestTimeout, tlsCert, tlsKey, tlsClientCa, authFile, tokenTtl,
           peerTls, peerTlsCert, peerTlsKey, peerTlsCa, dnsPort, dnsTtl, probeInterval, probeTimeout, probeThreshold,
           restore);

@@ -99,6 +99,15 @@ class ServerConfigTest {
   }
 
   @Test
+  void balanceSettleDefaultsToTenSecondsAndIsAtLeastOne() {
+    assertThat(ServerConfig.defaults().balanceSettle()).isEqualTo(Duration.ofSeconds(10));
+    assertThat(ServerConfig.parse(new String[] {"--balance-settle", "2s"}, Map.of()).balanceSettle())
+        .isEqualTo(Duration.ofSeconds(2));
+    assertThatThrownBy(() -> ServerConfig.parse(new String[0], Map.of("ROSTER_BALANCE_SETTLE", "500ms")))
+        .hasMessageStartingWith("balance-settle: 500ms (expected: at least 1s");
+  }
+
+  @Test
   void aClusterMemberNeedsPeerTlsFilesOrPeerTlsOffSaidOutright() {
     String[] member = {"--members", "roster1:9849,roster2:9849"};
     assertThatThrownBy(() -> ServerConfig.parse(member, Map.of()))
