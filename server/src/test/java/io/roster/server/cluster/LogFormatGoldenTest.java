@@ -162,13 +162,7 @@ class LogFormatGoldenTest {
     assertThat(read.getSequence()).isEqualTo(42);
     assertThat(read.getIncarnation()).isEqualTo("k9x2");
     assertThat(read.getTimeMicros()).isEqualTo(1_764_900_000_123_456L);
-    List<Command<?>> decoded = new ArrayList<>();
-    for (io.roster.proto.cluster.v1.Command c : read.getCommandsList()) {
-      Command<?> d = LogCodec.decode(c);
-      if (d != null) {
-        decoded.add(d);
-      }
-    }
+    List<Command<?>> decoded = decoded(read);
     assertThat(decoded).isEqualTo(registryCommands());
     assertThat(read.getCommandsList().subList(decoded.size(), read.getCommandsCount()))
         .isEqualTo(batch().getCommandsList().subList(decoded.size(), batch().getCommandsCount()));
@@ -188,13 +182,7 @@ class LogFormatGoldenTest {
   @Test
   void aLogEntryOfFormatTwoReadsAsWrittenIdentitiesIncluded() throws IOException {
     Batch read = Batch.parseFrom(golden("log-entry-v2.bin"));
-    List<Command<?>> decoded = new ArrayList<>();
-    for (io.roster.proto.cluster.v1.Command c : read.getCommandsList()) {
-      Command<?> d = LogCodec.decode(c);
-      if (d != null) {
-        decoded.add(d);
-      }
-    }
+    List<Command<?>> decoded = decoded(read);
     assertThat(decoded).isEqualTo(registryCommandsV2());
   }
 
@@ -210,13 +198,7 @@ class LogFormatGoldenTest {
   @Test
   void aLogEntryOfFormatThreeReadsAsWrittenPersistentInstancesIncluded() throws IOException {
     Batch read = Batch.parseFrom(golden("log-entry-v3.bin"));
-    List<Command<?>> decoded = new ArrayList<>();
-    for (io.roster.proto.cluster.v1.Command c : read.getCommandsList()) {
-      Command<?> d = LogCodec.decode(c);
-      if (d != null) {
-        decoded.add(d);
-      }
-    }
+    List<Command<?>> decoded = decoded(read);
     List<Command<?>> expected = new ArrayList<>(registryCommandsV2());
     expected.addAll(persistentCommands());
     assertThat(decoded).isEqualTo(expected);
@@ -234,13 +216,7 @@ class LogFormatGoldenTest {
   @Test
   void aLogEntryOfFormatFourReadsAsWrittenHealthChecksIncluded() throws IOException {
     Batch read = Batch.parseFrom(golden("log-entry-v4.bin"));
-    List<Command<?>> decoded = new ArrayList<>();
-    for (io.roster.proto.cluster.v1.Command c : read.getCommandsList()) {
-      Command<?> d = LogCodec.decode(c);
-      if (d != null) {
-        decoded.add(d);
-      }
-    }
+    List<Command<?>> decoded = decoded(read);
     List<Command<?>> expected = new ArrayList<>(registryCommandsV2());
     expected.addAll(persistentCommands());
     expected.addAll(checkCommands());
@@ -297,6 +273,18 @@ class LogFormatGoldenTest {
         .hasMessage("the snapshot /data/raft/sm/snapshot.1_2 is in format " + (LogCodec.FORMAT + 1) + ", and this "
             + "Roster reads formats up to " + LogCodec.FORMAT + ". Start this member with a Roster at least as new as "
             + "the one that wrote it; nothing was skipped or deleted.");
+  }
+
+  /** The registry commands of an entry, in order (membership commands decode to none). */
+  private static List<Command<?>> decoded(Batch entry) {
+    List<Command<?>> decoded = new ArrayList<>();
+    for (io.roster.proto.cluster.v1.Command c : entry.getCommandsList()) {
+      Command<?> d = LogCodec.decode(c);
+      if (d != null) {
+        decoded.add(d);
+      }
+    }
+    return decoded;
   }
 
   private static byte[] golden(String name) throws IOException {
