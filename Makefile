@@ -20,7 +20,7 @@ JVM_OPTIONS := $(shell cat server/jvm.options)
 JAVA_OPTS ?= -XX:SharedArchiveFile=$(CDS) $(JVM_OPTIONS)
 SOURCES  := $(shell find pom.xml proto server -path '*/target' -prune -o -type f \( -name '*.java' -o -name '*.proto' -o -name 'pom.xml' -o -name '*.xml' \) -print 2>/dev/null)
 
-.PHONY: build run test lint clean tools measure chaos bench cluster cluster-up cluster-down
+.PHONY: build run test lint clean tools measure chaos bench cluster cluster-up cluster-down upgrade-test
 
 ## build: compile every module and package the server jar (no tests), then record its CDS archive
 build:
@@ -43,6 +43,15 @@ $(CDS): $(JAR)
 ## run: start a standalone server on 0.0.0.0:9848 (builds first if needed); ARGS="--port 9000" to pass flags
 run: $(JAR) $(CDS)
 	$(JAVA) $(JAVA_OPTS) -jar $(JAR) $(ARGS)
+
+## upgrade-test: a rolling upgrade of three local members from the jar of PREVIOUS (a git revision, default HEAD~1),
+##               built in target/previous/, to this tree's (RollingUpgradeTest; make test skips it)
+PREVIOUS ?= HEAD~1
+upgrade-test: build
+	@rm -rf target/previous && mkdir -p target && git clone -q . target/previous && git -C target/previous checkout -q $(PREVIOUS)
+	cd target/previous && $(MVN) -q package -DskipTests -pl proto,server -am
+	$(MVN) -pl integration-tests verify -Dtest=RollingUpgradeTest -Dsurefire.failIfNoSpecifiedTests=false \
+	  -Droster.previous.jar=$(CURDIR)/target/previous/server/target/roster-server.jar
 
 ## cluster: three local nodes without Docker, in the foreground until Ctrl-C (which stops all three): node1..node3
 ##          on 127.0.0.1, client ports 9848/9858/9868, peer ports 9849/9859/9869, data and logs in target/cluster/;

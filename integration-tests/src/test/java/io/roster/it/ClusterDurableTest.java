@@ -138,7 +138,7 @@ class ClusterDurableTest {
 
     // A backup of the cluster, restored into a new standalone server: the same durable state.
     var backup = java.net.http.HttpClient.newHttpClient().send(java.net.http.HttpRequest.newBuilder(
-        java.net.URI.create("http://127.0.0.1:" + cluster.node(1).httpPort() + "/roster/v1/admin/backup"))
+        java.net.URI.create("http://" + cluster.node(1).host + ":" + cluster.node(1).httpPort() + "/roster/v1/admin/backup"))
         .timeout(Timing.seconds(30)).build(), java.net.http.HttpResponse.BodyHandlers.ofString());
     assertThat(backup.statusCode()).as(backup.body()).isEqualTo(200);
     java.nio.file.Path file = java.nio.file.Files.createTempFile("roster-backup", ".json");

@@ -15,7 +15,8 @@ import java.util.stream.Collectors;
 /**
  * nacos-client 3.x against a server: args {@code serverAddr timeoutMs MODE [username password]}.
  * MODE {@code works}: register, subscribe, the push of a second registration, query, list,
- * deregister and shutDown, each seen by its subscriber. MODE {@code refused}: a registration is
+ * deregister and shutDown, each seen by its subscriber; a persistent instance ({@code ephemeral=false})
+ * that outlives its client until another deregisters it. MODE {@code refused}: a registration is
  * refused with 403 (no or wrong credentials on a server with auth on). Prints each step as it
  * succeeds and {@code OK} at the end (exit 0); prints {@code FAIL: ...} and exits 1 otherwise.
  */
@@ -83,6 +84,17 @@ public final class Nacos3Main {
       fail("getServicesOfServer: " + services);
     }
     step("getServicesOfServer " + services);
+    // A persistent instance (PersistentInstanceRequest): it outlives the client that registered it.
+    Instance db = new Instance();
+    db.setIp("10.0.13.9");
+    db.setPort(5432);
+    db.setEphemeral(false);
+    first.registerInstance("nacos3-db", db);
+    AtomicReference<String> seenDb = new AtomicReference<>("");
+    consumer.subscribe("nacos3-db", e -> seenDb.set(((NamingEvent) e).getInstances().stream()
+        .map(i -> i.getIp() + ":" + i.getPort() + (i.isEphemeral() ? "" : " persistent")).sorted()
+        .collect(Collectors.joining(","))));
+    await("persistent 10.0.13.9:5432", () -> seenDb.get().equals("10.0.13.9:5432 persistent"), timeoutMs);
     // Nacos 3's fuzzy watch: Roster does not advertise it (docs/nacos-compat.md).
     try {
       java.util.concurrent.Future<?> keys = consumer.fuzzyWatchWithServiceKeys("nacos*",
@@ -108,6 +120,12 @@ public final class Nacos3Main {
     second.shutDown();
     await("pushed shutDown: empty", () -> seen.get().isEmpty(), timeoutMs);
     first.shutDown();
+    if (consumer.getAllInstances("nacos3-db", false).size() != 1) {
+      fail("the persistent instance left with its client: " + consumer.getAllInstances("nacos3-db", false));
+    }
+    step("persistent outlives its client");
+    consumer.deregisterInstance("nacos3-db", db);
+    await("persistent deregistered", () -> seenDb.get().isEmpty(), timeoutMs);
     consumer.shutDown();
   }
 

@@ -307,6 +307,10 @@ public final class LocalCluster implements AutoCloseable {
   }
 
   private ServerProcess launch(int i) {
+    return launch(i, launcher);
+  }
+
+  private ServerProcess launch(int i, ServerLauncher with) {
     List<String> memberFlags = new ArrayList<>(List.of("--peer-port", Integer.toString(peerPorts.get(i)),
         "--members", membersOf(i), "--node-id", linked() ? id(i) : hosts.get(i),
         "--data-dir", dataRoot.resolve("node" + (i + 1)).toString()));
@@ -324,7 +328,7 @@ public final class LocalCluster implements AutoCloseable {
       jvm.add("-Xlog:gc:file=" + gcLog + ":uptime,level,tags:filecount=0");
     }
     String name = logName == null ? null : logName + "-node" + (i + 1) + "-server";
-    return launcher.launch(name, hosts.get(i), ports.get(i), jvm, memberFlags);
+    return with.launch(name, hosts.get(i), ports.get(i), jvm, memberFlags);
   }
 
   /** Member {@code i}'s GC log ({@link Builder#gcLogs()}), or null. */
@@ -360,7 +364,16 @@ public final class LocalCluster implements AutoCloseable {
 
   /** Starts member {@code i} again (after a stop or kill) with its data; does not wait. */
   public ServerProcess relaunch(int i) {
-    nodes[i] = launch(i);
+    nodes[i] = launch(i, launcher);
+    return nodes[i];
+  }
+
+  /**
+   * Starts member {@code i} again with its data from {@code other}'s jar (a rolling upgrade: the
+   * cluster was started from an older one); does not wait.
+   */
+  public ServerProcess relaunch(int i, ServerLauncher other) {
+    nodes[i] = launch(i, other);
     return nodes[i];
   }
 

@@ -60,7 +60,9 @@ public final class ServerProcess extends JavaProcess {
    */
   public int httpPort() {
     String marker = "Nacos v1 HTTP API on " + host + ":";
+    int port = -1;
     try {
+      // The last such line: a member started again may write to the same file.
       for (String line : java.nio.file.Files.readAllLines(log)) {
         int at = line.indexOf(marker);
         if (at >= 0) {
@@ -69,11 +71,14 @@ public final class ServerProcess extends JavaProcess {
           while (end < rest.length() && Character.isDigit(rest.charAt(end))) {
             end++;
           }
-          return Integer.parseInt(rest.substring(0, end));
+          port = Integer.parseInt(rest.substring(0, end));
         }
       }
     } catch (IOException e) {
       throw new java.io.UncheckedIOException(e);
+    }
+    if (port > 0) {
+      return port;
     }
     throw new IllegalStateException("server " + address() + " names no HTTP port in " + log.toAbsolutePath());
   }
