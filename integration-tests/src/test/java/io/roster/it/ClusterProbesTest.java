@@ -71,6 +71,16 @@ class ClusterProbesTest {
         .getInstancesList().stream().collect(Collectors.toMap(Instance::getPort, Instance::getHealthy));
   }
 
+  /** Member {@code m}'s {@code roster_probe_targets}, from its metrics. */
+  private static long probeTargets(LocalCluster cluster, int m) throws Exception {
+    var r = java.net.http.HttpClient.newHttpClient().send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(
+        "http://" + cluster.node(m).host + ":" + cluster.node(m).httpPort() + "/metrics")).timeout(Timing.seconds(5))
+        .build(), java.net.http.HttpResponse.BodyHandlers.ofString());
+    return r.body().lines().filter(l -> l.startsWith("roster_probe_targets ")).mapToLong(l -> (long) Double.parseDouble(
+        l.substring(l.indexOf(' ') + 1).trim())).findFirst().orElseThrow(() -> new AssertionError("no "
+        + "roster_probe_targets in " + r.body().length() + " bytes of metrics"));
+  }
+
   @Test
   void aKilledProbersTargetsAreTakenOverAndAStoppedOneIsFoundUnhealthy() throws Exception {
     LocalCluster cluster = local.start("--probe-interval", "1s");
@@ -103,10 +113,23 @@ class ClusterProbesTest {
     await().atMost(Timing.seconds(10)).untilAsserted(() -> assertThat(health(other)).hasSize(TARGETS)
         .allSatisfy((port, healthy) -> assertThat(healthy).as("port %s", port).isTrue()));
 
+    int third = 3 - victim - survivor;
+    // Each member probes exactly the targets the test's own ranking gives it.
+    for (int m = 0; m < cluster.size(); m++) {
+      int member = m;
+      await().atMost(Timing.seconds(10)).untilAsserted(() -> assertThat(probeTargets(cluster, member))
+          .isEqualTo(byMember.get(cluster.id(member)).size()));
+    }
     long killed = System.nanoTime();
     cluster.node(victim).kill9();
     int stopped = orphaned.get(0);
     targets.remove(stopped).close();
+    // The survivors take the killed member's targets over once the leader records it down.
+    await().atMost(Timing.seconds(10)).pollInterval(Duration.ofMillis(50)).untilAsserted(() ->
+        assertThat(probeTargets(cluster, survivor) + probeTargets(cluster, third)).isEqualTo(TARGETS));
+    long takenOverMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killed);
+    System.out.printf("ClusterProbesTest: the killed member's %d targets taken over %d ms after the kill "
+        + "(member-down-after 3s; each is first probed within 1 s of that)%n", orphaned.size(), takenOverMs);
     await().atMost(Timing.seconds(20)).ignoreException(StatusRuntimeException.class)
         .untilAsserted(() -> assertThat(health(other)).containsEntry(stopped, false));
     long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killed);

@@ -10,13 +10,26 @@ public final class Ports {
 
   private Ports() {}
 
-  /** A port that is free on the loopback address now. */
+  /**
+   * The ports handed out lately in this JVM: the system may give a port it has just freed again,
+   * and two asked for one after the other (a member's client and peer ports) must differ.
+   */
+  private static final com.github.benmanes.caffeine.cache.Cache<Integer, Boolean> GIVEN =
+      com.github.benmanes.caffeine.cache.Caffeine.newBuilder().maximumSize(4096).build();
+
+  /** A port that is free on the loopback address now, and not handed out lately by this JVM. */
   public static int free() {
-    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      s.setReuseAddress(true);
-      return s.getLocalPort();
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
+    while (true) {
+      int port;
+      try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+        s.setReuseAddress(true);
+        port = s.getLocalPort();
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+      if (GIVEN.asMap().putIfAbsent(port, Boolean.TRUE) == null) {
+        return port;
+      }
     }
   }
 
