@@ -73,12 +73,7 @@ class ClusterProbesTest {
 
   /** Member {@code m}'s {@code roster_probe_targets}, from its metrics. */
   private static long probeTargets(LocalCluster cluster, int m) throws Exception {
-    var r = java.net.http.HttpClient.newHttpClient().send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(
-        "http://" + cluster.node(m).host + ":" + cluster.node(m).httpPort() + "/metrics")).timeout(Timing.seconds(5))
-        .build(), java.net.http.HttpResponse.BodyHandlers.ofString());
-    return r.body().lines().filter(l -> l.startsWith("roster_probe_targets ")).mapToLong(l -> (long) Double.parseDouble(
-        l.substring(l.indexOf(' ') + 1).trim())).findFirst().orElseThrow(() -> new AssertionError("no "
-        + "roster_probe_targets in " + r.body().length() + " bytes of metrics"));
+    return Scrape.value(cluster.node(m), "roster_probe_targets");
   }
 
   @Test

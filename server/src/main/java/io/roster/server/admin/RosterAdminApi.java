@@ -31,6 +31,7 @@ import io.roster.server.session.Session;
 import io.roster.server.session.SessionInfo;
 import io.roster.server.session.SessionManager;
 import java.time.Duration;
+import java.util.List;
 import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArraySet;
@@ -62,6 +63,8 @@ public final class RosterAdminApi {
   private final @Nullable Members cluster;
   private final HttpCallers callers;
   private final java.util.function.LongSupplier wallClockMillis;
+  /** How long a change of members may take: a member added catches up before it commits. */
+  private static final java.time.Duration MEMBER_CHANGE_TIMEOUT = java.time.Duration.ofSeconds(60);
   private final Set<Follower> followers = new CopyOnWriteArraySet<>();
   /** Drains started here, by id: their last state, for a while (Caffeine: bounded and expiring). */
   private final Cache<String, ObjectNode> drains = Caffeine.newBuilder().maximumSize(1000)
@@ -134,6 +137,9 @@ public final class RosterAdminApi {
           case "GET" -> drain(r);
           default -> throw new HttpException(405, r.method() + " " + r.path() + " is not served (expected: GET, POST)");
         });
+      }
+      if (route.equals("/members") && r.method().equals("POST")) {
+        return JsonEnvelope.ok(changeMembers(r));
       }
       if (!r.method().equals("GET")) {
         throw new HttpException(405, r.method() + " " + r.path() + " is not served (expected: GET)");
@@ -272,6 +278,47 @@ public final class RosterAdminApi {
   }
 
   /** GET /members: whether this member takes writes, and every member as it sees them. */
+  /**
+   * POST /members: adds ({@code add}, comma-separated {@code --members} entries) and removes
+   * ({@code remove}, comma-separated member ids) members of the cluster at runtime; answers the
+   * members as {@code GET /members} does. Needs {@code admin} on every namespace.
+   */
+  private JsonNode changeMembers(HttpRequest r) {
+    Principal who = callers.checkAll(r, Permission.ADMIN, Grant.ALL);
+    Members c = cluster;
+    if (c == null) {
+      throw new HttpException(400, "a standalone server has no members to change (docs/cluster.md)");
+    }
+    List<String> add = list(r.param("add", ""));
+    List<String> remove = list(r.param("remove", ""));
+    if (add.isEmpty() && remove.isEmpty()) {
+      throw HttpException.badParameter("add", null, "host:peerPort or id=host:peerPort entries to add, or remove=ids");
+    }
+    String change = "add=" + add + " remove=" + remove;
+    try {
+      List<String> now = c.changeMembers(add, remove, MEMBER_CHANGE_TIMEOUT);
+      Audit.log(who, "ChangeMembers", "cluster", change, "ok: " + now);
+    } catch (IllegalArgumentException e) {
+      Audit.log(who, "ChangeMembers", "cluster", change, String.valueOf(e.getMessage()));
+      throw new HttpException(400, String.valueOf(e.getMessage()));
+    } catch (java.io.IOException | RuntimeException e) {
+      Audit.log(who, "ChangeMembers", "cluster", change, String.valueOf(e.getMessage()));
+      throw new HttpException(503, "the change did not complete: " + e.getMessage()
+          + "; GET /roster/v1/admin/members shows where the group stands");
+    }
+    return members();
+  }
+
+  private static List<String> list(String commaList) {
+    List<String> items = new java.util.ArrayList<>();
+    for (String s : commaList.split(",", -1)) {
+      if (!s.isBlank()) {
+        items.add(s.trim());
+      }
+    }
+    return items;
+  }
+
   private JsonNode members() {
     ObjectNode o = JsonEnvelope.JSON.createObjectNode();
     ArrayNode items = o.putArray("members");

@@ -95,6 +95,7 @@ public final class ClusterNode implements Members, AutoCloseable {
   private final Peer self;
   private final String memberId;
   private final String incarnation;
+  /** The group as {@code --members} gives it; {@link #currentPeers} after the start. */
   private final RaftGroup group;
   private final RaftServer server;
   private final RaftProperties props;
@@ -127,7 +128,7 @@ public final class ClusterNode implements Members, AutoCloseable {
     this.timer = new SystemScheduler("roster-cluster", 1);
     this.membership = new Membership(memberId, config.memberDownAfter(), config.memberGrace(), timer, new Effects());
     this.props = properties(config, memberId, Peer.bindHost(config, self));
-    this.client = new LogClient(memberId, props, parameters, group, timer);
+    this.client = new LogClient(memberId, props, parameters, this::currentGroup, timer);
     this.proposer = new Proposer(memberId, incarnation, client::send, timer, config.groupCommitWindow(), 100_000,
         wallMicros, membership::unwritable, membership::holdsEnds);
     this.stateMachine = new RegistryStateMachine(registry, clock, this::onApplied);
@@ -275,7 +276,7 @@ public final class ClusterNode implements Members, AutoCloseable {
   /** The facts of this moment, for the policy. */
   private Membership.Facts facts() {
     DivisionInfo info = division().getInfo();
-    return new Membership.Facts(caughtUp.isDone(), role(info), group.getPeers().size(), stateMachine.members(),
+    return new Membership.Facts(caughtUp.isDone(), role(info), currentPeers().size(), stateMachine.members(),
         stateMachine.stale(), local.sessionCount(), announcing);
   }
 
@@ -379,7 +380,7 @@ public final class ClusterNode implements Members, AutoCloseable {
     Map<String, RegistryStateMachine.Member> known = stateMachine.members().stream()
         .collect(Collectors.toMap(RegistryStateMachine.Member::id, m -> m));
     List<MemberView> views = new ArrayList<>();
-    for (RaftPeer p : group.getPeers()) {
+    for (RaftPeer p : currentPeers()) {
       String id = Peer.member(p.getId().toString());
       RegistryStateMachine.Member m = known.get(id);
       boolean self = id.equals(memberId);
@@ -431,6 +432,68 @@ public final class ClusterNode implements Members, AutoCloseable {
   /** Told, for each of this member's log entries applied here, the microseconds from sending it to applying it. */
   public void onCommitted(java.util.function.LongConsumer micros) {
     proposer.onCommitted(micros);
+  }
+
+  /**
+   * The group's members as its configuration stands now on this member: {@code --members} until
+   * a configuration change ({@link #changeMembers}) is applied, and what the stored configuration
+   * says after a restart.
+   */
+  private java.util.Collection<RaftPeer> currentPeers() {
+    RaftServer s = server;
+    if (s == null) {
+      return group.getPeers(); // the log client is built before the server
+    }
+    return division().getRaftConf().getCurrentPeers();
+  }
+
+  private RaftGroup currentGroup() {
+    return RaftGroup.valueOf(GROUP_ID, currentPeers());
+  }
+
+  /**
+   * Changes the group's members at runtime (Ratis's configuration change, through the leader):
+   * adds the {@code --members} entries of {@code add} ({@code id=host:peerPort} or {@code
+   * host:peerPort}), removes the member ids of {@code remove}. A member added catches up from the
+   * leader's snapshot and log before the new configuration takes effect; a member removed leaves
+   * the log's member list (recorded down, its owners ended after {@code --member-grace}). Returns
+   * the member ids of the new configuration.
+   *
+   * @throws IllegalArgumentException naming the entry when one is malformed, already a member, or
+   *     not one, or when no member would be left
+   */
+  @Override
+  public List<String> changeMembers(List<String> add, List<String> remove, Duration timeout) throws IOException {
+    Map<String, RaftPeer> next = new java.util.LinkedHashMap<>();
+    for (RaftPeer p : currentPeers()) {
+      next.put(Peer.member(p.getId().toString()), p);
+    }
+    for (String id : remove) {
+      if (next.remove(id) == null) {
+        throw new IllegalArgumentException("remove: \"" + id + "\" (expected: a member id of " + next.keySet() + ")");
+      }
+    }
+    for (String entry : add) {
+      Peer peer;
+      try {
+        peer = Peer.parse(entry);
+      } catch (RuntimeException e) {
+        throw new IllegalArgumentException("add: \"" + entry + "\" (expected: host:peerPort or id=host:peerPort)");
+      }
+      if (next.containsKey(peer.id())) {
+        throw new IllegalArgumentException("add: \"" + entry + "\" (expected: a member not in " + next.keySet() + ")");
+      }
+      next.put(peer.id(), RaftPeer.newBuilder().setId(Peer.peerId(peer.id())).setAddress(peer.address()).build());
+    }
+    if (next.isEmpty()) {
+      throw new IllegalArgumentException("remove: " + remove + " (expected: at least one member left)");
+    }
+    log.info("Cluster member {}: changing the members to {}", memberId, next.keySet());
+    var reply = client.setConfiguration(List.copyOf(next.values()), timeout);
+    if (!reply.isSuccess()) {
+      throw new IOException("the group refused the change: " + reply.getException());
+    }
+    return List.copyOf(next.keySet());
   }
 
   private RaftServer.Division division() {

@@ -3,6 +3,7 @@ package io.roster.server.cluster;
 import io.roster.server.time.Scheduler;
 import java.io.IOException;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
@@ -39,7 +40,8 @@ final class LogClient implements AutoCloseable {
   private final RaftProperties props;
   /** This member's peer TLS (PeerTls), the same as its Raft server's. */
   private final Parameters parameters;
-  private final RaftGroup group;
+  /** The group as it stands now: a new client (see {@link #renewIfStuck}) gets its current members. */
+  private final java.util.function.Supplier<RaftGroup> group;
   private final Scheduler timer;
   /** Replaced when it is stuck (see {@link #renewIfStuck}). */
   private volatile RaftClient client;
@@ -48,7 +50,8 @@ final class LogClient implements AutoCloseable {
   private final AtomicBoolean renewing = new AtomicBoolean();
   private volatile boolean closed;
 
-  LogClient(String memberId, RaftProperties props, Parameters parameters, RaftGroup group, Scheduler timer) {
+  LogClient(String memberId, RaftProperties props, Parameters parameters, java.util.function.Supplier<RaftGroup> group,
+      Scheduler timer) {
     this.memberId = memberId;
     this.props = props;
     this.parameters = parameters;
@@ -60,14 +63,18 @@ final class LogClient implements AutoCloseable {
 
   /** A Ratis client of the group, retrying each entry every {@link #RETRY_EVERY} for {@link #RETRY_FOR}. */
   private RaftClient newClient() {
+    return newClient(props);
+  }
+
+  private RaftClient newClient(RaftProperties properties) {
     ClientId id = ClientId.randomId();
     return RaftClient.newBuilder()
-        .setProperties(props)
-        .setRaftGroup(group)
+        .setProperties(properties)
+        .setRaftGroup(group.get())
         .setClientId(id)
         .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep((int) (RETRY_FOR.toMillis() / RETRY_EVERY.toMillis()),
             TimeDuration.valueOf(RETRY_EVERY.toMillis(), TimeUnit.MILLISECONDS)))
-        .setClientRpc(new GrpcFactory(parameters).newRaftClientRpc(id, props))
+        .setClientRpc(new GrpcFactory(parameters).newRaftClientRpc(id, properties))
         .build();
   }
 
@@ -112,6 +119,19 @@ final class LogClient implements AutoCloseable {
       });
     } finally {
       renewing.set(false);
+    }
+  }
+
+  /** Asks the group's leader to change its members to {@code peers}, waiting at most {@code timeout}. */
+  RaftClientReply setConfiguration(List<org.apache.ratis.protocol.RaftPeer> peers, Duration timeout)
+      throws IOException {
+    // A client of the current group, so that the leader is found among today's members, that waits
+    // for a new member to catch up before the change commits.
+    RaftProperties p = new RaftProperties(props);
+    org.apache.ratis.client.RaftClientConfigKeys.Rpc.setRequestTimeout(p,
+        TimeDuration.valueOf(timeout.toMillis(), TimeUnit.MILLISECONDS));
+    try (RaftClient c = newClient(p)) {
+      return c.admin().setConfiguration(peers);
     }
   }
 

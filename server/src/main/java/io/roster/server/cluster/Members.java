@@ -13,6 +13,13 @@ public interface Members {
   List<MemberView> members();
 
   /**
+   * Adds and removes members at runtime (docs/cluster.md, "Changing the members"); returns the
+   * member ids of the new group. A bad entry throws {@link IllegalArgumentException} naming it.
+   */
+  List<String> changeMembers(List<String> add, List<String> remove, java.time.Duration timeout)
+      throws java.io.IOException;
+
+  /**
    * One member as this member sees it.
    *
    * @param lastContactMs ms since this member last heard from it (0 for itself, -1 unknown)

@@ -242,6 +242,29 @@ final class RegistryStateMachine extends BaseStateMachine {
     return CompletableFuture.completedFuture(Message.EMPTY);
   }
 
+  /**
+   * A configuration change (a member added or removed at runtime, {@link ClusterNode#changeMembers})
+   * reached this member's log at {@code index}: members no longer in the group leave the member
+   * list, and what their sessions registered is stale from here, ended after the grace as for a
+   * member that went down. Called in log order on every member, so every member's list agrees.
+   */
+  @Override
+  public void notifyConfigurationChanged(long term, long index,
+      org.apache.ratis.proto.RaftProtos.RaftConfigurationProto conf) {
+    java.util.Set<String> configured = new java.util.HashSet<>();
+    conf.getPeersList().forEach(p -> configured.add(Peer.member(p.getId().toStringUtf8())));
+    synchronized (this) {
+      for (String id : List.copyOf(members.keySet())) {
+        if (!configured.contains(id)) {
+          members.remove(id);
+          staleSinceIndex.put(id, index);
+          log.info("Member {} left the group at log index {} (members now {}); what it registered is ended after "
+              + "the grace", id, index, new java.util.TreeSet<>(configured));
+        }
+      }
+    }
+  }
+
   private @Nullable Object membership(io.roster.proto.cluster.v1.Command c, long index) {
     switch (c.getChangeCase()) {
       case MEMBER_STARTED -> {

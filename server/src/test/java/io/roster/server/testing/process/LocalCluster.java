@@ -79,6 +79,7 @@ public final class LocalCluster implements AutoCloseable {
     private boolean gcLogs;
     private Duration startTimeout;
     private boolean peerTls = true;
+    private int spares;
 
     private Builder(ServerLauncher launcher) {
       this.launcher = launcher;
@@ -88,6 +89,15 @@ public final class LocalCluster implements AutoCloseable {
     /** The number of members (default 3). */
     public Builder size(int members) {
       this.size = members;
+      return this;
+    }
+
+    /**
+     * The last {@code n} members are spares: not started, and not in the others' {@code --members};
+     * {@link #launchSpare} starts one with every member listed, to be added to the group at runtime.
+     */
+    public Builder spares(int n) {
+      this.spares = n;
       return this;
     }
 
@@ -141,10 +151,10 @@ public final class LocalCluster implements AutoCloseable {
       }
       LocalCluster c = new LocalCluster(this);
       try {
-        for (int i = 0; i < size; i++) {
+        for (int i = 0; i < size - spares; i++) {
           c.nodes[i] = c.launch(i);
         }
-        for (int i = 0; i < size; i++) {
+        for (int i = 0; i < size - spares; i++) {
           c.nodes[i].awaitServing(startTimeout);
         }
         return c;
@@ -162,6 +172,8 @@ public final class LocalCluster implements AutoCloseable {
   /** Members' peer ports, by member index. */
   public final List<Integer> peerPorts;
   private final ServerLauncher launcher;
+  /** Members started with the cluster; the rest are spares ({@link Builder#spares}). */
+  private final int initial;
   private final List<String> flags;
   private final String logName;
   private final boolean gcLogs;
@@ -176,6 +188,7 @@ public final class LocalCluster implements AutoCloseable {
 
   private LocalCluster(Builder b) {
     launcher = b.launcher;
+    initial = b.size - b.spares;
     flags = b.flags;
     logName = b.logName;
     gcLogs = b.gcLogs;
@@ -287,10 +300,13 @@ public final class LocalCluster implements AutoCloseable {
     return nodes.length;
   }
 
-  /** Member i's --members: the same ids everywhere; its peers at its own proxies when linked. */
+  /**
+   * Member i's --members: the same ids everywhere; its peers at its own proxies when linked. The
+   * first members list each other; a spare lists every member, itself included.
+   */
   private String membersOf(int i) {
     List<String> m = new ArrayList<>();
-    for (int k = 0; k < size(); k++) {
+    for (int k = 0; k < (i < initial ? initial : size()); k++) {
       String address = links[i][k] != null ? links[i][k].address() : hosts.get(k) + ":" + peerPorts.get(k);
       m.add(linked() ? id(k) + "=" + address : address);
     }
@@ -360,6 +376,15 @@ public final class LocalCluster implements AutoCloseable {
         }
       }
     }
+  }
+
+  /** Starts spare member {@code i} ({@link Builder#spares}) with every member listed; does not wait. */
+  public ServerProcess launchSpare(int i) {
+    if (i < initial || nodes[i] != null) {
+      throw new IllegalStateException("member " + i + " is not a spare that has not started");
+    }
+    nodes[i] = launch(i);
+    return nodes[i];
   }
 
   /** Starts member {@code i} again (after a stop or kill) with its data; does not wait. */
