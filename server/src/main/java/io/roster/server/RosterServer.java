@@ -43,6 +43,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
@@ -93,6 +94,8 @@ public final class RosterServer implements AutoCloseable {
   private final HealthProbes probes;
   /** Where changes go: the cluster's log, the standalone journal, or the registry directly. */
   private final Writer writer;
+  /** Completes when this cluster member first takes writes (a restore waits for it). */
+  private final CompletableFuture<Void> firstWritable = new CompletableFuture<>();
   /** {@code --restore}'s backup, read and checked at start; null without one. */
   private final io.roster.proto.cluster.v1.@Nullable Backup backup;
   /** How long a restore waits for one change to be applied. */
@@ -328,6 +331,9 @@ public final class RosterServer implements AutoCloseable {
     @Override
     public void writable(@Nullable String reason, java.util.function.Supplier<String> suggest) {
       endpoint.refuse(reason, false);
+      if (reason == null) {
+        firstWritable.complete(null);
+      }
       if (reason != null) {
         int asked = endpoint.moveSessions(reason, s -> true, suggest);
         log.info("Asked {} sessions to move to other members", asked);
@@ -436,7 +442,9 @@ public final class RosterServer implements AutoCloseable {
       if (backup != null) {
         ClusterNode node = server.cluster;
         Thread t = new Thread(() -> {
+          // Caught up with the log, and taking writes: the restore goes through the log.
           node.caughtUp().join();
+          server.firstWritable.join();
           server.restore(backup, server.writer);
         }, "roster-restore");
         t.setDaemon(true);
