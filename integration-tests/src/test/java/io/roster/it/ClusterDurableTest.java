@@ -162,6 +162,27 @@ class ClusterDurableTest {
       assertThat(deadline(stub).queryInstances(io.roster.proto.v1.QueryInstancesRequest.newBuilder()
           .setService(service(1)).build()).getServiceInfo().getInstancesList()).extracting(Instance::getIp)
           .hasSize(PER_SERVICE - 1).doesNotContain("10.1.1.1");
+
+      // The same backup into a new cluster (of one member here): restored through its log once it
+      // has caught up.
+      int peerPort = io.roster.server.testing.process.Ports.free();
+      try (ServerProcess member = ServerProcess.start("127.0.0.1", io.roster.server.testing.process.Ports.free(),
+          "--members", "127.0.0.1:" + peerPort, "--peer-port", Integer.toString(peerPort), "--peer-tls", "off",
+          "--data-dir", java.nio.file.Files.createTempDirectory("roster-restored-cluster").toString(),
+          "--restore", file.toString())) {
+        ManagedChannel mc = NettyChannelBuilder.forTarget(member.address()).usePlaintext().build();
+        channels.add(mc);
+        RegistryGrpc.RegistryBlockingStub ms = RegistryGrpc.newBlockingStub(mc);
+        for (int s = 0; s < SERVICES; s++) {
+          int expected = PER_SERVICE + (s == 2 ? -1 : s == 3 ? 1 : 0);
+          int service = s;
+          await("restored cluster db-" + s).atMost(Timing.seconds(30)).ignoreException(StatusRuntimeException.class)
+              .untilAsserted(() -> assertThat(deadline(ms).getService(GetServiceRequest.newBuilder()
+                  .setService(service(service)).build()).getInstanceCount()).isEqualTo(expected));
+        }
+        assertThat(deadline(ms).getService(GetServiceRequest.newBuilder().setService(service(0)).build())
+            .getProtectThreshold()).isEqualTo(0.4);
+      }
     } finally {
       java.nio.file.Files.deleteIfExists(file);
     }

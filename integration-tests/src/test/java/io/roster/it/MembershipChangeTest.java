@@ -28,8 +28,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Members changed at runtime (docs/cluster.md, "Changing the members"): a fourth process joins a
- * running three-member cluster through the admin API, catches up with what was registered before
- * it came, and serves; then a member is stopped and removed, and the three left take writes and
+ * running three-member cluster through the admin API, catches up from the leader's snapshot with
+ * what was registered before it came, and serves; then a member is stopped and removed, and the three left take writes and
  * list only each other.
  */
 class MembershipChangeTest {
@@ -74,7 +74,10 @@ class MembershipChangeTest {
 
   @Test
   void aMemberJoinsCatchesUpAndServesThenAnotherIsRemoved() throws Exception {
-    cluster = LocalCluster.builder(ServerLauncher.forTests()).size(4).spares(1).start();
+    // A snapshot every 10 entries, and the log before it dropped: the new member must install the
+    // leader's snapshot to catch up, the log alone cannot bring it there.
+    cluster = LocalCluster.builder(ServerLauncher.forTests()).size(4).spares(1).flags("--snapshot-every", "10")
+        .start();
     for (int i = 1; i <= INSTANCES; i++) {
       registry(0).registerInstance(RegisterInstanceRequest.newBuilder().setService(DB)
           .setInstance(Instance.newBuilder().setIp("10.8.0." + i).setPort(5432)).build());
@@ -87,6 +90,7 @@ class MembershipChangeTest {
     Answer added = admin(0, "POST", "?add=" + fourth);
     assertThat(added.status()).as(added.body()).isEqualTo(200);
     cluster.node(3).awaitServing(Timing.seconds(60));
+    assertThat(java.nio.file.Files.readString(cluster.node(3).log)).contains("Loaded the snapshot");
     RegistryGrpc.RegistryBlockingStub joined = registry(3);
     await().atMost(Timing.seconds(30)).ignoreException(StatusRuntimeException.class).untilAsserted(() ->
         assertThat(joined.getService(GetServiceRequest.newBuilder().setService(DB).build()).getInstanceCount())
