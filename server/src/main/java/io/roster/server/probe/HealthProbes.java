@@ -162,7 +162,7 @@ public final class HealthProbes implements AutoCloseable {
 
   /** One look: what to probe (when anything changed), then the probes that are due. */
   void tick() {
-    List<Due> due = new ArrayList<>();
+    List<Target> due = new ArrayList<>();
     synchronized (this) {
       if (closed) {
         return;
@@ -197,17 +197,15 @@ public final class HealthProbes implements AutoCloseable {
             if (t.due - now <= 0) {
               t.due = now + intervalNanos; // fell behind (a stall): no burst to catch up
             }
-            due.add(new Due(t));
+            due.add(t);
           }
         }
       }
     }
-    for (Due d : due) {
-      start(d.target);
+    for (Target t : due) {
+      start(t);
     }
   }
-
-  private record Due(Target target) {}
 
   /** Brings the targets of {@code service} in line with its persistent instances and who probes them. */
   private void rebuild(ServiceKey service, Live l, long now, boolean takeover) {
