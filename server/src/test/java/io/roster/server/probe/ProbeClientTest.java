@@ -28,10 +28,13 @@ class ProbeClientTest {
   private static final Duration TIMEOUT = Duration.ofMillis(300);
   private final ProbeClient client = new ProbeClient(TIMEOUT, 16);
   private final List<AutoCloseable> targets = new ArrayList<>();
+  private final java.util.concurrent.ScheduledExecutorService answers =
+      java.util.concurrent.Executors.newScheduledThreadPool(2);
 
   @AfterEach
   void close() throws Exception {
     client.close();
+    answers.shutdownNow();
     for (AutoCloseable t : targets) {
       t.close();
     }
@@ -50,14 +53,16 @@ class ProbeClientTest {
     s.createContext("/", x -> {
       requests.add(x.getRequestMethod() + " " + x.getRequestURI() + " " + x.getRequestHeaders().getFirst("X-Probe")
           + " " + x.getRequestHeaders().getFirst("User-Agent"));
-      try {
-        Thread.sleep(delay.toMillis()); // the target's own slowness, not the test's synchronisation
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-      headers.forEach((k, v) -> x.getResponseHeaders().add(k, v));
-      x.sendResponseHeaders(status, -1);
-      x.close();
+      // The target's own slowness: it answers after delay, from another thread.
+      answers.schedule(() -> {
+        try {
+          headers.forEach((k, v) -> x.getResponseHeaders().add(k, v));
+          x.sendResponseHeaders(status, -1);
+        } catch (IOException e) {
+          // the probe gave up first
+        }
+        x.close();
+      }, delay.toMillis(), TimeUnit.MILLISECONDS);
     });
     s.setExecutor(java.util.concurrent.Executors.newCachedThreadPool());
     s.start();
