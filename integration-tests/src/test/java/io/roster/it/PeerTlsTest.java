@@ -43,7 +43,6 @@ import org.apache.ratis.grpc.GrpcFactory;
 import org.apache.ratis.grpc.GrpcTlsConfig;
 import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.Message;
-import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.protocol.RaftPeerId;
@@ -155,6 +154,11 @@ class PeerTlsTest {
       }
     }
 
+    // Refused aloud: a member says it refused a connection without a member's certificate.
+    await("a member saying it refused the intruder").atMost(Timing.seconds(30)).pollInterval(Duration.ofMillis(200))
+        .until(() -> java.util.stream.IntStream.range(0, cluster.size())
+            .anyMatch(i -> cluster.node(i).output().contains("Refused a connection to the peer port: ")));
+
     // Nothing of it anywhere: each member answers, without the intruder's instance.
     RosterClient provider = local.closing(RosterClient.builder().serverAddresses(cluster.address(1))
         .clientName("member-client").requestTimeout(Timing.seconds(10)).build());
@@ -196,11 +200,15 @@ class PeerTlsTest {
             "--peer-tls-cert", pki.resolve("node3.crt").toString(), "--peer-tls-key", pki.resolve("node3.key").toString(),
             "--peer-tls-ca", pki.resolve("ca.crt").toString())));
 
-    // The members' leader reaches the impostor's peer port and refuses its certificate.
+    // The members' leader reaches the impostor's peer port and refuses its certificate, saying so.
+    String refusal = "Refused the peer at " + cluster.hosts.get(2) + ":" + cluster.peerPorts.get(2)
+        + ": the certificate CN=node3 issued by CN=another-ca is not signed by the cluster's CA";
     await("a member refusing the impostor's certificate").atMost(Timing.seconds(60))
         .pollInterval(Duration.ofMillis(200))
-        .until(() -> cluster.node(0).output().contains("SSLHandshakeException")
-            || cluster.node(1).output().contains("SSLHandshakeException"));
+        .until(() -> cluster.node(0).output().contains(refusal) || cluster.node(1).output().contains(refusal));
+    await("the impostor saying why it cannot take part").atMost(Timing.seconds(60))
+        .pollInterval(Duration.ofMillis(200))
+        .until(() -> impostor.output().contains("is not signed by the cluster's CA in " + pki.resolve("ca.crt")));
     RosterClient provider = local.closing(RosterClient.builder().serverAddresses(cluster.address(0))
         .clientName("member-client").requestTimeout(Timing.seconds(10)).build());
     provider.registerInstance(SERVICE, Instance.of("10.0.0.2", 8080));
@@ -243,8 +251,9 @@ class PeerTlsTest {
     assertThat(wrongKey.output()).contains("--peer-tls-key: " + tmp.resolve("b.key")
         + " is not the private key of the certificate in " + tmp.resolve("a.crt"));
 
-    // Off, said outright: the cluster starts, each member warns once, and the intruder's entry
-    // of the first test is now taken by the log and applied on every member.
+    // Off, said outright: the cluster starts, each member warns once, and the intruder's entries
+    // of the first test are now taken by the log; every member drops them, saying so, since they
+    // come from no member incarnation the log knows (a persistent instance as much as a session's).
     LocalCluster cluster = local.startWithoutPeerTls();
     for (int i = 0; i < cluster.size(); i++) {
       assertThat(cluster.node(i).output().split("--peer-tls off: the peer port", -1)).as("member %d's warnings", i)
@@ -252,15 +261,40 @@ class PeerTlsTest {
     }
     RaftGroup group = cluster.raftGroup();
     try (RaftClient c = intruder(group, null)) {
-      RaftClientReply reply = c.io().send(intrusion(cluster));
-      assertThat(reply.isSuccess()).isTrue();
+      assertThat(c.io().send(intrusion(cluster)).isSuccess()).isTrue();
+      assertThat(c.io().send(persistentIntrusion()).isSuccess()).isTrue();
       for (RaftPeer p : group.getPeers()) {
         assertThat(c.getGroupManagementApi(p.getId()).info(group.getGroupId()).getGroup().getPeers())
             .containsExactlyInAnyOrderElementsOf(group.getPeers());
       }
     }
-    await("the intruder's instance on every member").atMost(Timing.seconds(20)).pollInterval(Duration.ofMillis(100))
-        .until(() -> cluster.views(SERVICE).stream().allMatch(v -> List.of("10.66.6.6:6666").equals(v)));
+    // A member's own registration, after them in the log: once every member has it, every member
+    // has applied (or dropped) the intruder's entries.
+    RosterClient provider = local.closing(RosterClient.builder().serverAddresses(cluster.address(1))
+        .clientName("member-client").requestTimeout(Timing.seconds(10)).build());
+    provider.registerInstance(SERVICE, Instance.of("10.0.0.1", 8080));
+    await("a member's registration on every member").atMost(Timing.seconds(20)).pollInterval(Duration.ofMillis(100))
+        .until(() -> cluster.views(SERVICE).stream().allMatch(v -> List.of("10.0.0.1:8080").equals(v)));
+    for (int i = 0; i < cluster.size(); i++) {
+      assertThat(cluster.view(i, "intruder-db")).as("member %d's intruder-db", i).isEmpty();
+      assertThat(cluster.node(i).output()).as("member %d's log", i)
+          .contains("it claims to come from member \"intruder\" incarnation \"intruder\"")
+          .contains("it claims to come from member \"intruder\" incarnation \"1\"");
+    }
+  }
+
+  /** A persistent instance, which has no member owner, in an entry that claims member "intruder", incarnation "1". */
+  private static Message persistentIntrusion() {
+    Command register = Command.newBuilder().setRegister(Register.newBuilder()
+        .setOwner(Owner.newBuilder().setKind(OwnerKind.OWNER_KIND_PERSISTENT).setId("persistent"))
+        .setService(ServiceKey.newBuilder().setNamespace("public").setGroup("DEFAULT_GROUP").setName("intruder-db"))
+        .setInstance(io.roster.proto.cluster.v1.Instance.newBuilder().setIp("127.0.0.67").setPort(21998)
+            .setWeight(1.0).setHealthy(true).setEnabled(true).setEphemeral(false).setCluster("DEFAULT"))
+        .setIdentity("ops").setAdmin(true))
+        .build();
+    Batch batch = Batch.newBuilder().setOrigin("intruder").setSequence(1).setIncarnation("1")
+        .setTimeMicros(System.currentTimeMillis() * 1000).setFormat(3).addCommands(register).build();
+    return Message.valueOf(ByteString.copyFrom(batch.toByteArray()));
   }
 
   /** The incarnation a server logged at start ("... (incarnation X) started ..."), or "". */

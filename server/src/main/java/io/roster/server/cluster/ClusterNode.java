@@ -103,6 +103,7 @@ public final class ClusterNode implements Members, AutoCloseable {
   private final RegistryStateMachine stateMachine;
   private final Proposer proposer;
   private final SystemScheduler timer;
+  private final PeerHandshakes handshakes;
   private final Local local;
   private final Membership membership;
   private final CompletableFuture<Void> caughtUp = new CompletableFuture<>();
@@ -117,15 +118,22 @@ public final class ClusterNode implements Members, AutoCloseable {
     this.local = local;
     this.incarnation = incarnation;
     this.self = Peer.self(config);
+    this.timer = new SystemScheduler("roster-cluster", 1);
+    this.handshakes = new PeerHandshakes(timer, String.valueOf(config.peerTlsCa()));
     // First: a bad file starts nothing.
-    Parameters parameters = PeerTls.parameters(PeerTls.load(config, self.host()));
+    Parameters parameters;
+    try {
+      parameters = PeerTls.parameters(PeerTls.load(config, self.host(), handshakes));
+    } catch (RuntimeException e) {
+      timer.close();
+      throw e;
+    }
     List<RaftPeer> peers = new ArrayList<>();
     for (Peer m : Peer.all(config.members())) {
       peers.add(RaftPeer.newBuilder().setId(Peer.peerId(m.id())).setAddress(m.address()).build());
     }
     this.memberId = self.id();
     this.group = RaftGroup.valueOf(GROUP_ID, peers);
-    this.timer = new SystemScheduler("roster-cluster", 1);
     this.membership = new Membership(memberId, config.memberDownAfter(), config.memberGrace(), timer, new Effects());
     this.props = properties(config, memberId, Peer.bindHost(config, self));
     this.client = new LogClient(memberId, props, parameters, this::currentGroup, timer);
@@ -255,6 +263,7 @@ public final class ClusterNode implements Members, AutoCloseable {
   // --- The watch ---
 
   private void watchAndAgain() {
+    handshakes.cleanUp();
     membership.tick();
     watch();
     if (!closed) {
@@ -532,6 +541,9 @@ public final class ClusterNode implements Members, AutoCloseable {
    */
   public void leave(Duration timeout) {
     membership.leave();
+    if (!caughtUp.isDone()) {
+      return; // this incarnation was never announced: the log would drop its entries
+    }
     try {
       proposer.propose(io.roster.proto.cluster.v1.Command.newBuilder()
           .setMemberDown(MemberDown.newBuilder().setMember(memberId)).build(), true)

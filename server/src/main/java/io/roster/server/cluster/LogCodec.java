@@ -29,16 +29,27 @@ public final class LogCodec {
    * log.proto would be misread by an older member, add that format's golden files
    * ({@code LogFormatGoldenTest}), and keep reading every older one.
    */
-  static final int FORMAT = 4;
+  static final int FORMAT = 5;
 
   /**
-   * The format {@code command} needs: 4 when it sets health checks, which a format-3 reader would
+   * The format {@code command} needs: 5 when an identity that is not an admin registers or
+   * deregisters a persistent instance, which a format-4 reader would let replace or remove
+   * another identity's; 4 when it sets health checks, which a format-3 reader would
    * drop; 3 when it registers or deregisters a persistent instance,
    * whose owner kind a format-2 reader does not know; 2 when it carries an identity (auth on,
    * decision 65), which a format-1 reader would ignore and so apply what the others refuse; 1
    * otherwise, so that a cluster without these keeps writing what an older member reads.
    */
   static int formatOf(io.roster.proto.cluster.v1.Command command) {
+    var register = command.getRegister();
+    var deregister = command.getDeregister();
+    boolean persistentByIdentity = register.getOwner().getKind() == OwnerKind.OWNER_KIND_PERSISTENT
+        && !register.getIdentity().isEmpty() && !register.getAdmin();
+    boolean persistentRemoval = deregister.getOwner().getKind() == OwnerKind.OWNER_KIND_PERSISTENT
+        && !deregister.getAdmin();
+    if (persistentByIdentity || persistentRemoval) {
+      return 5;
+    }
     if (command.getUpdateSettings().getChecksCount() > 0) {
       return 4;
     }
@@ -81,8 +92,13 @@ public final class LogCodec {
           .setClientId(c.claim().clientId()).setSessionSeq(c.claim().seq())
           .setIdentity(c.claim().identity()).setAdmin(c.claim().admin()));
     } else if (command instanceof Command.Deregister c) {
-      b.setDeregister(io.roster.proto.cluster.v1.Deregister.newBuilder()
-          .setOwner(owner(c.owner())).setService(service(c.service())).setKey(key(c.key())));
+      var d = io.roster.proto.cluster.v1.Deregister.newBuilder()
+          .setOwner(owner(c.owner())).setService(service(c.service())).setKey(key(c.key()));
+      Claim claim = c.claim();
+      if (claim != null) {
+        d.setIdentity(claim.identity()).setAdmin(claim.admin());
+      }
+      b.setDeregister(d);
     } else if (command instanceof Command.ReplaceOwned c) {
       var r = io.roster.proto.cluster.v1.ReplaceOwned.newBuilder()
           .setOwner(owner(c.owner())).setService(service(c.service()))
@@ -123,16 +139,30 @@ public final class LogCodec {
     return b.build();
   }
 
-  /** The registry command of an entry's command, or null for a membership command. */
-  static @Nullable Command<?> decode(io.roster.proto.cluster.v1.Command p) {
+  /**
+   * The registry command of an entry's command, or null for a membership command.
+   *
+   * @param format the entry's format ({@link #checkFormat}): before format 5, the members that
+   *     wrote an entry let any identity replace or remove a persistent instance, so its persistent
+   *     registrations and removals decode as an admin's and apply as they did there
+   */
+  static @Nullable Command<?> decode(io.roster.proto.cluster.v1.Command p, int format) {
     ChangeCase kind = p.getChangeCase();
     return switch (kind) {
-      case REGISTER -> new Command.Register(owner(p.getRegister().getOwner()),
-          service(p.getRegister().getService()), instance(p.getRegister().getInstance()),
-          new Claim(p.getRegister().getClientId(), p.getRegister().getSessionSeq(), p.getRegister().getIdentity(),
-              p.getRegister().getAdmin()));
-      case DEREGISTER -> new Command.Deregister(owner(p.getDeregister().getOwner()),
-          service(p.getDeregister().getService()), key(p.getDeregister().getKey()));
+      case REGISTER -> {
+        var r = p.getRegister();
+        Owner owner = owner(r.getOwner());
+        boolean unchecked = format < 5 && owner.kind() == Owner.Kind.PERSISTENT;
+        yield new Command.Register(owner, service(r.getService()), instance(r.getInstance()),
+            new Claim(r.getClientId(), r.getSessionSeq(), r.getIdentity(), r.getAdmin() || unchecked));
+      }
+      case DEREGISTER -> {
+        var d = p.getDeregister();
+        Owner owner = owner(d.getOwner());
+        Claim claim = owner.kind() != Owner.Kind.PERSISTENT ? null
+            : new Claim("", 0, d.getIdentity(), d.getAdmin() || format < 5);
+        yield new Command.Deregister(owner, service(d.getService()), key(d.getKey()), claim);
+      }
       case REPLACE_OWNED -> {
         var r = p.getReplaceOwned();
         List<Instance> list = new ArrayList<>(r.getInstancesCount());

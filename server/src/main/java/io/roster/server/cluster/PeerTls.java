@@ -32,6 +32,8 @@ import javax.net.ssl.KeyManager;
 import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.TrustManager;
 import javax.net.ssl.TrustManagerFactory;
+import javax.net.ssl.X509ExtendedKeyManager;
+import javax.net.ssl.X509ExtendedTrustManager;
 import org.apache.ratis.conf.Parameters;
 import org.apache.ratis.grpc.GrpcConfigKeys;
 import org.apache.ratis.grpc.GrpcTlsConfig;
@@ -93,6 +95,15 @@ public final class PeerTls {
    * @throws IllegalArgumentException naming the option, its path and what is wrong
    */
   static @Nullable GrpcTlsConfig load(ServerConfig config, @Nullable String selfHost) {
+    return load(config, selfHost, null);
+  }
+
+  /**
+   * Same, with {@code handshakes} (when given) told of every handshake and saying why one is
+   * refused.
+   */
+  static @Nullable GrpcTlsConfig load(ServerConfig config, @Nullable String selfHost,
+      @Nullable PeerHandshakes handshakes) {
     if (!config.peerTls()) {
       return null;
     }
@@ -119,7 +130,13 @@ public final class PeerTls {
           names(cert), selfHost);
     }
     try {
-      return new GrpcTlsConfig(keyManager(chain, key), trustManager(cas), true);
+      KeyManager keys = keyManager(chain, key);
+      TrustManager trust = trustManager(cas);
+      if (handshakes != null && keys instanceof X509ExtendedKeyManager k && trust instanceof X509ExtendedTrustManager t) {
+        keys = handshakes.keys(k);
+        trust = handshakes.trust(t);
+      }
+      return new GrpcTlsConfig(keys, trust, true);
     } catch (GeneralSecurityException | IOException e) {
       throw new IllegalArgumentException("--peer-tls-cert: cannot use " + certPath + " with its key " + keyPath
           + " and the CA in " + caPath + ": " + e, e);

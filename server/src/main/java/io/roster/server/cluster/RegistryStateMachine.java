@@ -209,8 +209,9 @@ final class RegistryStateMachine extends BaseStateMachine {
       updateLastAppliedTermIndex(entry.getTerm(), entry.getIndex());
       return CompletableFuture.completedFuture(Message.EMPTY);
     }
+    int format;
     try {
-      LogCodec.checkFormat(batch.getFormat(), "log entry " + entry.getIndex() + " (the Raft log under --data-dir)");
+      format = LogCodec.checkFormat(batch.getFormat(), "log entry " + entry.getIndex() + " (the Raft log under --data-dir)");
     } catch (LogCodec.UnknownFormatException e) {
       // Never skipped: applying what follows would leave this member's registry unlike the
       // others'. The member stops at once (crash-only, as on running out of memory); its log and
@@ -222,10 +223,16 @@ final class RegistryStateMachine extends BaseStateMachine {
     }
     List<Object> results = new ArrayList<>(batch.getCommandsCount());
     clock.set(batch.getTimeMicros());
+    int dropped = 0;
     for (io.roster.proto.cluster.v1.Command c : batch.getCommandsList()) {
       Object result;
       try {
-        Command<?> command = LogCodec.decode(c);
+        if (!admitted(batch, c)) {
+          dropped++;
+          throw RegistryException.invalid("origin", batch.getOrigin() + "@" + batch.getIncarnation(),
+              "a member incarnation the log knows");
+        }
+        Command<?> command = LogCodec.decode(c, format);
         if (command != null) {
           admitOwner(command);
         }
@@ -234,6 +241,12 @@ final class RegistryStateMachine extends BaseStateMachine {
         result = refused;
       }
       results.add(result);
+    }
+    if (dropped > 0) {
+      log.warn("Dropped {} of the {} commands of log entry {}: it claims to come from member \"{}\" incarnation "
+          + "\"{}\", which the log does not know as a member's current incarnation (members: {}); only members "
+          + "write to the log (docs/security.md, the peer port)", dropped, batch.getCommandsCount(), entry.getIndex(),
+          shown(batch.getOrigin()), shown(batch.getIncarnation()), memberIncarnations());
     }
     updateLastAppliedTermIndex(entry.getTerm(), entry.getIndex());
     entriesApplied++;
@@ -344,6 +357,36 @@ final class RegistryStateMachine extends BaseStateMachine {
     if (m == null || !m.incarnation().equals(node.substring(at + 1))) {
       throw RegistryException.invalid("owner", node, "member@incarnation of a member the log knows");
     }
+  }
+
+  /**
+   * Whether a command may be applied: only if its entry comes from the current incarnation of a
+   * member the log knows, whatever the command (persistent instances, settings and membership
+   * included). Only members write to the log, each under the incarnation its {@code
+   * member_started} entry announced; that announcement is the one command admitted from an
+   * incarnation not known yet, and only for itself (its member and incarnation are the entry's).
+   * The same on every member: it depends on the log alone.
+   */
+  private boolean admitted(Batch batch, io.roster.proto.cluster.v1.Command c) {
+    String origin = batch.getOrigin();
+    String incarnation = batch.getIncarnation();
+    if (c.hasMemberStarted() && !origin.isEmpty() && c.getMemberStarted().getMember().equals(origin)
+        && c.getMemberStarted().getIncarnation().equals(incarnation)) {
+      return true;
+    }
+    Member m = member(origin);
+    return m != null && m.incarnation().equals(incarnation);
+  }
+
+  /** Text from a log entry made safe for a log line: no control characters, at most 64 characters. */
+  private static String shown(String text) {
+    String cut = text.length() > 64 ? text.substring(0, 64) + "…" : text;
+    return cut.replaceAll("\\p{Cntrl}", "?");
+  }
+
+  /** {@code member@incarnation} of each member the log knows, for a log line. */
+  private synchronized List<String> memberIncarnations() {
+    return members.values().stream().map(m -> m.id() + "@" + m.incarnation()).toList();
   }
 
   private boolean hasOwnersNotOf(String member, String incarnation) {

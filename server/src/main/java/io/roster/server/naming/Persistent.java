@@ -40,7 +40,8 @@ public final class Persistent {
   /**
    * Registers {@code instance} (which must say {@code ephemeral=false}) or replaces the persistent
    * instance at its address; completes with the instance as stored. Refused when the service has
-   * ephemeral instances (a service is one or the other) or another identity registered it.
+   * ephemeral instances (a service is one or the other) or another identity registered it and
+   * {@code claim} is not an admin's (the registry checks it, on every member).
    */
   public CompletableFuture<Instance> register(ServiceKey service, Instance instance, Claim claim) {
     return writer.submit(new Command.Register(Owner.PERSISTENT, service, instance, claim));
@@ -50,6 +51,7 @@ public final class Persistent {
    * Deregisters the persistent instance {@code key}; completes with whether there was one (none is
    * not an error, as in Nacos). An ephemeral instance at that address is refused, naming what holds
    * it: it goes with its owner, and an operator takes it out of traffic with {@code enabled=false}.
+   * Another identity's instance is removed only by an admin of the service (the registry checks it).
    */
   public CompletableFuture<Boolean> deregister(ServiceKey service, InstanceKey key, Claim claim) {
     Owner owner = registry.ownerOf(service, key);
@@ -61,11 +63,6 @@ public final class Persistent {
           + service + " is ephemeral, held by " + owner + ": it goes when that client deregisters it or goes away; "
           + "enabled=false takes it out of traffic");
     }
-    Claim held = registry.claimOf(service, key);
-    if (held != null && !held.replaceableBy(claim)) {
-      throw new RegistryException(RegistryException.Kind.PERMISSION_DENIED, "", "instance " + key + " is registered by \""
-          + held.identity() + "\": only that identity or an admin may deregister it");
-    }
-    return writer.submit(new Command.Deregister(Owner.PERSISTENT, service, key));
+    return writer.submit(new Command.Deregister(Owner.PERSISTENT, service, key, claim));
   }
 }

@@ -45,11 +45,22 @@ public sealed interface Command<R> {
     }
   }
 
-  /** {@link Registry#deregister}: whether the owner had it. */
-  record Deregister(Owner owner, ServiceKey service, InstanceKey key) implements Command<Boolean> {
+  /**
+   * {@link Registry#deregister}: whether the owner had it.
+   *
+   * @param claim who removes a persistent instance ({@link Owner#PERSISTENT}), checked against who
+   *     registered it; null for the other owners, which remove only what they hold
+   */
+  record Deregister(Owner owner, ServiceKey service, InstanceKey key, @Nullable Claim claim)
+      implements Command<Boolean> {
+    /** Without an identity check (an owner removing what it holds). */
+    public Deregister(Owner owner, ServiceKey service, InstanceKey key) {
+      this(owner, service, key, null);
+    }
+
     @Override
     public Boolean applyTo(Registry registry) {
-      return registry.deregister(owner, service, key);
+      return registry.deregister(owner, claim, service, key);
     }
   }
 

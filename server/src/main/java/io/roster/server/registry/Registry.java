@@ -273,11 +273,23 @@ public final class Registry {
    * changes nothing) when there is no such instance or someone else owns it.
    */
   public boolean deregister(Owner owner, ServiceKey service, InstanceKey key) {
+    return deregister(owner, null, service, key);
+  }
+
+  /**
+   * Same, as the identity {@code claim} names when {@code owner} is {@link Owner#PERSISTENT}: a
+   * persistent instance that another identity registered is removed only by that identity or an
+   * admin of its service (PERMISSION_DENIED naming who registered it, nothing changed). Every
+   * member applies this check to the log's entries, so a race between members cannot pass it.
+   *
+   * @param claim null: no identity check (what an owner's own session removes it holds anyway)
+   */
+  public boolean deregister(Owner owner, @Nullable Claim claim, ServiceKey service, InstanceKey key) {
     if (!services.containsKey(service)) {
       return false;
     }
     long revision = mutateAt(service, e -> {
-      boolean removed = e.removeIfOwned(owner, key);
+      boolean removed = e.removeIfOwned(owner, claim, key);
       if (removed) {
         e.departed(List.of(key));
       }
@@ -1006,9 +1018,10 @@ public final class Registry {
     boolean put(Owner owner, Claim claim, Instance instance, String field) {
       checkKind(owner, instance);
       Registration old = registrations.get(instance.key());
-      if (old != null && !old.owner.equals(owner)) {
+      if (old != null) {
+        // Every persistent instance has the same owner: the identity is what tells them apart.
         checkReplaceable(old, claim, instance.key(), field);
-        if (old.claim.newerThan(claim)) {
+        if (!old.owner.equals(owner) && old.claim.newerThan(claim)) {
           return false;
         }
       }
@@ -1075,7 +1088,6 @@ public final class Registry {
       }
     }
 
-    /** Stores without checking limits, keeping an operator's hold; returns whether the visible instance changed. */
     /**
      * Refuses (PERMISSION_DENIED, nothing changed) when another identity registered {@code key}
      * and {@code claim}'s is not an admin (decision 65).
@@ -1087,6 +1099,7 @@ public final class Registry {
       }
     }
 
+    /** Stores without checking limits, keeping an operator's hold; returns whether the visible instance changed. */
     private boolean store(Owner owner, Claim claim, Instance instance, int size) {
       claim = claim.stored();
       Registration before = registrations.get(instance.key());
@@ -1124,9 +1137,18 @@ public final class Registry {
     }
 
     boolean removeIfOwned(Owner owner, InstanceKey key) {
+      return removeIfOwned(owner, null, key);
+    }
+
+    /** Same, refusing when {@code claim} (if any) may not remove what another identity registered. */
+    boolean removeIfOwned(Owner owner, @Nullable Claim claim, InstanceKey key) {
       Registration r = registrations.get(key);
       if (r == null || !r.owner.equals(owner)) {
         return false;
+      }
+      if (claim != null && !r.claim.replaceableBy(claim)) {
+        throw new RegistryException(RegistryException.Kind.PERMISSION_DENIED, "", "instance " + key
+            + " is registered by \"" + r.claim.identity() + "\": only that identity or an admin may deregister it");
       }
       registrations.remove(key);
       counted(owner, -1);
@@ -1191,7 +1213,7 @@ public final class Registry {
       Map<InstanceKey, Instance> wanted = new HashMap<>();
       for (int n = 0; n < instances.size(); n++) {
         Registration old = registrations.get(instances.get(n).key());
-        if (old != null && !old.owner.equals(owner)) {
+        if (old != null) {
           checkReplaceable(old, claim, instances.get(n).key(), "instances[" + n + "]");
         }
       }

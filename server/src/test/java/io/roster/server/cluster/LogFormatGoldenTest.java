@@ -72,9 +72,27 @@ class LogFormatGoldenTest {
 
   static final Instance P = new Instance("10.0.0.7", 5432, 1.0, true, true, false, "DEFAULT", Map.of("db", "main"), "");
 
+  /**
+   * As an admin (or anyone with auth off) writes them. Before format 5 a removal carried no
+   * identity, and every persistent registration and removal applies as an admin's.
+   */
   static List<Command<?>> persistentCommands() {
     return List.of(new Command.Register(Owner.PERSISTENT, ORDERS, P, new Claim("", 0, "dba", true)),
-        new Command.Deregister(Owner.PERSISTENT, ORDERS, P.key()));
+        new Command.Deregister(Owner.PERSISTENT, ORDERS, P.key(), new Claim("", 0, "", true)));
+  }
+
+  /** Format 5: the same, and a persistent instance registered and removed by an identity that is no admin. */
+  static Batch batchV5() {
+    List<Command<?>> c = new ArrayList<>(registryCommandsV2());
+    c.addAll(persistentCommands());
+    c.addAll(checkCommands());
+    c.addAll(persistentCommandsV5());
+    return batch(c);
+  }
+
+  static List<Command<?>> persistentCommandsV5() {
+    return List.of(new Command.Register(Owner.PERSISTENT, ORDERS, P, new Claim("", 0, "app-a", false)),
+        new Command.Deregister(Owner.PERSISTENT, ORDERS, P.key(), new Claim("", 0, "app-a", false)));
   }
 
   static Registry.Image imageV3() {
@@ -158,11 +176,12 @@ class LogFormatGoldenTest {
   @Test
   void aLogEntryOfFormatOneReadsAsWritten() throws IOException {
     Batch read = Batch.parseFrom(golden("log-entry-v1.bin"));
+    int format = 1;
     assertThat(read.getOrigin()).isEqualTo("n1");
     assertThat(read.getSequence()).isEqualTo(42);
     assertThat(read.getIncarnation()).isEqualTo("k9x2");
     assertThat(read.getTimeMicros()).isEqualTo(1_764_900_000_123_456L);
-    List<Command<?>> decoded = decoded(read);
+    List<Command<?>> decoded = decoded(read, format);
     assertThat(decoded).isEqualTo(registryCommands());
     assertThat(read.getCommandsList().subList(decoded.size(), read.getCommandsCount()))
         .isEqualTo(batch().getCommandsList().subList(decoded.size(), batch().getCommandsCount()));
@@ -182,7 +201,8 @@ class LogFormatGoldenTest {
   @Test
   void aLogEntryOfFormatTwoReadsAsWrittenIdentitiesIncluded() throws IOException {
     Batch read = Batch.parseFrom(golden("log-entry-v2.bin"));
-    List<Command<?>> decoded = decoded(read);
+    int format = 2;
+    List<Command<?>> decoded = decoded(read, format);
     assertThat(decoded).isEqualTo(registryCommandsV2());
   }
 
@@ -198,7 +218,8 @@ class LogFormatGoldenTest {
   @Test
   void aLogEntryOfFormatThreeReadsAsWrittenPersistentInstancesIncluded() throws IOException {
     Batch read = Batch.parseFrom(golden("log-entry-v3.bin"));
-    List<Command<?>> decoded = decoded(read);
+    int format = 3;
+    List<Command<?>> decoded = decoded(read, format);
     List<Command<?>> expected = new ArrayList<>(registryCommandsV2());
     expected.addAll(persistentCommands());
     assertThat(decoded).isEqualTo(expected);
@@ -216,11 +237,40 @@ class LogFormatGoldenTest {
   @Test
   void aLogEntryOfFormatFourReadsAsWrittenHealthChecksIncluded() throws IOException {
     Batch read = Batch.parseFrom(golden("log-entry-v4.bin"));
-    List<Command<?>> decoded = decoded(read);
+    int format = 4;
+    List<Command<?>> decoded = decoded(read, format);
     List<Command<?>> expected = new ArrayList<>(registryCommandsV2());
     expected.addAll(persistentCommands());
     expected.addAll(checkCommands());
     assertThat(decoded).isEqualTo(expected);
+  }
+
+  @Test
+  void aLogEntryOfFormatFiveReadsAsWrittenIdentitiesOfPersistentInstancesIncluded() throws IOException {
+    Batch read = Batch.parseFrom(golden("log-entry-v5.bin"));
+    List<Command<?>> decoded = decoded(read, 5);
+    List<Command<?>> expected = new ArrayList<>(registryCommandsV2());
+    expected.addAll(persistentCommands());
+    expected.addAll(checkCommands());
+    expected.addAll(persistentCommandsV5());
+    assertThat(decoded).isEqualTo(expected);
+  }
+
+  /**
+   * An entry written before format 5 applies as the members that wrote it applied it: there, a
+   * persistent instance could be replaced or removed by another identity, and a member of this
+   * build must end up with the same registry as they did.
+   */
+  @Test
+  void persistentRegistrationsAndRemovalsOfAnOlderFormatApplyAsAnAdminsWhateverTheirIdentity() {
+    var register = LogCodec.encode(persistentCommandsV5().get(0));
+    var deregister = LogCodec.encode(persistentCommandsV5().get(1));
+    assertThat(((Command.Register) LogCodec.decode(register, 4)).claim().admin()).isTrue();
+    assertThat(((Command.Deregister) LogCodec.decode(deregister, 4)).claim()).isEqualTo(new Claim("", 0, "app-a", true));
+    assertThat(((Command.Register) LogCodec.decode(register, 5)).claim().admin()).isFalse();
+    assertThat(((Command.Deregister) LogCodec.decode(deregister, 5)).claim()).isEqualTo(new Claim("", 0, "app-a", false));
+    assertThat(LogCodec.decode(LogCodec.encode(new Command.Deregister(SESSION, ORDERS, A.key())), 5))
+        .as("an owner's own removal carries no identity").isEqualTo(new Command.Deregister(SESSION, ORDERS, A.key()));
   }
 
   @Test
@@ -245,8 +295,10 @@ class LogFormatGoldenTest {
         .noneMatch(c -> LogCodec.formatOf(c) == 3);
     assertThat(batchV3().getCommandsList()).anyMatch(c -> LogCodec.formatOf(c) == 3)
         .noneMatch(c -> LogCodec.formatOf(c) == 4);
-    assertThat(batchV4().getCommandsList()).anyMatch(c -> LogCodec.formatOf(c) == 4);
-    assertThat(LogCodec.FORMAT).isEqualTo(4);
+    assertThat(batchV4().getCommandsList()).anyMatch(c -> LogCodec.formatOf(c) == 4)
+        .noneMatch(c -> LogCodec.formatOf(c) == 5);
+    assertThat(batchV5().getCommandsList()).anyMatch(c -> LogCodec.formatOf(c) == 5);
+    assertThat(LogCodec.FORMAT).isEqualTo(5);
     assertThat(snapshotFormat(image())).isEqualTo(1);
     assertThat(snapshotFormat(imageV2())).isEqualTo(2);
     assertThat(snapshotFormat(imageV3())).isEqualTo(3);
@@ -275,11 +327,11 @@ class LogFormatGoldenTest {
             + "the one that wrote it; nothing was skipped or deleted.");
   }
 
-  /** The registry commands of an entry, in order (membership commands decode to none). */
-  private static List<Command<?>> decoded(Batch entry) {
+  /** The registry commands of an entry of {@code format}, in order (membership commands decode to none). */
+  private static List<Command<?>> decoded(Batch entry, int format) {
     List<Command<?>> decoded = new ArrayList<>();
     for (io.roster.proto.cluster.v1.Command c : entry.getCommandsList()) {
-      Command<?> d = LogCodec.decode(c);
+      Command<?> d = LogCodec.decode(c, format);
       if (d != null) {
         decoded.add(d);
       }
@@ -303,9 +355,13 @@ class LogFormatGoldenTest {
       case "1" -> batch();
       case "2" -> batchV2();
       case "3" -> batchV3();
-      default -> batchV4();
+      case "4" -> batchV4();
+      default -> batchV5();
     };
     Files.write(path("log-entry-v" + v + ".bin"), entry.toByteArray());
+    if (v.equals("5")) {
+      return; // format 5 changed the log's entries only: snapshots stay in format 4
+    }
     ByteArrayOutputStream snapshot = new ByteArrayOutputStream();
     SnapshotCodec.write(snapshot, switch (v) {
       case "1" -> image();

@@ -54,7 +54,7 @@ class ProposerTest {
         List<Object> results = new ArrayList<>();
         for (var c : b.getCommandsList()) {
           try {
-            results.add(LogCodec.decode(c).applyTo(registry));
+            results.add(LogCodec.decode(c, LogCodec.FORMAT).applyTo(registry));
           } catch (RuntimeException e) {
             results.add(e);
           }
@@ -263,7 +263,7 @@ class ProposerTest {
         new Command.UpdateSettings(other, 0.25, false, Map.of("team", "t")),
         new Command.UpdateSettings(other, null, true, Map.of()));
     for (Command<?> c : all) {
-      assertThat(LogCodec.decode(LogCodec.encode(c))).isEqualTo(c);
+      assertThat(LogCodec.decode(LogCodec.encode(c), LogCodec.FORMAT)).isEqualTo(c);
     }
   }
 }

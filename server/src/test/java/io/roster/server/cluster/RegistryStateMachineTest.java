@@ -32,8 +32,17 @@ class RegistryStateMachineTest {
   private final RegistryStateMachine machine = new RegistryStateMachine(registry, clock, (b, r, i) -> results.addAll(r));
   private long index;
 
+  /** The entries below come from member n0, which announced itself first, unless a test says otherwise. */
+  RegistryStateMachineTest() {
+    applyFrom("n0", "x", started("n0", "x"));
+  }
+
   private void apply(io.roster.proto.cluster.v1.Command... commands) {
-    Batch.Builder b = Batch.newBuilder().setOrigin("n2").setIncarnation("x").setSequence(index)
+    applyFrom("n0", "x", commands);
+  }
+
+  private void applyFrom(String origin, String incarnation, io.roster.proto.cluster.v1.Command... commands) {
+    Batch.Builder b = Batch.newBuilder().setOrigin(origin).setIncarnation(incarnation).setSequence(index)
         .setTimeMicros(1_000_000L + index);
     for (io.roster.proto.cluster.v1.Command c : commands) {
       b.addCommands(c);
@@ -130,5 +139,34 @@ class RegistryStateMachineTest {
     assertThat(registry.ownedCount(Owner.session("intruder@z", "c-1"))).isZero();
     assertThat(registry.ownedCount(Owner.session("n1@old", "c-1"))).isZero();
     assertThat(registry.ownedCount(Owner.session("n1@a", "c-1"))).isEqualTo(1);
+  }
+
+  /**
+   * Only members write to the log: an entry whose origin is no member incarnation the log knows
+   * is dropped on every member, whatever it holds, persistent instances and membership included
+   * (a process on a peer port without TLS wrote one, and every member applied its persistent
+   * instance). A member's first entry announces its own new incarnation and is the one exception.
+   */
+  @Test
+  void anEntryFromNoKnownMemberIncarnationIsDroppedWhateverItHolds() {
+    var persistent = LogCodec.encode(new Command.Register(Owner.PERSISTENT, SVC,
+        new Instance("127.0.0.67", 21998, 1, true, true, false, "DEFAULT", Map.of(), ""),
+        new io.roster.server.registry.Claim("", 0, "ops", true)));
+    results.clear();
+
+    applyFrom("intruder", "1", persistent, started("n5", "q"), down("n0"));
+    applyFrom("n0", "old", persistent);
+    applyFrom("n1", "a", started("n1", "b"), persistent);
+
+    assertThat(results).hasSize(6).allSatisfy(r -> assertThat(r).isInstanceOf(RegistryException.class)
+        .asInstanceOf(org.assertj.core.api.InstanceOfAssertFactories.THROWABLE).hasMessageStartingWith("origin: "));
+    assertThat(registry.instance(SVC, new io.roster.server.model.InstanceKey("127.0.0.67", 21998, "DEFAULT"))).isNull();
+    assertThat(machine.members()).extracting(RegistryStateMachine.Member::id).containsExactly("n0");
+    assertThat(machine.members().get(0).down()).isFalse();
+
+    results.clear();
+    applyFrom("n1", "a", started("n1", "a"), persistent);
+    assertThat(results.get(0)).isNull();
+    assertThat(results.get(1)).as("announced, then admitted").isInstanceOf(Instance.class);
   }
 }

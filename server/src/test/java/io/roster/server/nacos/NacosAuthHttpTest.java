@@ -214,6 +214,25 @@ class NacosAuthHttpTest {
   }
 
   @Test
+  void aPersistentInstanceOfOneIdentityIsChangedOnlyByItOrAnAdmin() {
+    String rival = auth.token("rival", "write@public");
+    await().atMost(WAIT).pollInterval(java.time.Duration.ofSeconds(1))
+        .until(() -> call("GET", "/nacos/v1/ns/service/list", "", rival).status() == 200);
+    String db = "serviceName=db&ip=127.0.0.8&port=21902&ephemeral=false";
+    assertThat(call("POST", "/nacos/v1/ns/instance", db, writer).status()).isEqualTo(200);
+    var before = call("GET", "/nacos/v1/ns/instance/list", "serviceName=db", reader).json().get("hosts");
+
+    for (Route r : List.of(new Route("POST", "/nacos/v1/ns/instance", db + "&weight=7&metadata=%7B%22by%22%3A%22B%22%7D",
+        "", ""), new Route("DELETE", "/nacos/v1/ns/instance", db, "", ""))) {
+      Answer a = call(r.method(), r.path(), r.form(), rival);
+      assertThat(a.status()).as(r + ": " + a.body()).isEqualTo(403);
+      assertThat(a.body()).contains("is registered by \"writer\"");
+    }
+    assertThat(call("GET", "/nacos/v1/ns/instance/list", "serviceName=db", reader).json().get("hosts")).isEqualTo(before);
+    assertThat(call("DELETE", "/nacos/v1/ns/instance", db, writer).status()).isEqualTo(200);
+  }
+
+  @Test
   void aHeartbeatInstanceOfOneIdentityIsChangedOnlyByItOrAnAdmin() {
     String rival = auth.token("rival", "write@public");
     await().atMost(WAIT).pollInterval(java.time.Duration.ofSeconds(1))

@@ -196,6 +196,38 @@ class NacosAuthProtocolTest {
         .isTrue();
   }
 
+  /**
+   * A persistent instance (Nacos's {@code PersistentInstanceRequest}, as nacos-client sends it for
+   * {@code ephemeral=false}) is replaced or removed only by the identity that registered it: another
+   * writer of the namespace is refused 403 naming that identity, and the instance keeps its
+   * weight and metadata.
+   */
+  @Test
+  void aPersistentInstanceIsReplacedOrRemovedOnlyByTheIdentityThatRegisteredIt() {
+    String db = "{\"headers\":{},\"namespace\":\"public\",\"serviceName\":\"db\",\"groupName\":\"DEFAULT_GROUP\","
+        + "\"type\":\"registerInstance\",\"instance\":{\"ip\":\"127.0.0.8\",\"port\":21902,\"weight\":WEIGHT,"
+        + "\"healthy\":true,\"enabled\":true,\"ephemeral\":false,\"clusterName\":\"DEFAULT\",\"metadata\":META},"
+        + "\"module\":\"naming\"}";
+    NacosConn a = new NacosConn(loopback).setup().as(writer);
+    assertThat(ok(a.call("PersistentInstanceRequest", db.replace("WEIGHT", "1.0").replace("META", "{}")))).isTrue();
+
+    NacosConn b = new NacosConn(loopback).setup().as(writer2);
+    for (String request : List.of(db.replace("WEIGHT", "7.0").replace("META", "{\"by\":\"B\"}"),
+        db.replace("WEIGHT", "1.0").replace("META", "{}").replace("registerInstance", "deregisterInstance"))) {
+      JsonNode refused = Envelope.body(b.call("PersistentInstanceRequest", request));
+      assertThat(refused.get("success").asBoolean()).as(refused.toString()).isFalse();
+      assertThat(refused.get("errorCode").asInt()).as(refused.toString()).isEqualTo(Envelope.NO_RIGHT);
+      assertThat(refused.get("message").asText()).contains("is registered by \"writer\"");
+    }
+    var stored = loopback.server().registry().instance(ServiceKey.of("", "", "db"),
+        new io.roster.server.model.InstanceKey("127.0.0.8", 21902, "DEFAULT"));
+    assertThat(stored).isNotNull();
+    assertThat(stored.weight()).isEqualTo(1.0);
+    assertThat(stored.metadata()).isEmpty();
+    assertThat(ok(a.call("PersistentInstanceRequest", db.replace("WEIGHT", "1.0").replace("META", "{}")
+        .replace("registerInstance", "deregisterInstance")))).isTrue();
+  }
+
   // --- helpers ---
 
   private void refusedEverywhere(NacosConn c, String why) {

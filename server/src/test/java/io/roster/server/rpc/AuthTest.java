@@ -129,6 +129,48 @@ class AuthTest {
         .as("the admin's now").isEqualTo(ErrorCode.ERROR_CODE_NOT_FOUND);
   }
 
+  /**
+   * Every persistent instance has the same owner, so the identity that registered it is what a
+   * replacement or a removal is checked against: another writer of the namespace may neither
+   * take it over (weight, metadata and all) nor remove it, and the refusal names who registered
+   * it and changes nothing; that identity and an admin may.
+   */
+  @Test
+  void aPersistentInstanceIsReplacedOrRemovedOnlyByTheIdentityThatRegisteredItOrAnAdmin() {
+    String ta = auth("token", "ta", "write@prod");
+    String tb = auth("token", "tb", "write@prod");
+    loopbackReloaded(tb);
+    Instance.Builder db = Instance.newBuilder().setIp("127.0.0.8").setPort(21902);
+    registry(ta).registerInstance(persistent(db));
+
+    for (Runnable attempt : List.<Runnable>of(
+        () -> registry(tb).registerInstance(persistent(db.clone().setWeight(7).putMetadata("by", "B"))),
+        () -> registry(tb).deregisterInstance(io.roster.proto.v1.DeregisterInstanceRequest.newBuilder()
+            .setService(key("prod", "db")).setIp("127.0.0.8").setPort(21902).build()))) {
+      assertThatThrownBy(attempt::run).isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+        assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.PERMISSION_DENIED);
+        assertThat(e.getStatus().getDescription()).startsWith("instance 127.0.0.8:21902/DEFAULT is registered by "
+            + "\"ta\": only that identity or an admin may ");
+      });
+    }
+    Instance stored = registry(admin).queryInstances(QueryInstancesRequest.newBuilder().setService(key("prod", "db"))
+        .build()).getServiceInfo().getInstances(0);
+    assertThat(stored.getWeight()).isEqualTo(1.0);
+    assertThat(stored.getMetadataMap()).isEmpty();
+
+    assertThat(registry(ta).registerInstance(persistent(db.clone().setWeight(3))).getInstance().getWeight())
+        .as("its own identity replaces it").isEqualTo(3.0);
+    assertThat(registry(admin).registerInstance(persistent(db.clone().setWeight(5))).getInstance().getWeight())
+        .as("an admin replaces it").isEqualTo(5.0);
+    assertThat(registry(admin).deregisterInstance(io.roster.proto.v1.DeregisterInstanceRequest.newBuilder()
+        .setService(key("prod", "db")).setIp("127.0.0.8").setPort(21902).build()).getDeregistered()).isTrue();
+  }
+
+  private static io.roster.proto.v1.RegisterInstanceRequest persistent(Instance.Builder instance) {
+    return io.roster.proto.v1.RegisterInstanceRequest.newBuilder().setService(key("prod", "db"))
+        .setInstance(instance).build();
+  }
+
   /** Waits until the server has read the auth file with {@code token} in it. */
   private void loopbackReloaded(String token) {
     await().atMost(TestTime.seconds(10)).pollInterval(java.time.Duration.ofSeconds(1)).until(() -> {
