@@ -238,7 +238,11 @@ public final class HttpEndpoint implements AutoCloseable {
     }
   }
 
-  /** Jetty's TLS on the context {@code tls} keeps current: every handshake takes its material of the moment. */
+  /**
+   * Jetty's TLS on the context {@code tls} keeps current: every handshake takes its material of the
+   * moment, and only {@link ServerTls#CIPHER_SUITES} (TLS 1.3, and TLS 1.2 ECDHE with AES-GCM or
+   * ChaCha20-Poly1305).
+   */
   private static SslContextFactory.Server sslContextFactory(ServerTls tls) {
     SslContextFactory.Server f = new SslContextFactory.Server() {
       @Override
@@ -249,6 +253,11 @@ public final class HttpEndpoint implements AutoCloseable {
     };
     f.setSslContext(tls.sslContext());
     f.setSniRequired(false);
+    // The same suites and protocols as customize sets, so that what Jetty checks at start (and
+    // warns about) is what each connection gets: AEAD suites only (decision 82).
+    f.setIncludeProtocols(ServerTls.PROTOCOLS.toArray(String[]::new));
+    f.setIncludeCipherSuites(tls.supportedCipherSuites().toArray(String[]::new));
+    f.setUseCipherSuitesOrder(true);
     return f;
   }
 
