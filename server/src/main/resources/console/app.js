@@ -140,7 +140,7 @@ function listPage(route, title, search, placeholder, headers, filters = {}) {
     <form class="bar" id="search">
       <input type="search" name="q" value="${esc(search)}" placeholder="${placeholder}" aria-label="${placeholder}">
       ${Object.entries(filters).map(([name, value]) => `<input type="search" name="${name}" value="${esc(value)}"
-        placeholder="${name[0].toUpperCase() + name.slice(1)}" aria-label="Filter by ${name}" style="width:10em">`).join('')}
+        placeholder="${name[0].toUpperCase() + name.slice(1)}" aria-label="Filter by ${name}" class="w-10">`).join('')}
       <button type="submit">Search</button>
       <span class="muted" id="count"></span>
     </form>
@@ -252,7 +252,7 @@ async function servicePage(group, name) {
         <td><span class="tag ${i.enabled ? 'ok' : 'bad'}">${i.enabled ? 'online' : 'offline'}</span></td>
         <td class="num">${i.weight}</td>
         <td>${admin ? `<input type="text" value="${esc(Object.entries(i.metadata).map(([k, v]) => k + '=' + v).join(','))}"
-            aria-label="Metadata of ${esc(i.ip)}:${i.port}" style="width:12em">
+            aria-label="Metadata of ${esc(i.ip)}:${i.port}" class="w-12">
           <button data-action="metadata" data-ip="${esc(i.ip)}" data-port="${i.port}" data-cluster="${esc(i.clusterName)}">Save</button>`
           : `<code>${esc(Object.entries(i.metadata).map(([k, v]) => k + '=' + v).join(', '))}</code>`}</td>
         <td>${esc(i.owner.kind)} <span class="muted">${esc(i.owner.id)}</span></td>
@@ -261,7 +261,7 @@ async function servicePage(group, name) {
             data-cluster="${esc(i.clusterName)}" class="${i.enabled ? 'danger' : ''}">${i.enabled ? 'Offline' : 'Online'}</button>
           ${i.enabled ? `<button data-action="drain" data-ip="${esc(i.ip)}" data-port="${i.port}"
             data-cluster="${esc(i.clusterName)}">Drain</button>` : ''}
-          <input type="number" min="0" max="10000" step="0.1" value="${i.weight}" aria-label="Weight of ${esc(i.ip)}:${i.port}" style="width:5em">
+          <input type="number" min="0" max="10000" step="0.1" value="${i.weight}" aria-label="Weight of ${esc(i.ip)}:${i.port}" class="w-5">
           <button data-action="weight" data-ip="${esc(i.ip)}" data-port="${i.port}" data-cluster="${esc(i.clusterName)}">Set weight</button>
         </td>` : ''}
       </tr>`).join('') || `<tr><td colspan="8" class="muted">No instances</td></tr>`;
