@@ -30,6 +30,9 @@ try {
     }
   });
   page.on('pageerror', (e) => errors.push(String(e)));
+  // The token travels in the Authorization header only: no URL the page asks for may carry it.
+  const urls = [];
+  page.on('request', (r) => urls.push(r.url()));
   page.setDefaultTimeout(15000);
 
   if (mode === 'path') {
@@ -113,6 +116,10 @@ try {
     await page.waitForSelector('tr[data-service="orders"]');
     await page.click('a:text-is("orders")');
     await page.waitForSelector('tr[data-instance="10.0.0.1:8080"]');
+    step('VIEWING');
+    await expect('ADDED');
+    await page.waitForSelector('tr[data-instance="10.0.0.3:8080"]'); // no reload: the change stream, with the token
+    step('LIVE');
     const buttons = await page.locator('button[data-action]').count();
     const saves = await page.locator('#settings button[type=submit]').count();
     step(`VIEWER buttons=${buttons} saves=${saves}`);
@@ -120,6 +127,8 @@ try {
     await page.waitForSelector('#login');
     step('LOGGED OUT');
   }
+  const leaking = urls.filter((u) => /accessToken|password/i.test(u));
+  console.log('URLS ' + urls.length + ' WITH CREDENTIALS ' + JSON.stringify(leaking));
 } finally {
   console.log('ERRORS ' + JSON.stringify(errors));
   await browser.close();

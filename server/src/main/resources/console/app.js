@@ -106,28 +106,77 @@ logoutButton.addEventListener('click', () => {
 
 // --- the change stream ---
 
+// Server-sent events read with fetch, not EventSource: an EventSource cannot send the
+// Authorization header, and a token in its URL would reach history, proxies and logs. The stream
+// is read as it arrives; when it ends (the server closes a stream that falls behind, or restarts)
+// it is opened again after a pause that grows to 30 s and starts over once one opens.
 function openEvents() {
   closeEvents();
-  const params = new URLSearchParams({ namespaceId: state.ns });
-  if (state.token) params.set('accessToken', state.token);
-  const events = new EventSource('/roster/v1/admin/events?' + params);
-  events.addEventListener('service', (ev) => {
-    const change = JSON.parse(ev.data);
+  const controller = new AbortController();
+  const stream = { controller, retry: null, delay: 1000 };
+  state.events = stream;
+  const dispatch = (block) => {
+    let type = 'message';
+    const data = [];
+    for (const line of block.split('\n')) {
+      if (line.startsWith(':')) continue; // a comment: the server's ping
+      const colon = line.indexOf(':');
+      const field = colon < 0 ? line : line.slice(0, colon);
+      const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
+      if (field === 'event') type = value;
+      else if (field === 'data') data.push(value);
+    }
+    if (data.length) onEvent(type, data.join('\n'));
+  };
+  const connect = async () => {
+    try {
+      const headers = { Accept: 'text/event-stream' };
+      if (state.token) headers.Authorization = 'Bearer ' + state.token;
+      const response = await fetch('/roster/v1/admin/events?' + new URLSearchParams({ namespaceId: state.ns }),
+        { headers, cache: 'no-store', signal: controller.signal });
+      if (!response.ok) throw new Error('the change stream answered ' + response.status);
+      stream.delay = 1000;
+      const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+      let buffered = '';
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffered = (buffered + value).replace(/\r\n?/g, '\n');
+        let end;
+        while ((end = buffered.indexOf('\n\n')) >= 0) {
+          dispatch(buffered.slice(0, end));
+          buffered = buffered.slice(end + 2);
+        }
+      }
+    } catch (e) {
+      if (controller.signal.aborted) return;
+    }
+    if (controller.signal.aborted) return;
+    stream.retry = setTimeout(connect, stream.delay);
+    stream.delay = Math.min(stream.delay * 2, 30000);
+  };
+  connect();
+}
+
+function onEvent(type, data) {
+  if (type === 'service') {
+    const change = JSON.parse(data);
     if (!state.refresh) return;
     // Changes that come together are shown together.
     clearTimeout(state.pending);
     state.pending = setTimeout(() => state.refresh && state.refresh(change), 15);
-  });
-  events.addEventListener('drain', (ev) => {
-    const drain = JSON.parse(ev.data);
+  } else if (type === 'drain') {
+    const drain = JSON.parse(data);
     state.drains.set(drain.id, drain);
     if (state.onDrain) state.onDrain(drain);
-  });
-  state.events = events;
+  }
 }
 
 function closeEvents() {
-  if (state.events) state.events.close();
+  if (state.events) {
+    clearTimeout(state.events.retry);
+    state.events.controller.abort();
+  }
   state.events = null;
 }
 
@@ -140,7 +189,7 @@ function listPage(route, title, search, placeholder, headers, filters = {}) {
     <form class="bar" id="search">
       <input type="search" name="q" value="${esc(search)}" placeholder="${placeholder}" aria-label="${placeholder}">
       ${Object.entries(filters).map(([name, value]) => `<input type="search" name="${name}" value="${esc(value)}"
-        placeholder="${name[0].toUpperCase() + name.slice(1)}" aria-label="Filter by ${name}" style="width:10em">`).join('')}
+        placeholder="${name[0].toUpperCase() + name.slice(1)}" aria-label="Filter by ${name}" class="w-10">`).join('')}
       <button type="submit">Search</button>
       <span class="muted" id="count"></span>
     </form>
@@ -252,7 +301,7 @@ async function servicePage(group, name) {
         <td><span class="tag ${i.enabled ? 'ok' : 'bad'}">${i.enabled ? 'online' : 'offline'}</span></td>
         <td class="num">${i.weight}</td>
         <td>${admin ? `<input type="text" value="${esc(Object.entries(i.metadata).map(([k, v]) => k + '=' + v).join(','))}"
-            aria-label="Metadata of ${esc(i.ip)}:${i.port}" style="width:12em">
+            aria-label="Metadata of ${esc(i.ip)}:${i.port}" class="w-12">
           <button data-action="metadata" data-ip="${esc(i.ip)}" data-port="${i.port}" data-cluster="${esc(i.clusterName)}">Save</button>`
           : `<code>${esc(Object.entries(i.metadata).map(([k, v]) => k + '=' + v).join(', '))}</code>`}</td>
         <td>${esc(i.owner.kind)} <span class="muted">${esc(i.owner.id)}</span></td>
@@ -261,7 +310,7 @@ async function servicePage(group, name) {
             data-cluster="${esc(i.clusterName)}" class="${i.enabled ? 'danger' : ''}">${i.enabled ? 'Offline' : 'Online'}</button>
           ${i.enabled ? `<button data-action="drain" data-ip="${esc(i.ip)}" data-port="${i.port}"
             data-cluster="${esc(i.clusterName)}">Drain</button>` : ''}
-          <input type="number" min="0" max="10000" step="0.1" value="${i.weight}" aria-label="Weight of ${esc(i.ip)}:${i.port}" style="width:5em">
+          <input type="number" min="0" max="10000" step="0.1" value="${i.weight}" aria-label="Weight of ${esc(i.ip)}:${i.port}" class="w-5">
           <button data-action="weight" data-ip="${esc(i.ip)}" data-port="${i.port}" data-cluster="${esc(i.clusterName)}">Set weight</button>
         </td>` : ''}
       </tr>`).join('') || `<tr><td colspan="8" class="muted">No instances</td></tr>`;

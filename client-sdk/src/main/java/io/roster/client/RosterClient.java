@@ -737,7 +737,11 @@ public interface RosterClient extends AutoCloseable {
      * token (as {@code java -jar roster-server.jar auth token} prints it) or an access token a
      * login issued. Sent in each session's hello and with every {@code Registry} call; the
      * server refuses what the token's grants do not allow with {@link RosterException.Code#PERMISSION_DENIED}.
-     * Default: none. Never logged.
+     * A token the server does not accept (missing, unknown, expired, its identity removed) makes
+     * every call that needs the connection throw {@link RosterException.Code#UNAUTHENTICATED} at
+     * once, keeping what it asked (a registration is made once a server takes the credentials); the
+     * client logs one WARN and tries again after 1 s, doubling up to 30 s, with the token of that
+     * moment ({@link #tokenSupplier}). Default: none. Never logged.
      *
      * @param value the token
      * @return this builder

@@ -124,9 +124,16 @@ class ConsoleBrowserTest {
 
     Browser browser = browser("auth", base, "ROSTER_VIEWER_PASSWORD", password);
     browser.await("REFUSED");
+    browser.await("VIEWING");
+    assertThat(post(base + "/nacos/v1/ns/instance", "serviceName=orders&ip=10.0.0.3&port=8080&accessToken=" + admin))
+        .isEqualTo("ok");
+    browser.send("ADDED");
+    browser.await("LIVE");
     browser.await("VIEWER buttons=0 saves=0");
     browser.await("LOGGED OUT");
     browser.finished();
+    // The console's token went in headers, and no credential reached the server's log.
+    assertThat(server.output()).doesNotContain(admin, password).doesNotContain("accessToken=rt1.");
   }
 
   // --- fixtures ---
@@ -219,7 +226,7 @@ class ConsoleBrowserTest {
     /** Waits for the end and checks the page wrote no error to the browser's console. */
     void finished() throws Exception {
       assertThat(process.waitFor(60, TimeUnit.SECONDS)).as(output()).isTrue();
-      assertThat(output()).contains("ERRORS []").contains("DONE");
+      assertThat(output()).contains("ERRORS []").contains("WITH CREDENTIALS []").contains("DONE");
       assertThat(process.exitValue()).as(output()).isZero();
     }
 

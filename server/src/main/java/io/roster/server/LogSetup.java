@@ -28,7 +28,7 @@ final class LogSetup {
     LoggerContext ctx = (LoggerContext) LoggerFactory.getILoggerFactory();
     PatternLayoutEncoder encoder = new PatternLayoutEncoder();
     encoder.setContext(ctx);
-    encoder.setPattern("%d{yyyy-MM-dd'T'HH:mm:ss.SSSXXX} %-5level [%thread] %logger{36} - %msg%n");
+    encoder.setPattern("%d{yyyy-MM-dd'T'HH:mm:ss.SSSXXX} %-5level [%thread] %logger{36} - %msg%n%ex");
     encoder.start();
 
     RollingFileAppender<ILoggingEvent> file = new RollingFileAppender<>();

@@ -153,6 +153,7 @@ public final class RosterServer implements AutoCloseable {
     this.authenticator = config.authFile() == null ? Authenticator.off()
         : Authenticator.open(config.authFile(), config.tokenTtl(), scheduler);
     sessions.authenticator(authenticator);
+    sessions.probePolicy(config.probeAllow());
     // Every check of the auth file: sessions get their identities' current grants, or end.
     authenticator.onCheck(sessions::revalidate);
     String boot = Long.toString(registry.bootRevision(), 36);
@@ -185,12 +186,12 @@ public final class RosterServer implements AutoCloseable {
       endpoint.refuse("this cluster member is catching up with the log", true);
     }
     this.leases = new Leases(writer, registry, scheduler, sessions::nodeId, config.maxInstancesPerAddress());
-    this.probeClient = new ProbeClient(config.probeTimeout(), MAX_PROBES_IN_FLIGHT);
+    this.probeClient = new ProbeClient(config.probeTimeout(), MAX_PROBES_IN_FLIGHT, config.probeAllow());
     ClusterNode node = cluster;
     this.probes = new HealthProbes(registry, writer, probeClient, scheduler,
         node == null ? HealthProbes.Live::standalone : () -> new HealthProbes.Live(node.memberId(), node.liveMembers()),
         new HealthProbes.Timing(config.probeInterval(), config.probeThreshold()));
-    this.nacosHttp = new NacosHttpApi(registry, writer, leases, sessions::count, authenticator);
+    this.nacosHttp = new NacosHttpApi(registry, writer, leases, sessions::count, authenticator, sessions::probePolicy);
     int httpPort = config.resolvedHttpPort();
     this.http = httpPort < 0 ? null : new HttpEndpoint(config.host(), httpPort,
         HttpEndpoint.Limits.DEFAULT.withRequestTimeout(config.httpRequestTimeout()), tls);

@@ -32,6 +32,16 @@ import org.slf4j.LoggerFactory;
  * took. A welcome that says the server is warming up marks the session so
  * ({@link Session#warming}), until the time it gave or a {@code warm_up_done} frame.
  *
+ * <p>A hello the server refuses with UNAUTHENTICATED or PERMISSION_DENIED (a missing, unknown,
+ * expired or removed token) is no outage: the session is given up at once, the refusal is kept
+ * and thrown, with its code, by every call that waits for a connection ({@link #awaitActive}) until
+ * a session is welcomed, it is logged at WARN once (and again only when its message changes), and
+ * the next attempt waits the {@linkplain #AUTH_BACKOFF_MAX auth back-off}, from 1 s doubling to
+ * 30 s, never under half of its step, instead of the reconnect back-off: a client with a bad token
+ * alone stays under the server's budget of bad credentials per address (ten a minute), and the
+ * next attempt sends the token supplier's answer of that moment. Other refusals of the hello (a
+ * malformed one, a limit) end the attempt at once too, with the reconnect back-off.
+ *
  * <p>A {@code reconnect} frame, or a change the server answered UNAVAILABLE, hands the session to
  * the {@link Mover} with the candidates to move to. When the leaving server is the only choice,
  * there is no move: the goodbye goes out at once and the next attempt waits one back-off step
@@ -52,6 +62,11 @@ import org.slf4j.LoggerFactory;
 final class ConnectionManager {
 
   private static final Logger log = LoggerFactory.getLogger(ConnectionManager.class);
+
+  /** The first step of the back-off after a hello refused for its credentials. */
+  static final Duration AUTH_BACKOFF_INITIAL = Duration.ofSeconds(1);
+  /** The longest step of the back-off after a hello refused for its credentials. */
+  static final Duration AUTH_BACKOFF_MAX = Duration.ofSeconds(30);
 
   /** What the client does with sessions. */
   interface Handler {
@@ -85,6 +100,7 @@ final class ConnectionManager {
   private final ScheduledExecutorService scheduler;
   private final Ticker ticker;
   private final Backoff backoff;
+  private final Backoff authBackoff;
   private final SerialContext context;
   private final Handler handler;
   private final Supplier<Request.Hello> hello;
@@ -121,6 +137,13 @@ final class ConnectionManager {
   private long lastSessionSeq;
   private int failedAttempts;
   private boolean outageLogged;
+  /**
+   * The last hello refused for its credentials, until a session is welcomed: what {@link
+   * #awaitActive} throws meanwhile. Read outside the context.
+   */
+  private volatile @Nullable RosterException authRefusal;
+  /** The message of the refusal last logged at WARN (the same one is not logged again). */
+  private @Nullable String authRefusalLogged;
   private boolean closed;
 
   ConnectionManager(
@@ -129,6 +152,7 @@ final class ConnectionManager {
       ScheduledExecutorService scheduler,
       Ticker ticker,
       Backoff backoff,
+      Backoff authBackoff,
       SerialContext context,
       Handler handler,
       Supplier<Request.Hello> hello,
@@ -141,6 +165,7 @@ final class ConnectionManager {
     this.scheduler = scheduler;
     this.ticker = ticker;
     this.backoff = backoff;
+    this.authBackoff = authBackoff;
     this.context = context;
     this.handler = handler;
     this.hello = hello;
@@ -167,6 +192,8 @@ final class ConnectionManager {
    *
    * @return the active session, or null when none became active within {@code timeout}
    * @throws ClientClosedException when the client is or gets closed
+   * @throws RosterException UNAUTHENTICATED or PERMISSION_DENIED when the last hello was refused
+   *     for its credentials, or is while waiting
    */
   @Nullable Session awaitActive(Duration timeout) {
     return awaitActiveOtherThan(null, timeout);
@@ -186,6 +213,10 @@ final class ConnectionManager {
         }
         if (current != null && current.isActive() && current != not) {
           return current;
+        }
+        RosterException refused = authRefusal;
+        if (refused != null) {
+          throw new RosterException(refused.code(), String.valueOf(refused.getMessage()), refused.field(), null);
         }
         activeWaiters.add(changed);
         return null;
@@ -356,6 +387,45 @@ final class ConnectionManager {
     attemptFailed(s, "no welcome within " + connectTimeout.toMillis() + " ms");
   }
 
+  /**
+   * In the context: the server refused the hello of {@code s}. The attempt ends now (no welcome
+   * will come); a refusal of its credentials is kept for the callers and waits the auth back-off.
+   */
+  private void helloRefused(Session s, RosterException refusal) {
+    boolean credentials = refusal.code() == RosterException.Code.UNAUTHENTICATED
+        || refusal.code() == RosterException.Code.PERMISSION_DENIED;
+    String message = String.valueOf(refusal.getMessage());
+    String why = "hello refused: " + refusal.code() + ": " + message;
+    if (mover.isStandby(s) && mover.awaitsWelcome(s)) {
+      mover.refused(s, why);
+      return;
+    }
+    if (s != current || !s.isConnecting() || closed) {
+      return;
+    }
+    current = null;
+    retire(s);
+    s.cancel(why);
+    if (!credentials) {
+      attemptFailed(s, why);
+      return;
+    }
+    Duration delay = authBackoff.next();
+    authRefusal = new RosterException(refusal.code(), "Roster server " + s.address + " refused this client's"
+        + " credentials: " + message + " (the client tries again within " + AUTH_BACKOFF_MAX.toSeconds()
+        + " s, with the token its token supplier gives then)", refusal.field(), null);
+    if (!message.equals(authRefusalLogged)) {
+      authRefusalLogged = message;
+      log.warn("Roster server {} refused this client's credentials ({}: {}); next attempt in {} ms, at most every {} s",
+          s.address, refusal.code(), message, delay.toMillis(), AUTH_BACKOFF_MAX.toSeconds());
+    } else {
+      log.debug("Roster server {} refused this client's credentials again; next attempt in {} ms", s.address,
+          delay.toMillis());
+    }
+    signalActiveChanged();
+    scheduleConnect(delay);
+  }
+
   private void welcomed(Session s, SessionEvents.Welcomed welcome) {
     boolean asStandby = mover.awaitsWelcome(s);
     if ((s != current && !asStandby) || !s.isConnecting() || closed) {
@@ -410,6 +480,9 @@ final class ConnectionManager {
     }
     failedAttempts = 0;
     outageLogged = false;
+    authBackoff.reset();
+    authRefusal = null;
+    authRefusalLogged = null;
     signalActiveChanged();
     if (keepalive != null) {
       keepalive.stop();
@@ -726,6 +799,11 @@ final class ConnectionManager {
           handler.onWarmUpDone(s);
         }
       });
+    }
+
+    @Override
+    public void refused(Session s, RosterException refusal) {
+      context.execute(() -> helloRefused(s, refusal));
     }
 
     @Override

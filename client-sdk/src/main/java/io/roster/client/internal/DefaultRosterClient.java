@@ -108,7 +108,13 @@ final class DefaultRosterClient implements RosterClient, ConnectionManager.Handl
     client.start();
     Duration wait = options.requestTimeout().compareTo(BUILD_WAIT) < 0
         ? options.requestTimeout() : BUILD_WAIT;
-    client.connection.awaitActive(wait);
+    try {
+      client.connection.awaitActive(wait);
+    } catch (RosterException e) {
+      // Refused credentials: the client keeps trying (a token supplier may have a new one), and
+      // the calls that need the connection report the refusal.
+      log.debug("No connection yet: {}", e.getMessage());
+    }
     return client;
   }
 
@@ -147,6 +153,7 @@ final class DefaultRosterClient implements RosterClient, ConnectionManager.Handl
         scheduler,
         ticker,
         new Backoff(options.reconnectInitial(), options.reconnectMax(), random),
+        new Backoff(ConnectionManager.AUTH_BACKOFF_INITIAL, ConnectionManager.AUTH_BACKOFF_MAX, random, 0.5),
         context,
         this,
         this::hello,

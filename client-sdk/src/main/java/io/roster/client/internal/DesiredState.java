@@ -317,7 +317,17 @@ final class DesiredState {
         if (session == null && !waitForConnection) {
           return;
         }
-        if (connection.awaitActive(deadline.remaining()) == null) {
+        Session next;
+        try {
+          next = connection.awaitActive(deadline.remaining());
+        } catch (RosterException e) {
+          if (e.code() != Code.UNAUTHENTICATED && e.code() != Code.PERMISSION_DENIED) {
+            throw e;
+          }
+          throw new RosterException(e.code(), "cannot " + what + ": " + String.valueOf(e.getMessage()) + "; the change is kept and"
+              + " applied once a server takes the client's credentials", e.field(), null);
+        }
+        if (next == null) {
           throw new RosterException(Code.UNAVAILABLE, "cannot " + what + ": not connected to any"
               + " Roster server of " + connection.addresses() + " within "
               + requestTimeout.toMillis() + " ms; the change is kept and applied when the"

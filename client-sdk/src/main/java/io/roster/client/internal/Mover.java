@@ -130,6 +130,11 @@ final class Mover {
     dropStandby(s, "it asked to reconnect (" + reason + ")");
   }
 
+  /** The server of the standby {@code s} refused its hello: it owns nothing there. */
+  void refused(Session s, String why) {
+    dropStandby(s, why);
+  }
+
   /** The stream of the standby {@code s} ended. */
   void closed(Session s, String why) {
     standbyFailed(s, why);

@@ -89,6 +89,8 @@ final class Session {
   /** Optional frames the server answers, from its welcome. */
   private volatile Set<String> features = Set.of();
   private String token = "";
+  /** The request id of the hello sent on this session; a result with it is the hello's refusal. */
+  private volatile String helloRequestId = "";
   /** Ping when nothing was sent or received for this long: the lesser of ours and the server's. */
   private volatile long pingIntervalNanos;
   /**
@@ -241,7 +243,14 @@ final class Session {
         try {
           switch (frame.getFrameCase()) {
             case WELCOME -> events.welcomed(Session.this, ProtoMapper.fromProto(frame.getWelcome()));
-            case RESULT -> complete(frame.getRequestId(), frame.getResult());
+            case RESULT -> {
+              if (!frame.getResult().getOk() && !frame.getRequestId().isEmpty()
+                  && frame.getRequestId().equals(helloRequestId)) {
+                events.refused(Session.this, ProtoMapper.answer(frame.getResult()).toException());
+              } else {
+                complete(frame.getRequestId(), frame.getResult());
+              }
+            }
             case PUSH -> pushed(events, frame);
             case RECONNECT -> {
               Reconnect r = frame.getReconnect();
@@ -281,6 +290,9 @@ final class Session {
     ClientFrame.Builder frame = ProtoMapper.frame(request);
     if (!(request instanceof Request.PushAck)) {
       frame.setRequestId(requestIds.get());
+    }
+    if (request instanceof Request.Hello) {
+      helloRequestId = frame.getRequestId();
     }
     send(frame.build());
   }

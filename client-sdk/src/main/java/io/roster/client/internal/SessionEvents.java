@@ -1,5 +1,6 @@
 package io.roster.client.internal;
 
+import io.roster.client.RosterException;
 import java.util.Set;
 import org.jspecify.annotations.Nullable;
 
@@ -21,6 +22,12 @@ interface SessionEvents {
 
   /** The server said its warm-up is over ({@code warm_up_done}). */
   void warmUpDone(Session session);
+
+  /**
+   * The server refused the hello (an error result to it): bad credentials, a malformed hello, a
+   * limit. No welcome follows on this stream.
+   */
+  void refused(Session session, RosterException refusal);
 
   /** The stream ended; {@code why} says how (the server completed it, or the error). */
   void closed(Session session, String why);

@@ -2,8 +2,10 @@ package io.roster.client.internal;
 
 import static io.roster.client.internal.Fixtures.DEMO;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.roster.client.Instance;
+import io.roster.client.RosterException;
 import io.roster.client.internal.FakeConnector.FakeStream;
 import io.roster.proto.v1.ClientFrame;
 import io.roster.proto.v1.ClientFrame.FrameCase;
@@ -324,6 +326,115 @@ class ConnectionManagerTest {
         .isEqualTo(hello2.getHello().getClientId());
     assertThat(hello1.getHello().getNamespace()).isEqualTo("public");
     assertThat(hello1.getRequestId()).isNotEmpty();
+  }
+
+  private void startWithToken(String servers, java.util.function.Supplier<String> token, Random random) {
+    ClientOptions o = Fixtures.options(servers, Duration.ofSeconds(2), false, Runnable::run);
+    client = new DefaultRosterClient(new ClientOptions(o.serverAddresses(), o.namespace(), o.clientId(), o.clientName(),
+        o.labels(), o.requestTimeout(), o.connectTimeout(), o.pollInterval(), o.pollMaxBackoff(), o.pollEnabled(),
+        o.reconnectInitial(), o.reconnectMax(), o.keepAliveTime(), o.keepAliveTimeout(), o.drainTimeout(),
+        o.reconnectEmptyHold(), o.pushEmptyProtection(), o.failoverDir(), o.scheduler(), o.listenerExecutor(), o.tls(),
+        token), ServerAddress.parseList(servers), connector, clock.scheduler(), false, clock, random);
+    client.start();
+    clock.runDue();
+  }
+
+  @Test
+  void aHelloRefusedForItsCredentialsFailsTheWaitingCallAndBacksOffUpTo30sUntilTheSuppliersNewTokenIsTaken()
+      throws Exception {
+    java.util.concurrent.atomic.AtomicReference<String> token = new java.util.concurrent.atomic.AtomicReference<>("old");
+    startWithToken("a:1,b:2", token::get, new Random() {
+      private static final long serialVersionUID = 1L;
+
+      @Override
+      public double nextDouble() {
+        return 0.999_999_999_999; // the top of the jitter, to the nanosecond of a 30 s step
+      }
+    });
+    CompletableFuture<Void> waiting = CompletableFuture.runAsync(
+        () -> client.registerInstance("demo", Instance.of("10.0.0.1", 8080)), callers);
+    List<String> tried = new ArrayList<>();
+    List<Duration> waits = new ArrayList<>();
+    for (int attempt = 0; attempt < 7; attempt++) {
+      FakeStream s = connector.latest();
+      tried.add(s.address.toString());
+      ClientFrame hello = s.next(FrameCase.HELLO);
+      assertThat(hello.getHello().getToken()).isEqualTo("old");
+      s.error(hello, io.roster.proto.v1.ErrorCode.ERROR_CODE_UNAUTHENTICATED,
+          "hello.token: refused: a token the auth file does not list", "hello.token");
+      assertThat(s.cancelled).as("given up at once, not after the connect timeout").startsWith("hello refused");
+      if (attempt == 0) {
+        assertThatThrownBy(() -> waiting.get(TestTime.seconds(5).toMillis(), TimeUnit.MILLISECONDS))
+            .hasCauseInstanceOf(RosterException.class).cause()
+            .satisfies(e -> {
+              RosterException re = (RosterException) e;
+              assertThat(re.code()).isEqualTo(RosterException.Code.UNAUTHENTICATED);
+              assertThat(re.field()).isEqualTo("hello.token");
+              assertThat(re.getMessage()).startsWith("cannot register 10.0.0.1:8080 in public/DEFAULT_GROUP@@demo: "
+                  + "Roster server a:1 refused this client's credentials: hello.token: refused: a token the auth file "
+                  + "does not list").endsWith("the change is kept and applied once a server takes the client's credentials");
+            });
+      }
+      // Meanwhile every call that needs the connection says so at once, with the code.
+      assertThatThrownBy(() -> client.registerInstance("demo", Instance.of("10.0.0.1", 8080)))
+          .isInstanceOfSatisfying(RosterException.class,
+              e -> assertThat(e.code()).isEqualTo(RosterException.Code.UNAUTHENTICATED));
+      List<Duration> pending = clock.pendingDelays();
+      assertThat(pending).as("one reconnect timer").hasSize(1);
+      waits.add(pending.get(0));
+      if (attempt == 6) {
+        token.set("new"); // rotated during the wait: the next hello carries it
+      }
+      clock.forward(pending.get(0));
+    }
+    assertThat(waits).extracting(Duration::toMillis)
+        .containsExactly(1_000L, 2_000L, 4_000L, 8_000L, 16_000L, 30_000L, 30_000L);
+    assertThat(tried).containsExactly("a:1", "b:2", "a:1", "b:2", "a:1", "b:2", "a:1");
+
+    FakeStream taken = connector.latest();
+    taken.welcome();
+    assertThat(taken.hello.getHello().getToken()).as("the supplier's token of the moment").isEqualTo("new");
+    ClientFrame redo = taken.next(FrameCase.BATCH_REGISTER);
+    assertThat(redo.getBatchRegister().getInstancesList()).extracting(i -> i.getIp() + ":" + i.getPort())
+        .as("the refused call's registration was kept").containsExactly("10.0.0.1:8080");
+    taken.ok(redo);
+    taken.fail();
+    assertThat(clock.pendingDelays()).as("after a welcome, an outage gets the reconnect back-off again")
+        .containsExactly(Duration.ofMillis(100));
+  }
+
+  @Test
+  void theBottomOfTheAuthBackoffIsHalfItsStep() {
+    startWithToken("a:1", () -> "old", new Random(1) {
+      private static final long serialVersionUID = 1L;
+
+      @Override
+      public double nextDouble() {
+        return 0.0;
+      }
+    });
+    List<Long> waits = new ArrayList<>();
+    for (int attempt = 0; attempt < 7; attempt++) {
+      FakeStream s = connector.latest();
+      s.error(s.next(FrameCase.HELLO), io.roster.proto.v1.ErrorCode.ERROR_CODE_UNAUTHENTICATED, "hello.token: missing",
+          "hello.token");
+      Duration wait = clock.pendingDelays().get(0);
+      waits.add(wait.toMillis());
+      clock.forward(wait);
+    }
+    assertThat(waits).containsExactly(500L, 1_000L, 2_000L, 4_000L, 8_000L, 15_000L, 15_000L);
+  }
+
+  @Test
+  void aHelloRefusedForAnotherReasonEndsTheAttemptAtOnceWithTheReconnectBackoff() {
+    start("a:1,b:2", maxRandom());
+    FakeStream first = connector.latest();
+    first.error(first.next(FrameCase.HELLO), io.roster.proto.v1.ErrorCode.ERROR_CODE_RESOURCE_EXHAUSTED,
+        "sessions from 127.0.0.1: 100 open (the limit, --max-sessions-per-address)", "");
+    assertThat(first.cancelled).startsWith("hello refused: RESOURCE_EXHAUSTED");
+    assertThat(clock.pendingDelays()).containsExactly(Duration.ofMillis(100));
+    clock.forward(Duration.ofMillis(100));
+    assertThat(connector.latest().address.toString()).isEqualTo("b:2");
   }
 
   static Random maxRandom() {

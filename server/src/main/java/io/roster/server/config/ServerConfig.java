@@ -1,5 +1,6 @@
 package io.roster.server.config;
 
+import io.roster.server.probe.ProbePolicy;
 import io.roster.server.tls.TlsFiles;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -64,6 +65,7 @@ public record ServerConfig(
     Duration probeInterval,
     Duration probeTimeout,
     int probeThreshold,
+    ProbePolicy probeAllow,
     @Nullable Path restore) {
 
   /** {@code --dns-port off}: no DNS server (the default). */
@@ -545,6 +547,9 @@ public record ServerConfig(
     OPTIONS.put("probe-threshold", new Option("1..10",
         "Probes in a row that disagree with a persistent instance's health before it is flipped (and pushed).",
         (b, v) -> b.probeThreshold(Integer.parseInt(v)), c -> String.valueOf(c.probeThreshold())));
+    OPTIONS.put("probe-allow", new Option("comma-separated CIDR[:PORT[-PORT]], e.g. 10.0.0.0/8,fd00::/8:8000-8999",
+        "Where the server may probe: a persistent instance (or a cluster's check port) outside these networks and ports is refused at registration (INVALID_ARGUMENT / 400), and never probed. Default: everywhere but link-local (169.254.0.0/16, fe80::/10) and cloud metadata addresses; unspecified, multicast and broadcast addresses never. See docs/persistence.md.",
+        (b, v) -> b.probeAllow(ProbePolicy.parse(v)), c -> c.probeAllow().listed() ? c.probeAllow().describe() : "(default)"));
     OPTIONS.put("tls-cert", new Option("a PEM file of certificates, the server's own first",
         "Turns TLS on for the client port (Roster and Nacos gRPC) and the HTTP port, with this certificate chain; needs --tls-key. Re-read when it changes: new connections get the new one, open ones stay.",
         (b, v) -> b.tlsCert(v.isEmpty() ? null : Path.of(v)), c -> c.tlsCert() == null ? "(off: plaintext)" : String.valueOf(c.tlsCert())));
@@ -626,6 +631,7 @@ public record ServerConfig(
     private Duration probeInterval = Duration.ofSeconds(3);
     private Duration probeTimeout = Duration.ofMillis(500);
     private int probeThreshold = 3;
+    private ProbePolicy probeAllow = ProbePolicy.DEFAULT;
     private @Nullable Path restore;
     private @Nullable Path tlsCert;
     private @Nullable Path tlsKey;
@@ -701,6 +707,8 @@ public record ServerConfig(
     public Builder probeInterval(Duration v) { probeInterval = v; return this; }
     public Builder probeTimeout(Duration v) { probeTimeout = v; return this; }
     public Builder probeThreshold(int v) { probeThreshold = v; return this; }
+    /** Where the server may probe ({@code --probe-allow}); {@link ProbePolicy#DEFAULT} by default. */
+    public Builder probeAllow(ProbePolicy v) { probeAllow = Objects.requireNonNull(v); return this; }
     public Builder restore(@Nullable Path v) { restore = v; return this; }
 
     public ServerConfig build() {
@@ -712,7 +720,7 @@ public record ServerConfig(
           snapshotEvery, httpPort,
           httpRequestTimeout, tlsCert, tlsKey, tlsClientCa, authFile, tokenTtl,
           peerTls, peerTlsCert, peerTlsKey, peerTlsCa, dnsPort, dnsTtl, probeInterval, probeTimeout, probeThreshold,
-          restore);
+          probeAllow, restore);
     }
   }
 }

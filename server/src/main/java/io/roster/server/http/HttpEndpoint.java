@@ -13,6 +13,8 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.net.ssl.SSLEngine;
+import org.eclipse.jetty.http.HttpField;
+import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.MimeTypes;
 import org.eclipse.jetty.io.Content;
@@ -24,6 +26,7 @@ import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.server.SslConnectionFactory;
+import org.eclipse.jetty.server.handler.ErrorHandler;
 import org.eclipse.jetty.server.handler.SizeLimitHandler;
 import org.eclipse.jetty.util.Callback;
 import org.eclipse.jetty.util.Promise;
@@ -51,6 +54,25 @@ import org.slf4j.LoggerFactory;
  * <p>Thread-safe after {@link #start()}; routes are added before it.
  */
 public final class HttpEndpoint implements AutoCloseable {
+
+  /**
+   * The console's content security policy, sent with every answer: its own files only (no inline
+   * script or style, no other origin), fetches to this origin, never framed (decision 82).
+   */
+  static final String CONTENT_SECURITY_POLICY = "default-src 'self'; script-src 'self'; style-src 'self'; "
+      + "img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
+      + "frame-ancestors 'none'";
+
+  /**
+   * Headers every answer carries, whatever the route, its status, or who wrote it (a handler, a
+   * redirect, an event stream, Jetty's own error page): no content sniffing, no referrer, the
+   * console's policy, no framing.
+   */
+  static final List<HttpField> SECURITY_HEADERS = List.of(
+      new HttpField("X-Content-Type-Options", "nosniff"),
+      new HttpField("Referrer-Policy", "no-referrer"),
+      new HttpField("Content-Security-Policy", CONTENT_SECURITY_POLICY),
+      new HttpField("X-Frame-Options", "DENY"));
 
   /** A connection that sends and reads nothing for this long is closed. */
   static final Duration IDLE_TIMEOUT = Duration.ofSeconds(30);
@@ -217,6 +239,7 @@ public final class HttpEndpoint implements AutoCloseable {
     SizeLimitHandler sizeLimit = new SizeLimitHandler(limits.maxBodyBytes(), -1);
     sizeLimit.setHandler(new Dispatch());
     s.setHandler(sizeLimit);
+    s.setErrorHandler(new SecureErrors());
     try {
       s.start();
     } catch (IOException e) {
@@ -238,7 +261,11 @@ public final class HttpEndpoint implements AutoCloseable {
     }
   }
 
-  /** Jetty's TLS on the context {@code tls} keeps current: every handshake takes its material of the moment. */
+  /**
+   * Jetty's TLS on the context {@code tls} keeps current: every handshake takes its material of the
+   * moment, and only {@link ServerTls#CIPHER_SUITES} (TLS 1.3, and TLS 1.2 ECDHE with AES-GCM or
+   * ChaCha20-Poly1305).
+   */
   private static SslContextFactory.Server sslContextFactory(ServerTls tls) {
     SslContextFactory.Server f = new SslContextFactory.Server() {
       @Override
@@ -249,6 +276,11 @@ public final class HttpEndpoint implements AutoCloseable {
     };
     f.setSslContext(tls.sslContext());
     f.setSniRequired(false);
+    // The same suites and protocols as customize sets, so that what Jetty checks at start (and
+    // warns about) is what each connection gets: AEAD suites only (decision 82).
+    f.setIncludeProtocols(ServerTls.PROTOCOLS.toArray(String[]::new));
+    f.setIncludeCipherSuites(tls.supportedCipherSuites().toArray(String[]::new));
+    f.setUseCipherSuitesOrder(true);
     return f;
   }
 
@@ -305,6 +337,7 @@ public final class HttpEndpoint implements AutoCloseable {
   private final class Dispatch extends org.eclipse.jetty.server.Handler.Abstract {
     @Override
     public boolean handle(Request request, Response response, Callback callback) {
+      secure(response.getHeaders());
       active.incrementAndGet();
       Callback done = Callback.from(callback, HttpEndpoint.this::finished);
       String path = request.getHttpURI().getDecodedPath();
@@ -342,6 +375,28 @@ public final class HttpEndpoint implements AutoCloseable {
         }
       });
       return true;
+    }
+  }
+
+  /** Puts {@link #SECURITY_HEADERS} on an answer. */
+  private static void secure(HttpFields.Mutable headers) {
+    SECURITY_HEADERS.forEach(headers::put);
+  }
+
+  /**
+   * Jetty's own answers (a request it cannot parse, a failure outside the routes) with the same
+   * headers as every other; no stack traces or causes in them.
+   */
+  private static final class SecureErrors extends ErrorHandler {
+    SecureErrors() {
+      setShowStacks(false);
+      setShowCauses(false);
+    }
+
+    @Override
+    public boolean handle(Request request, Response response, Callback callback) throws Exception {
+      secure(response.getHeaders());
+      return super.handle(request, response, callback);
     }
   }
 

@@ -65,7 +65,7 @@ public final class NacosAdminApi {
    */
   public NacosAdminApi(Registry registry, Writer writer, PushEngine engine, SessionManager sessions, NacosHttpApi v1) {
     this.registry = registry;
-    this.updates = new Updates(writer);
+    this.updates = new Updates(writer, registry, sessions::probePolicy);
     this.engine = engine;
     this.sessions = sessions;
     this.v1 = v1;

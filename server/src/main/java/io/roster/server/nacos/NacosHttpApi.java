@@ -25,6 +25,7 @@ import io.roster.server.naming.LogText;
 import io.roster.server.naming.ServiceLists;
 import io.roster.server.naming.LogLevels;
 import io.roster.server.naming.Persistent;
+import io.roster.server.probe.ProbePolicy;
 import io.roster.server.naming.Updates;
 import io.roster.server.registry.Claim;
 import io.roster.server.registry.HealthCheck;
@@ -92,10 +93,16 @@ public final class NacosHttpApi {
    */
   public NacosHttpApi(Registry registry, Writer writer, Leases leases, IntSupplier connections,
       Authenticator authenticator) {
+    this(registry, writer, leases, connections, authenticator, () -> ProbePolicy.DEFAULT);
+  }
+
+  /** @param probePolicy where the server may probe ({@code --probe-allow}): persistent registrations and checks follow it */
+  public NacosHttpApi(Registry registry, Writer writer, Leases leases, IntSupplier connections,
+      Authenticator authenticator, java.util.function.Supplier<ProbePolicy> probePolicy) {
     this.registry = registry;
     this.leases = leases;
-    this.updates = new Updates(writer);
-    this.persistent = new Persistent(registry, writer);
+    this.updates = new Updates(writer, registry, probePolicy);
+    this.persistent = new Persistent(registry, writer, probePolicy);
     this.connections = connections;
     this.callers = new HttpCallers(authenticator);
     this.login = new NacosLogin(authenticator);

@@ -81,7 +81,7 @@ final class NacosService {
   NacosService(SessionManager sessions, Registry registry, NacosConnections connections, ClientDetection detection) {
     this.sessions = sessions;
     this.registry = registry;
-    this.persistent = new Persistent(registry, sessions.writer());
+    this.persistent = new Persistent(registry, sessions.writer(), sessions::probePolicy);
     this.connections = connections;
     this.detection = detection;
     this.hellos = new Hellos(sessions);

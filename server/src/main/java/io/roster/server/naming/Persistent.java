@@ -7,11 +7,14 @@ import io.roster.server.model.InstanceKey;
 import io.roster.server.model.Owner;
 import io.roster.server.model.RegistryException;
 import io.roster.server.model.ServiceKey;
+import io.roster.server.probe.ProbePolicy;
 import io.roster.server.registry.Claim;
 import io.roster.server.registry.Command;
+import io.roster.server.registry.HealthCheck;
 import io.roster.server.registry.Registry;
 import io.roster.server.registry.Writer;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
 
 /**
  * Persistent instances, whatever the API (docs/persistence.md): registered once, owned by no
@@ -25,10 +28,18 @@ public final class Persistent {
 
   private final Registry registry;
   private final Writer writer;
+  private final Supplier<ProbePolicy> probePolicy;
 
+  /** With the default probe policy (tests). */
   public Persistent(Registry registry, Writer writer) {
+    this(registry, writer, () -> ProbePolicy.DEFAULT);
+  }
+
+  /** @param probePolicy where the server may send its probes ({@code --probe-allow}, decision 81) */
+  public Persistent(Registry registry, Writer writer, Supplier<ProbePolicy> probePolicy) {
     this.registry = registry;
     this.writer = writer;
+    this.probePolicy = probePolicy;
   }
 
   /** What {@code caller} registers or deregisters with: its identity, and whether it may act on another's. */
@@ -42,9 +53,36 @@ public final class Persistent {
    * instance at its address; completes with the instance as stored. Refused when the service has
    * ephemeral instances (a service is one or the other) or another identity registered it and
    * {@code claim} is not an admin's (the registry checks it, on every member).
+   *
+   * @throws RegistryException INVALID_ARGUMENT naming {@code ip}, {@code port} or {@code checkPort}
+   *     when the server would have to probe a target its probe policy refuses; nothing is written
    */
   public CompletableFuture<Instance> register(ServiceKey service, Instance instance, Claim claim) {
+    HealthCheck check = registry.settings(service).check(instance.cluster());
+    checkTarget(probePolicy.get(), instance, check, instance.cluster());
     return writer.submit(new Command.Register(Owner.PERSISTENT, service, instance, claim));
+  }
+
+  /**
+   * Refuses (INVALID_ARGUMENT, before anything is written) a persistent instance the server would
+   * probe, under {@code check} of its cluster, at a target {@code policy} refuses: naming {@code
+   * ip} when the address is refused, else {@code port} or {@code checkPort}, whichever the probe
+   * would go to, with the value and what refuses it ({@code --probe-allow} or the default).
+   */
+  static void checkTarget(ProbePolicy policy, Instance instance, HealthCheck check, String cluster) {
+    int port = check.port(instance.port());
+    ProbePolicy.Refusal refused = policy.refusal(instance.ip(), port);
+    if (refused == null) {
+      return;
+    }
+    if (refused.blame() == ProbePolicy.Blame.ADDRESS) {
+      throw new RegistryException(RegistryException.Kind.INVALID_ARGUMENT, "ip", "ip: \"" + instance.ip()
+          + "\" is refused as a probe target: " + refused.reason());
+    }
+    String field = check.checkPort() == 0 ? "port" : "checkPort";
+    throw new RegistryException(RegistryException.Kind.INVALID_ARGUMENT, field, field + ": " + port
+        + (check.checkPort() == 0 ? "" : " of cluster " + cluster) + " is refused as a probe target of "
+        + instance.ip() + ": " + refused.reason());
   }
 
   /**

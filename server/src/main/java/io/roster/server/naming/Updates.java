@@ -3,14 +3,18 @@ package io.roster.server.naming;
 import io.roster.server.model.Instance;
 import io.roster.server.model.InstanceKey;
 import io.roster.server.model.Names;
+import io.roster.server.model.Owner;
 import io.roster.server.model.RegistryException;
 import io.roster.server.model.ServiceKey;
 import io.roster.server.registry.Command;
+import io.roster.server.probe.ProbePolicy;
 import io.roster.server.registry.HealthCheck;
+import io.roster.server.registry.Registry;
 import io.roster.server.registry.ServiceSettings;
 import io.roster.server.registry.Writer;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -70,9 +74,24 @@ public final class Updates {
   }
 
   private final Writer writer;
+  private final @Nullable Registry registry;
+  private final Supplier<ProbePolicy> probePolicy;
 
+  /** Without the probe policy's check of health checks (tests). */
   public Updates(Writer writer) {
     this.writer = writer;
+    this.registry = null;
+    this.probePolicy = () -> ProbePolicy.DEFAULT;
+  }
+
+  /**
+   * @param registry where a new health check's targets are read
+   * @param probePolicy where the server may send its probes ({@code --probe-allow}, decision 81)
+   */
+  public Updates(Writer writer, Registry registry, Supplier<ProbePolicy> probePolicy) {
+    this.writer = writer;
+    this.registry = registry;
+    this.probePolicy = probePolicy;
   }
 
   /**
@@ -116,7 +135,31 @@ public final class Updates {
       }
     }
     Names.checkMetadata("metadata", change.metadata());
+    checkTargets(service, change.checks());
     return writer.submit(new Command.UpdateSettings(service, change.protectThreshold(), change.replaceMetadata(),
         change.metadata(), change.checks()));
+  }
+
+  /**
+   * Refuses (INVALID_ARGUMENT, before anything is written) health checks that would send a probe
+   * of a persistent instance of their cluster to a target the probe policy refuses: a new check
+   * port names {@code checkPort}.
+   */
+  private void checkTargets(ServiceKey service, Map<String, HealthCheck> checks) {
+    if (registry == null || checks.isEmpty()) {
+      return;
+    }
+    Registry.ServiceImage image = registry.serviceImage(service);
+    if (image == null) {
+      return;
+    }
+    ProbePolicy policy = probePolicy.get();
+    for (Registry.Held held : image.registrations()) {
+      Instance i = held.instance();
+      HealthCheck check = checks.get(i.cluster());
+      if (check != null && check.type() != HealthCheck.Type.NONE && held.owner().kind() == Owner.Kind.PERSISTENT) {
+        Persistent.checkTarget(policy, i, check, i.cluster());
+      }
+    }
   }
 }

@@ -46,7 +46,10 @@ import org.jspecify.annotations.Nullable;
  *       read, and a redirect is only a status that is not the expected one, never followed;
  *   <li>every socket is closed with SO_LINGER 0 (a reset), so the prober keeps no TIME_WAIT
  *       entry per probe;
- *   <li>at most {@code maxInFlight} probes run at once; beyond that a probe is skipped, not queued.
+ *   <li>at most {@code maxInFlight} probes run at once; beyond that a probe is skipped, not queued;
+ *   <li>a target its {@link ProbePolicy} refuses is skipped, never connected to: registrations are
+ *       refused there already, and this catches what was registered under another policy (the flag
+ *       changed across a restart).
  * </ul>
  *
  * <p>Thread-safe. {@code done} is called once per probe, on the event loop thread.
@@ -62,8 +65,16 @@ public final class ProbeClient implements Probes, AutoCloseable {
   private final long timeoutMs;
   private final int maxInFlight;
   private final AtomicInteger inFlight = new AtomicInteger();
+  private final ProbePolicy policy;
 
+  /** Probes under the default {@link ProbePolicy}. */
   public ProbeClient(Duration timeout, int maxInFlight) {
+    this(timeout, maxInFlight, ProbePolicy.DEFAULT);
+  }
+
+  /** @param policy where probes may go ({@code --probe-allow}) */
+  public ProbeClient(Duration timeout, int maxInFlight, ProbePolicy policy) {
+    this.policy = policy;
     this.timeoutMs = timeout.toMillis();
     this.maxInFlight = maxInFlight;
     this.loop = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("roster-probe", true),
@@ -84,6 +95,11 @@ public final class ProbeClient implements Probes, AutoCloseable {
     byte[] literal = NetUtil.createByteArrayFromIpAddressString(ip);
     if (literal == null) {
       done.accept(Outcome.skipped("the address " + ip + " is not an IP literal (host names are not probed)"));
+      return;
+    }
+    ProbePolicy.Refusal refused = policy.refusal(ip, port);
+    if (refused != null) {
+      done.accept(Outcome.skipped("the target " + ip + ":" + port + " is refused: " + refused.reason()));
       return;
     }
     if (inFlight.incrementAndGet() > maxInFlight) {

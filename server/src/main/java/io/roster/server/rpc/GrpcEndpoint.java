@@ -96,7 +96,7 @@ public final class GrpcEndpoint {
     this.nodeId = nodeId;
     this.sessions = sessions;
     this.registryService = new RegistryService(registry, sessions.writer(), engine, scheduler, sessions.limits(),
-        warmUp, sessions.requests());
+        warmUp, sessions.requests(), sessions::probePolicy);
     this.sessionService = new SessionService(sessions, registryService::answer, config.keepaliveTime(),
         config.keepaliveTimeout(), config.pushAckTimeout(), scheduler, version, config.maxMessageSize(), warmUp);
     doors.add(sessionService);

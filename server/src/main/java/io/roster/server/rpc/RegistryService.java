@@ -18,6 +18,7 @@ import io.roster.proto.v1.RegisterInstanceResponse;
 import io.roster.proto.v1.DeregisterInstanceRequest;
 import io.roster.proto.v1.DeregisterInstanceResponse;
 import io.roster.server.naming.Persistent;
+import io.roster.server.probe.ProbePolicy;
 import io.roster.server.registry.Claim;
 import io.roster.proto.v1.UpdateInstanceResponse;
 import io.roster.proto.v1.WatchRequest;
@@ -73,19 +74,21 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
 
   /** A service of a warm registry. */
   RegistryService(Registry registry, PushEngine engine, Scheduler scheduler, SessionLimits limits) {
-    this(registry, Writer.direct(registry), engine, scheduler, limits, WarmUp.warm(scheduler), new RequestCounters());
+    this(registry, Writer.direct(registry), engine, scheduler, limits, WarmUp.warm(scheduler), new RequestCounters(),
+        () -> ProbePolicy.DEFAULT);
   }
 
   /**
    * @param warmUp told in every query answer while it lasts
    * @param counters where a Watch refused by a limit is counted
+   * @param probePolicy where the server may probe ({@code --probe-allow}): persistent registrations and checks follow it
    */
   RegistryService(Registry registry, Writer writer, PushEngine engine, Scheduler scheduler, SessionLimits limits,
-      WarmUp warmUp, RequestCounters counters) {
+      WarmUp warmUp, RequestCounters counters, java.util.function.Supplier<ProbePolicy> probePolicy) {
     this.counters = counters;
     this.registry = registry;
-    this.updates = new Updates(writer);
-    this.persistent = new Persistent(registry, writer);
+    this.updates = new Updates(writer, registry, probePolicy);
+    this.persistent = new Persistent(registry, writer, probePolicy);
     this.engine = engine;
     this.scheduler = scheduler;
     this.limits = limits;

@@ -10,6 +10,7 @@ import io.roster.server.push.AckCollector;
 import io.roster.server.push.Outbound;
 import io.roster.server.push.PushEngine;
 import io.roster.server.push.PushQueue;
+import io.roster.server.probe.ProbePolicy;
 import io.roster.server.registry.Command;
 import io.roster.server.registry.Registry;
 import io.roster.server.registry.Writer;
@@ -43,6 +44,7 @@ public final class SessionManager {
   /** Address scopes with at least one open connection. */
   private final Map<String, Scope> addresses = new ConcurrentHashMap<>();
   private volatile Authenticator authenticator = Authenticator.off();
+  private volatile ProbePolicy probePolicy = ProbePolicy.DEFAULT;
   private final RequestCounters requests = new RequestCounters();
 
   /** A session manager whose sessions change the registry directly (standalone). */
@@ -79,6 +81,16 @@ public final class SessionManager {
   /** Sets who checks the sessions' credentials (auth is off until this is called); before the port opens. */
   public void authenticator(Authenticator authenticator) {
     this.authenticator = authenticator;
+  }
+
+  /** Sets where the server may probe ({@code --probe-allow}); before the port opens. */
+  public void probePolicy(ProbePolicy policy) {
+    this.probePolicy = policy;
+  }
+
+  /** Where the server may probe, for every protocol's persistent registrations ({@link ProbePolicy#DEFAULT} by default). */
+  public ProbePolicy probePolicy() {
+    return probePolicy;
   }
 
   /** Who checks every protocol's credentials ({@link Authenticator#off()} by default). */

@@ -8,6 +8,8 @@ import io.roster.server.time.Scheduler;
 import java.io.IOException;
 import java.security.GeneralSecurityException;
 import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
 import java.util.Objects;
 import javax.net.ssl.KeyManager;
 import javax.net.ssl.SSLContext;
@@ -42,6 +44,22 @@ public final class ServerTls implements AutoCloseable {
 
   /** How often the files are read again. */
   public static final Duration RELOAD_PERIOD = Duration.ofSeconds(2);
+
+  /** The protocol versions the client and HTTP ports speak. */
+  public static final List<String> PROTOCOLS = List.of("TLSv1.3", "TLSv1.2");
+
+  /**
+   * The cipher suites the client and HTTP ports accept, in the server's order of preference: TLS
+   * 1.3's, and TLS 1.2's with an ephemeral ECDH key exchange and an AEAD cipher (AES-GCM or
+   * ChaCha20-Poly1305); no CBC, no static RSA key exchange, no finite-field DHE (decision 82). The
+   * gRPC port negotiates exactly this set already (grpc-netty's HTTP/2 list); the HTTP port is
+   * limited to it by {@link #sslParameters()}.
+   */
+  public static final List<String> CIPHER_SUITES = List.of(
+      "TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384", "TLS_CHACHA20_POLY1305_SHA256",
+      "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256", "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
+      "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384", "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384",
+      "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256", "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256");
 
   private final TlsFiles files;
   private final AdvancedTlsX509KeyManager keys = new AdvancedTlsX509KeyManager();
@@ -181,13 +199,23 @@ public final class ServerTls implements AutoCloseable {
   }
 
   /**
-   * The parameters a listener on {@link #sslContext()} applies to each connection: the context's
-   * defaults, with a client certificate required when mutual.
+   * The parameters a listener on {@link #sslContext()} applies to each connection: {@link
+   * #PROTOCOLS} and those of {@link #CIPHER_SUITES} this JDK supports, in that order, with a client
+   * certificate required when mutual.
    */
   public SSLParameters sslParameters() {
     SSLParameters parameters = sslContext.getDefaultSSLParameters();
+    parameters.setProtocols(PROTOCOLS.toArray(String[]::new));
+    parameters.setCipherSuites(supportedCipherSuites().toArray(String[]::new));
+    parameters.setUseCipherSuitesOrder(true);
     parameters.setNeedClientAuth(clientTrust != null);
     return parameters;
+  }
+
+  /** {@link #CIPHER_SUITES} that this JDK's TLS context supports, in their order. */
+  public List<String> supportedCipherSuites() {
+    List<String> supported = Arrays.asList(sslContext.getSupportedSSLParameters().getCipherSuites());
+    return CIPHER_SUITES.stream().filter(supported::contains).toList();
   }
 
   /** The key manager every listener's handshakes ask for the certificate: always the current one. */

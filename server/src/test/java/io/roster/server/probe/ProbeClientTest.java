@@ -184,4 +184,24 @@ class ProbeClientTest {
     }
     assertThat(skipped).as("16 in flight at most").isEqualTo(4);
   }
+
+  @Test
+  void aTargetOutsideThePolicyIsSkippedWithoutAConnection() throws Exception {
+    List<String> requests = new java.util.concurrent.CopyOnWriteArrayList<>();
+    HttpServer target = http(200, Duration.ZERO, Map.of(), requests);
+    int port = target.getAddress().getPort();
+    try (ProbeClient only10 = new ProbeClient(TIMEOUT, 16, ProbePolicy.parse("10.0.0.0/8"))) {
+      CompletableFuture<Probes.Outcome> refused = new CompletableFuture<>();
+      only10.probe("127.0.0.1", port, HealthCheck.http(0, "/", 200, Map.of()), refused::complete);
+      Probes.Outcome o = refused.get(TIMEOUT.toMillis() + 2000, TimeUnit.MILLISECONDS);
+      assertThat(o.kind()).isEqualTo(Probes.Kind.SKIPPED);
+      assertThat(o.detail()).isEqualTo("the target 127.0.0.1:" + port + " is refused: not in --probe-allow 10.0.0.0/8");
+      CompletableFuture<Probes.Outcome> metadata = new CompletableFuture<>();
+      client.probe("169.254.169.254", 80, HealthCheck.DEFAULT, metadata::complete);
+      assertThat(metadata.get(TIMEOUT.toMillis() + 2000, TimeUnit.MILLISECONDS).kind()).isEqualTo(Probes.Kind.SKIPPED);
+    }
+    // The same target under the default policy is probed: the request reaches it.
+    assertThat(probe(port, HealthCheck.http(0, "/", 200, Map.of())).kind()).isEqualTo(Probes.Kind.HEALTHY);
+    assertThat(requests).as("only the probe the policy let through").hasSize(1);
+  }
 }

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import io.grpc.ChannelCredentials;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
@@ -34,6 +36,9 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLHandshakeException;
+import javax.net.ssl.SSLParameters;
+import javax.net.ssl.SSLSocket;
 import javax.net.ssl.TrustManagerFactory;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -149,6 +154,67 @@ class TlsPortsTest {
   /** The certificate a new TLS connection to the client port is served (the handshake alone). */
   private BigInteger servedSerial() {
     return TestPki.served("127.0.0.1", server.port(), ca.certificate()).getSerialNumber();
+  }
+
+  /**
+   * Handshakes with {@code port} offering only {@code suite} over {@code protocol} (and h2 by ALPN,
+   * as gRPC asks); returns the suite negotiated.
+   */
+  private String handshake(int port, String protocol, String suite) throws Exception {
+    KeyStore trust = KeyStore.getInstance("PKCS12");
+    trust.load(null, null);
+    trust.setCertificateEntry("ca", ca.certificate());
+    TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+    tmf.init(trust);
+    SSLContext context = SSLContext.getInstance("TLS");
+    context.init(null, tmf.getTrustManagers(), null);
+    try (SSLSocket socket = (SSLSocket) context.getSocketFactory().createSocket("127.0.0.1", port)) {
+      socket.setSoTimeout((int) WAIT.toMillis());
+      SSLParameters p = socket.getSSLParameters();
+      p.setProtocols(new String[] {protocol});
+      p.setCipherSuites(new String[] {suite});
+      p.setApplicationProtocols(new String[] {"h2", "http/1.1"});
+      socket.setSSLParameters(p);
+      socket.startHandshake();
+      return socket.getSession().getCipherSuite();
+    }
+  }
+
+  @Test
+  void bothPortsRefuseACbcSuiteAndTakeTheAeadOnes() throws Exception {
+    start(null);
+    for (int port : new int[] {server.httpPort(), server.port()}) {
+      for (String cbc : List.of("TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA", "TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA384")) {
+        assertThatThrownBy(() -> handshake(port, "TLSv1.2", cbc)).as("%s on port %d", cbc, port)
+            .isInstanceOf(SSLHandshakeException.class);
+      }
+      for (String aead : List.of("TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256", "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384",
+          "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256")) {
+        assertThat(handshake(port, "TLSv1.2", aead)).as("port %d", port).isEqualTo(aead);
+      }
+      assertThat(handshake(port, "TLSv1.3", "TLS_AES_128_GCM_SHA256")).isEqualTo("TLS_AES_128_GCM_SHA256");
+    }
+  }
+
+  @Test
+  void theHttpPortStartsWithoutAWarningAboutWeakSuites() {
+    ch.qos.logback.classic.Logger jetty = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger("org.eclipse.jetty");
+    ListAppender<ILoggingEvent> seen = new ListAppender<>();
+    seen.start();
+    jetty.addAppender(seen);
+    try {
+      start(null);
+    } finally {
+      jetty.detachAppender(seen);
+    }
+    assertThat(seen.list).extracting(ILoggingEvent::getFormattedMessage).noneMatch(m -> m.contains("Weak cipher"));
+  }
+
+  @Test
+  void theSuitesAreTheOnesGrpcNettyNegotiatesForHttp2() {
+    // The client port takes grpc-netty's list and cannot be given another: the HTTP port's must match it.
+    assertThat(ServerTls.CIPHER_SUITES)
+        .containsExactlyInAnyOrderElementsOf(io.grpc.netty.shaded.io.netty.handler.codec.http2.Http2SecurityUtil.CIPHERS);
   }
 
   @Test
