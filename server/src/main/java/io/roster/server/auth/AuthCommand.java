@@ -88,7 +88,8 @@ public final class AuthCommand {
           throw new IllegalArgumentException(file + ": exists already (init never overwrites an auth file)");
         }
         write(file, AuthFile.empty());
-        out.println("Created " + file + " (no users or tokens yet; add them with `auth user` and `auth token`)");
+        out.println("Created " + file
+            + " (no identities yet; add them with `auth user`, `auth token` and `auth certificate`)");
       }
       case "user" -> {
         List<Grant> grants = grants(args, 3);
