@@ -154,8 +154,9 @@ public final class Authenticator implements AutoCloseable {
    *     ClientCertificates#of}); empty on plaintext or without a client certificate. Never anything
    *     a caller sent as data.
    * @throws RegistryException UNAUTHENTICATED as {@link #authenticate(String, String, String)}
-   *     does; for a certificate, when its SANs map to no identity (naming the field that was missing
-   *     and listing the SANs) or to more than one
+   *     does (a host refused for bad credentials is refused with a certificate too); for a
+   *     certificate, when its SANs map to no identity (naming the field that was missing and listing
+   *     the SANs) or to more than one
    */
   public Principal authenticate(@Nullable String credential, List<java.security.cert.X509Certificate> peerCertificates,
       String remoteAddress, String field) {
@@ -166,6 +167,8 @@ public final class Authenticator implements AutoCloseable {
     if ((credential != null && !credential.isEmpty()) || peerCertificates.isEmpty()) {
       return authenticate(credential, remoteAddress, field);
     }
+    // A host refused for bad credentials has every credential refused unchecked, its certificate's too.
+    bad.checkAllowed(BadCredentials.host(remoteAddress), field);
     ClientCertificates.Sans sans = ClientCertificates.sans(peerCertificates.get(0));
     List<AuthFile.Certificate> found = l.file().certificatesFor(sans);
     if (found.size() == 1) {

@@ -127,6 +127,19 @@ class CertificateIdentitiesTest {
   }
 
   @Test
+  void aHostRefusedForBadCredentialsIsRefusedWithItsCertificateToo() {
+    String guesser = "/10.0.0.9:5000";
+    for (int i = 0; i < BadCredentials.LIMIT; i++) {
+      assertThatThrownBy(() -> auth.authenticate("rst_wrong", List.of(), guesser, "authorization"))
+          .hasMessageContaining("does not list");
+    }
+
+    assertThatThrownBy(() -> auth.authenticate(null, chain(FRONTEND), guesser, "authorization"))
+        .hasMessageContaining("refused unchecked");
+    assertThat(byCertificate(FRONTEND).name()).as("another host").isEqualTo("frontend");
+  }
+
+  @Test
   void aCertificateWhoseSansMapToTwoIdentitiesIsRefused() {
     assertThatThrownBy(() -> byCertificate(FRONTEND, "batch.corp.example"))
         .isInstanceOfSatisfying(RegistryException.class, e -> {
