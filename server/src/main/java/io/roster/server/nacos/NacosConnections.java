@@ -98,8 +98,10 @@ public final class NacosConnections extends ServerTransportFilter implements Ser
       ServerCallHandler<Q, R> next) {
     String id = call.getAttributes().get(ID_ATTR);
     SocketAddress remote = call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR);
-    Context context = Context.current().withValue(ID, id).withValue(REMOTE, remote)
-        .withValue(PEER_CERTIFICATES, ClientCertificates.of(call.getAttributes().get(Grpc.TRANSPORT_ATTR_SSL_SESSION)));
+    // Read only when they can prove an identity: with auth off nobody asks.
+    List<X509Certificate> peer = sessions.authenticator().enabled()
+        ? ClientCertificates.of(call.getAttributes().get(Grpc.TRANSPORT_ATTR_SSL_SESSION)) : List.of();
+    Context context = Context.current().withValue(ID, id).withValue(REMOTE, remote).withValue(PEER_CERTIFICATES, peer);
     return Contexts.interceptCall(context, call, headers, next);
   }
 

@@ -81,8 +81,11 @@ final class Connections extends ServerTransportFilter implements ServerIntercept
       scope = sessions.openConnection(host(addr));
       sessions.closeConnection(scope);
     }
+    // Read only when they can prove an identity: with auth off nobody asks.
+    List<X509Certificate> peer = sessions.authenticator().enabled()
+        ? ClientCertificates.of(call.getAttributes().get(Grpc.TRANSPORT_ATTR_SSL_SESSION)) : List.of();
     Context context = Context.current().withValue(REMOTE, remote).withValue(SCOPE, scope)
-        .withValue(PEER_CERTIFICATES, ClientCertificates.of(call.getAttributes().get(Grpc.TRANSPORT_ATTR_SSL_SESSION)));
+        .withValue(PEER_CERTIFICATES, peer);
     return Contexts.interceptCall(context, call, headers, next);
   }
 
