@@ -259,7 +259,7 @@ public final class AuthFile {
     return tokenSecret;
   }
 
-  /** How many users and tokens, for the log line of a load. */
+  /** How many users, tokens and certificates, for the log line of a load. */
   String summary() {
     return users.size() + " users, " + tokensByName.size() + " tokens, " + certificatesByName.size() + " certificates";
   }

@@ -181,8 +181,10 @@ public final class Authenticator implements AutoCloseable {
           : "this certificate's SANs map to no identity: " + sans) + "; see docs/security.md)");
     }
     throw RegistryException.unauthenticated(field, field + ": refused: the client certificate's SANs (" + sans
-        + ") map to more than one identity (" + String.join(", ", found.stream().map(c -> "\"" + c.name()
-        + "\" by " + c.san()).toList()) + "); send a token, or give the certificate the SAN of one identity");
+        + ") map to more than one identity (" + String.join(", ", found.stream().limit(ClientCertificates.Sans.SHOWN)
+        .map(c -> "\"" + c.name() + "\" by " + c.san()).toList()) + (found.size() > ClientCertificates.Sans.SHOWN
+        ? " and " + (found.size() - ClientCertificates.Sans.SHOWN) + " more" : "")
+        + "); send a token, or give the certificate the SAN of one identity");
   }
 
   /**

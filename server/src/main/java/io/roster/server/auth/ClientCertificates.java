@@ -74,6 +74,9 @@ public final class ClientCertificates {
 
   /** A certificate's subject alternative names that can map to an identity, as {@code URI:...} and {@code DNS:...}. */
   record Sans(List<String> uris, List<String> dnsNames) {
+    /** How many SANs a message lists. */
+    static final int SHOWN = 8;
+
     Sans {
       uris = List.copyOf(uris);
       dnsNames = List.copyOf(dnsNames);
@@ -83,13 +86,18 @@ public final class ClientCertificates {
       return uris.isEmpty() && dnsNames.isEmpty();
     }
 
-    /** {@code URI:spiffe://..., DNS:frontend...}, as openssl writes them, for messages. */
+    /**
+     * {@code URI:spiffe://..., DNS:frontend...}, as openssl writes them, for messages: at most {@link
+     * #SHOWN} of them, each cut at 200 characters, so that a refusal stays small whatever the
+     * certificate holds.
+     */
     @Override
     public String toString() {
       List<String> all = new ArrayList<>();
       uris.forEach(u -> all.add("URI:" + shorten(u)));
       dnsNames.forEach(d -> all.add("DNS:" + shorten(d)));
-      return String.join(", ", all);
+      return all.size() <= SHOWN ? String.join(", ", all)
+          : String.join(", ", all.subList(0, SHOWN)) + " and " + (all.size() - SHOWN) + " more";
     }
 
     private static String shorten(String s) {

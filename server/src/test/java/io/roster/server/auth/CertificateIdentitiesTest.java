@@ -110,6 +110,13 @@ class CertificateIdentitiesTest {
         });
     assertThatThrownBy(() -> byCertificate())
         .hasMessageContaining("this certificate has no URI or DNS SAN");
+    String[] many = new String[20];
+    for (int i = 0; i < many.length; i++) {
+      many[i] = "host-" + i + ".dev.corp.example";
+    }
+    assertThatThrownBy(() -> byCertificate(many))
+        .hasMessageContaining("DNS:host-7.dev.corp.example and 12 more; see docs/security.md)")
+        .hasMessageNotContaining("host-8.");
     assertThat(auth.failures()).as("counted as bad credentials").isZero();
   }
 
