@@ -27,7 +27,9 @@ import java.util.Map;
  * auth user    FILE NAME GRANT...                     add or replace a user; the password is read from stdin
  *                                                     (one line) or the ROSTER_PASSWORD environment variable
  * auth token   FILE NAME GRANT...                     add or replace a static token; prints the token once
- * auth remove  FILE NAME                              remove a user or token (its sessions end at the reload)
+ * auth certificate FILE NAME SAN GRANT...             add or replace a client certificate identity: a verified
+ *                                                     client certificate with SAN (a SPIFFE ID or DNS name) is NAME
+ * auth remove  FILE NAME                              remove a user, token or certificate (its sessions end at the reload)
  * GRANT: PERMISSION@NAMESPACE[/SERVICES], e.g. admin@*  write@prod  read@prod/orders-*  write@prod/DEFAULT_GROUP@@orders
  * </pre>
  *
@@ -63,7 +65,12 @@ public final class AuthCommand {
         auth init   FILE                 create FILE with a fresh token secret and no users or tokens
         auth user   FILE NAME GRANT...   add or replace a user; password from stdin (one line) or $ROSTER_PASSWORD
         auth token  FILE NAME GRANT...   add or replace a static token; the token is printed once
-        auth remove FILE NAME            remove a user or a token
+        auth certificate FILE NAME SAN GRANT...
+                                         add or replace a client certificate identity: with --tls-client-ca, a client
+                                         certificate whose URI or DNS SAN is SAN is NAME (SAN: a SPIFFE ID such as
+                                         spiffe://corp.example/ns/prod/sa/frontend, ending in /* for every ID under
+                                         that path, or a DNS name such as frontend.corp.example)
+        auth remove FILE NAME            remove a user, a token or a certificate
       GRANT is PERMISSION@NAMESPACE or PERMISSION@NAMESPACE/SERVICES: PERMISSION is read, write or admin;
       NAMESPACE is a namespace or * for all; SERVICES a pattern (* matches anything) over the service name,
       or over GROUP@@SERVICE when it contains @@. Examples: admin@*  write@prod  read@prod/orders-*
@@ -81,10 +88,11 @@ public final class AuthCommand {
           throw new IllegalArgumentException(file + ": exists already (init never overwrites an auth file)");
         }
         write(file, AuthFile.empty());
-        out.println("Created " + file + " (no users or tokens yet; add them with `auth user` and `auth token`)");
+        out.println("Created " + file
+            + " (no identities yet; add them with `auth user`, `auth token` and `auth certificate`)");
       }
       case "user" -> {
-        List<Grant> grants = grants(args);
+        List<Grant> grants = grants(args, 3);
         String password = env.getOrDefault("ROSTER_PASSWORD", "");
         if (password.isEmpty()) {
           password = readLine();
@@ -101,7 +109,7 @@ public final class AuthCommand {
         out.println("User " + name + " written to " + file);
       }
       case "token" -> {
-        List<Grant> grants = grants(args);
+        List<Grant> grants = grants(args, 3);
         ObjectNode root = AuthFile.tree(file);
         String name = name(args);
         remove(root, name);
@@ -111,16 +119,29 @@ public final class AuthCommand {
         write(file, root);
         out.println(token);
       }
+      case "certificate" -> {
+        String san = san(args);
+        List<Grant> grants = grants(args, 4);
+        ObjectNode root = AuthFile.tree(file);
+        String name = name(args);
+        remove(root, name);
+        root.withArray("certificates").addObject().put("name", name).put("san", san)
+            .set("grants", AuthFile.grantsJson(grants));
+        write(file, root);
+        out.println("Certificate " + name + " (SAN " + san + ") written to " + file);
+      }
       case "remove" -> {
         ObjectNode root = AuthFile.tree(file);
         String name = name(args);
         if (!remove(root, name)) {
-          throw new IllegalArgumentException("NAME: \"" + name + "\" (expected: a user or token of " + file + ")");
+          throw new IllegalArgumentException("NAME: \"" + name + "\" (expected: a user, token or certificate of " + file
+              + ")");
         }
         write(file, root);
         out.println("Removed " + name + " from " + file);
       }
-      default -> throw new IllegalArgumentException("command: \"" + command + "\" (expected: init, user, token or remove)\n"
+      default -> throw new IllegalArgumentException("command: \"" + command
+          + "\" (expected: init, user, token, certificate or remove)\n"
           + USAGE);
     }
   }
@@ -133,14 +154,25 @@ public final class AuthCommand {
     return args.get(2);
   }
 
-  /** Parses each {@code PERMISSION@NAMESPACE[/SERVICES]} after the name. */
-  static List<Grant> grants(List<String> args) {
+  /** The SAN of {@code auth certificate FILE NAME SAN ...}, checked as the auth file checks it. */
+  private static String san(List<String> args) {
     name(args);
-    if (args.size() < 4) {
+    String san = args.size() < 4 ? "" : args.get(3);
+    String problem = ClientCertificates.problem(san);
+    if (problem != null) {
+      throw new IllegalArgumentException("SAN: \"" + san + "\" (expected: " + problem + ")");
+    }
+    return san;
+  }
+
+  /** Parses each {@code PERMISSION@NAMESPACE[/SERVICES]} from {@code args[from]} on (after the name, or the SAN). */
+  static List<Grant> grants(List<String> args, int from) {
+    name(args);
+    if (args.size() <= from) {
       throw new IllegalArgumentException("GRANT: none given (expected: at least one, like admin@* or write@prod)");
     }
     List<Grant> grants = new ArrayList<>();
-    for (String g : args.subList(3, args.size())) {
+    for (String g : args.subList(from, args.size())) {
       int at = g.indexOf('@');
       Permission p = at < 0 ? null : Permission.named(g.substring(0, at));
       String rest = at < 0 ? "" : g.substring(at + 1);
@@ -165,10 +197,10 @@ public final class AuthCommand {
     }
   }
 
-  /** Removes the user or token named {@code name}; whether there was one. */
+  /** Removes the user, token or certificate named {@code name}; whether there was one. */
   private static boolean remove(ObjectNode root, String name) {
     boolean removed = false;
-    for (String list : List.of("users", "tokens")) {
+    for (String list : List.of("users", "tokens", "certificates")) {
       JsonNode a = root.path(list);
       for (Iterator<JsonNode> it = a.elements(); it.hasNext(); ) {
         if (it.next().path("name").asText().equals(name)) {

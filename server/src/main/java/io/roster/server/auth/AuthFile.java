@@ -19,15 +19,20 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The auth file, read: its users (name, password hash, grants), its static tokens (name, SHA-256 of
- * the token, grants) and the secret that signs access tokens. JSON, documented in
+ * the token, grants), its client certificates (name, the SAN that maps a certificate to it, grants:
+ * {@link ClientCertificates}) and the secret that signs access tokens. JSON, documented in
  * docs/security.md:
  *
  * <pre>{@code
  * {"version": 1, "tokenSecret": "...",
  *  "users":  [{"name": "ops", "password": "pbkdf2-sha256$...", "grants": [{"permission": "admin", "namespace": "*"}]}],
  *  "tokens": [{"name": "orders-deployer", "sha256": "...", "grants": [{"permission": "write", "namespace": "prod",
- *              "services": "orders-*"}]}]}
+ *              "services": "orders-*"}]}],
+ *  "certificates": [{"name": "frontend", "san": "spiffe://corp.example/ns/prod/sa/frontend",
+ *              "grants": [{"permission": "read", "namespace": "prod"}]}]}
  * }</pre>
+ *
+ * <p>Names are unique across the three lists, and so are certificates' SANs.
  *
  * <p>Strict: an unknown field, a duplicate name or a malformed value refuses the whole file with
  * a message naming the file, the field's path, the value and what is expected (a typo in a
@@ -47,13 +52,37 @@ public final class AuthFile {
   /** A static token: the caller presents the token itself. */
   record Token(String name, String sha256, List<Grant> grants) {}
 
+  /**
+   * A client certificate identity: a certificate the TLS layer verified whose SAN is {@code san}
+   * (a SPIFFE ID or a DNS name; a SPIFFE ID ending in {@code /*} matches every ID under its path).
+   */
+  record Certificate(String name, String san, List<Grant> grants) {}
+
   private final Map<String, User> users;
   private final Map<String, Token> tokensByHash;
   private final Map<String, Token> tokensByName;
+  private final Map<String, Certificate> certificatesByName;
+  /** Certificate entries by {@link ClientCertificates#key} of their exact SAN. */
+  private final Map<String, Certificate> certificatesBySan;
+  /** Certificate entries of SPIFFE prefixes, by the prefix up to and with its last slash. */
+  private final Map<String, Certificate> certificatesByPrefix;
   private final byte @Nullable [] tokenSecret;
 
-  private AuthFile(Map<String, User> users, Map<String, Token> tokensByName, byte @Nullable [] tokenSecret) {
+  private AuthFile(Map<String, User> users, Map<String, Token> tokensByName,
+      Map<String, Certificate> certificatesByName, byte @Nullable [] tokenSecret) {
     this.users = Map.copyOf(users);
+    this.certificatesByName = Map.copyOf(certificatesByName);
+    Map<String, Certificate> bySan = new LinkedHashMap<>();
+    Map<String, Certificate> byPrefix = new LinkedHashMap<>();
+    for (Certificate c : certificatesByName.values()) {
+      if (ClientCertificates.isPrefix(c.san())) {
+        byPrefix.put(c.san().substring(0, c.san().length() - 1), c);
+      } else {
+        bySan.put(ClientCertificates.key(c.san()), c);
+      }
+    }
+    this.certificatesBySan = Map.copyOf(bySan);
+    this.certificatesByPrefix = Map.copyOf(byPrefix);
     this.tokensByName = Map.copyOf(tokensByName);
     Map<String, Token> byHash = new LinkedHashMap<>();
     tokensByName.values().forEach(t -> byHash.put(t.sha256(), t));
@@ -97,7 +126,7 @@ public final class AuthFile {
     if (root == null || !root.isObject()) {
       throw bad(file, "(top level)", root == null ? "" : root.getNodeType().toString(), "a JSON object");
     }
-    only(root, file, "", Set.of("version", "tokenSecret", "users", "tokens"));
+    only(root, file, "", Set.of("version", "tokenSecret", "users", "tokens", "certificates"));
     JsonNode version = root.path("version");
     if (!version.isInt() || version.intValue() != VERSION) {
       throw bad(file, "version", version.toString(), String.valueOf(VERSION));
@@ -147,11 +176,29 @@ public final class AuthFile {
       }
       tokens.put(name, new Token(name, sha, grants(t, file, at)));
     }
+    Map<String, Certificate> certificates = new LinkedHashMap<>();
+    Set<String> sans = new java.util.HashSet<>();
+    i = 0;
+    for (JsonNode c : array(root, "certificates", file)) {
+      String at = "certificates[" + i++ + "]";
+      object(c, file, at);
+      only(c, file, at + ".", Set.of("name", "san", "grants"));
+      String name = name(c, file, at, names);
+      String san = text(c, "san", file, at + ".san");
+      String problem = ClientCertificates.problem(san);
+      if (problem != null) {
+        throw bad(file, at + ".san", san, problem);
+      }
+      if (!sans.add(ClientCertificates.key(san))) {
+        throw bad(file, at + ".san", san, "a SAN no other certificate entry has");
+      }
+      certificates.put(name, new Certificate(name, san, grants(c, file, at)));
+    }
     if (!users.isEmpty() && secret == null) {
       throw bad(file, "tokenSecret", "(missing)",
           "a secret to sign the access tokens users log in for, as `roster-server.jar auth init` writes");
     }
-    return new AuthFile(users, tokens, secret);
+    return new AuthFile(users, tokens, certificates, secret);
   }
 
   @Nullable User user(String name) {
@@ -166,13 +213,55 @@ public final class AuthFile {
     return tokensByName.get(name);
   }
 
+  @Nullable Certificate certificate(String name) {
+    return certificatesByName.get(name);
+  }
+
+  /**
+   * The certificate entries the SANs of a client certificate map to: those its SANs match exactly
+   * (a SPIFFE ID as written, a DNS name in any case); when none does, for each URI SAN that is a
+   * valid SPIFFE ID the entry of the longest prefix it lies under. Distinct entries, in the order
+   * found; more than one means the certificate is ambiguous.
+   */
+  List<Certificate> certificatesFor(ClientCertificates.Sans sans) {
+    java.util.LinkedHashSet<Certificate> found = new java.util.LinkedHashSet<>();
+    for (String uri : sans.uris()) {
+      Certificate c = certificatesBySan.get(uri);
+      if (c != null && uri.startsWith(ClientCertificates.SPIFFE)) {
+        found.add(c);
+      }
+    }
+    for (String dns : sans.dnsNames()) {
+      Certificate c = certificatesBySan.get(ClientCertificates.dnsKey(dns));
+      if (c != null && !dns.contains(":")) {
+        found.add(c);
+      }
+    }
+    if (found.isEmpty() && !certificatesByPrefix.isEmpty()) {
+      for (String uri : sans.uris()) {
+        if (!ClientCertificates.validSpiffeId(uri)) {
+          continue;
+        }
+        for (int slash = uri.lastIndexOf('/'); slash >= ClientCertificates.SPIFFE.length();
+            slash = uri.lastIndexOf('/', slash - 1)) {
+          Certificate c = certificatesByPrefix.get(uri.substring(0, slash + 1));
+          if (c != null) {
+            found.add(c); // the longest prefix only
+            break;
+          }
+        }
+      }
+    }
+    return List.copyOf(found);
+  }
+
   byte @Nullable [] tokenSecret() {
     return tokenSecret;
   }
 
-  /** How many users and tokens, for the log line of a load. */
+  /** How many users, tokens and certificates, for the log line of a load. */
   String summary() {
-    return users.size() + " users, " + tokensByName.size() + " tokens";
+    return users.size() + " users, " + tokensByName.size() + " tokens, " + certificatesByName.size() + " certificates";
   }
 
   // --- writing, for the `auth` command ---
@@ -184,6 +273,7 @@ public final class AuthFile {
     root.put("tokenSecret", Passwords.randomSecret(32));
     root.putArray("users");
     root.putArray("tokens");
+    root.putArray("certificates");
     return root;
   }
 
@@ -248,7 +338,7 @@ public final class AuthFile {
       throw bad(file, at + ".name", name, "1.." + MAX_NAME + " characters of [A-Za-z0-9_.@-]");
     }
     if (!names.add(name)) {
-      throw bad(file, at + ".name", name, "a name no other user or token has");
+      throw bad(file, at + ".name", name, "a name no other user, token or certificate has");
     }
     return name;
   }

@@ -143,6 +143,51 @@ public final class Authenticator implements AutoCloseable {
   }
 
   /**
+   * Who a caller is from its credential or, when it sent none, from its client certificate
+   * (decision 80): an explicit credential always wins and is checked as {@link
+   * #authenticate(String, String, String)} does, never falling back to the certificate; without
+   * one, a certificate whose SANs map to one certificate entry of the auth file is that identity.
+   * A certificate that maps to none counts as no credential at all (not as a bad one: the TLS layer
+   * verified it, so it is no guess).
+   *
+   * @param peerCertificates the chain the TLS layer verified for this caller, leaf first ({@link
+   *     ClientCertificates#of}); empty on plaintext or without a client certificate. Never anything
+   *     a caller sent as data.
+   * @throws RegistryException UNAUTHENTICATED as {@link #authenticate(String, String, String)}
+   *     does (a host refused for bad credentials is refused with a certificate too); for a
+   *     certificate, when its SANs map to no identity (naming the field that was missing and listing
+   *     the SANs) or to more than one
+   */
+  public Principal authenticate(@Nullable String credential, List<java.security.cert.X509Certificate> peerCertificates,
+      String remoteAddress, String field) {
+    Loaded l = loaded;
+    if (l == null) {
+      return Principal.ANONYMOUS;
+    }
+    if ((credential != null && !credential.isEmpty()) || peerCertificates.isEmpty()) {
+      return authenticate(credential, remoteAddress, field);
+    }
+    // A host refused for bad credentials has every credential refused unchecked, its certificate's too.
+    bad.checkAllowed(BadCredentials.host(remoteAddress), field);
+    ClientCertificates.Sans sans = ClientCertificates.sans(peerCertificates.get(0));
+    List<AuthFile.Certificate> found = l.file().certificatesFor(sans);
+    if (found.size() == 1) {
+      AuthFile.Certificate c = found.get(0);
+      return new Principal(c.name(), c.grants(), Long.MAX_VALUE);
+    }
+    if (found.isEmpty()) {
+      throw RegistryException.unauthenticated(field, field + ": missing (expected: a token, or a client certificate "
+          + "the auth file maps to an identity; " + (sans.isEmpty() ? "this certificate has no URI or DNS SAN"
+          : "this certificate's SANs map to no identity: " + sans) + "; see docs/security.md)");
+    }
+    throw RegistryException.unauthenticated(field, field + ": refused: the client certificate's SANs (" + sans
+        + ") map to more than one identity (" + String.join(", ", found.stream().limit(ClientCertificates.Sans.SHOWN)
+        .map(c -> "\"" + c.name() + "\" by " + c.san()).toList()) + (found.size() > ClientCertificates.Sans.SHOWN
+        ? " and " + (found.size() - ClientCertificates.Sans.SHOWN) + " more" : "")
+        + "); send a token, or give the certificate the SAN of one identity");
+  }
+
+  /**
    * The token of an {@code authorization} value {@code Bearer TOKEN} (any case); the value itself
    * otherwise, and null for null. Every transport that takes the header reads it here.
    */
@@ -252,7 +297,11 @@ public final class Authenticator implements AutoCloseable {
       return new Principal(user.name(), user.grants(), p.expiresAtMillis());
     }
     AuthFile.Token token = l.file().token(p.name());
-    return token == null ? null : new Principal(token.name(), token.grants(), p.expiresAtMillis());
+    if (token != null) {
+      return new Principal(token.name(), token.grants(), p.expiresAtMillis());
+    }
+    AuthFile.Certificate certificate = l.file().certificate(p.name());
+    return certificate == null ? null : new Principal(certificate.name(), certificate.grants(), p.expiresAtMillis());
   }
 
   private RegistryException refuse(String host, String field, String why) {

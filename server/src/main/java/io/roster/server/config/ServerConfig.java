@@ -557,10 +557,10 @@ public record ServerConfig(
         "The private key of --tls-cert's first certificate (-----BEGIN PRIVATE KEY-----). Re-read with it.",
         (b, v) -> b.tlsKey(v.isEmpty() ? null : Path.of(v)), c -> c.tlsKey() == null ? "(off)" : String.valueOf(c.tlsKey())));
     OPTIONS.put("tls-client-ca", new Option("a PEM file of CA certificates",
-        "Mutual TLS: clients on both ports must present a certificate signed by one of these CAs. Needs --tls-cert. Re-read when it changes.",
+        "Mutual TLS: clients on both ports must present a certificate signed by one of these CAs. Needs --tls-cert. Re-read when it changes. With --auth-file, a certificate whose SPIFFE ID or DNS name the auth file lists is that identity.",
         (b, v) -> b.tlsClientCa(v.isEmpty() ? null : Path.of(v)), c -> c.tlsClientCa() == null ? "(off: no client certificate asked)" : String.valueOf(c.tlsClientCa())));
     OPTIONS.put("auth-file", new Option("a file written by `java -jar roster-server.jar auth`",
-        "Turns auth on: every port asks who the caller is and what it may do, from this file of users, tokens and grants (re-read when it changes). See docs/security.md.",
+        "Turns auth on: every port asks who the caller is and what it may do, from this file of users, tokens, client certificates and grants (re-read when it changes). See docs/security.md.",
         (b, v) -> b.authFile(v.isEmpty() ? null : Path.of(v)), c -> c.authFile() == null ? "(auth off)" : c.authFile().toString()));
     OPTIONS.put("token-ttl", new Option("a duration like 5h, 1m..168h",
         "How long the access token of a login (Nacos clients, the console) is valid.",

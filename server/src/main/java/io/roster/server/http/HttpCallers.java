@@ -12,7 +12,8 @@ import org.jspecify.annotations.Nullable;
  * Who an HTTP request's caller is, and whether it may do what the request asks (decision 66),
  * for every API on the HTTP port:
  * the {@code accessToken} parameter (query string or form body, as Nacos clients send it) or an
- * {@code Authorization: Bearer TOKEN} header (for curl), checked by the {@link Authenticator}
+ * {@code Authorization: Bearer TOKEN} header (for curl) or, without either, the client certificate
+ * the connection's TLS handshake verified (decision 80), checked by the {@link Authenticator}
  * before anything changes. A refusal is 403, its body naming why, the permission and where
  * (namespace, and service when there is one). With auth off every caller may do everything.
  *
@@ -75,7 +76,7 @@ public final class HttpCallers {
       return Principal.ANONYMOUS;
     }
     try {
-      return authenticator.authenticate(token(r), r.remoteHost(), ACCESS_TOKEN);
+      return authenticator.authenticate(token(r), r.peerCertificates(), r.remoteHost(), ACCESS_TOKEN);
     } catch (RegistryException e) {
       throw new HttpException(403, e.getMessage() + "; this request needs permission " + needed.wireName() + " on "
           + where);

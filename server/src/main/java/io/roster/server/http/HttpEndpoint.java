@@ -5,6 +5,7 @@ import io.roster.server.tls.ServerTls;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -18,6 +19,7 @@ import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.MimeTypes;
 import org.eclipse.jetty.io.Content;
+import org.eclipse.jetty.io.EndPoint;
 import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.NetworkConnectionLimit;
@@ -466,7 +468,14 @@ public final class HttpEndpoint implements AutoCloseable {
     }
     return new HttpRequest(request.getMethod().toUpperCase(Locale.ROOT), request.getHttpURI().getDecodedPath(), params,
         Request.getRemoteAddr(request), request.getHeaders().get(HttpHeader.AUTHORIZATION),
-        request.getHeaders().get(HttpHeader.ACCEPT));
+        request.getHeaders().get(HttpHeader.ACCEPT), peerCertificates(request));
+  }
+
+  /** The client certificate chain the request's TLS connection verified, leaf first; empty on plaintext or without one. */
+  private static List<X509Certificate> peerCertificates(Request request) {
+    EndPoint.SslSessionData tls = request.getConnectionMetaData().getConnection().getEndPoint().getSslSessionData();
+    X509Certificate[] chain = tls == null ? null : tls.peerCertificates();
+    return chain == null ? List.of() : List.of(chain);
   }
 
   private static void respond(Request request, Response response, Callback done, HttpResponse answer) {

@@ -1,8 +1,10 @@
 package io.roster.server.http;
 
 import java.nio.charset.StandardCharsets;
+import java.security.cert.X509Certificate;
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import org.eclipse.jetty.util.UrlEncoded;
 import org.jspecify.annotations.Nullable;
@@ -23,20 +25,22 @@ public final class HttpRequest {
   private final String remoteHost;
   private final @Nullable String authorization;
   private final @Nullable String accept;
+  private final List<X509Certificate> peerCertificates;
 
   HttpRequest(String method, String path, Map<String, String> params, String remoteHost,
-      @Nullable String authorization, @Nullable String accept) {
+      @Nullable String authorization, @Nullable String accept, List<X509Certificate> peerCertificates) {
     this.method = method;
     this.path = path;
     this.params = Collections.unmodifiableMap(params);
     this.remoteHost = remoteHost;
     this.authorization = authorization;
     this.accept = accept;
+    this.peerCertificates = List.copyOf(peerCertificates);
   }
 
   /** A request built by hand (tests and adapters that re-dispatch), without an {@code Authorization} header. */
   public static HttpRequest of(String method, String path, Map<String, String> params, String remoteHost) {
-    return new HttpRequest(method, path, new LinkedHashMap<>(params), remoteHost, null, null);
+    return new HttpRequest(method, path, new LinkedHashMap<>(params), remoteHost, null, null, List.of());
   }
 
   /** The {@code Accept} header, or null. */
@@ -57,6 +61,14 @@ public final class HttpRequest {
   /** The caller's IP address (no port). */
   public String remoteHost() {
     return remoteHost;
+  }
+
+  /**
+   * The client certificate chain the connection's TLS handshake verified, leaf first; empty on
+   * plaintext and without a client certificate.
+   */
+  public List<X509Certificate> peerCertificates() {
+    return peerCertificates;
   }
 
   /** The {@code Authorization} header as sent (say {@code Bearer TOKEN}), or null when there is none. */

@@ -9,12 +9,15 @@ import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.ServerTransportFilter;
+import io.roster.server.auth.ClientCertificates;
 import io.roster.server.session.Admission;
 import io.roster.server.session.Session;
 import io.roster.server.session.SessionManager;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
+import java.security.cert.X509Certificate;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
@@ -41,6 +44,7 @@ public final class NacosConnections extends ServerTransportFilter implements Ser
   private static final Attributes.Key<String> ID_ATTR = Attributes.Key.create("nacos-connection-id");
   private static final Context.Key<String> ID = Context.key("nacos-connection-id");
   private static final Context.Key<SocketAddress> REMOTE = Context.key("nacos-remote-address");
+  private static final Context.Key<List<X509Certificate>> PEER_CERTIFICATES = Context.key("nacos-peer-certificates");
 
   private final SessionManager sessions;
   /** Registered connections (ConnectionSetupRequest seen), by id. */
@@ -61,6 +65,15 @@ public final class NacosConnections extends ServerTransportFilter implements Ser
   /** The current call's peer address; null outside a call. */
   static SocketAddress currentRemote() {
     return REMOTE.get();
+  }
+
+  /**
+   * The client certificate chain the current call's transport verified in its TLS handshake, leaf
+   * first; empty outside a call, on plaintext and without a client certificate.
+   */
+  static List<X509Certificate> currentPeerCertificates() {
+    List<X509Certificate> chain = PEER_CERTIFICATES.get();
+    return chain == null ? List.of() : chain;
   }
 
   @Override
@@ -85,7 +98,10 @@ public final class NacosConnections extends ServerTransportFilter implements Ser
       ServerCallHandler<Q, R> next) {
     String id = call.getAttributes().get(ID_ATTR);
     SocketAddress remote = call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR);
-    Context context = Context.current().withValue(ID, id).withValue(REMOTE, remote);
+    // Read only when they can prove an identity: with auth off nobody asks.
+    List<X509Certificate> peer = sessions.authenticator().enabled()
+        ? ClientCertificates.of(call.getAttributes().get(Grpc.TRANSPORT_ATTR_SSL_SESSION)) : List.of();
+    Context context = Context.current().withValue(ID, id).withValue(REMOTE, remote).withValue(PEER_CERTIFICATES, peer);
     return Contexts.interceptCall(context, call, headers, next);
   }
 

@@ -165,8 +165,9 @@ final class NacosService {
   }
 
   /**
-   * Who sent {@code request} on connection {@code c}: its {@code accessToken} header, checked,
-   * set as the session's identity with the grants the auth file gives it now. A connection keeps
+   * Who sent {@code request} on connection {@code c}: its {@code accessToken} header or, without
+   * one, the client certificate its transport verified (decision 80), checked, set as the session's
+   * identity with the grants the auth file gives it now. A connection keeps
    * the identity its first request proved (PERMISSION_DENIED for a token of another), so that what
    * it registered is only ever changed by that identity. Its identity does not expire with the
    * token: the client renews its token by itself and sends the new one with its next request,
@@ -182,7 +183,7 @@ final class NacosService {
       return Principal.ANONYMOUS;
     }
     Principal p = authenticator.authenticate(request.getMetadata().getHeadersMap().get(ACCESS_TOKEN),
-        session.info().remoteAddress(), ACCESS_TOKEN);
+        NacosConnections.currentPeerCertificates(), session.info().remoteAddress(), ACCESS_TOKEN);
     synchronized (c) {
       Principal current = session.principal();
       if (current.named() && !current.name().equals(p.name())) {

@@ -26,7 +26,8 @@
  *
  * <p>Auth (decision 66): with {@code --auth-file}, a naming request's {@code accessToken} header
  * proves who its connection is ({@code NacosService}), an HTTP request's {@code accessToken}
- * parameter or Bearer header who its caller is ({@code http.HttpCallers}); {@code NacosLogin} answers
+ * parameter or Bearer header who its caller is ({@code http.HttpCallers}); without a token, a client
+ * certificate the auth file maps does (decision 80); {@code NacosLogin} answers
  * Nacos's logins from the auth file's users. The checks themselves are the {@code auth} package's.
  */
 @NullMarked

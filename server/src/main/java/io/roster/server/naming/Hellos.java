@@ -9,6 +9,8 @@ import io.roster.server.session.Scope;
 import io.roster.server.session.Session;
 import io.roster.server.session.SessionInfo;
 import io.roster.server.session.SessionManager;
+import java.security.cert.X509Certificate;
+import java.util.List;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
@@ -59,19 +61,23 @@ public final class Hellos {
 
   /**
    * Checks {@code token} and {@code hello} and opens its session as the identity the token
-   * proves ({@link SessionManager#authenticator()}), writing through {@code outbound}.
+   * proves ({@link SessionManager#authenticator()}) or, without a token, the identity the auth
+   * file maps the client certificate to (decision 80), writing through {@code outbound}.
    *
+   * @param token {@code hello.token}: empty when the client sent none
+   * @param peerCertificates the chain the connection's TLS handshake verified, leaf first; empty on
+   *     plaintext or without a client certificate
    * @param scope the connection's scope, or null when the transport has none (then no limits
    *     per connection or address apply)
    * @param remoteAddress the peer, as the session info and the logs show it
    * @return the opened session; its {@link Session#info()} carries the new connection id
-   * @param token {@code hello.token}: empty when the client sent none
-   * @throws RegistryException UNAUTHENTICATED when auth is on and the token proves no identity,
-   *     INVALID_ARGUMENT for a bad field, RESOURCE_EXHAUSTED when the connection or its address
-   *     has its fill of sessions
+   * @throws RegistryException UNAUTHENTICATED when auth is on and neither the token nor the
+   *     certificate proves an identity, INVALID_ARGUMENT for a bad field, RESOURCE_EXHAUSTED when the
+   *     connection or its address has its fill of sessions
    */
-  public Session open(Hello hello, String token, Outbound outbound, @Nullable Scope scope, String remoteAddress) {
-    Principal principal = sessions.authenticator().authenticate(token, remoteAddress, "hello.token");
+  public Session open(Hello hello, String token, List<X509Certificate> peerCertificates, Outbound outbound,
+      @Nullable Scope scope, String remoteAddress) {
+    Principal principal = sessions.authenticator().authenticate(token, peerCertificates, remoteAddress, "hello.token");
     Hello checked = check(hello, Fields.ROSTER);
     SessionInfo info = info(checked, sessions.nextConnectionId(), remoteAddress);
     // Refused (RESOURCE_EXHAUSTED) when this connection or its address has its fill of sessions.

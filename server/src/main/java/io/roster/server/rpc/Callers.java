@@ -8,6 +8,7 @@ import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.roster.server.auth.Authenticator;
+import io.roster.server.auth.ClientCertificates;
 import io.roster.server.auth.Permission;
 import io.roster.server.auth.Principal;
 import io.roster.server.model.RegistryException;
@@ -16,8 +17,9 @@ import io.roster.server.session.SessionManager;
 import java.net.SocketAddress;
 
 /**
- * Who a {@code Registry} or {@code Admin} call is: its {@code authorization: Bearer TOKEN}
- * metadata, checked by the {@link Authenticator} before the call starts (UNAUTHENTICATED, and
+ * Who a {@code Registry}, {@code Admin} or xDS call is: its {@code authorization: Bearer TOKEN}
+ * metadata or, without one, the client certificate its connection's TLS handshake verified
+ * (decision 80), checked by the {@link Authenticator} before the call starts (UNAUTHENTICATED, and
  * the call never reaches the service, when it proves no identity). The {@link Principal} rides in
  * the call's {@link Context}; each method checks the permission it needs with {@link #check}.
  * {@code Session/Connect} carries its credential in its hello, and health, reflection and the
@@ -52,6 +54,7 @@ final class Callers implements ServerInterceptor {
     try {
       SocketAddress remote = call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR);
       p = authenticator.authenticate(Authenticator.bearer(headers.get(AUTHORIZATION)),
+          ClientCertificates.of(call.getAttributes().get(Grpc.TRANSPORT_ATTR_SSL_SESSION)),
           remote == null ? "" : remote.toString(), "authorization");
     } catch (RegistryException e) {
       call.close(Errors.status(e), new Metadata());

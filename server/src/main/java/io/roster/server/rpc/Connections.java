@@ -9,22 +9,26 @@ import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.ServerTransportFilter;
+import io.roster.server.auth.ClientCertificates;
 import io.roster.server.session.Scope;
 import io.roster.server.session.SessionManager;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
+import java.security.cert.X509Certificate;
+import java.util.List;
 
 /**
  * Gives every client connection (HTTP/2 transport) its {@link Scope} when it opens and gives
- * it back when it closes, and puts the scope and the peer's address into each call's {@link
- * Context}: limits then hold per connection and per remote address, whatever number of
- * streams a client opens on one connection.
+ * it back when it closes, and puts the scope, the peer's address and the client certificate its
+ * TLS handshake verified into each call's {@link Context}: limits then hold per connection and per
+ * remote address, whatever number of streams a client opens on one connection.
  */
 final class Connections extends ServerTransportFilter implements ServerInterceptor {
 
   private static final Attributes.Key<Scope> SCOPE_ATTR = Attributes.Key.create("roster-connection-scope");
   private static final Context.Key<String> REMOTE = Context.key("roster-remote-address");
   private static final Context.Key<Scope> SCOPE = Context.key("roster-connection-scope");
+  private static final Context.Key<List<X509Certificate>> PEER_CERTIFICATES = Context.key("roster-peer-certificates");
 
   private final SessionManager sessions;
 
@@ -36,6 +40,15 @@ final class Connections extends ServerTransportFilter implements ServerIntercept
   static String remoteAddress() {
     String s = REMOTE.get();
     return s == null ? "" : s;
+  }
+
+  /**
+   * The client certificate chain the current call's connection verified in its TLS handshake, leaf
+   * first; empty outside a call, on plaintext and without a client certificate.
+   */
+  static List<X509Certificate> peerCertificates() {
+    List<X509Certificate> chain = PEER_CERTIFICATES.get();
+    return chain == null ? List.of() : chain;
   }
 
   /** The current call's connection scope; null outside a call. */
@@ -68,7 +81,11 @@ final class Connections extends ServerTransportFilter implements ServerIntercept
       scope = sessions.openConnection(host(addr));
       sessions.closeConnection(scope);
     }
-    Context context = Context.current().withValue(REMOTE, remote).withValue(SCOPE, scope);
+    // Read only when they can prove an identity: with auth off nobody asks.
+    List<X509Certificate> peer = sessions.authenticator().enabled()
+        ? ClientCertificates.of(call.getAttributes().get(Grpc.TRANSPORT_ATTR_SSL_SESSION)) : List.of();
+    Context context = Context.current().withValue(REMOTE, remote).withValue(SCOPE, scope)
+        .withValue(PEER_CERTIFICATES, peer);
     return Contexts.interceptCall(context, call, headers, next);
   }
 

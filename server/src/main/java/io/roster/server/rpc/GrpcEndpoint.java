@@ -12,6 +12,7 @@ import io.roster.proto.v1.SessionGrpc;
 import io.grpc.ServerInterceptors;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.ServerTransportFilter;
+import io.roster.server.auth.Authenticator;
 import io.roster.server.cluster.Members;
 import io.roster.server.config.ServerConfig;
 import io.roster.server.push.PushEngine;
@@ -105,6 +106,12 @@ public final class GrpcEndpoint {
     CountedCalls counted = new CountedCalls(sessions.requests());
     XdsService xds = new XdsService(registry, scheduler);
     registry.addListener(xds);
+    // Every check of the auth file: long-lived calls of identities it no longer has end, as sessions do.
+    Authenticator authenticator = sessions.authenticator();
+    authenticator.onCheck(() -> {
+      xds.revalidate(authenticator);
+      registryService.revalidate(authenticator);
+    });
     InetSocketAddress address = new InetSocketAddress(config.host(), config.port());
     NettyServerBuilder builder = AcceptGate.install(tls == null ? NettyServerBuilder.forAddress(address)
         : NettyServerBuilder.forAddress(address, tls.grpcCredentials()),

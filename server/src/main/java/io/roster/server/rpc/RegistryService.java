@@ -23,6 +23,7 @@ import io.roster.server.registry.Claim;
 import io.roster.proto.v1.UpdateInstanceResponse;
 import io.roster.proto.v1.WatchRequest;
 import io.roster.server.auth.Audit;
+import io.roster.server.auth.Authenticator;
 import io.roster.server.auth.Permission;
 import io.roster.server.auth.Principal;
 import io.roster.server.model.Instance;
@@ -335,7 +336,7 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
       out.onError(Errors.toStatusException(e));
       return;
     }
-    Watcher w = new Watcher(out, key, clusters, scheduler, scope, engine.counters());
+    Watcher w = new Watcher(out, key, clusters, scheduler, scope, engine.counters(), Callers.caller());
     out.setOnReadyHandler(w.queue::onReady);
     out.setOnCancelHandler(() -> forget(w));
     watchers.add(w);
@@ -366,6 +367,25 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
       forget(w);
       w.end(Status.UNAVAILABLE.withDescription(reason + "; watch again, on another server if there is one"));
     }
+  }
+
+  /**
+   * Ends UNAUTHENTICATED every Watch call whose identity the auth file no longer has (or whose
+   * credential expired), as sessions end (decision 65). Run after every check of the file.
+   *
+   * @return how many calls were ended
+   */
+  int revalidate(Authenticator authenticator) {
+    int ended = 0;
+    for (Watcher w : watchers) {
+      if (w.principal.named() && authenticator.revalidate(w.principal) == null) {
+        forget(w);
+        w.end(Status.UNAUTHENTICATED.withDescription("the credential of \"" + w.principal.name()
+            + "\" has expired or was removed from the auth file; watch again with a valid one"));
+        ended++;
+      }
+    }
+    return ended;
   }
 
   /**
@@ -417,11 +437,14 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
     private final Set<String> clusters;
     private final PushQueue queue;
     private final Scope scope;
+    /** Who called: the call ends when the auth file no longer has this identity. */
+    final Principal principal;
     private boolean ended; // guarded by this
 
     Watcher(ServerCallStreamObserver<ServiceInfo> out, ServiceKey key, Set<String> clusters, Scheduler scheduler,
-        Scope scope, io.roster.server.push.PushCounters counters) {
+        Scope scope, io.roster.server.push.PushCounters counters, Principal principal) {
       this.out = out;
+      this.principal = principal;
       this.scope = scope;
       this.key = key;
       this.clusters = clusters;

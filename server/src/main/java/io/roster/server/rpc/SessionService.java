@@ -256,6 +256,8 @@ final class SessionService implements Door {
     private final ServerCallStreamObserver<Object> out;
     private final String remoteAddress = Connections.remoteAddress();
     private final Scope scope = Connections.scope();
+    /** The client certificate this stream's connection verified: an identity when the hello has no token. */
+    private final List<java.security.cert.X509Certificate> peerCertificates = Connections.peerCertificates();
     /** Frames handled since the stream last gave its turn back to the event loop. */
     private int framesThisTurn;
     private final Object writeLock = new Object();
@@ -558,7 +560,7 @@ final class SessionService implements Door {
         Session opened = hellos.open(new Hellos.Hello(h.getClientId(), h.getNamespace(), h.getClientName(),
             h.getClientVersion(), h.getLabelsMap(), h.getFeaturesList().contains(PushEncoder.FEATURE_DELTA),
             h.getSessionSeq()),
-            h.getToken(), this, scope, remoteAddress);
+            h.getToken(), peerCertificates, this, scope, remoteAddress);
         SessionInfo info = opened.info();
         long warmingMs = warmUpMillis(warmUp);
         write(ServerFrame.newBuilder().setRequestId(requestId).setWelcome(Welcome.newBuilder()

@@ -29,7 +29,9 @@ import io.grpc.xds.shaded.io.envoyproxy.envoy.extensions.filters.network.http_co
 import io.grpc.xds.shaded.io.envoyproxy.envoy.service.discovery.v3.AggregatedDiscoveryServiceGrpc;
 import io.grpc.xds.shaded.io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
 import io.grpc.xds.shaded.io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
+import io.roster.server.auth.Authenticator;
 import io.roster.server.auth.Permission;
+import io.roster.server.auth.Principal;
 import io.roster.server.model.Instance;
 import io.roster.server.model.Names;
 import io.roster.server.model.ServiceKey;
@@ -62,6 +64,10 @@ import org.slf4j.LoggerFactory;
  * <p>Per stream, at most one response of each type waits while the stream is not ready (the
  * newest), so a slow client costs a bounded amount. A NACK is logged once per stream and not
  * answered: the same version would be refused again.
+ *
+ * <p>A stream keeps the identity its call proved ({@link Callers}): each request is checked
+ * against that identity's grants as the auth file says them at the last check ({@link
+ * #revalidate}), and a stream whose identity the file no longer has ends UNAUTHENTICATED.
  */
 final class XdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscoveryServiceImplBase
     implements Registry.ChangeListener {
@@ -77,6 +83,8 @@ final class XdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscover
   private final Scheduler scheduler;
   /** The streams subscribed to each service's endpoints. */
   private final Map<ServiceKey, Set<Stream>> watching = new ConcurrentHashMap<>();
+  /** Every open stream. */
+  private final Set<Stream> streams = ConcurrentHashMap.newKeySet();
 
   XdsService(Registry registry, Scheduler scheduler) {
     this.registry = registry;
@@ -85,15 +93,15 @@ final class XdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscover
 
   @Override
   public StreamObserver<DiscoveryRequest> streamAggregatedResources(StreamObserver<DiscoveryResponse> responses) {
-    Stream s = new Stream((ServerCallStreamObserver<DiscoveryResponse>) responses);
+    Stream s = new Stream((ServerCallStreamObserver<DiscoveryResponse>) responses, Callers.caller());
+    streams.add(s);
     return new StreamObserver<>() {
       @Override
       public void onNext(DiscoveryRequest request) {
         try {
           s.onRequest(request);
         } catch (RuntimeException e) {
-          s.close();
-          responses.onError(Errors.toStatusException(e));
+          s.end(Errors.toStatusException(e).getStatus());
         }
       }
 
@@ -104,18 +112,41 @@ final class XdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscover
 
       @Override
       public void onCompleted() {
-        s.close();
-        responses.onCompleted();
+        s.complete();
       }
     };
   }
 
   @Override
   public void onChange(Change change) {
-    Set<Stream> streams = watching.get(change.service());
-    if (streams != null && !streams.isEmpty()) {
-      scheduler.execute(() -> streams.forEach(s -> s.endpointsChanged()));
+    Set<Stream> subscribers = watching.get(change.service());
+    if (subscribers != null && !subscribers.isEmpty()) {
+      scheduler.execute(() -> subscribers.forEach(s -> s.endpointsChanged()));
     }
+  }
+
+  /**
+   * Gives every stream its identity's current grants, and ends UNAUTHENTICATED each whose identity
+   * the auth file no longer has (or whose credential expired). Run after every check of the file.
+   *
+   * @return how many streams were ended
+   */
+  int revalidate(Authenticator authenticator) {
+    int ended = 0;
+    for (Stream s : streams) {
+      Principal p = s.principal;
+      if (!p.named()) {
+        continue;
+      }
+      Principal now = authenticator.revalidate(p);
+      if (now != null) {
+        s.principal = now;
+      } else if (s.end(io.grpc.Status.UNAUTHENTICATED.withDescription("the credential of \"" + p.name()
+          + "\" has expired or was removed from the auth file; connect again with a valid one"))) {
+        ended++;
+      }
+    }
+    return ended;
   }
 
   /** The service a resource name means; INVALID_ARGUMENT naming it when it cannot be one. */
@@ -177,6 +208,8 @@ final class XdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscover
   /** One ADS stream: what it subscribed to, per type, and what waits for it to become ready. */
   private final class Stream {
     private final ServerCallStreamObserver<DiscoveryResponse> out;
+    /** Who the stream is, with the grants of the auth file's last check. */
+    volatile Principal principal;
     private final Map<String, Set<String>> subscribed = new HashMap<>();
     /** Per type, a response waiting for the stream to become ready (the newest only). */
     private final Map<String, DiscoveryResponse> waiting = new HashMap<>();
@@ -184,8 +217,9 @@ final class XdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscover
     private boolean nacked;
     private boolean closed;
 
-    Stream(ServerCallStreamObserver<DiscoveryResponse> out) {
+    Stream(ServerCallStreamObserver<DiscoveryResponse> out, Principal principal) {
       this.out = out;
+      this.principal = principal;
       out.setOnReadyHandler(this::flush);
       out.setOnCancelHandler(this::close);
     }
@@ -208,8 +242,10 @@ final class XdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscover
         throw io.roster.server.model.RegistryException.limit("resource_names", "", names.size()
             + " resources of one type on one stream (limit: " + MAX_NAMES + ")");
       }
+      Principal who = principal;
       for (String name : names) {
-        Callers.check(Permission.READ, service(name));
+        ServiceKey key = service(name);
+        who.check(Permission.READ, key.namespace(), key.group(), key.name());
       }
       Set<String> before = subscribed.getOrDefault(type, Set.of());
       if (names.equals(before) && !r.getResponseNonce().isEmpty()) {
@@ -265,7 +301,35 @@ final class XdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscover
       }
     }
 
+    /** Ends the call with {@code status}; false when it had ended already. */
+    synchronized boolean end(io.grpc.Status status) {
+      if (closed) {
+        return false;
+      }
+      close();
+      try {
+        out.onError(status.asRuntimeException());
+      } catch (RuntimeException e) {
+        // Cancelled meanwhile.
+      }
+      return true;
+    }
+
+    /** The client half-closed: the call ends OK, unless it had ended already. */
+    synchronized void complete() {
+      if (closed) {
+        return;
+      }
+      close();
+      try {
+        out.onCompleted();
+      } catch (RuntimeException e) {
+        // Cancelled meanwhile.
+      }
+    }
+
     synchronized void close() {
+      streams.remove(this);
       if (closed) {
         return;
       }

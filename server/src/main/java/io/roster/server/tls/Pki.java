@@ -72,7 +72,7 @@ import org.jspecify.annotations.Nullable;
  * }</pre>
  *
  * <p>Keys are EC P-256 and signatures SHA256withECDSA. An issued certificate has its common name as
- * subject, every given DNS name or IP address as a subject alternative name, and both extended key
+ * subject, every given DNS name, IP address or URI as a subject alternative name, and both extended key
  * usages (TLS server and TLS client), so that one certificate serves a member on both ends of a
  * connection. Certificates are written as PEM {@code CERTIFICATE} blocks, private keys as
  * unencrypted PKCS#8 ({@code PRIVATE KEY}) in files only their owner may read or write where the
@@ -265,7 +265,8 @@ public final class Pki {
     /**
      * A new key pair and a certificate for it signed by this authority, valid for 825 days, with
      * {@code commonName} as subject and each of {@code names} as a subject alternative name: an IP
-     * address (v4 or v6) where the name is one, a DNS name otherwise.
+     * address (v4 or v6) where the name is one, a URI where it has a scheme ({@code
+     * spiffe://corp.example/ns/prod/sa/frontend}), a DNS name otherwise.
      */
     public Issued issue(String commonName, List<String> names) {
       return issue(commonName, names, ISSUED_VALIDITY);
@@ -303,7 +304,9 @@ public final class Pki {
             alternatives[i] =
                 IPAddress.isValid(n)
                     ? new GeneralName(GeneralName.iPAddress, n)
-                    : new GeneralName(GeneralName.dNSName, n);
+                    : n.contains("://")
+                        ? new GeneralName(GeneralName.uniformResourceIdentifier, n)
+                        : new GeneralName(GeneralName.dNSName, n);
           }
           builder.addExtension(
               Extension.subjectAlternativeName, false, new GeneralNames(alternatives));

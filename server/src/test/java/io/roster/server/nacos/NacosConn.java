@@ -38,7 +38,12 @@ final class NacosConn {
   volatile String token;
 
   NacosConn(LoopbackServer server) {
-    this.channel = server.newChannel();
+    this(server.newChannel());
+  }
+
+  /** A connection on {@code channel} (one transport of its own: say, TLS with a client certificate). */
+  NacosConn(ManagedChannel channel) {
+    this.channel = channel;
   }
 
   Payload call(String type, String json) {

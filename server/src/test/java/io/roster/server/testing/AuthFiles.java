@@ -13,7 +13,8 @@ import java.util.Iterator;
 
 /**
  * An auth file for tests, in the format {@code roster-server.jar auth} writes (users with PBKDF2
- * hashes, static tokens by their SHA-256, grants as {@code PERMISSION@NAMESPACE[/SERVICES]}).
+ * hashes, static tokens by their SHA-256, client certificates by their SAN, grants as {@code
+ * PERMISSION@NAMESPACE[/SERVICES]}).
  * Every change is written at once, in one move, so a server watching the file never reads half
  * of it. Not thread-safe.
  *
@@ -66,10 +67,22 @@ public final class AuthFiles {
     return token;
   }
 
-  /** Removes a user or token (its sessions end at the server's next check of the file). */
+  /**
+   * Adds (or replaces) a client certificate identity: a client certificate whose URI or DNS SAN is
+   * {@code san} (a SPIFFE ID or a DNS name) is {@code name}.
+   */
+  public AuthFiles certificate(String name, String san, String... grants) {
+    remove(name);
+    ObjectNode c = root.withArray("certificates").addObject();
+    c.put("name", name).put("san", san).set("grants", grants(grants));
+    write();
+    return this;
+  }
+
+  /** Removes a user, token or certificate (its sessions end at the server's next check of the file). */
   public AuthFiles remove(String name) {
-    for (String list : new String[] {"users", "tokens"}) {
-      for (Iterator<com.fasterxml.jackson.databind.JsonNode> it = root.get(list).elements(); it.hasNext(); ) {
+    for (String list : new String[] {"users", "tokens", "certificates"}) {
+      for (Iterator<com.fasterxml.jackson.databind.JsonNode> it = root.path(list).elements(); it.hasNext(); ) {
         if (it.next().path("name").asText().equals(name)) {
           it.remove();
         }

@@ -74,10 +74,19 @@ public final class TestPki {
 
   /** A client certificate {@code issuer} signs, written as {@code name.crt} and {@code name.key}: {cert, key}. */
   public Path[] client(Pki.Authority issuer, String name) {
+    return client(issuer, name, List.of("localhost"));
+  }
+
+  /**
+   * A client certificate {@code issuer} signs with {@code sans} as its subject alternative names (a
+   * SPIFFE ID or other URI, a DNS name, an IP address), written as {@code name.crt} and {@code
+   * name.key}: {cert, key}.
+   */
+  public Path[] client(Pki.Authority issuer, String name, List<String> sans) {
     Path cert = dir.resolve(name + ".crt");
     Path key = dir.resolve(name + ".key");
     try {
-      issuer.issue(name, List.of("localhost")).writePem(cert, key);
+      issuer.issue(name, sans).writePem(cert, key);
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
