@@ -51,7 +51,7 @@ public final class Main {
       System.exit(2);
       return;
     }
-    LogSetup.configure(config.logDir());
+    LogSetup.configure(config.logDir(), config.resolvedAuditLog());
     disableLeakDetectionUnlessAsked();
     if (config.clustered()) {
       smallRaftBufferPools();

@@ -1,5 +1,6 @@
 package io.roster.server;
 
+import io.roster.server.auth.Audit;
 import io.roster.server.auth.Authenticator;
 import io.roster.server.admin.RosterAdminApi;
 import io.roster.server.cluster.ClusterNode;
@@ -156,6 +157,7 @@ public final class RosterServer implements AutoCloseable {
     sessions.probePolicy(config.probeAllow());
     // Every check of the auth file: sessions get their identities' current grants, or end.
     authenticator.onCheck(sessions::revalidate);
+    authenticator.onCheck(Audit::flush); // refusal windows that ended are written within a check of the file
     String boot = Long.toString(registry.bootRevision(), 36);
     // A fresh process: the clients of the previous one are still coming back (decision 20).
     // Its window runs from the port's opening (start), when the clients come back.
@@ -578,6 +580,7 @@ public final class RosterServer implements AutoCloseable {
     probeClient.close();
     engine.stop();
     authenticator.close();
+    Audit.flushAll();
     DnsServer d = dns;
     if (d != null) {
       d.close();

@@ -106,6 +106,10 @@ public final class Authenticator implements AutoCloseable {
    *     many bad credentials lately
    */
   public Principal authenticate(@Nullable String credential, String remoteAddress, String field) {
+    return check(credential, remoteAddress, field).from(BadCredentials.host(remoteAddress));
+  }
+
+  private Principal check(@Nullable String credential, String remoteAddress, String field) {
     Loaded l = loaded;
     if (l == null) {
       return Principal.ANONYMOUS;
@@ -162,7 +166,7 @@ public final class Authenticator implements AutoCloseable {
       String remoteAddress, String field) {
     Loaded l = loaded;
     if (l == null) {
-      return Principal.ANONYMOUS;
+      return Principal.ANONYMOUS.from(BadCredentials.host(remoteAddress));
     }
     if ((credential != null && !credential.isEmpty()) || peerCertificates.isEmpty()) {
       return authenticate(credential, remoteAddress, field);
@@ -173,7 +177,7 @@ public final class Authenticator implements AutoCloseable {
     List<AuthFile.Certificate> found = l.file().certificatesFor(sans);
     if (found.size() == 1) {
       AuthFile.Certificate c = found.get(0);
-      return new Principal(c.name(), c.grants(), Long.MAX_VALUE);
+      return new Principal(c.name(), c.grants(), Long.MAX_VALUE, BadCredentials.host(remoteAddress));
     }
     if (found.isEmpty()) {
       throw RegistryException.unauthenticated(field, field + ": missing (expected: a token, or a client certificate "
@@ -252,7 +256,7 @@ public final class Authenticator implements AutoCloseable {
     }
     long expiresAt = scheduler.currentTimeMillis() + tokenTtl.toMillis();
     return new Login(l.tokens().issue(user.name(), expiresAt / 1000), tokenTtl,
-        new Principal(user.name(), user.grants(), expiresAt / 1000 * 1000));
+        new Principal(user.name(), user.grants(), expiresAt / 1000 * 1000, host));
   }
 
   /** The scheduler of an authenticator that is off: it is never asked for anything. */
@@ -294,14 +298,15 @@ public final class Authenticator implements AutoCloseable {
     }
     AuthFile.User user = l.file().user(p.name());
     if (user != null) {
-      return new Principal(user.name(), user.grants(), p.expiresAtMillis());
+      return new Principal(user.name(), user.grants(), p.expiresAtMillis(), p.from());
     }
     AuthFile.Token token = l.file().token(p.name());
     if (token != null) {
-      return new Principal(token.name(), token.grants(), p.expiresAtMillis());
+      return new Principal(token.name(), token.grants(), p.expiresAtMillis(), p.from());
     }
     AuthFile.Certificate certificate = l.file().certificate(p.name());
-    return certificate == null ? null : new Principal(certificate.name(), certificate.grants(), p.expiresAtMillis());
+    return certificate == null ? null
+        : new Principal(certificate.name(), certificate.grants(), p.expiresAtMillis(), p.from());
   }
 
   private RegistryException refuse(String host, String field, String why) {

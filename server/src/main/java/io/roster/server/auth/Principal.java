@@ -5,13 +5,14 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * An authenticated identity and its grants, as the auth file says at the moment of the check.
- * Immutable.
+ * An authenticated identity and its grants, as the auth file says at the moment of the check,
+ * and the host it proved itself from (for the audit trail). Immutable.
  *
  * @param name the user's or the token's name in the auth file; empty for {@link #ANONYMOUS}
  * @param expiresAtMillis when the credential that proved it stops being valid ({@link Long#MAX_VALUE}: never)
+ * @param from the caller's host, as the transport gives it; empty when not known
  */
-public record Principal(String name, List<Grant> grants, long expiresAtMillis) {
+public record Principal(String name, List<Grant> grants, long expiresAtMillis, String from) {
 
   /** Who every caller is when auth is off: no name, and every permission everywhere. */
   public static final Principal ANONYMOUS =
@@ -19,7 +20,23 @@ public record Principal(String name, List<Grant> grants, long expiresAtMillis) {
 
   public Principal {
     Objects.requireNonNull(name, "name");
+    Objects.requireNonNull(from, "from");
     grants = List.copyOf(grants);
+  }
+
+  /** Without a host. */
+  public Principal(String name, List<Grant> grants, long expiresAtMillis) {
+    this(name, grants, expiresAtMillis, "");
+  }
+
+  /** The host of a remote address as the transports give it ({@code /1.2.3.4:5678}, {@code [::1]:5678}). */
+  public static String hostOf(String remoteAddress) {
+    return BadCredentials.host(remoteAddress);
+  }
+
+  /** The same identity, proved from {@code host}. */
+  public Principal from(String host) {
+    return host.equals(from) ? this : new Principal(name, grants, expiresAtMillis, host);
   }
 
   /** Whether this is a named identity (auth is on), not {@link #ANONYMOUS}. */
@@ -70,7 +87,9 @@ public record Principal(String name, List<Grant> grants, long expiresAtMillis) {
   }
 
   private RegistryException denied(Permission needed, String where) {
-    return new RegistryException(RegistryException.Kind.PERMISSION_DENIED, "",
+    RegistryException e = new RegistryException(RegistryException.Kind.PERMISSION_DENIED, "",
         "\"" + name + "\" lacks permission " + needed.wireName() + " on " + where);
+    Audit.refused(this, needed.wireName() + " on " + where, e.getMessage());
+    return e;
   }
 }

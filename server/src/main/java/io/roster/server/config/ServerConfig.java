@@ -23,6 +23,7 @@ public record ServerConfig(
     int port,
     @Nullable Path dataDir,
     @Nullable Path logDir,
+    @Nullable Path auditLog,
     Duration keepaliveTime,
     Duration keepaliveTimeout,
     Duration pushWindow,
@@ -284,6 +285,14 @@ public record ServerConfig(
     }
   }
 
+  /**
+   * The audit trail's file: {@code --audit-log}, else {@code audit.log} in {@code --log-dir};
+   * null when neither is set (the trail then goes to the console's log only).
+   */
+  public @Nullable Path resolvedAuditLog() {
+    return auditLog != null ? auditLog : logDir != null ? logDir.resolve("audit.log") : null;
+  }
+
   /** Whether this server is a member of a cluster ({@code --members} given). */
   public boolean clustered() {
     return !members.isEmpty();
@@ -451,6 +460,8 @@ public record ServerConfig(
         (b, v) -> b.dataDir(v.isEmpty() ? null : Path.of(v)), c -> c.dataDir() == null ? "(nothing on disk)" : c.dataDir().toString()));
     OPTIONS.put("log-dir", new Option("a directory", "When set, also log to a size-capped rolling file roster.log there.",
         (b, v) -> b.logDir(v.isEmpty() ? null : Path.of(v)), c -> c.logDir() == null ? "(console only)" : c.logDir().toString()));
+    OPTIONS.put("audit-log", new Option("a file", "The audit trail's own size-capped rolling file (logins, refusals, operator actions; docs/security.md). It also goes to the log.",
+        (b, v) -> b.auditLog(v.isEmpty() ? null : Path.of(v)), c -> c.resolvedAuditLog() == null ? "audit.log in --log-dir (console only without it)" : String.valueOf(c.resolvedAuditLog())));
     OPTIONS.put("keepalive-time", new Option("a duration like 5s", "A session must send a frame (a ping, if nothing else) at least this often; a Nacos connection silent this long is probed (ClientDetectionRequest).",
         (b, v) -> b.keepaliveTime(parseDuration(v)), c -> formatDuration(c.keepaliveTime())));
     OPTIONS.put("keepalive-timeout", new Option("a duration like 5s", "Grace on top of --keepalive-time: a session or Nacos connection silent for both is ended and its instances removed.",
@@ -598,6 +609,7 @@ public record ServerConfig(
     private int port = 9848;
     private @Nullable Path dataDir = Path.of("data");
     private @Nullable Path logDir;
+    private @Nullable Path auditLog;
     private Duration keepaliveTime = Duration.ofSeconds(4);
     private Duration keepaliveTimeout = Duration.ofSeconds(5);
     private Duration pushWindow = Duration.ofMillis(20);
@@ -650,6 +662,8 @@ public record ServerConfig(
     /** Null: a standalone server keeps nothing on disk. */
     public Builder dataDir(@Nullable Path v) { dataDir = v; return this; }
     public Builder logDir(@Nullable Path v) { logDir = v; return this; }
+    /** Null: {@code audit.log} in the log directory, if there is one. */
+    public Builder auditLog(@Nullable Path v) { auditLog = v; return this; }
     public Builder keepaliveTime(Duration v) { keepaliveTime = v; return this; }
     public Builder keepaliveTimeout(Duration v) { keepaliveTimeout = v; return this; }
     public Builder pushWindow(Duration v) { pushWindow = v; return this; }
@@ -712,7 +726,7 @@ public record ServerConfig(
     public Builder restore(@Nullable Path v) { restore = v; return this; }
 
     public ServerConfig build() {
-      return new ServerConfig(host, port, dataDir, logDir, keepaliveTime, keepaliveTimeout, pushWindow,
+      return new ServerConfig(host, port, dataDir, logDir, auditLog, keepaliveTime, keepaliveTimeout, pushWindow,
           pushAckTimeout, shutdownGrace, maxInstancesPerConnection, maxSubscriptionsPerConnection,
           maxSessionsPerConnection, maxWatchesPerConnection, maxSessionsPerAddress, maxInstancesPerAddress,
           maxMessageSize, maxServiceSettingsBytes, warmUp, maxInstancesPerService, maxServiceBytes, nodeId, peerHost,

@@ -73,7 +73,7 @@ public final class HttpCallers {
 
   private Principal authenticate(HttpRequest r, Permission needed, String where) {
     if (!authenticator.enabled()) {
-      return Principal.ANONYMOUS;
+      return Principal.ANONYMOUS.from(r.remoteHost());
     }
     try {
       return authenticator.authenticate(token(r), r.peerCertificates(), r.remoteHost(), ACCESS_TOKEN);

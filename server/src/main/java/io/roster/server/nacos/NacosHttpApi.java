@@ -198,9 +198,14 @@ public final class NacosHttpApi {
     boolean ephemeral = !Boolean.FALSE.equals(r.boolParam("ephemeral"));
     Instance instance = instance(r, ephemeral);
     Principal who = callers.check(r, Permission.WRITE, service);
+    if (!ephemeral) {
+      await(persistent.register(service, instance, who));
+      return HttpResponse.text(200, "ok");
+    }
     Claim claim = claim(who, service, instance.key());
-    await(ephemeral ? leases.register(service, instance, r.remoteHost(), claim)
-        : persistent.register(service, instance, claim));
+    Claim held = registry.claimOf(service, instance.key());
+    await(Audit.track(who, held == null ? "" : held.identity(), "RegisterInstance(HTTP)",
+        service + " " + instance.key(), leases.register(service, instance, r.remoteHost(), claim)));
     return HttpResponse.text(200, "ok");
   }
 
@@ -213,8 +218,10 @@ public final class NacosHttpApi {
     Claim claim = new Claim("", 0, who.name(), admin);
     Claim held = registry.claimOf(service, key);
     if (held != null && !held.replaceableBy(claim)) {
-      throw httpError(new RegistryException(RegistryException.Kind.PERMISSION_DENIED, "", "instance " + key
-          + " is registered by \"" + held.identity() + "\": only that identity or an admin may change it"));
+      String why = "instance " + key + " is registered by \"" + held.identity() + "\": only that identity or an admin "
+          + "may change it";
+      Audit.refused(who, "change " + service + " " + key, why);
+      throw httpError(new RegistryException(RegistryException.Kind.PERMISSION_DENIED, "", why));
     }
     return claim;
   }
@@ -233,17 +240,19 @@ public final class NacosHttpApi {
     if (owner == null) {
       return HttpResponse.text(200, "ok");
     }
-    Claim claim = claim(who, service, key);
     if (owner.kind() == Owner.Kind.PERSISTENT) {
-      await(persistent.deregister(service, key, claim));
+      await(persistent.deregister(service, key, who));
       return HttpResponse.text(200, "ok");
     }
+    Claim held = registry.claimOf(service, key);
+    claim(who, service, key); // refuses another identity's instance, unless an admin's
     if (owner.kind() != Owner.Kind.LEASE) {
       throw new HttpException(400, "instance " + key + " of " + service.groupedName() + " is held by a connection ("
           + owner + "): it goes when that client deregisters it or disconnects; PUT enabled=false takes it out of "
           + "traffic");
     }
-    await(leases.endAnywhere(service, key, owner));
+    await(Audit.track(who, held == null ? "" : held.identity(), "DeregisterInstance(HTTP)", service + " " + key,
+        leases.endAnywhere(service, key, owner)));
     return HttpResponse.text(200, "ok");
   }
 
@@ -414,7 +423,7 @@ public final class NacosHttpApi {
   HttpResponse logLevel(HttpRequest r) {
     Principal who = callers.checkAll(r, Permission.ADMIN, Grant.ALL);
     LogLevels.LoggerLevel set = LogLevels.set(LOG_FIELDS, r.required("logName"), r.required("logLevel"));
-    Audit.log(who, "SetLogLevel(HTTP)", LogText.of(set.name()), "level=" + set.level() + " from=" + r.remoteHost(), "ok");
+    Audit.log(who, "SetLogLevel(HTTP)", LogText.of(set.name()), "level=" + set.level(), "ok");
     return HttpResponse.text(200, "ok");
   }
 

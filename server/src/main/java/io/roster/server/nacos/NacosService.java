@@ -180,7 +180,7 @@ final class NacosService {
   private Principal identify(NacosConnection c, Session session, Payload request) {
     Authenticator authenticator = sessions.authenticator();
     if (!authenticator.enabled()) {
-      return Principal.ANONYMOUS;
+      return session.principal();
     }
     Principal p = authenticator.authenticate(request.getMetadata().getHeadersMap().get(ACCESS_TOKEN),
         NacosConnections.currentPeerCertificates(), session.info().remoteAddress(), ACCESS_TOKEN);
@@ -191,7 +191,7 @@ final class NacosService {
             + ": proves \"" + p.name() + "\", but this connection is \"" + current.name() + "\" (a connection keeps "
             + "the identity of its first request; use another NamingService for another user)");
       }
-      session.principal(new Principal(p.name(), p.grants(), Long.MAX_VALUE));
+      session.principal(new Principal(p.name(), p.grants(), Long.MAX_VALUE, p.from()));
     }
     return p;
   }
@@ -251,7 +251,7 @@ final class NacosService {
 
   private CompletableFuture<Boolean> deregisterPersistent(Principal caller, ServiceKey service, InstanceKey key) {
     caller.check(Permission.WRITE, service.namespace(), service.group(), service.name());
-    return persistent.deregister(service, key, Persistent.claim(caller, service));
+    return persistent.deregister(service, key, caller);
   }
 
 
@@ -264,11 +264,10 @@ final class NacosService {
     String type = NacosMapping.text(body, "type");
     ServiceKey service = NacosMapping.service(body);
     caller.check(Permission.WRITE, service.namespace(), service.group(), service.name());
-    Claim claim = Persistent.claim(caller, service);
     Instance instance = NacosMapping.instance(body.get("instance"), false);
     CompletableFuture<?> applied = switch (type) {
-      case "registerInstance" -> persistent.register(service, instance, claim);
-      case "deregisterInstance" -> persistent.deregister(service, instance.key(), claim);
+      case "registerInstance" -> persistent.register(service, instance, caller);
+      case "deregisterInstance" -> persistent.deregister(service, instance.key(), caller);
       default -> throw RegistryException.invalid("type", type, "registerInstance or deregisterInstance");
     };
     return applied.thenApply(r -> instanceResponse("InstanceResponse", type));

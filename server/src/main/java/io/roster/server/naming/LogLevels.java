@@ -3,6 +3,7 @@ package io.roster.server.naming;
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.LoggerContext;
+import io.roster.server.auth.Audit;
 import io.roster.server.model.RegistryException;
 import java.util.ArrayList;
 import java.util.List;
@@ -13,7 +14,9 @@ import org.slf4j.LoggerFactory;
  * The server's log levels at runtime, whatever the API: the HTTP {@code PUT /operator/log} and
  * {@code Admin/SetLogLevel} set one logger's level, {@code Admin/GetLogLevels} lists them. Only
  * loggers that exist can be set (a request must not create loggers: each one lives for good);
- * {@code ROOT} is the root logger. A level lasts until the next change or a restart.
+ * {@code ROOT} is the root logger. A level lasts until the next change or a restart. The audit
+ * trail's logger ({@link Audit#LOGGER}) is not theirs to change: it stays at INFO, and a level of
+ * the root or of {@code roster} does not reach it.
  */
 public final class LogLevels {
 
@@ -42,6 +45,10 @@ public final class LogLevels {
     Logger logger = root ? context.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME) : context.exists(loggerName);
     if (logger == null) {
       throw RegistryException.invalid(fields.logger(), loggerName, "ROOT or a logger the server has, e.g. io.roster.server");
+    }
+    if (logger.getName().equals(Audit.LOGGER) || logger.getName().startsWith(Audit.LOGGER + ".")) {
+      throw RegistryException.invalid(fields.logger(), loggerName, "a logger other than the audit trail's, "
+          + Audit.LOGGER + ", which is always on at INFO (docs/security.md, Audit)");
     }
     logger.setLevel(level);
     return new LoggerLevel(logger.getName(), level.toString(), logger.getEffectiveLevel().toString());

@@ -1,5 +1,6 @@
 package io.roster.server.naming;
 
+import io.roster.server.auth.Audit;
 import io.roster.server.auth.Permission;
 import io.roster.server.auth.Principal;
 import io.roster.server.model.Instance;
@@ -50,17 +51,27 @@ public final class Persistent {
 
   /**
    * Registers {@code instance} (which must say {@code ephemeral=false}) or replaces the persistent
-   * instance at its address; completes with the instance as stored. Refused when the service has
-   * ephemeral instances (a service is one or the other) or another identity registered it and
-   * {@code claim} is not an admin's (the registry checks it, on every member).
+   * instance at its address, as {@code caller}; completes with the instance as stored. Refused
+   * when the service has ephemeral instances (a service is one or the other) or another identity
+   * registered it and {@code caller} is not an admin of the service (the registry checks it, on
+   * every member). An admin's replacement of another identity's instance, and a refusal, are
+   * audited.
    *
    * @throws RegistryException INVALID_ARGUMENT naming {@code ip}, {@code port} or {@code checkPort}
    *     when the server would have to probe a target its probe policy refuses; nothing is written
    */
-  public CompletableFuture<Instance> register(ServiceKey service, Instance instance, Claim claim) {
+  public CompletableFuture<Instance> register(ServiceKey service, Instance instance, Principal caller) {
     HealthCheck check = registry.settings(service).check(instance.cluster());
     checkTarget(probePolicy.get(), instance, check, instance.cluster());
-    return writer.submit(new Command.Register(Owner.PERSISTENT, service, instance, claim));
+    String heldBy = heldBy(service, instance.key());
+    return Audit.track(caller, heldBy, "RegisterInstance", service + " " + instance.key(),
+        writer.submit(new Command.Register(Owner.PERSISTENT, service, instance, claim(caller, service))));
+  }
+
+  /** The identity that registered {@code key}, or empty. */
+  private String heldBy(ServiceKey service, InstanceKey key) {
+    Claim held = registry.claimOf(service, key);
+    return held == null ? "" : held.identity();
   }
 
   /**
@@ -89,9 +100,9 @@ public final class Persistent {
    * Deregisters the persistent instance {@code key}; completes with whether there was one (none is
    * not an error, as in Nacos). An ephemeral instance at that address is refused, naming what holds
    * it: it goes with its owner, and an operator takes it out of traffic with {@code enabled=false}.
-   * Another identity's instance is removed only by an admin of the service (the registry checks it).
+   * Another identity's instance is removed only by an admin of the service (audited).
    */
-  public CompletableFuture<Boolean> deregister(ServiceKey service, InstanceKey key, Claim claim) {
+  public CompletableFuture<Boolean> deregister(ServiceKey service, InstanceKey key, Principal caller) {
     Owner owner = registry.ownerOf(service, key);
     if (owner == null) {
       return CompletableFuture.completedFuture(false);
@@ -101,6 +112,7 @@ public final class Persistent {
           + service + " is ephemeral, held by " + owner + ": it goes when that client deregisters it or goes away; "
           + "enabled=false takes it out of traffic");
     }
-    return writer.submit(new Command.Deregister(Owner.PERSISTENT, service, key, claim));
+    return Audit.track(caller, heldBy(service, key), "DeregisterInstance", service + " " + key,
+        writer.submit(new Command.Deregister(Owner.PERSISTENT, service, key, claim(caller, service))));
   }
 }

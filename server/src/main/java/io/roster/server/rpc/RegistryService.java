@@ -202,7 +202,7 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
       ServiceKey service = ProtoMapper.serviceKey(req.getService(), "");
       Callers.check(Permission.WRITE, service);
       Instance instance = ProtoMapper.persistentInstance(req.getInstance());
-      registered = persistent.register(service, instance, claim(service));
+      registered = persistent.register(service, instance, Callers.caller());
     } catch (RuntimeException e) {
       out.onError(Errors.toStatusException(e));
       return;
@@ -227,7 +227,7 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
       ServiceKey service = ProtoMapper.serviceKey(req.getService(), "");
       Callers.check(Permission.WRITE, service);
       removed = persistent.deregister(service, ProtoMapper.instanceKey(req.getIp(), req.getPort(), req.getCluster()),
-          claim(service));
+          Callers.caller());
     } catch (RuntimeException e) {
       out.onError(Errors.toStatusException(e));
       return;
@@ -242,10 +242,6 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
     });
   }
 
-  /** The caller's claim on what it registers: its identity, and whether it may replace another's. */
-  private static Claim claim(ServiceKey service) {
-    return Persistent.claim(Callers.caller(), service);
-  }
 
   @Override
   public void updateService(UpdateServiceRequest req, StreamObserver<GetServiceResponse> out) {

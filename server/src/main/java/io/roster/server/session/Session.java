@@ -1,5 +1,6 @@
 package io.roster.server.session;
 
+import io.roster.server.auth.Audit;
 import io.roster.server.auth.Permission;
 import io.roster.server.auth.Principal;
 import io.roster.server.model.Instance;
@@ -52,7 +53,7 @@ public final class Session {
   private final Map<ServiceKey, Subscription> subscriptions = new HashMap<>(4);
   private boolean closed;
   /** Who the session proved it is; what it may do is checked at each request (docs/security.md). */
-  private volatile Principal principal = Principal.ANONYMOUS;
+  private volatile Principal principal;
   /**
    * Instances submitted and not yet applied (a cluster member waits for the log): counted
    * against the limits too, so that a burst cannot pass them before the first is applied.
@@ -69,6 +70,7 @@ public final class Session {
     this.queue = queue;
     this.scope = scope;
     this.limits = limits;
+    this.principal = Principal.ANONYMOUS.from(Principal.hostOf(info.remoteAddress()));
     this.tally = new Tally(scope.instances());
     registry.attachOwner(owner, tally);
   }
@@ -122,7 +124,9 @@ public final class Session {
     if (adding > 0) {
       scope.checkInstances(limits, pendingAdds + adding, "instance");
     }
-    return pending(adding, writer.submit(new Command.Register(owner, service, instance, claim(service))));
+    Claim held = registry.claimOf(service, instance.key());
+    return pending(adding, Audit.track(principal, held == null ? "" : held.identity(), "Register",
+        service + " " + instance.key(), writer.submit(new Command.Register(owner, service, instance, claim(service)))));
   }
 
   /** Counts {@code adding} instances as pending until {@code applied} completes. */
@@ -170,8 +174,18 @@ public final class Session {
     if (adding > 0) {
       scope.checkInstances(limits, pendingAdds + adding, "instances");
     }
-    return pending((int) Math.max(0, adding),
-        writer.submit(new Command.ReplaceOwned(owner, service, instances, claim(service))));
+    java.util.Set<String> heldBy = new java.util.TreeSet<>();
+    List<InstanceKey> taken = new java.util.ArrayList<>();
+    for (Instance i : instances) {
+      Claim held = registry.claimOf(service, i.key());
+      if (held != null && !held.identity().isEmpty() && !held.identity().equals(principal.name())) {
+        heldBy.add(held.identity());
+        taken.add(i.key());
+      }
+    }
+    return pending((int) Math.max(0, adding), Audit.track(principal, String.join("\", \"", heldBy), "BatchRegister",
+        service + " " + (taken.isEmpty() ? instances.size() + " instances" : taken.toString()),
+        writer.submit(new Command.ReplaceOwned(owner, service, instances, claim(service)))));
   }
 
   /**

@@ -164,7 +164,7 @@ class AuthenticatorTest {
     Authenticator off = Authenticator.off();
 
     assertThat(off.enabled()).isFalse();
-    assertThat(off.authenticate(null, HERE, "hello.token")).isEqualTo(Principal.ANONYMOUS);
+    assertThat(off.authenticate(null, HERE, "hello.token")).as("anonymous, from where it came").isEqualTo(Principal.ANONYMOUS.from("10.0.0.1"));
     assertThat(Principal.ANONYMOUS.allowsAll(Permission.ADMIN, "*")).isTrue();
   }
 

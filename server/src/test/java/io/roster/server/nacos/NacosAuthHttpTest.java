@@ -201,7 +201,7 @@ class NacosAuthHttpTest {
     try (AuditLines audit = new AuditLines()) {
       assertThat(bearer("PUT", "/nacos/v1/ns/instance", "serviceName=orders&ip=10.0.0.1&port=8080&enabled=false",
           admin).status()).isEqualTo(200);
-      assertThat(audit.lines()).containsExactly("audit: who=admin action=UpdateInstance(HTTP) "
+      assertThat(audit.lines()).containsExactly("audit: who=admin from=127.0.0.1 action=UpdateInstance(HTTP) "
           + "target=public/DEFAULT_GROUP@@orders 10.0.0.1:8080/DEFAULT change=enabled=false result=ok");
     }
     assertThat(call("GET", "/nacos/v1/ns/instance", "serviceName=orders&ip=10.0.0.1&port=8080", reader).json()
@@ -211,6 +211,36 @@ class NacosAuthHttpTest {
         .isTrue();
     assertThat(call("PUT", "/nacos/v1/ns/operator/log", "logName=" + LOGGER + "&logLevel=INFO", admin).status())
         .isEqualTo(200);
+  }
+
+  /**
+   * The audit trail cannot be silenced through the log-level API: an admin that sets {@code
+   * roster.audit} to OFF gets 400 naming the logger, and one that turns off the root or {@code
+   * roster} logger still leaves a line for the instance it then takes out of traffic.
+   */
+  @Test
+  void theAuditTrailCannotBeTurnedOffThroughTheLogLevelApi() {
+    LoggerFactory.getLogger("roster.audit");
+    for (String level : List.of("OFF", "ERROR", "WARN")) {
+      Answer refused = call("PUT", "/nacos/v1/ns/operator/log", "logName=roster.audit&logLevel=" + level, admin);
+      assertThat(refused.status()).as(refused.body()).isEqualTo(400);
+      assertThat(refused.body()).contains("logName: \"roster.audit\"").contains("the audit trail's");
+    }
+    ch.qos.logback.classic.Logger root = (ch.qos.logback.classic.Logger) LoggerFactory.getLogger(
+        org.slf4j.Logger.ROOT_LOGGER_NAME);
+    ch.qos.logback.classic.Level rootLevel = root.getLevel();
+    try (AuditLines audit = new AuditLines()) {
+      LoggerFactory.getLogger("roster");
+      assertThat(call("PUT", "/nacos/v1/ns/operator/log", "logName=ROOT&logLevel=OFF", admin).status()).isEqualTo(200);
+      assertThat(call("PUT", "/nacos/v1/ns/operator/log", "logName=roster&logLevel=OFF", admin).status()).isEqualTo(200);
+      assertThat(bearer("PUT", "/nacos/v1/ns/instance", "serviceName=orders&ip=10.0.0.1&port=8080&enabled=false",
+          admin).status()).isEqualTo(200);
+      assertThat(audit.lines()).contains("audit: who=admin from=127.0.0.1 action=UpdateInstance(HTTP) "
+          + "target=public/DEFAULT_GROUP@@orders 10.0.0.1:8080/DEFAULT change=enabled=false result=ok");
+    } finally {
+      root.setLevel(rootLevel);
+      ((ch.qos.logback.classic.Logger) LoggerFactory.getLogger("roster")).setLevel(null);
+    }
   }
 
   @Test

@@ -215,7 +215,7 @@ class AuthTest {
       audit = lines.lines();
     }
     assertThat(audit).containsExactly(
-        "audit: who=ops action=UpdateInstance target=prod/DEFAULT_GROUP@@orders-eu 10.0.0.1:80/DEFAULT "
+        "audit: who=ops from=127.0.0.1 action=UpdateInstance target=prod/DEFAULT_GROUP@@orders-eu 10.0.0.1:80/DEFAULT "
             + "change=enabled=false result=ok");
   }
 

@@ -171,6 +171,13 @@ class RegistryAdminTest {
           });
       assertThatThrownBy(() -> admin.setLogLevel(SetLogLevelRequest.newBuilder().setLogger("no.such.Logger")
           .setLevel("INFO").build())).hasMessageContaining("logger: \"no.such.Logger\"");
+      org.slf4j.LoggerFactory.getLogger("roster.audit");
+      assertThatThrownBy(() -> admin.setLogLevel(SetLogLevelRequest.newBuilder().setLogger("roster.audit")
+          .setLevel("OFF").build())).isInstanceOfSatisfying(io.grpc.StatusRuntimeException.class, e -> {
+            assertThat(e.getStatus().getCode()).isEqualTo(io.grpc.Status.Code.INVALID_ARGUMENT);
+            assertThat(e.getStatus().getDescription()).startsWith("logger: \"roster.audit\" (expected: a logger other "
+                + "than the audit trail's, roster.audit, which is always on at INFO");
+          });
     } finally {
       ((ch.qos.logback.classic.LoggerContext) org.slf4j.LoggerFactory.getILoggerFactory()).getLogger(name)
           .setLevel(before.getLevel().isEmpty() ? null : ch.qos.logback.classic.Level.toLevel(before.getLevel()));
