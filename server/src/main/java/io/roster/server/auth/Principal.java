@@ -3,6 +3,7 @@ package io.roster.server.auth;
 import io.roster.server.model.RegistryException;
 import java.util.List;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * An authenticated identity and its grants, as the auth file says at the moment of the check.
@@ -10,8 +11,11 @@ import java.util.Objects;
  *
  * @param name the user's or the token's name in the auth file; empty for {@link #ANONYMOUS}
  * @param expiresAtMillis when the credential that proved it stops being valid ({@link Long#MAX_VALUE}: never)
+ * @param passwordStamp when an access token proved it, the stamp of the password its login checked
+ *     ({@link Passwords#stamp}): once the user's password is another, the identity ends; null for a
+ *     static token (and a token of an earlier build, which carries none)
  */
-public record Principal(String name, List<Grant> grants, long expiresAtMillis) {
+public record Principal(String name, List<Grant> grants, long expiresAtMillis, @Nullable String passwordStamp) {
 
   /** Who every caller is when auth is off: no name, and every permission everywhere. */
   public static final Principal ANONYMOUS =
@@ -20,6 +24,16 @@ public record Principal(String name, List<Grant> grants, long expiresAtMillis) {
   public Principal {
     Objects.requireNonNull(name, "name");
     grants = List.copyOf(grants);
+  }
+
+  /** An identity proved by a credential that is no access token (no password stamp). */
+  public Principal(String name, List<Grant> grants, long expiresAtMillis) {
+    this(name, grants, expiresAtMillis, null);
+  }
+
+  /** The same identity, valid until {@code millis}. */
+  public Principal expiringAt(long millis) {
+    return new Principal(name, grants, millis, passwordStamp);
   }
 
   /** Whether this is a named identity (auth is on), not {@link #ANONYMOUS}. */

@@ -4,8 +4,11 @@
  * per namespace), the access tokens a login issues ({@link io.roster.server.auth.AccessTokens}),
  * and the one check every adapter calls ({@link io.roster.server.auth.Authenticator}): a
  * credential becomes a {@link io.roster.server.auth.Principal}, whose grants allow or refuse a
- * {@link io.roster.server.auth.Permission} on a namespace and service. Plain Java: no gRPC, no
- * HTTP. docs/security.md describes the model; decision 65 records it.
+ * {@link io.roster.server.auth.Permission} on a namespace and service. Guessing is slowed there
+ * too, for every port alike: failed logins per host and username ({@code Guesses}), passwords
+ * checked on a thread of their own ({@code PasswordChecks}), tokens never refused unchecked, and
+ * credentials that left the auth file refused as revoked. Plain Java: no gRPC, no HTTP.
+ * docs/security.md describes the model; decisions 65 and 79 record it.
  *
  * <p>May depend on {@code model} and {@code time}, never on an adapter.
  */
