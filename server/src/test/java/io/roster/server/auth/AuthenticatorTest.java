@@ -268,6 +268,18 @@ class AuthenticatorTest {
   }
 
   @Test
+  void theSamePasswordGivenAgainChangesOnlyTheGrantsAndKeepsTheTokens() {
+    String token = login("ops", PASSWORD, HERE).accessToken();
+    Principal session = auth.authenticate(token, HERE, "accessToken");
+
+    assertThat(command("user", "ops", "read@*")).contains("same password: only its grants changed");
+    scheduler.advance(Authenticator.RELOAD_EVERY);
+
+    assertThat(auth.authenticate(token, HERE, "accessToken").allowsAll(Permission.ADMIN, "*")).isFalse();
+    assertThat(auth.revalidate(session)).isNotNull();
+  }
+
+  @Test
   void anAccessTokenOfARemovedUserIsRevokedAndOneOfAnEarlierBuildIsStillRead() throws Exception {
     String token = login("ops", PASSWORD, HERE).accessToken();
     // A token as the build before this one wrote it: no password stamp.
@@ -324,6 +336,30 @@ class AuthenticatorTest {
     assertThat(new Grant(Permission.READ, "prod", "*").allows(Permission.READ, "staging", "g", "x")).isFalse();
     assertThat(new Grant(Permission.WRITE, "prod", "*").allowsAll(Permission.READ, "prod")).isTrue();
     assertThat(new Grant(Permission.WRITE, "prod", "x*").allowsAll(Permission.READ, "prod")).isFalse();
+  }
+
+  @Test
+  void theCommandReplacesAUserByATokenOrATokenByAUserOnlyWhenToldTo() throws IOException {
+    String before = Files.readString(file);
+    assertThatThrownBy(() -> command("token", "ops", "read@*")).hasMessage("NAME: \"ops\" is a user of " + file
+        + " (expected: a name no user has; `auth token` replaces a user only when given --replace, which ends its "
+        + "sessions)");
+    assertThatThrownBy(() -> command("user", "deployer", "read@*")).hasMessage("NAME: \"deployer\" is a token of "
+        + file + " (expected: a name no token has; `auth user` replaces a token only when given --replace, which ends "
+        + "its sessions)");
+    assertThat(Files.readString(file)).isEqualTo(before);
+
+    String rotated = command("token", "deployer", "read@*").trim(); // the same kind: a rotation, as ever
+    assertThat(rotated).startsWith("rst_").isNotEqualTo(deployerToken);
+    command("user", "deployer", "read@*", "--replace");
+    command("token", "ops", "--replace", "read@*");
+    AuthFile read = AuthFile.read(file);
+    assertThat(read.user("deployer")).isNotNull();
+    assertThat(read.token("deployer")).isNull();
+    assertThat(read.token("ops")).isNotNull();
+    assertThat(read.user("ops")).isNull();
+    assertThatThrownBy(() -> command("remove", "ops", "--replace"))
+        .hasMessageStartingWith("--replace: only `auth user` and `auth token` take it");
   }
 
   @Test
