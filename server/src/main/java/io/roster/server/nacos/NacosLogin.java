@@ -12,9 +12,10 @@ import io.roster.server.http.HttpResponse;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * Nacos's login ({@code POST /nacos/v1/auth/users/login}, which nacos-client 2.x calls, and {@code
- * POST /nacos/v3/auth/user/login}, which 3.x tries first), against the users of the auth file
- * (decision 66). Both take {@code username} (the clients send it in the query string) and {@code
+ * Nacos's login ({@code POST /nacos/v1/auth/users/login}, which nacos-client 2.x calls, its older
+ * twin {@code POST /nacos/v1/auth/login}, which Nacos serves too, and {@code POST
+ * /nacos/v3/auth/user/login}, which 3.x tries first), against the users of the auth file
+ * (decision 66). All take {@code username} (the clients send it in the query string) and {@code
  * password} (in the form body) and answer what the clients read: {@code
  * {"accessToken":"...","tokenTtl":SECONDS,"globalAdmin":BOOL,"username":"..."}}. A wrong password
  * or unknown user is 403 with a text body, as Nacos answers it, which nacos-client logs as {@code
@@ -34,6 +35,8 @@ final class NacosLogin {
 
   /** The login nacos-client 2.x calls (and 3.x when the v3 one is not there). */
   static final String V1 = "/nacos/v1/auth/users/login";
+  /** The same login at the path Nacos also serves it on. */
+  static final String V1_SHORT = "/nacos/v1/auth/login";
   /** The login nacos-client 3.x calls first. */
   static final String V3 = "/nacos/v3/auth/user/login";
 
@@ -43,9 +46,10 @@ final class NacosLogin {
     this.authenticator = authenticator;
   }
 
-  /** Adds both login paths to {@code endpoint}. */
+  /** Adds the login paths to {@code endpoint}. */
   void routeOn(HttpEndpoint endpoint) {
     endpoint.routeAsync(V1, this::login);
+    endpoint.routeAsync(V1_SHORT, this::login);
     endpoint.routeAsync(V3, this::login);
   }
 

@@ -263,6 +263,19 @@ class NacosAuthHttpTest {
   }
 
   @Test
+  void theOlderV1LoginPathLogsInAsTheOtherDoes() {
+    JsonNode ops = login("/nacos/v1/auth/login", "ops");
+    assertThat(ops.get("tokenTtl").asLong()).isEqualTo(TTL.toSeconds());
+    assertThat(ops.get("globalAdmin").asBoolean()).isTrue();
+    assertThat(ops.get("username").asText()).isEqualTo("ops");
+    assertThat(call("GET", "/nacos/v1/ns/instance/list", "serviceName=orders", ops.get("accessToken").asText())
+        .status()).isEqualTo(200);
+    Answer wrong = post("/nacos/v1/auth/login?username=ops", "password=" + enc("not the password"));
+    assertThat(wrong.status()).isEqualTo(403);
+    assertThat(wrong.body()).contains("unknown user or wrong password");
+  }
+
+  @Test
   void aWrongPasswordOrUnknownUserIs403AndALoginIsAPost() {
     Answer wrong = post(NacosLogin.V1 + "?username=ops", "password=" + enc("not the password"));
     assertThat(wrong.status()).isEqualTo(403);
