@@ -57,6 +57,13 @@ public final class Authenticator implements AutoCloseable {
   /** Revoked credentials remembered at most (the oldest go first). */
   static final int MAX_REVOKED = 10_000;
 
+  /**
+   * How long a login refused unchecked waits for its 429: a guesser answered at once would only
+   * guess again at once, and its requests, cheap as each is, would take the CPU the password checks
+   * of others need. The wait holds no thread (the answer is completed by the scheduler).
+   */
+  public static final Duration THROTTLED_ANSWER_DELAY = Duration.ofSeconds(1);
+
   private static final Logger log = LoggerFactory.getLogger(Authenticator.class);
 
   /** The field Nacos clients send their token in, the one that may come from a login. */
@@ -67,6 +74,7 @@ public final class Authenticator implements AutoCloseable {
   private final Scheduler scheduler; // unused when off
   private final Guesses guesses;
   private final @Nullable PasswordChecks checks;
+  private final Duration throttledDelay;
   /**
    * Credentials that left the auth file, by key: {@code t:SHA256} a static token, {@code n:NAME} a
    * user or token name, {@code p:NAME:STAMP} a user's password (replaced, or the user removed).
@@ -95,8 +103,9 @@ public final class Authenticator implements AutoCloseable {
     }
   }
 
-  private Authenticator(@Nullable Path path, Duration tokenTtl, Scheduler scheduler) {
+  private Authenticator(@Nullable Path path, Duration tokenTtl, Scheduler scheduler, Duration throttledDelay) {
     this.path = path;
+    this.throttledDelay = throttledDelay;
     this.tokenTtl = tokenTtl;
     this.scheduler = scheduler;
     this.guesses = new Guesses(scheduler::nanoTime, tokenTtl);
@@ -109,7 +118,7 @@ public final class Authenticator implements AutoCloseable {
 
   /** Auth off: every caller is {@link Principal#ANONYMOUS}. */
   public static Authenticator off() {
-    return new Authenticator(null, DEFAULT_TOKEN_TTL, OFF);
+    return new Authenticator(null, DEFAULT_TOKEN_TTL, OFF, Duration.ZERO);
   }
 
   /**
@@ -118,8 +127,13 @@ public final class Authenticator implements AutoCloseable {
    * @throws IllegalArgumentException when the file cannot be read or is not a valid auth file
    */
   public static Authenticator open(Path path, Duration tokenTtl, Scheduler scheduler) {
+    return open(path, tokenTtl, scheduler, THROTTLED_ANSWER_DELAY);
+  }
+
+  /** The same, with logins refused unchecked answered after {@code throttledDelay} (tests: zero). */
+  static Authenticator open(Path path, Duration tokenTtl, Scheduler scheduler, Duration throttledDelay) {
     Loaded first = load(readBytes(path), path); // before any thread is started for it
-    Authenticator a = new Authenticator(path, tokenTtl, scheduler);
+    Authenticator a = new Authenticator(path, tokenTtl, scheduler, throttledDelay);
     a.loaded = first;
     log.info("Auth on: {} ({}), checked for changes every {} s", path,
         java.util.Objects.requireNonNull(a.loaded).file().summary(), RELOAD_EVERY.toSeconds());
@@ -247,7 +261,9 @@ public final class Authenticator implements AutoCloseable {
   /**
    * Checks a user's password and issues an access token valid for {@link #tokenTtl}, on the thread
    * of the password checks, one at a time: never blocks the caller, whose future completes on that
-   * thread (or at once when the login is refused unchecked). Never completes exceptionally.
+   * thread, at once for a repeat of a password that just failed, and on the scheduler's thread
+   * {@link #THROTTLED_ANSWER_DELAY} later when the login is refused unchecked. Never completes
+   * exceptionally.
    */
   public CompletableFuture<LoginResult> login(String username, String password, String remoteAddress) {
     Loaded l = loaded;
@@ -267,7 +283,7 @@ public final class Authenticator implements AutoCloseable {
     }
     Guesses.Admission admission = guesses.admit(host, username);
     if (admission instanceof Guesses.Refusal r) {
-      return CompletableFuture.completedFuture(new Throttled(r.message(), r.retryAfter()));
+      return later(new Throttled(r.message(), r.retryAfter()));
     }
     Guesses.Ticket ticket = (Guesses.Ticket) admission;
     CompletableFuture<LoginResult> result = new CompletableFuture<>();
@@ -287,10 +303,20 @@ public final class Authenticator implements AutoCloseable {
       guesses.abandoned(ticket);
       guesses.queueFull(host);
       Duration retry = c.retryAfter();
-      return CompletableFuture.completedFuture(new Throttled("password: " + PasswordChecks.QUEUE
+      return later(new Throttled("password: " + PasswordChecks.QUEUE
           + " logins are waiting for their check already; not checked (retry in " + retry.toSeconds() + " s)", retry));
     }
     return result;
+  }
+
+  /** {@code result}, after {@link #THROTTLED_ANSWER_DELAY}, completed by the scheduler. */
+  private CompletableFuture<LoginResult> later(LoginResult result) {
+    if (throttledDelay.isZero()) {
+      return CompletableFuture.completedFuture(result);
+    }
+    CompletableFuture<LoginResult> f = new CompletableFuture<>();
+    scheduler.schedule(() -> f.complete(result), throttledDelay);
+    return f;
   }
 
   /** The password check itself, on the checks' thread, against the auth file as it is now. */

@@ -11,16 +11,17 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The thread that checks passwords, one at a time, off every transport and handler thread
- * (decision 79): a check is tens of milliseconds of CPU by design (PBKDF2), and a login waiting
- * for one holds nothing but its request. Two bounded queues: logins of usernames proven from
- * their host ({@link Guesses}) are checked before the others, so a flood of guesses from many
- * hosts delays the users who logged in before by at most the check under way. A full queue
- * refuses the login at once ({@link #offer} returns false), and {@link #retryAfter} says when the
- * queue is likely to have room.
+ * The threads that check passwords, off every transport and handler thread (decision 79): a
+ * check is tens of milliseconds of CPU by design (PBKDF2), and a login waiting for one holds
+ * nothing but its request. Two bounded queues: logins of usernames proven from their host ({@link
+ * Guesses}) and the others. One thread takes the proven logins first and then the others; a
+ * second takes only proven logins, so that a user who logged in from a host before never waits
+ * behind a guess under way, and at most one check of an unproven login runs at a time, however
+ * many hosts guess. A full queue refuses the login at once ({@link #offer} returns false), and
+ * {@link #retryAfter} says when the queue is likely to have room.
  *
- * <p>Thread-safe; the checks run on one daemon thread of its own, started by the constructor and
- * ended by {@link #close}, which abandons the checks still waiting.
+ * <p>Thread-safe; the checks run on two daemon threads of their own, started by the constructor
+ * and ended by {@link #close}, which abandons the checks still waiting.
  */
 final class PasswordChecks implements AutoCloseable {
 
@@ -39,7 +40,6 @@ final class PasswordChecks implements AutoCloseable {
   private final LongSupplier nanoTime;
   private final ArrayDeque<Check> proven = new ArrayDeque<>();
   private final ArrayDeque<Check> others = new ArrayDeque<>();
-  private final Thread worker;
   /** How long the last check took: the estimate of a check's cost for {@link #retryAfter}. */
   private volatile long lastCheckNanos = TimeUnit.MILLISECONDS.toNanos(100);
   private boolean closed; // guarded by this
@@ -47,9 +47,12 @@ final class PasswordChecks implements AutoCloseable {
   /** @param nanoTime the clock checks are timed with (the server's scheduler) */
   PasswordChecks(LongSupplier nanoTime) {
     this.nanoTime = nanoTime;
-    this.worker = new Thread(this::work, "roster-password-checks");
-    worker.setDaemon(true);
-    worker.start();
+    List<Thread> workers = List.of(new Thread(() -> work(false), "roster-password-checks"),
+        new Thread(() -> work(true), "roster-password-checks-proven"));
+    workers.forEach(w -> {
+      w.setDaemon(true);
+      w.start();
+    });
   }
 
   /**
@@ -73,9 +76,9 @@ final class PasswordChecks implements AutoCloseable {
     return Duration.ofSeconds(Math.max(1, TimeUnit.NANOSECONDS.toSeconds(waiting * lastCheckNanos) + 1));
   }
 
-  private void work() {
+  private void work(boolean provenOnly) {
     while (true) {
-      Check next = take();
+      Check next = take(provenOnly);
       if (next == null) {
         return;
       }
@@ -89,8 +92,8 @@ final class PasswordChecks implements AutoCloseable {
     }
   }
 
-  private synchronized @Nullable Check take() {
-    while (!closed && proven.isEmpty() && others.isEmpty()) {
+  private synchronized @Nullable Check take(boolean provenOnly) {
+    while (!closed && proven.isEmpty() && (provenOnly || others.isEmpty())) {
       try {
         wait();
       } catch (InterruptedException e) {

@@ -38,7 +38,8 @@ class AuthenticatorTest {
     command("init");
     command("user", "ops", "admin@*");
     deployerToken = command("token", "deployer", "write@prod/orders-*", "read@*").trim();
-    auth = Authenticator.open(file, Duration.ofMinutes(10), scheduler);
+    // Logins refused unchecked answered at once, not after a second of the fake clock (one test says why).
+    auth = Authenticator.open(file, Duration.ofMinutes(10), scheduler, Duration.ZERO);
   }
 
   @AfterEach
@@ -194,6 +195,21 @@ class AuthenticatorTest {
         + "(password: unknown user or wrong password for \"ops\"), and a client given a username and password sends "
         + "no token when its login fails");
     assertThatThrownBy(() -> auth.authenticate(null, "/10.0.0.2:1", "accessToken")).hasMessageEndingWith("security.md)");
+  }
+
+  @Test
+  void aLoginRefusedUncheckedIsAnsweredASecondLaterSoThatAGuesserCannotAskAtOnceAgain() {
+    auth.close();
+    auth = Authenticator.open(file, Duration.ofMinutes(10), scheduler);
+    for (int i = 0; i < Guesses.PAIR_LIMIT; i++) {
+      assertThat(attempt("ops", "guess number " + i, HERE)).isInstanceOf(Authenticator.Refused.class);
+    }
+
+    java.util.concurrent.CompletableFuture<Authenticator.LoginResult> throttled = auth.login("ops", "another", HERE);
+    scheduler.advance(Authenticator.THROTTLED_ANSWER_DELAY.minusMillis(1));
+    assertThat(throttled).isNotDone();
+    scheduler.advance(Duration.ofMillis(1));
+    assertThat(throttled).isCompletedWithValueMatching(r -> r instanceof Authenticator.Throttled);
   }
 
   @Test
