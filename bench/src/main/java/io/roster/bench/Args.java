@@ -20,7 +20,7 @@ public final class Args {
 
   /** Every workload, in run order. */
   public static final List<String> ALL_WORKLOADS =
-      List.of("startup", "first", "warmkill", "w1", "w2", "w3", "w4", "w5", "w6", "w7", "w8", "w9", "w10", "w11", "w12", "slowhttp", "admin", "persist", "probe");
+      List.of("startup", "first", "warmkill", "w1", "w2", "w3", "w4", "w5", "w6", "w7", "w8", "w9", "w10", "w11", "w12", "slowhttp", "admin", "persist", "probe", "logins");
 
   /** The cluster workloads: three local Roster servers each, roster driver only. */
   public static final List<String> CLUSTER_WORKLOADS = List.of("w10", "w11", "w12");
@@ -37,6 +37,8 @@ public final class Args {
     size("warmkill-trials", "5", "2", "warmkill: fresh servers, one provider killed inside each one's warm-up (local server only)");
     size("slowhttp-clients", "200", "50", "slowhttp: connections trickling their HTTP requests a byte a second (local server only)");
     size("slowhttp-seconds", "30", "5", "slowhttp: seconds measured without the trickling connections, then as many with them");
+    size("logins-seconds", "30", "5", "logins: seconds measured per phase (alone, guessers on other usernames, on the same one)");
+    size("logins-guessers", "8", "8", "logins: threads guessing passwords from the measured clients' own host");
     size("admin-services", "10000", "1000", "admin: services registered (one instance each) before the admin API and the console are timed");
     size("admin-calls", "200", "50", "admin: timed calls per route");
     size("persist-instances", "100000", "10000", "persist: persistent instances registered, then read back after each restart");
@@ -235,6 +237,7 @@ public final class Args {
       workloads.remove("admin");
       workloads.remove("persist");
       workloads.remove("probe");
+      workloads.remove("logins");
     }
     if (tls || auth) {
       String flag = tls ? "--tls" : "--auth";
@@ -243,7 +246,7 @@ public final class Args {
             + "--driver roster)");
       }
       List<String> plaintextOnly = List.of("startup", "first", "warmkill", "slowhttp", "admin", "persist", "probe", "w10", "w11",
-          "w12");
+          "w12", "logins");
       for (String w : list.split(",")) {
         if (plaintextOnly.contains(w.trim().toLowerCase())) {
           throw new IllegalArgumentException("--workloads: " + w.trim() + " starts its servers without TLS or auth "

@@ -117,11 +117,22 @@ class NacosAuthClientTest {
   }
 
   @Test
-  void aWrongPasswordLogsInToNothingAndIsRefused() throws Exception {
+  void aWrongPasswordIsReportedAsAFailedLoginAndChangesNothing() throws Exception {
     NamingService wrong = nacos("app", "not the password at all");
 
+    // What the application sees: the refusal says that the login failed and why.
     assertThatThrownBy(() -> wrong.registerInstance("auth-refunds", "10.0.23.1", 80))
-        .isInstanceOfSatisfying(NacosException.class, e -> assertThat(e.getErrCode()).isEqualTo(NacosException.NO_RIGHT));
+        .isInstanceOfSatisfying(NacosException.class, e -> {
+          assertThat(e.getErrCode()).isEqualTo(NacosException.NO_RIGHT);
+          assertThat(e.getErrMsg()).contains("the last login from 127.0.0.1")
+              .contains("failed (password: unknown user or wrong password for \"app\")")
+              .contains("a client given a username and password sends no token when its login fails");
+        });
+    // What the client logs: its login was answered as Nacos answers a bad one, 403 with the reason.
+    Path log = dir.resolve("logs").resolve("nacos").resolve("config.log");
+    await().atMost(Timing.seconds(15)).until(() -> Files.exists(log) && Files.readAllLines(log).stream().anyMatch(
+        l -> l.contains("HttpLoginProcessor] login failed: {\"code\":403")
+            && l.contains("unknown user or wrong password for \\\"app\\\"")));
     assertThat(nacos("ops", PASSWORD).getAllInstances("auth-refunds", false)).isEmpty();
   }
 }

@@ -17,6 +17,7 @@ import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /**
  * {@code java -jar roster-server.jar auth ...}: writes the auth file (docs/security.md). No user,
@@ -24,16 +25,22 @@ import java.util.Map;
  *
  * <pre>
  * auth init    FILE                                   a new file with a fresh token secret and no one in it
- * auth user    FILE NAME GRANT...                     add or replace a user; the password is read from stdin
- *                                                     (one line) or the ROSTER_PASSWORD environment variable
- * auth token   FILE NAME GRANT...                     add or replace a static token; prints the token once
- * auth certificate FILE NAME SAN GRANT...             add or replace a client certificate identity: a verified
+ * auth user    FILE NAME GRANT... [--replace]         add a user, or set a user's password and grants; the
+ *                                                     password is read from stdin (one line) or the
+ *                                                     ROSTER_PASSWORD environment variable
+ * auth token   FILE NAME GRANT... [--replace]         add a static token, or rotate one; prints the token once
+ * auth certificate FILE NAME SAN GRANT... [--replace] add or change a client certificate identity: a verified
  *                                                     client certificate with SAN (a SPIFFE ID or DNS name) is NAME
  * auth remove  FILE NAME                              remove a user, token or certificate (its sessions end at the reload)
  * GRANT: PERMISSION@NAMESPACE[/SERVICES], e.g. admin@*  write@prod  read@prod/orders-*  write@prod/DEFAULT_GROUP@@orders
  * </pre>
  *
- * Writes go to a temporary file first and replace the file in one move, owner-only where the file
+ * A name is a user's, a token's or a certificate's, never two of them: each command refuses a name
+ * an identity of another kind has, unless {@code --replace} says to replace the one by the other.
+ * A user given a new password loses the access tokens of the old one (decision 79); given the
+ * password it has, only its grants change.
+ *
+ * <p>Writes go to a temporary file first and replace the file in one move, owner-only where the file
  * system allows, so a server that reloads it never reads half a file.
  */
 public final class AuthCommand {
@@ -62,21 +69,33 @@ public final class AuthCommand {
 
   static final String USAGE = """
       Usage: java -jar roster-server.jar auth COMMAND FILE ...
-        auth init   FILE                 create FILE with a fresh token secret and no users or tokens
-        auth user   FILE NAME GRANT...   add or replace a user; password from stdin (one line) or $ROSTER_PASSWORD
-        auth token  FILE NAME GRANT...   add or replace a static token; the token is printed once
-        auth certificate FILE NAME SAN GRANT...
-                                         add or replace a client certificate identity: with --tls-client-ca, a client
-                                         certificate whose URI or DNS SAN is SAN is NAME (SAN: a SPIFFE ID such as
-                                         spiffe://corp.example/ns/prod/sa/frontend, ending in /* for every ID under
-                                         that path, or a DNS name such as frontend.corp.example)
-        auth remove FILE NAME            remove a user, a token or a certificate
+        auth init   FILE                             create FILE with a fresh token secret and no users or tokens
+        auth user   FILE NAME GRANT... [--replace]   add a user or set its password and grants; password from
+                                                     stdin (one line) or $ROSTER_PASSWORD; a new password ends
+                                                     the access tokens of the old one
+        auth token  FILE NAME GRANT... [--replace]   add a static token or rotate one; the token is printed once
+        auth certificate FILE NAME SAN GRANT... [--replace]
+                                                     add or change a client certificate identity: with
+                                                     --tls-client-ca, a client certificate whose URI or DNS SAN
+                                                     is SAN is NAME (SAN: a SPIFFE ID such as
+                                                     spiffe://corp.example/ns/prod/sa/frontend, ending in /* for
+                                                     every ID under that path, or a DNS name such as
+                                                     frontend.corp.example)
+        auth remove FILE NAME                        remove a user, a token or a certificate
+      A name is a user's, a token's or a certificate's: --replace lets one command replace an
+      identity of another kind with that name (its sessions end at the server's next check).
       GRANT is PERMISSION@NAMESPACE or PERMISSION@NAMESPACE/SERVICES: PERMISSION is read, write or admin;
       NAMESPACE is a namespace or * for all; SERVICES a pattern (* matches anything) over the service name,
       or over GROUP@@SERVICE when it contains @@. Examples: admin@*  write@prod  read@prod/orders-*
       """;
 
-  void run(List<String> args) {
+  void run(List<String> given) {
+    boolean replace = given.contains(REPLACE);
+    List<String> args = given.stream().filter(a -> !a.equals(REPLACE)).toList();
+    if (replace && !args.isEmpty() && !List.of("user", "token", "certificate").contains(args.get(0))) {
+      throw new IllegalArgumentException(REPLACE + ": only `auth user`, `auth token` and `auth certificate` take it\n"
+          + USAGE);
+    }
     if (args.size() < 2) {
       throw new IllegalArgumentException("expected a command and a file\n" + USAGE);
     }
@@ -102,17 +121,29 @@ public final class AuthCommand {
         }
         ObjectNode root = AuthFile.tree(file);
         String name = name(args);
+        refuseOtherKind(root, "tokens", name, file, replace, "auth user", "a token");
+        refuseOtherKind(root, "certificates", name, file, replace, "auth user", "a certificate");
+        JsonNode existing = find(root, "users", name);
+        String kept = existing == null ? null : existing.path("password").asText();
+        // The same password keeps its hash, so that a change of grants leaves the user's logins be.
+        boolean samePassword = kept != null && Passwords.matches(password, kept);
         remove(root, name);
-        root.withArray("users").addObject().put("name", name).put("password", Passwords.hash(password))
+        root.withArray("users").addObject().put("name", name)
+            .put("password", samePassword ? kept : Passwords.hash(password))
             .set("grants", AuthFile.grantsJson(grants));
         write(file, root);
-        out.println("User " + name + " written to " + file);
+        out.println(existing == null ? "User " + name + " written to " + file
+            : samePassword ? "User " + name + " written to " + file + " (same password: only its grants changed)"
+            : "User " + name + " written to " + file + " with a new password: the access tokens of the old one "
+                + "are refused from the server's next check of the file, and the sessions that used them end");
       }
       case "token" -> {
         List<Grant> grants = grants(args, 3);
         ObjectNode root = AuthFile.tree(file);
         String name = name(args);
-        remove(root, name);
+        refuseOtherKind(root, "users", name, file, replace, "auth token", "a user");
+        refuseOtherKind(root, "certificates", name, file, replace, "auth token", "a certificate");
+        remove(root, name); // a token of that name: rotated, its sessions stay
         String token = "rst_" + Passwords.randomSecret(32);
         root.withArray("tokens").addObject().put("name", name).put("sha256", Passwords.sha256(token))
             .set("grants", AuthFile.grantsJson(grants));
@@ -124,7 +155,9 @@ public final class AuthCommand {
         List<Grant> grants = grants(args, 4);
         ObjectNode root = AuthFile.tree(file);
         String name = name(args);
-        remove(root, name);
+        refuseOtherKind(root, "users", name, file, replace, "auth certificate", "a user");
+        refuseOtherKind(root, "tokens", name, file, replace, "auth certificate", "a token");
+        remove(root, name); // a certificate of that name: its SAN or grants change
         root.withArray("certificates").addObject().put("name", name).put("san", san)
             .set("grants", AuthFile.grantsJson(grants));
         write(file, root);
@@ -144,6 +177,31 @@ public final class AuthCommand {
           + "\" (expected: init, user, token, certificate or remove)\n"
           + USAGE);
     }
+  }
+
+  private static final String REPLACE = "--replace";
+
+  /**
+   * Refuses to write over an entry of the other kind ({@code list}) named {@code name}, unless
+   * {@code replace} says to.
+   */
+  private static void refuseOtherKind(ObjectNode root, String list, String name, Path file, boolean replace,
+      String command, String kind) {
+    if (!replace && find(root, list, name) != null) {
+      throw new IllegalArgumentException("NAME: \"" + name + "\" is " + kind + " of " + file + " (expected: a name "
+          + "no " + kind.substring(2) + " has; `" + command + "` replaces " + kind + " only when given " + REPLACE
+          + ", which ends its sessions)");
+    }
+  }
+
+  /** The entry of {@code list} named {@code name}, or null. */
+  private static @Nullable JsonNode find(ObjectNode root, String list, String name) {
+    for (JsonNode n : root.path(list)) {
+      if (n.path("name").asText().equals(name)) {
+        return n;
+      }
+    }
+    return null;
   }
 
   private static String name(List<String> args) {

@@ -46,8 +46,12 @@ public final class AuthFile {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final int MAX_NAME = 64;
 
-  /** A user: logs in with a password, then uses the access token it gets. */
-  record User(String name, String passwordHash, List<Grant> grants) {}
+  /**
+   * A user: logs in with a password, then uses the access token it gets.
+   *
+   * @param stamp {@link Passwords#stamp} of {@code passwordHash}, which the user's access tokens carry
+   */
+  record User(String name, String passwordHash, List<Grant> grants, String stamp) {}
 
   /** A static token: the caller presents the token itself. */
   record Token(String name, String sha256, List<Grant> grants) {}
@@ -157,7 +161,7 @@ public final class AuthFile {
       if (problem != null) {
         throw bad(file, at + ".password", "(hidden)", problem);
       }
-      users.put(name, new User(name, hash, grants(u, file, at)));
+      users.put(name, new User(name, hash, grants(u, file, at), Passwords.stamp(hash)));
     }
     Map<String, Token> tokens = new LinkedHashMap<>();
     Set<String> hashes = new java.util.HashSet<>();
@@ -253,6 +257,16 @@ public final class AuthFile {
       }
     }
     return List.copyOf(found);
+  }
+
+  /** Every user, in no particular order. */
+  java.util.Collection<User> users() {
+    return users.values();
+  }
+
+  /** Every static token, in no particular order. */
+  java.util.Collection<Token> tokens() {
+    return tokensByName.values();
   }
 
   byte @Nullable [] tokenSecret() {

@@ -80,6 +80,20 @@ public final class Passwords {
     }
   }
 
+  /**
+   * A short digest of a stored password hash (12 characters, base64url of the first 72 bits of its
+   * SHA-256): what an access token carries to say which password its login checked. Every new
+   * hash has a new salt, so setting a password, even to the same one, changes the stamp.
+   */
+  public static String stamp(String stored) {
+    try {
+      byte[] digest = MessageDigest.getInstance("SHA-256").digest(stored.getBytes(StandardCharsets.UTF_8));
+      return Base64.getUrlEncoder().withoutPadding().encodeToString(java.util.Arrays.copyOf(digest, 9));
+    } catch (GeneralSecurityException e) {
+      throw new IllegalStateException("SHA-256 is part of every Java runtime", e);
+    }
+  }
+
   /** The SHA-256 of {@code token} in lower-case hex: how the auth file keeps static tokens. */
   public static String sha256(String token) {
     try {

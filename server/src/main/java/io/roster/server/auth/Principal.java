@@ -3,6 +3,7 @@ package io.roster.server.auth;
 import io.roster.server.model.RegistryException;
 import java.util.List;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * An authenticated identity and its grants, as the auth file says at the moment of the check,
@@ -10,9 +11,13 @@ import java.util.Objects;
  *
  * @param name the user's or the token's name in the auth file; empty for {@link #ANONYMOUS}
  * @param expiresAtMillis when the credential that proved it stops being valid ({@link Long#MAX_VALUE}: never)
+ * @param passwordStamp when an access token proved it, the stamp of the password its login checked
+ *     ({@link Passwords#stamp}): once the user's password is another, the identity ends; null for a
+ *     static token (and a token of an earlier build, which carries none)
  * @param from the caller's host, as the transport gives it; empty when not known
  */
-public record Principal(String name, List<Grant> grants, long expiresAtMillis, String from) {
+public record Principal(String name, List<Grant> grants, long expiresAtMillis, @Nullable String passwordStamp,
+    String from) {
 
   /** Who every caller is when auth is off: no name, and every permission everywhere. */
   public static final Principal ANONYMOUS =
@@ -24,19 +29,24 @@ public record Principal(String name, List<Grant> grants, long expiresAtMillis, S
     grants = List.copyOf(grants);
   }
 
-  /** Without a host. */
+  /** An identity proved by a credential that is no access token (no password stamp), from no known host. */
   public Principal(String name, List<Grant> grants, long expiresAtMillis) {
-    this(name, grants, expiresAtMillis, "");
+    this(name, grants, expiresAtMillis, null, "");
   }
 
   /** The host of a remote address as the transports give it ({@code /1.2.3.4:5678}, {@code [::1]:5678}). */
   public static String hostOf(String remoteAddress) {
-    return BadCredentials.host(remoteAddress);
+    return Guesses.host(remoteAddress);
   }
 
   /** The same identity, proved from {@code host}. */
   public Principal from(String host) {
-    return host.equals(from) ? this : new Principal(name, grants, expiresAtMillis, host);
+    return host.equals(from) ? this : new Principal(name, grants, expiresAtMillis, passwordStamp, host);
+  }
+
+  /** The same identity, valid until {@code millis}. */
+  public Principal expiringAt(long millis) {
+    return new Principal(name, grants, millis, passwordStamp, from);
   }
 
   /** Whether this is a named identity (auth is on), not {@link #ANONYMOUS}. */

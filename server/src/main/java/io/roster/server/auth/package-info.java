@@ -6,8 +6,12 @@
  * io.roster.server.auth.ClientCertificates}), and the one check every adapter calls ({@link
  * io.roster.server.auth.Authenticator}): a credential, or the client certificate the adapter's TLS
  * session verified, becomes a {@link io.roster.server.auth.Principal}, whose grants allow or refuse
- * a {@link io.roster.server.auth.Permission} on a namespace and service. Plain Java: no gRPC, no
- * HTTP. docs/security.md describes the model; decisions 65 and 80 record it.
+ * a {@link io.roster.server.auth.Permission} on a namespace and service. Guessing is slowed there
+ * too, for every port alike: failed logins per host and username ({@code Guesses}), passwords
+ * checked on a thread of their own ({@code PasswordChecks}), tokens never refused unchecked, and
+ * credentials that left the auth file refused as revoked. The audit trail ({@link
+ * io.roster.server.auth.Audit}) records logins, refusals and operator actions. Plain Java: no gRPC,
+ * no HTTP. docs/security.md describes the model; decisions 65, 79, 80 and 83 record it.
  *
  * <p>May depend on {@code model} and {@code time}, never on an adapter.
  */

@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.net.ssl.SSLEngine;
 import org.eclipse.jetty.http.HttpField;
@@ -48,7 +49,9 @@ import org.slf4j.LoggerFactory;
  * client that trickles its headers or body holds a connection, never a thread; {@link
  * SlowRequests} closes a connection whose request has not fully arrived {@link
  * Limits#requestTimeout()} after its first byte, and Jetty closes one that sends or reads nothing for
- * {@link #IDLE_TIMEOUT}. Handlers run on at most {@link Limits#threads()} threads; at most {@link
+ * {@link #IDLE_TIMEOUT}. Handlers run on at most {@link Limits#threads()} threads, and one that
+ * answers later ({@link #routeAsync}: a login waiting for its password check) holds none while it
+ * waits; at most {@link
  * Limits#connections()} connections are open at once (beyond, accepting waits). A body larger than {@link Limits#maxBodyBytes()} is refused with 413 (Jetty's
  * {@code SizeLimitHandler}). A handler that throws harms only its own request: {@link
  * HttpException} becomes its status and message, anything else a 500.
@@ -100,6 +103,16 @@ public final class HttpEndpoint implements AutoCloseable {
   }
 
   /**
+   * Answers one request later: the worker thread is free once it returns, and the answer is
+   * written when the future completes (on whichever thread completes it). May throw {@link
+   * HttpException}, or complete the future with one. Runs on an HTTP worker thread; must not block.
+   */
+  @FunctionalInterface
+  public interface AsyncHandler {
+    CompletableFuture<HttpResponse> handle(HttpRequest request);
+  }
+
+  /**
    * How much the listener takes on at once.
    *
    * @param threads requests handled in parallel
@@ -123,7 +136,7 @@ public final class HttpEndpoint implements AutoCloseable {
   private final int requestedPort;
   private final Limits limits;
   private final @Nullable ServerTls tls;
-  private final Map<String, Handler> routes = new LinkedHashMap<>();
+  private final Map<String, AsyncHandler> routes = new LinkedHashMap<>();
   private final Map<String, EventStream> streams = new LinkedHashMap<>();
   private final Map<String, String> redirects = new LinkedHashMap<>();
   private final java.util.Set<EventSink> openSinks = java.util.concurrent.ConcurrentHashMap.newKeySet();
@@ -209,6 +222,12 @@ public final class HttpEndpoint implements AutoCloseable {
   }
 
   public HttpEndpoint route(String prefix, Handler handler) {
+    routes.put(prefix, r -> CompletableFuture.completedFuture(handler.handle(r)));
+    return this;
+  }
+
+  /** As {@link #route}, for a handler that answers later (without holding the worker thread while it waits). */
+  public HttpEndpoint routeAsync(String prefix, AsyncHandler handler) {
     routes.put(prefix, handler);
     return this;
   }
@@ -354,7 +373,7 @@ public final class HttpEndpoint implements AutoCloseable {
         return true;
       }
       String route = routeFor(path);
-      Handler handler = route == null ? null : routes.get(route);
+      AsyncHandler handler = route == null ? null : routes.get(route);
       HttpResponse refusal = stopping ? HttpResponse.text(503, "the server is stopping; try another server")
           : handler == null ? HttpResponse.text(404, "no such path: " + path)
           : request.getLength() > limits.maxBodyBytes() ? tooLarge()
@@ -366,7 +385,8 @@ public final class HttpEndpoint implements AutoCloseable {
       Content.Source.asString(request, StandardCharsets.UTF_8, new Promise<String>() {
         @Override
         public void succeeded(String body) {
-          respond(request, response, done, answer(Objects.requireNonNull(route), handler, request, body));
+          answer(Objects.requireNonNull(route), handler, request, body).whenComplete((answer, failure) ->
+              respond(request, response, done, answer != null ? answer : HttpResponse.text(500, "internal error: " + failure)));
         }
 
         @Override
@@ -440,21 +460,35 @@ public final class HttpEndpoint implements AutoCloseable {
     }
   }
 
-  private HttpResponse answer(String route, Handler handler, Request request, String body) {
-    String path = request.getHttpURI().getDecodedPath();
-    HttpResponse answer;
-    io.roster.server.model.RegistryException refused = null;
+  /** The handler's answer (never a failed future: a failure is its answer, as {@link #answer(String, Request, Throwable)} says). */
+  private CompletableFuture<HttpResponse> answer(String route, AsyncHandler handler, Request request, String body) {
+    CompletableFuture<HttpResponse> pending;
     try {
-      answer = handler.handle(toRequest(request, body));
-    } catch (HttpException e) {
-      answer = HttpResponse.text(e.status(), e.getMessage());
-      refused = e.refusal();
+      pending = handler.handle(toRequest(request, body));
     } catch (RuntimeException e) {
-      log.warn("HTTP {} {} failed", request.getMethod(), path, e);
-      answer = HttpResponse.text(500, "internal error: " + e);
+      pending = CompletableFuture.failedFuture(e);
     }
-    answered.answered(route, path, answer.status(), refused);
-    return answer;
+    return pending.handle((answer, failure) -> {
+      String path = request.getHttpURI().getDecodedPath();
+      HttpResponse a = failure == null ? Objects.requireNonNull(answer) : answer(path, request, failure);
+      answered.answered(route, path, a.status(),
+          unwrap(failure) instanceof HttpException e ? e.refusal() : null);
+      return a;
+    });
+  }
+
+  /** The answer to a handler's failure: its status for an {@link HttpException}, else a 500. */
+  private static HttpResponse answer(String path, Request request, Throwable failure) {
+    Throwable f = unwrap(failure);
+    if (f instanceof HttpException e) {
+      return HttpResponse.text(e.status(), e.getMessage());
+    }
+    log.warn("HTTP {} {} failed", request.getMethod(), path, f);
+    return HttpResponse.text(500, "internal error: " + f);
+  }
+
+  private static @Nullable Throwable unwrap(@Nullable Throwable t) {
+    return t instanceof java.util.concurrent.CompletionException && t.getCause() != null ? t.getCause() : t;
   }
 
   /** The request as handlers see it: parameters from the query string, then from a form body. */
@@ -483,6 +517,7 @@ public final class HttpEndpoint implements AutoCloseable {
     response.setStatus(answer.status());
     response.getHeaders().put(HttpHeader.CONTENT_TYPE, answer.contentType());
     response.getHeaders().put(HttpHeader.CONTENT_LENGTH, body.length);
+    answer.headers().forEach((name, value) -> response.getHeaders().put(name, value));
     boolean head = request.getMethod().equalsIgnoreCase("HEAD");
     response.write(true, head || body.length == 0 ? null : ByteBuffer.wrap(body), done);
   }

@@ -1,15 +1,19 @@
 package io.roster.server.http;
 
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.Objects;
 
 /**
- * What a handler answers: a status, a content type and a body (UTF-8). Immutable.
+ * What a handler answers: a status, a content type, a body (UTF-8) and any other headers.
+ * Immutable.
  *
  * @param status the HTTP status code
  * @param contentType the {@code Content-Type} header, charset included
  * @param body the body text; empty for none
+ * @param headers other headers to send (say {@code Retry-After}), by name
  */
-public record HttpResponse(int status, String contentType, String body) {
+public record HttpResponse(int status, String contentType, String body, Map<String, String> headers) {
 
   static final String TEXT = "text/plain;charset=UTF-8";
   static final String JSON = "application/json;charset=UTF-8";
@@ -17,6 +21,19 @@ public record HttpResponse(int status, String contentType, String body) {
   public HttpResponse {
     Objects.requireNonNull(contentType, "contentType");
     Objects.requireNonNull(body, "body");
+    headers = Map.copyOf(headers);
+  }
+
+  /** An answer without other headers. */
+  public HttpResponse(int status, String contentType, String body) {
+    this(status, contentType, body, Map.of());
+  }
+
+  /** The same answer with the header {@code name} set to {@code value}. */
+  public HttpResponse withHeader(String name, String value) {
+    Map<String, String> more = new LinkedHashMap<>(headers);
+    more.put(name, value);
+    return new HttpResponse(status, contentType, body, more);
   }
 
   /** A plain-text answer. */

@@ -270,11 +270,14 @@ public final class ServerMetrics {
 
   private void registerAuth() {
     Authenticator auth = sources.authenticator();
-    counter("roster_auth_failures_total", "Bad credentials (unknown, expired or wrong), on every port",
+    counter("roster_auth_failures_total", "Bad credentials (unknown tokens, failed logins), on every port",
         auth::failures);
-    counter("roster_auth_connections_refused_total",
-        "Connections closed as they were accepted, their host refused after too many bad credentials",
-        auth::connectionsRefused);
+    counter("roster_auth_logins_throttled_total",
+        "Logins refused without their password check (429): too many failures of the user or host, or a full queue",
+        auth::loginsThrottled);
+    counter("roster_auth_revoked_total",
+        "Credentials refused as revoked: static tokens that left the auth file, access tokens of a removed user "
+            + "or of an old password", auth::revokedRefused);
   }
 
   private void registerProbes() {

@@ -172,8 +172,9 @@ final class NacosService {
    * it registered is only ever changed by that identity. Its identity does not expire with the
    * token: the client renews its token by itself and sends the new one with its next request,
    * while a connection that only holds registrations sends no token at all (its {@code
-   * HealthCheckRequest}s carry none); it ends when the auth file no longer has the identity
-   * ({@code SessionManager.revalidate}).
+   * HealthCheckRequest}s carry none); it ends when the auth file no longer has the identity, or
+   * when the password of the user whose access token it last proved changed ({@code
+   * SessionManager.revalidate}).
    *
    * @throws RegistryException UNAUTHENTICATED when the token proves no identity
    */
@@ -191,7 +192,7 @@ final class NacosService {
             + ": proves \"" + p.name() + "\", but this connection is \"" + current.name() + "\" (a connection keeps "
             + "the identity of its first request; use another NamingService for another user)");
       }
-      session.principal(new Principal(p.name(), p.grants(), Long.MAX_VALUE, p.from()));
+      session.principal(p.expiringAt(Long.MAX_VALUE));
     }
     return p;
   }

@@ -38,8 +38,7 @@ import org.jspecify.annotations.Nullable;
  * The client-facing gRPC server: Session, Registry, Admin, health and reflection on one
  * port, with the services of other protocols that share it ({@link Guest}: the Nacos 2.x
  * services), and HTTP/2 keepalive that drops silent peers; plaintext, or TLS for every protocol
- * on the port alike when given a {@link ServerTls}; a host refused for bad credentials has its
- * new connections closed before any handshake ({@link AcceptGate}). Owns the Netty server, and drives the
+ * on the port alike when given a {@link ServerTls}. Owns the Netty server, and drives the
  * {@link Door} of every protocol on its port alike: refused, moved, awaited.
  */
 public final class GrpcEndpoint {
@@ -113,9 +112,8 @@ public final class GrpcEndpoint {
       registryService.revalidate(authenticator);
     });
     InetSocketAddress address = new InetSocketAddress(config.host(), config.port());
-    NettyServerBuilder builder = AcceptGate.install(tls == null ? NettyServerBuilder.forAddress(address)
-        : NettyServerBuilder.forAddress(address, tls.grpcCredentials()),
-        remote -> sessions.authenticator().refusesConnection(remote));
+    NettyServerBuilder builder = tls == null ? NettyServerBuilder.forAddress(address)
+        : NettyServerBuilder.forAddress(address, tls.grpcCredentials());
     for (Guest guest : guests) {
       if (guest.filter() != null) {
         builder.addTransportFilter(guest.filter());

@@ -376,8 +376,8 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
     for (Watcher w : watchers) {
       if (w.principal.named() && authenticator.revalidate(w.principal) == null) {
         forget(w);
-        w.end(Status.UNAUTHENTICATED.withDescription("the credential of \"" + w.principal.name()
-            + "\" has expired or was removed from the auth file; watch again with a valid one"));
+        w.end(Status.UNAUTHENTICATED.withDescription("the credential of " + authenticator.ended(w.principal)
+            + "; watch again with a valid one"));
         ended++;
       }
     }

@@ -141,8 +141,8 @@ final class XdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscover
       Principal now = authenticator.revalidate(p);
       if (now != null) {
         s.principal = now;
-      } else if (s.end(io.grpc.Status.UNAUTHENTICATED.withDescription("the credential of \"" + p.name()
-          + "\" has expired or was removed from the auth file; connect again with a valid one"))) {
+      } else if (s.end(io.grpc.Status.UNAUTHENTICATED.withDescription("the credential of " + authenticator.ended(p)
+          + "; connect again with a valid one"))) {
         ended++;
       }
     }

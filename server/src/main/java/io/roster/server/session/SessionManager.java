@@ -100,7 +100,8 @@ public final class SessionManager {
 
   /**
    * Gives every session its identity's current grants, and ends (through its transport, {@link
-   * Session#end}) each whose identity the auth file no longer has or whose credential has expired.
+   * Session#end}) each whose identity the auth file no longer has, whose credential has expired,
+   * or whose access token was issued before its user's password changed.
    * Run after every check of the auth file.
    *
    * @return how many sessions were ended
@@ -115,8 +116,8 @@ public final class SessionManager {
       Principal now = authenticator.revalidate(p);
       if (now != null) {
         s.principal(now);
-      } else if (s.end(RegistryException.unauthenticated("", "the credential of \"" + p.name()
-          + "\" has expired or was removed from the auth file; connect again with a valid one"))) {
+      } else if (s.end(RegistryException.unauthenticated("", "the credential of " + authenticator.ended(p)
+          + "; connect again with a valid one"))) {
         ended++;
       }
     }

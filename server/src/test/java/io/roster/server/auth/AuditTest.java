@@ -18,9 +18,9 @@ class AuditTest {
   private final AtomicLong nanos = new AtomicLong();
   private final AuditLines audit = new AuditLines();
   private final Principal tb = new Principal("tb", List.of(new Grant(Permission.WRITE, "public", Grant.ALL)),
-      Long.MAX_VALUE, "10.0.0.7");
+      Long.MAX_VALUE, null, "10.0.0.7");
   private final Principal ops = new Principal("ops", List.of(new Grant(Permission.ADMIN, Grant.ALL, Grant.ALL)),
-      Long.MAX_VALUE, "10.0.0.9");
+      Long.MAX_VALUE, null, "10.0.0.9");
 
   @BeforeEach
   void fakeTime() {

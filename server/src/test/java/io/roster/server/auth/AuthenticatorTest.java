@@ -38,7 +38,8 @@ class AuthenticatorTest {
     command("init");
     command("user", "ops", "admin@*");
     deployerToken = command("token", "deployer", "write@prod/orders-*", "read@*").trim();
-    auth = Authenticator.open(file, Duration.ofMinutes(10), scheduler);
+    // Logins refused unchecked answered at once, not after a second of the fake clock (one test says why).
+    auth = Authenticator.open(file, Duration.ofMinutes(10), scheduler, Duration.ZERO);
   }
 
   @AfterEach
@@ -74,7 +75,7 @@ class AuthenticatorTest {
 
   @Test
   void aLoginIssuesAnAccessTokenThatExpiresAfterTheTtl() {
-    Authenticator.Login login = auth.login("ops", PASSWORD, HERE);
+    Authenticator.Login login = login("ops", PASSWORD, HERE);
 
     assertThat(login.ttl()).isEqualTo(Duration.ofMinutes(10));
     Principal p = auth.authenticate(login.accessToken(), HERE, "accessToken");
@@ -89,20 +90,18 @@ class AuthenticatorTest {
 
   @Test
   void aWrongPasswordOrUnknownUserGetsOneAnswer() {
-    assertThatThrownBy(() -> auth.login("ops", "wrong password!", HERE))
-        .isInstanceOfSatisfying(RegistryException.class, e -> {
-          assertThat(e.kind()).isEqualTo(RegistryException.Kind.UNAUTHENTICATED);
-          assertThat(e.getMessage()).contains("unknown user or wrong password");
-        });
-    assertThatThrownBy(() -> auth.login("nobody", PASSWORD, HERE))
-        .hasMessageContaining("unknown user or wrong password");
+    assertThat(attempt("ops", "wrong password!", HERE)).isEqualTo(
+        new Authenticator.Refused("password: refused: unknown user or wrong password for \"ops\""));
+    assertThat(attempt("nobody", PASSWORD, HERE)).isEqualTo(
+        new Authenticator.Refused("password: refused: unknown user or wrong password for \"nobody\""));
+    assertThat(auth.failures()).isEqualTo(2);
   }
 
   @Test
   void aTamperedAccessTokenIsRefused() {
-    String token = auth.login("ops", PASSWORD, HERE).accessToken();
+    String token = login("ops", PASSWORD, HERE).accessToken();
     String[] parts = token.split("\\.");
-    String forged = parts[0] + "." + parts[1] + "." + (Long.parseLong(parts[2]) + 3600) + "." + parts[3];
+    String forged = parts[0] + "." + parts[1] + "." + (Long.parseLong(parts[2]) + 3600) + "." + parts[3] + "." + parts[4];
 
     assertThatThrownBy(() -> auth.authenticate(forged, HERE, "accessToken"))
         .hasMessageContaining("did not issue");
@@ -111,7 +110,7 @@ class AuthenticatorTest {
   @Test
   void aReloadThatRemovesAnIdentityEndsItAndOneThatChangesGrantsChangesThem() {
     Principal deployer = auth.authenticate(deployerToken, HERE, "hello.token");
-    Principal ops = auth.authenticate(auth.login("ops", PASSWORD, HERE).accessToken(), HERE, "accessToken");
+    Principal ops = auth.authenticate(login("ops", PASSWORD, HERE).accessToken(), HERE, "accessToken");
     int[] reloads = {0};
     auth.onCheck(() -> reloads[0]++);
 
@@ -129,7 +128,7 @@ class AuthenticatorTest {
     assertThat(Files.exists(tokens)).isTrue();
     assertThat(auth.revalidate(deployer).allows(Permission.WRITE, "prod", "DEFAULT_GROUP", "orders-eu")).isFalse();
     assertThatThrownBy(() -> auth.authenticate(deployerToken, HERE, "hello.token"))
-        .hasMessageContaining("does not list");
+        .hasMessageContaining("revoked: token \"deployer\" was replaced");
   }
 
   @Test
@@ -141,22 +140,182 @@ class AuthenticatorTest {
   }
 
   @Test
-  void tenBadCredentialsFromOneHostRefuseItUncheckedForAMinuteButNotOtherHosts() {
-    for (int i = 0; i < BadCredentials.LIMIT; i++) {
-      assertThatThrownBy(() -> auth.authenticate("rst_wrong", "/10.0.0.9:" + (5000 + 1), "hello.token"))
-          .hasMessageContaining("does not list");
+  void aFloodOfBadTokensNeverRefusesAValidTokenOrALoginFromTheirHost() {
+    for (int i = 0; i < 200; i++) {
+      assertThatThrownBy(() -> auth.authenticate("rst_wrong", "/10.0.0.9:5001", "hello.token"))
+          .hasMessage("hello.token: refused: a token the auth file does not list");
     }
 
-    assertThatThrownBy(() -> auth.authenticate(deployerToken, "/10.0.0.9:6000", "hello.token"))
+    assertThat(auth.failures()).isEqualTo(200);
+    assertThat(auth.authenticate(deployerToken, "/10.0.0.9:6000", "hello.token").name()).isEqualTo("deployer");
+    assertThat(login("ops", PASSWORD, "/10.0.0.9:6001").principal().name()).isEqualTo("ops");
+    assertThat(auth.loginsThrottled()).isZero();
+  }
+
+  @Test
+  void guessedPasswordsOfOneUserHaveThatPairRefusedUncheckedWithWhenToRetry() {
+    for (int i = 0; i < Guesses.PAIR_LIMIT; i++) {
+      assertThat(attempt("ops", "guess number " + i, "/10.0.0.9:5001")).isInstanceOf(Authenticator.Refused.class);
+    }
+    scheduler.advance(Duration.ofSeconds(15));
+
+    assertThat(attempt("ops", PASSWORD, "/10.0.0.9:5002")).isEqualTo(new Authenticator.Throttled(
+        "password: 5 failed logins of \"ops\" from 10.0.0.9 within 60 s; its logins are not checked until the "
+            + "window ends (retry in 45 s)", Duration.ofSeconds(45)));
+    assertThat(auth.loginsThrottled()).isEqualTo(1);
+    assertThat(login("ops", PASSWORD, "/10.0.0.8:5003").principal().name()).as("from another host").isEqualTo("ops");
+
+    scheduler.advance(Duration.ofSeconds(45));
+    assertThat(login("ops", PASSWORD, "/10.0.0.9:5004").principal().name()).isEqualTo("ops");
+  }
+
+  @Test
+  void anApplicationRetryingTheSameWrongPasswordIsAnsweredAtOnceAndIsNoGuesser() {
+    for (int i = 0; i < 3 * Guesses.PAIR_LIMIT; i++) {
+      Authenticator.LoginResult r = attempt("ops", "last year's password", HERE);
+      assertThat(r).isInstanceOf(Authenticator.Refused.class);
+      assertThat(((Authenticator.Refused) r).message()).startsWith("password: refused: unknown user or wrong password "
+          + "for \"ops\"").contains(i == 0 ? "" : "; not checked again");
+    }
+
+    assertThat(auth.failures()).isEqualTo(3 * Guesses.PAIR_LIMIT);
+    assertThat(auth.loginsThrottled()).isZero();
+    assertThat(login("ops", PASSWORD, HERE).principal().name()).isEqualTo("ops");
+    assertThatThrownBy(() -> auth.authenticate("", HERE, "accessToken")).hasMessage("accessToken: missing (expected: "
+        + "a token; this server requires one, see docs/security.md)");
+  }
+
+  @Test
+  void aMissingAccessTokenAfterAFailedLoginFromItsHostSaysTheLoginFailed() {
+    attempt("ops", "last year's password", HERE);
+    scheduler.advance(Duration.ofSeconds(3));
+
+    assertThatThrownBy(() -> auth.authenticate(null, HERE, "accessToken")).hasMessage("accessToken: missing (expected: "
+        + "a token; this server requires one, see docs/security.md); the last login from 10.0.0.1, 3 s ago, failed "
+        + "(password: unknown user or wrong password for \"ops\"), and a client given a username and password sends "
+        + "no token when its login fails");
+    assertThatThrownBy(() -> auth.authenticate(null, "/10.0.0.2:1", "accessToken")).hasMessageEndingWith("security.md)");
+  }
+
+  @Test
+  void aLoginRefusedUncheckedIsAnsweredASecondLaterSoThatAGuesserCannotAskAtOnceAgain() {
+    auth.close();
+    auth = Authenticator.open(file, Duration.ofMinutes(10), scheduler);
+    for (int i = 0; i < Guesses.PAIR_LIMIT; i++) {
+      assertThat(attempt("ops", "guess number " + i, HERE)).isInstanceOf(Authenticator.Refused.class);
+    }
+
+    java.util.concurrent.CompletableFuture<Authenticator.LoginResult> throttled = auth.login("ops", "another", HERE);
+    scheduler.advance(Authenticator.THROTTLED_ANSWER_DELAY.minusMillis(1));
+    assertThat(throttled).isNotDone();
+    scheduler.advance(Duration.ofMillis(1));
+    assertThat(throttled).isCompletedWithValueMatching(r -> r instanceof Authenticator.Throttled);
+  }
+
+  @Test
+  void aPasswordSprayFromAHostLeavesItsProvenUsersLoggingIn() {
+    command("user", "dev", "read@*");
+    scheduler.advance(Authenticator.RELOAD_EVERY);
+    login("ops", PASSWORD, "/10.0.0.9:5000"); // ops has logged in from this host before
+    for (int i = 0; i < Guesses.HOST_LIMIT; i++) {
+      assertThat(attempt("user-" + i, PASSWORD, "/10.0.0.9:5001")).isInstanceOf(Authenticator.Refused.class);
+    }
+
+    assertThat(attempt("dev", PASSWORD, "/10.0.0.9:5002")).isInstanceOf(Authenticator.Throttled.class);
+    assertThat(login("ops", PASSWORD, "/10.0.0.9:5003").principal().name()).isEqualTo("ops");
+    assertThat(login("dev", PASSWORD, "/10.0.0.7:5004").principal().name()).isEqualTo("dev");
+  }
+
+  @Test
+  void aRemovedOrReplacedTokenIsRefusedAsRevokedSayingWhenAndIsNotCounted() {
+    String ci = command("token", "ci", "read@*").trim();
+    scheduler.advance(Authenticator.RELOAD_EVERY);
+    assertThat(auth.authenticate(ci, HERE, "authorization").name()).isEqualTo("ci");
+
+    command("token", "deployer", "read@*"); // rotated
+    command("remove", "ci");
+    scheduler.advance(Authenticator.RELOAD_EVERY);
+    String at = java.time.Instant.ofEpochMilli(scheduler.currentTimeMillis()).toString();
+
+    assertThatThrownBy(() -> auth.authenticate(deployerToken, HERE, "hello.token"))
         .isInstanceOfSatisfying(RegistryException.class, e -> {
           assertThat(e.kind()).isEqualTo(RegistryException.Kind.UNAUTHENTICATED);
-          assertThat(e.getMessage()).contains("refused unchecked").contains("10.0.0.9");
+          assertThat(e.getMessage()).isEqualTo(
+              "hello.token: refused: revoked: token \"deployer\" was replaced in the auth file at " + at);
         });
-    assertThatThrownBy(() -> auth.login("ops", PASSWORD, "/10.0.0.9:6001")).hasMessageContaining("refused unchecked");
-    assertThat(auth.authenticate(deployerToken, HERE, "hello.token").name()).isEqualTo("deployer");
+    assertThatThrownBy(() -> auth.authenticate(ci, HERE, "authorization"))
+        .hasMessage("authorization: refused: revoked: token \"ci\" was removed from the auth file at " + at);
+    assertThat(auth.failures()).isZero();
+    assertThat(auth.revokedRefused()).isEqualTo(2);
+  }
 
-    scheduler.advance(BadCredentials.WINDOW.plusSeconds(1));
-    assertThat(auth.authenticate(deployerToken, "/10.0.0.9:6002", "hello.token").name()).isEqualTo("deployer");
+  @Test
+  void aRevokedTokenIsRememberedForADay() {
+    command("remove", "deployer");
+    scheduler.advance(Authenticator.RELOAD_EVERY);
+    scheduler.advance(Authenticator.REMEMBER_REVOKED);
+
+    assertThatThrownBy(() -> auth.authenticate(deployerToken, HERE, "hello.token"))
+        .hasMessage("hello.token: refused: a token the auth file does not list");
+  }
+
+  @Test
+  void aPasswordChangeEndsTheAccessTokensIssuedBeforeItAndTheirSessions() {
+    String before = login("ops", PASSWORD, HERE).accessToken();
+    Principal session = auth.authenticate(before, HERE, "accessToken");
+
+    commandWithPassword("a brand new password", "user", "ops", "admin@*");
+    scheduler.advance(Authenticator.RELOAD_EVERY);
+    String at = java.time.Instant.ofEpochMilli(scheduler.currentTimeMillis()).toString();
+
+    assertThatThrownBy(() -> auth.authenticate(before, HERE, "accessToken"))
+        .isInstanceOfSatisfying(RegistryException.class, e -> {
+          assertThat(e.kind()).isEqualTo(RegistryException.Kind.UNAUTHENTICATED);
+          assertThat(e.getMessage()).isEqualTo("accessToken: refused: revoked: the password of \"ops\" changed at "
+              + at + " after this token was issued; log in again");
+        });
+    assertThat(auth.revalidate(session)).isNull();
+    assertThat(auth.ended(session)).isEqualTo("\"ops\" was revoked: the password of \"ops\" changed at " + at
+        + " after this token was issued");
+    assertThat(auth.failures()).isZero();
+    assertThat(attempt("ops", PASSWORD, HERE)).isInstanceOf(Authenticator.Refused.class);
+    String after = login("ops", "a brand new password", HERE).accessToken();
+    assertThat(auth.authenticate(after, HERE, "accessToken").name()).isEqualTo("ops");
+  }
+
+  @Test
+  void theSamePasswordGivenAgainChangesOnlyTheGrantsAndKeepsTheTokens() {
+    String token = login("ops", PASSWORD, HERE).accessToken();
+    Principal session = auth.authenticate(token, HERE, "accessToken");
+
+    assertThat(command("user", "ops", "read@*")).contains("same password: only its grants changed");
+    scheduler.advance(Authenticator.RELOAD_EVERY);
+
+    assertThat(auth.authenticate(token, HERE, "accessToken").allowsAll(Permission.ADMIN, "*")).isFalse();
+    assertThat(auth.revalidate(session)).isNotNull();
+  }
+
+  @Test
+  void anAccessTokenOfARemovedUserIsRevokedAndOneOfAnEarlierBuildIsStillRead() throws Exception {
+    String token = login("ops", PASSWORD, HERE).accessToken();
+    // A token as the build before this one wrote it: no password stamp.
+    String body = AccessTokens.PREFIX + java.util.Base64.getUrlEncoder().withoutPadding()
+        .encodeToString("ops".getBytes(StandardCharsets.UTF_8)) + "." + (scheduler.currentTimeMillis() / 1000 + 600);
+    javax.crypto.Mac mac = javax.crypto.Mac.getInstance("HmacSHA256");
+    mac.init(new javax.crypto.spec.SecretKeySpec(java.util.Base64.getUrlDecoder().decode(
+        new com.fasterxml.jackson.databind.ObjectMapper().readTree(file.toFile()).path("tokenSecret").asText()),
+        "HmacSHA256"));
+    String legacy = body + "." + java.util.Base64.getUrlEncoder().withoutPadding()
+        .encodeToString(mac.doFinal(body.getBytes(StandardCharsets.UTF_8)));
+    assertThat(auth.authenticate(legacy, HERE, "accessToken").name()).isEqualTo("ops");
+
+    command("remove", "ops");
+    scheduler.advance(Authenticator.RELOAD_EVERY);
+    String at = java.time.Instant.ofEpochMilli(scheduler.currentTimeMillis()).toString();
+
+    assertThatThrownBy(() -> auth.authenticate(token, HERE, "accessToken"))
+        .hasMessage("accessToken: refused: revoked: user \"ops\" was removed from the auth file at " + at);
+    assertThat(auth.failures()).isZero();
   }
 
   @Test
@@ -196,6 +355,30 @@ class AuthenticatorTest {
   }
 
   @Test
+  void theCommandReplacesAUserByATokenOrATokenByAUserOnlyWhenToldTo() throws IOException {
+    String before = Files.readString(file);
+    assertThatThrownBy(() -> command("token", "ops", "read@*")).hasMessage("NAME: \"ops\" is a user of " + file
+        + " (expected: a name no user has; `auth token` replaces a user only when given --replace, which ends its "
+        + "sessions)");
+    assertThatThrownBy(() -> command("user", "deployer", "read@*")).hasMessage("NAME: \"deployer\" is a token of "
+        + file + " (expected: a name no token has; `auth user` replaces a token only when given --replace, which ends "
+        + "its sessions)");
+    assertThat(Files.readString(file)).isEqualTo(before);
+
+    String rotated = command("token", "deployer", "read@*").trim(); // the same kind: a rotation, as ever
+    assertThat(rotated).startsWith("rst_").isNotEqualTo(deployerToken);
+    command("user", "deployer", "read@*", "--replace");
+    command("token", "ops", "--replace", "read@*");
+    AuthFile read = AuthFile.read(file);
+    assertThat(read.user("deployer")).isNotNull();
+    assertThat(read.token("deployer")).isNull();
+    assertThat(read.token("ops")).isNotNull();
+    assertThat(read.user("ops")).isNull();
+    assertThatThrownBy(() -> command("remove", "ops", "--replace"))
+        .hasMessageStartingWith("--replace: only `auth user`, `auth token` and `auth certificate` take it");
+  }
+
+  @Test
   void theCommandRefusesBadGrantsAndShortPasswords() {
     assertThatThrownBy(() -> command("token", "t", "write:prod"))
         .hasMessageStartingWith("GRANT: \"write:prod\" (expected: PERMISSION@NAMESPACE[/SERVICES]");
@@ -206,11 +389,26 @@ class AuthenticatorTest {
   }
 
   private String command(String... args) {
+    return commandWithPassword(PASSWORD, args);
+  }
+
+  private String commandWithPassword(String password, String... args) {
     List<String> all = new java.util.ArrayList<>(List.of(args));
     all.add(1, file.toString());
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     new AuthCommand(new PrintStream(out, true, StandardCharsets.UTF_8), Map.of(),
-        new BufferedReader(new StringReader(PASSWORD + "\n"))).run(all);
+        new BufferedReader(new StringReader(password + "\n"))).run(all);
     return out.toString(StandardCharsets.UTF_8);
+  }
+
+  /** A login, waited for (its check runs on the authenticator's thread). */
+  private Authenticator.LoginResult attempt(String user, String password, String from) {
+    return auth.login(user, password, from).orTimeout(30, java.util.concurrent.TimeUnit.SECONDS).join();
+  }
+
+  private Authenticator.Login login(String user, String password, String from) {
+    Authenticator.LoginResult r = attempt(user, password, from);
+    assertThat(r).isInstanceOf(Authenticator.Login.class);
+    return (Authenticator.Login) r;
   }
 }

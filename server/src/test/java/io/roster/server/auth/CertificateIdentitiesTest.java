@@ -133,17 +133,27 @@ class CertificateIdentitiesTest {
         .hasMessageStartingWith("authorization: missing (expected: a token;");
   }
 
+  /** One name, one identity: `auth certificate` takes a user's or a token's name only with --replace, and they its. */
   @Test
-  void aHostRefusedForBadCredentialsIsRefusedWithItsCertificateToo() {
+  void aCertificateTakesTheNameOfAnotherKindOfIdentityOnlyWhenToldTo() {
+    command("token", "deployer", "read@*");
+    assertThatThrownBy(() -> command("certificate", "deployer", "spiffe://corp.example/ns/prod/sa/deployer", "read@*"))
+        .hasMessageContaining("\"deployer\" is a token of");
+    assertThatThrownBy(() -> command("token", "frontend", "read@*"))
+        .hasMessageContaining("\"frontend\" is a certificate of");
+    command("certificate", "deployer", "spiffe://corp.example/ns/prod/sa/deployer", "read@*", "--replace");
+  }
+
+  /** A valid credential is never refused for what its host sent (decision 79): a certificate neither. */
+  @Test
+  void aHostThatSentManyBadTokensIsStillItsCertificatesIdentity() {
     String guesser = "/10.0.0.9:5000";
-    for (int i = 0; i < BadCredentials.LIMIT; i++) {
+    for (int i = 0; i < 200; i++) {
       assertThatThrownBy(() -> auth.authenticate("rst_wrong", List.of(), guesser, "authorization"))
           .hasMessageContaining("does not list");
     }
 
-    assertThatThrownBy(() -> auth.authenticate(null, chain(FRONTEND), guesser, "authorization"))
-        .hasMessageContaining("refused unchecked");
-    assertThat(byCertificate(FRONTEND).name()).as("another host").isEqualTo("frontend");
+    assertThat(auth.authenticate(null, chain(FRONTEND), guesser, "authorization").name()).isEqualTo("frontend");
   }
 
   @Test

@@ -128,7 +128,7 @@ class NacosAuthProtocolTest {
 
     await().atMost(WAIT).until(() -> held.streamEnded);
     assertThat(registered()).doesNotContain("10.0.0.7:80");
-    refusedEverywhere(new NacosConn(loopback).setup().as(gone), "does not list");
+    refusedEverywhere(new NacosConn(loopback).setup().as(gone), "refused: revoked: token \"gone\" was removed");
   }
 
   @Test

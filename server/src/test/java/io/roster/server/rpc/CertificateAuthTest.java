@@ -204,13 +204,13 @@ class CertificateAuthTest {
 
     Status session = provider.awaitClosed();
     assertThat(session.getCode()).isEqualTo(Status.Code.UNAUTHENTICATED);
-    assertThat(session.getDescription()).contains("\"orders-provider\"").contains("removed from the auth file");
+    assertThat(session.getDescription()).contains("\"orders-provider\"").contains("is no longer in the auth file");
     Status watch = Status.fromThrowable(watchEnded.get(WAIT.toMillis(), TimeUnit.MILLISECONDS));
     assertThat(watch.getCode()).isEqualTo(Status.Code.UNAUTHENTICATED);
-    assertThat(watch.getDescription()).contains("\"frontend\"").contains("removed from the auth file");
+    assertThat(watch.getDescription()).contains("\"frontend\"").contains("is no longer in the auth file");
     Status stream = Status.fromThrowable(ads.ended.get(WAIT.toMillis(), TimeUnit.MILLISECONDS));
     assertThat(stream.getCode()).isEqualTo(Status.Code.UNAUTHENTICATED);
-    assertThat(stream.getDescription()).contains("\"frontend\"").contains("removed from the auth file");
+    assertThat(stream.getDescription()).contains("\"frontend\"").contains("is no longer in the auth file");
     RegistryGrpc.RegistryBlockingStub admin = RegistryGrpc.newBlockingStub(channel(FRONTEND)).withInterceptors(bearer(ops));
     await().atMost(WAIT).until(() -> admin.queryInstances(query("orders-eu")).getServiceInfo().getInstancesCount() == 0);
   }
