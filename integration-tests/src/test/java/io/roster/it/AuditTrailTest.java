@@ -68,7 +68,7 @@ class AuditTrailTest {
         + "target=public/DEFAULT_GROUP@@orders 10.0.0.1:8080/DEFAULT change=enabled=false result=ok"));
     assertThat(trail.stream().filter(l -> l.contains("who=reader from=127.0.0.1 action=Refused"))).hasSize(2);
     assertThat(trail).anyMatch(l -> l.contains("who=reader from=127.0.0.1 action=Refused count=20"));
-    assertThat(trail).anyMatch(l -> l.contains("audit: who=ops from=127.0.0.1 action=Login result=refused"));
+    assertThat(trail).anyMatch(l -> l.contains("audit: who=ops from=127.0.0.1 action=Login result=password: refused"));
     assertThat(trail).anyMatch(l -> l.contains("audit: who=ops from=127.0.0.1 action=Login result=ok"));
     assertThat(trail).noneMatch(l -> l.contains(PASSWORD) || l.contains("wrong password of ops"));
     assertThat(Files.readString(logs.resolve("roster.log"))).as("the trail goes to the log as well")

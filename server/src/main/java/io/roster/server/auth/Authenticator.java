@@ -168,7 +168,12 @@ public final class Authenticator implements AutoCloseable {
    *     password changed (not counted)
    */
   public Principal authenticate(@Nullable String credential, String remoteAddress, String field) {
-    return identify(credential, remoteAddress, field).from(Guesses.host(remoteAddress));
+    try {
+      return identify(credential, remoteAddress, field).from(Guesses.host(remoteAddress));
+    } catch (RegistryException e) {
+      Audit.refused("", Guesses.host(remoteAddress), field, String.valueOf(e.getMessage()));
+      throw e;
+    }
   }
 
   private Principal identify(@Nullable String credential, String remoteAddress, String field) {
@@ -240,6 +245,16 @@ public final class Authenticator implements AutoCloseable {
     if ((credential != null && !credential.isEmpty()) || peerCertificates.isEmpty()) {
       return authenticate(credential, remoteAddress, field);
     }
+    try {
+      return byCertificate(l, peerCertificates, remoteAddress, field);
+    } catch (RegistryException e) {
+      Audit.refused("", Guesses.host(remoteAddress), field, String.valueOf(e.getMessage()));
+      throw e;
+    }
+  }
+
+  private Principal byCertificate(Loaded l, List<java.security.cert.X509Certificate> peerCertificates,
+      String remoteAddress, String field) {
     ClientCertificates.Sans sans = ClientCertificates.sans(peerCertificates.get(0));
     List<AuthFile.Certificate> found = l.file().certificatesFor(sans);
     if (found.size() == 1) {
@@ -312,13 +327,23 @@ public final class Authenticator implements AutoCloseable {
    * exceptionally.
    */
   public CompletableFuture<LoginResult> login(String username, String password, String remoteAddress) {
+    String host = Guesses.host(remoteAddress);
+    return checkLogin(username, password, host).thenApply(result -> {
+      Audit.login(username, host, result instanceof Login ? "ok"
+          : result instanceof Refused r ? r.message()
+          : result instanceof Throttled t ? "throttled: " + t.message()
+          : "unavailable: " + ((Unavailable) result).message());
+      return result;
+    });
+  }
+
+  private CompletableFuture<LoginResult> checkLogin(String username, String password, String host) {
     Loaded l = loaded;
     PasswordChecks c = checks;
     if (l == null || l.tokens() == null || c == null) {
       return CompletableFuture.completedFuture(
           new Refused("login: this server has no users (auth is off, or the auth file lists none)"));
     }
-    String host = Guesses.host(remoteAddress);
     String attempt = attempt(host, username, password);
     if (knownWrong.getIfPresent(attempt) != null) {
       // The same wrong password again: answered at once and not counted as another guess.
