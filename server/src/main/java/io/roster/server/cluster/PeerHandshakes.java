@@ -143,65 +143,37 @@ final class PeerHandshakes {
       public void checkClientTrusted(X509Certificate[] chain, String authType, SSLEngine engine)
           throws CertificateException {
         accepting.invalidate(engine);
-        try {
-          trust.checkClientTrusted(chain, authType, engine);
-        } catch (CertificateException e) {
-          refused("a connection to the peer port", chain, e);
-          throw e;
-        }
+        said(ACCEPTED, chain, () -> trust.checkClientTrusted(chain, authType, engine));
       }
 
       @Override
       public void checkServerTrusted(X509Certificate[] chain, String authType, SSLEngine engine)
           throws CertificateException {
-        try {
-          trust.checkServerTrusted(chain, authType, engine);
-        } catch (CertificateException e) {
-          refused("the peer at " + engine.getPeerHost() + ":" + engine.getPeerPort(), chain, e);
-          throw e;
-        }
+        said("the peer at " + engine.getPeerHost() + ":" + engine.getPeerPort(), chain,
+            () -> trust.checkServerTrusted(chain, authType, engine));
       }
 
       @Override
       public void checkClientTrusted(X509Certificate[] chain, String authType, Socket socket)
           throws CertificateException {
-        try {
-          trust.checkClientTrusted(chain, authType, socket);
-        } catch (CertificateException e) {
-          refused("a connection to the peer port", chain, e);
-          throw e;
-        }
+        said(ACCEPTED, chain, () -> trust.checkClientTrusted(chain, authType, socket));
       }
 
       @Override
       public void checkServerTrusted(X509Certificate[] chain, String authType, Socket socket)
           throws CertificateException {
-        try {
-          trust.checkServerTrusted(chain, authType, socket);
-        } catch (CertificateException e) {
-          refused("the peer at " + socket.getRemoteSocketAddress(), chain, e);
-          throw e;
-        }
+        said("the peer at " + socket.getRemoteSocketAddress(), chain,
+            () -> trust.checkServerTrusted(chain, authType, socket));
       }
 
       @Override
       public void checkClientTrusted(X509Certificate[] chain, String authType) throws CertificateException {
-        try {
-          trust.checkClientTrusted(chain, authType);
-        } catch (CertificateException e) {
-          refused("a connection to the peer port", chain, e);
-          throw e;
-        }
+        said(ACCEPTED, chain, () -> trust.checkClientTrusted(chain, authType));
       }
 
       @Override
       public void checkServerTrusted(X509Certificate[] chain, String authType) throws CertificateException {
-        try {
-          trust.checkServerTrusted(chain, authType);
-        } catch (CertificateException e) {
-          refused("a peer", chain, e);
-          throw e;
-        }
+        said("a peer", chain, () -> trust.checkServerTrusted(chain, authType));
       }
 
       @Override
@@ -209,6 +181,24 @@ final class PeerHandshakes {
         return trust.getAcceptedIssuers();
       }
     };
+  }
+
+  private static final String ACCEPTED = "a connection to the peer port";
+
+  /** A trust manager's check. */
+  @FunctionalInterface
+  private interface Check {
+    void run() throws CertificateException;
+  }
+
+  /** Runs {@code check}; when it refuses {@code chain}, says so and refuses. */
+  private void said(String who, X509Certificate[] chain, Check check) throws CertificateException {
+    try {
+      check.run();
+    } catch (CertificateException e) {
+      refused(who, chain, e);
+      throw e;
+    }
   }
 
   private void refused(String who, X509Certificate[] chain, CertificateException e) {
