@@ -3,16 +3,6 @@ package io.roster.it;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.grpc.ForwardingServerCallListener;
-import io.grpc.Grpc;
-import io.grpc.InsecureServerCredentials;
-import io.grpc.Metadata;
-import io.grpc.Server;
-import io.grpc.ServerCall;
-import io.grpc.ServerCallHandler;
-import io.grpc.ServerInterceptor;
-import io.grpc.ServerInterceptors;
-import io.grpc.protobuf.services.HealthStatusManager;
 import io.roster.client.Instance;
 import io.roster.client.RosterClient;
 import io.roster.server.testing.AuthFiles;
@@ -27,7 +17,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -77,7 +66,7 @@ class XdsClientCertificateTest {
         .tlsTrust(pki.caPem).tlsClientCertificate(provider[0], provider[1])
         .drainTimeout(Duration.ZERO).requestTimeout(Timing.seconds(15)).build();
     closing.add(sdk);
-    List<Backend> backends = new ArrayList<>();
+    List<HealthBackend> backends = new ArrayList<>();
     for (int i = 0; i < 3; i++) {
       backends.add(backend());
       sdk.registerInstance("xds-orders", Instance.of("127.0.0.1", backends.get(i).port()));
@@ -143,26 +132,9 @@ class XdsClientCertificateTest {
     }
   }
 
-  /** A gRPC server answering health checks, counting the calls it serves. */
-  private record Backend(Server server, AtomicInteger calls) {
-    int port() {
-      return server.getPort();
-    }
-  }
-
-  private Backend backend() throws Exception {
-    AtomicInteger calls = new AtomicInteger();
-    ServerInterceptor counting = new ServerInterceptor() {
-      @Override
-      public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers,
-          ServerCallHandler<Q, R> next) {
-        calls.incrementAndGet();
-        return new ForwardingServerCallListener.SimpleForwardingServerCallListener<>(next.startCall(call, headers)) {};
-      }
-    };
-    Server server = Grpc.newServerBuilderForPort(0, InsecureServerCredentials.create())
-        .addService(ServerInterceptors.intercept(new HealthStatusManager().getHealthService(), counting)).build().start();
-    closing.add(() -> server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
-    return new Backend(server, calls);
+  private HealthBackend backend() throws Exception {
+    HealthBackend b = HealthBackend.start();
+    closing.add(b);
+    return b;
   }
 }

@@ -3,20 +3,11 @@ package io.roster.it;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.grpc.ForwardingServerCallListener;
 import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
-import io.grpc.InsecureServerCredentials;
 import io.grpc.ManagedChannel;
-import io.grpc.Metadata;
-import io.grpc.Server;
-import io.grpc.ServerCall;
-import io.grpc.ServerCallHandler;
-import io.grpc.ServerInterceptor;
-import io.grpc.ServerInterceptors;
 import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthGrpc;
-import io.grpc.protobuf.services.HealthStatusManager;
 import io.roster.client.Instance;
 import io.roster.client.RosterClient;
 import io.roster.server.testing.process.Ports;
@@ -27,7 +18,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
@@ -51,40 +41,23 @@ class XdsClientTest {
     }
   }
 
-  /** A gRPC server answering health checks, counting the calls it serves. */
-  private record Backend(Server server, AtomicInteger calls) {
-    int port() {
-      return server.getPort();
-    }
-  }
-
-  private Backend backend() throws Exception {
-    AtomicInteger calls = new AtomicInteger();
-    ServerInterceptor counting = new ServerInterceptor() {
-      @Override
-      public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers,
-          ServerCallHandler<Q, R> next) {
-        calls.incrementAndGet();
-        return new ForwardingServerCallListener.SimpleForwardingServerCallListener<>(next.startCall(call, headers)) {};
-      }
-    };
-    Server server = Grpc.newServerBuilderForPort(0, InsecureServerCredentials.create())
-        .addService(ServerInterceptors.intercept(new HealthStatusManager().getHealthService(), counting)).build().start();
-    closing.add(() -> server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
-    return new Backend(server, calls);
+  private HealthBackend backend() throws Exception {
+    HealthBackend b = HealthBackend.start();
+    closing.add(b);
+    return b;
   }
 
   private ServerProcess roster;
   private RosterClient provider;
 
   /** A server process and three backends registered as {@code xds-orders}. */
-  private List<Backend> threeBackends() throws Exception {
+  private List<HealthBackend> threeBackends() throws Exception {
     roster = ServerProcess.start("127.0.0.1", Ports.free());
     closing.add(roster);
     provider = RosterClient.builder().serverAddresses(roster.address()).clientName("xds-provider")
         .drainTimeout(Duration.ZERO).requestTimeout(Timing.seconds(15)).build();
     closing.add(provider);
-    List<Backend> backends = new ArrayList<>();
+    List<HealthBackend> backends = new ArrayList<>();
     for (int i = 0; i < 3; i++) {
       backends.add(backend());
       provider.registerInstance("xds-orders", Instance.of("127.0.0.1", backends.get(i).port()));
@@ -108,7 +81,7 @@ class XdsClientTest {
     }
     Assumptions.assumeTrue(installed, "@grpc/grpc-js-xds is not installed under .tools/ (make tools installs it): "
         + "Node's xDS test is skipped");
-    List<Backend> backends = threeBackends();
+    List<HealthBackend> backends = threeBackends();
     assertThat(runNode(node, tools, 30)).startsWith("OK 30");
     assertThat(backends).allSatisfy(b -> assertThat(b.calls().get()).as("round robin").isGreaterThanOrEqualTo(5));
 
@@ -119,7 +92,7 @@ class XdsClientTest {
   }
 
   /** Whether ten calls in a row all went to other backends than {@code b}. */
-  private static boolean missedByTenCalls(Backend b, HealthGrpc.HealthBlockingStub health) {
+  private static boolean missedByTenCalls(HealthBackend b, HealthGrpc.HealthBlockingStub health) {
     int before = b.calls().get();
     for (int i = 0; i < 10; i++) {
       health.withDeadlineAfter(5, TimeUnit.SECONDS).check(HealthCheckRequest.getDefaultInstance());
@@ -143,7 +116,7 @@ class XdsClientTest {
 
   @Test
   void aGrpcChannelOnXdsRoundRobinsOverTheRegisteredInstancesAndFollowsThem() throws Exception {
-    List<Backend> backends = threeBackends();
+    List<HealthBackend> backends = threeBackends();
     System.setProperty("io.grpc.xds.bootstrapConfig", bootstrap());
     ManagedChannel channel = Grpc.newChannelBuilder("xds:///xds-orders", InsecureChannelCredentials.create()).build();
     closing.add(() -> channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
@@ -166,7 +139,7 @@ class XdsClientTest {
         + Duration.ofNanos(System.nanoTime() - deregistered).toMillis() + " ms");
 
     // A new backend starts receiving calls; its provider, another process, killed with -9, takes it out.
-    Backend fresh = backend();
+    HealthBackend fresh = backend();
     ProviderProcess owner = new ProviderProcess(roster.address(), "xds-orders", "127.0.0.1", fresh.port());
     closing.add(owner);
     owner.awaitRegistered();

@@ -4,22 +4,18 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import ch.qos.logback.classic.Level;
 import io.roster.server.testing.LogLines;
+import io.roster.server.testing.TestPki;
 import io.roster.server.time.FakeScheduler;
 import io.roster.server.tls.Pki;
 import java.nio.ByteBuffer;
-import java.security.KeyStore;
 import java.security.cert.X509Certificate;
-import java.time.Duration;
 import java.util.List;
 import javax.net.ssl.KeyManager;
-import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLEngineResult.HandshakeStatus;
 import javax.net.ssl.SSLException;
-import javax.net.ssl.TrustManagerFactory;
 import javax.net.ssl.X509ExtendedKeyManager;
-import javax.net.ssl.X509ExtendedTrustManager;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -153,26 +149,16 @@ class PeerHandshakesTest {
 
   private SSLEngine engine(@Nullable X509ExtendedKeyManager keys, Pki.Authority trusted, boolean client,
       @Nullable String host, int port) throws Exception {
-    KeyStore cas = KeyStore.getInstance("PKCS12");
-    cas.load(null, null);
-    cas.setCertificateEntry("ca", trusted.certificate());
-    TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-    tmf.init(cas);
     SSLContext ctx = SSLContext.getInstance("TLS");
     ctx.init(keys == null ? null : new KeyManager[] {keys},
-        new javax.net.ssl.TrustManager[] {handshakes.trust((X509ExtendedTrustManager) tmf.getTrustManagers()[0])}, null);
+        new javax.net.ssl.TrustManager[] {handshakes.trust(TestPki.trusting(trusted.certificate()))}, null);
     SSLEngine e = host == null ? ctx.createSSLEngine() : ctx.createSSLEngine(host, port);
     e.setUseClientMode(client);
     return e;
   }
 
-  private static X509ExtendedKeyManager keys(Pki.Issued issued) throws Exception {
-    KeyStore store = KeyStore.getInstance("PKCS12");
-    store.load(null, null);
-    store.setKeyEntry("k", issued.privateKey(), new char[0], new X509Certificate[] {issued.certificate()});
-    KeyManagerFactory kmf = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
-    kmf.init(store, new char[0]);
-    return (X509ExtendedKeyManager) kmf.getKeyManagers()[0];
+  private static X509ExtendedKeyManager keys(Pki.Issued issued) {
+    return TestPki.presenting(issued.privateKey(), issued.certificate());
   }
 
   /** Runs a handshake between the two engines in memory; the first failure, or null when it succeeded. */

@@ -28,33 +28,27 @@ import io.roster.proto.v1.ServiceKey;
 import io.roster.proto.v1.UpdateInstanceRequest;
 import io.roster.proto.v1.WatchRequest;
 import io.roster.server.RosterServer;
-import io.roster.server.auth.AuthCommand;
 import io.roster.server.config.ServerConfig;
+import io.roster.server.testing.AuthFiles;
+import io.roster.server.testing.TestPki;
 import io.roster.server.testing.TestSession;
 import io.roster.server.testing.TestTime;
 import io.roster.server.tls.Pki;
 import io.roster.server.tls.TlsFiles;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.PrintStream;
 import java.io.UncheckedIOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.security.KeyStore;
-import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
-import javax.net.ssl.TrustManagerFactory;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -76,7 +70,7 @@ class CertificateAuthTest {
   @TempDir Path dir;
   private final Pki.Authority ca = Pki.newAuthority("roster-test-ca");
   private Path caFile;
-  private Path file;
+  private AuthFiles auth;
   private String ops;
   private RosterServer server;
   private final List<ManagedChannel> channels = new ArrayList<>();
@@ -89,14 +83,13 @@ class CertificateAuthTest {
     Path cert = dir.resolve("server.crt");
     Path key = dir.resolve("server.key");
     ca.issue("roster-server", List.of("127.0.0.1", "localhost")).writePem(cert, key);
-    file = dir.resolve("auth.json");
-    auth("init");
-    ops = auth("token", "ops", "admin@*");
-    auth("certificate", "frontend", FRONTEND, "read@prod/orders-*");
-    auth("certificate", "orders-provider", PROVIDER, "write@prod/orders-*");
+    auth = AuthFiles.create(dir.resolve("auth.json"));
+    ops = auth.token("ops", "admin@*");
+    auth.certificate("frontend", FRONTEND, "read@prod/orders-*");
+    auth.certificate("orders-provider", PROVIDER, "write@prod/orders-*");
     server = RosterServer.start(ServerConfig.builder().dataDir(null).host("127.0.0.1").port(0).httpPort(0)
         .shutdownGrace(Duration.ofMillis(200)).warmUp(Duration.ZERO).tls(new TlsFiles(cert, key, caFile))
-        .authFile(file).build());
+        .authFile(auth.path()).build());
   }
 
   @AfterEach
@@ -199,8 +192,8 @@ class CertificateAuthTest {
     assertThat(ads.responses.poll(WAIT.toMillis(), TimeUnit.MILLISECONDS)).as("an assignment").isNotNull();
     await().atMost(WAIT).until(() -> !watched.isEmpty());
 
-    auth("remove", "orders-provider");
-    auth("remove", "frontend");
+    auth.remove("orders-provider");
+    auth.remove("frontend");
 
     Status session = provider.awaitClosed();
     assertThat(session.getCode()).isEqualTo(Status.Code.UNAUTHENTICATED);
@@ -317,19 +310,7 @@ class CertificateAuthTest {
   /** A JDK HTTPS client trusting the test CA and presenting a certificate with {@code sans}. */
   private HttpClient https(String... sans) throws Exception {
     Path[] client = certificate(sans);
-    KeyStore trust = KeyStore.getInstance("PKCS12");
-    trust.load(null, null);
-    trust.setCertificateEntry("ca", ca.certificate());
-    TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-    tmf.init(trust);
-    KeyStore keys = KeyStore.getInstance("PKCS12");
-    keys.load(null, null);
-    keys.setKeyEntry("client", Pki.readPrivateKey(client[1]), new char[0],
-        new X509Certificate[] {Pki.readCertificate(client[0])});
-    KeyManagerFactory kmf = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
-    kmf.init(keys, new char[0]);
-    SSLContext context = SSLContext.getInstance("TLS");
-    context.init(kmf.getKeyManagers(), tmf.getTrustManagers(), null);
+    SSLContext context = TestPki.context(ca.certificate(), Pki.readCertificate(client[0]), Pki.readPrivateKey(client[1]));
     return HttpClient.newBuilder().sslContext(context).connectTimeout(WAIT).build();
   }
 
@@ -339,13 +320,5 @@ class CertificateAuthTest {
         HttpResponse.BodyHandlers.ofString());
   }
 
-  /** Runs the {@code auth} command on the test's file; returns what it printed, trimmed. */
-  private String auth(String command, String... args) {
-    List<String> all = new ArrayList<>(List.of(command, file.toString()));
-    all.addAll(List.of(args));
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    int status = AuthCommand.main(all, new PrintStream(out, true, StandardCharsets.UTF_8), System.err);
-    assertThat(status).isZero();
-    return out.toString(StandardCharsets.UTF_8).trim();
-  }
+
 }

@@ -11,10 +11,17 @@ import java.security.GeneralSecurityException;
 import java.security.KeyStore;
 import java.security.cert.X509Certificate;
 import java.util.List;
+import java.security.PrivateKey;
+import javax.net.ssl.KeyManager;
+import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLSocket;
+import javax.net.ssl.TrustManager;
 import javax.net.ssl.TrustManagerFactory;
+import javax.net.ssl.X509ExtendedKeyManager;
+import javax.net.ssl.X509ExtendedTrustManager;
+import org.jspecify.annotations.Nullable;
 
 /**
  * TLS files for tests, made with {@link Pki} in a directory of the test's: a CA ({@code
@@ -110,19 +117,64 @@ public final class TestPki {
     }
   }
 
+  /** A trust manager that trusts {@code cas}. */
+  public static X509ExtendedTrustManager trusting(X509Certificate... cas) {
+    try {
+      KeyStore trust = KeyStore.getInstance("PKCS12");
+      trust.load(null, null);
+      for (int i = 0; i < cas.length; i++) {
+        trust.setCertificateEntry("ca" + i, cas[i]);
+      }
+      TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+      tmf.init(trust);
+      return (X509ExtendedTrustManager) tmf.getTrustManagers()[0];
+    } catch (IOException | GeneralSecurityException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** A key manager that presents {@code chain} (leaf first) with {@code key}, alias {@code "k"}. */
+  public static X509ExtendedKeyManager presenting(PrivateKey key, X509Certificate... chain) {
+    try {
+      KeyStore keys = KeyStore.getInstance("PKCS12");
+      keys.load(null, null);
+      keys.setKeyEntry("k", key, new char[0], chain);
+      KeyManagerFactory kmf = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
+      kmf.init(keys, new char[0]);
+      return (X509ExtendedKeyManager) kmf.getKeyManagers()[0];
+    } catch (IOException | GeneralSecurityException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** A TLS context that trusts {@code ca} and presents {@code certificate} and {@code key} when given. */
+  public static SSLContext context(X509Certificate ca, @Nullable X509Certificate certificate, @Nullable PrivateKey key) {
+    try {
+      SSLContext context = SSLContext.getInstance("TLS");
+      context.init(certificate == null || key == null ? null : new KeyManager[] {presenting(key, certificate)},
+          new TrustManager[] {trusting(ca)}, null);
+      return context;
+    } catch (GeneralSecurityException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** The same, with the certificate and key read from PEM files. */
+  public static SSLContext context(Path caPem, Path certificatePem, Path keyPem) {
+    try {
+      return context(Pki.readCertificate(caPem), Pki.readCertificate(certificatePem), Pki.readPrivateKey(keyPem));
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
   /**
    * The certificate that a new TLS connection to {@code host:port} is served, trusting {@code
    * trusted} (a handshake, offering HTTP/2 as gRPC clients do, and nothing else).
    */
   public static X509Certificate served(String host, int port, X509Certificate trusted) {
     try {
-      KeyStore trust = KeyStore.getInstance("PKCS12");
-      trust.load(null, null);
-      trust.setCertificateEntry("ca", trusted);
-      TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-      tmf.init(trust);
-      SSLContext context = SSLContext.getInstance("TLS");
-      context.init(null, tmf.getTrustManagers(), null);
+      SSLContext context = context(trusted, null, null);
       try (SSLSocket socket = (SSLSocket) context.getSocketFactory().createSocket(host, port)) {
         SSLParameters parameters = socket.getSSLParameters();
         parameters.setApplicationProtocols(new String[] {"h2"});
@@ -132,8 +184,6 @@ public final class TestPki {
       }
     } catch (IOException e) {
       throw new UncheckedIOException(e);
-    } catch (GeneralSecurityException e) {
-      throw new IllegalStateException(e);
     }
   }
 }

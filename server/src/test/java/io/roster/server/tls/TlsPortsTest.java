@@ -28,18 +28,14 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
-import java.security.KeyStore;
-import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLHandshakeException;
 import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLSocket;
-import javax.net.ssl.TrustManagerFactory;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -127,22 +123,9 @@ class TlsPortsTest {
 
   /** A JDK HTTPS client trusting {@code ca}, presenting the client certificate when given one. */
   private static HttpClient https(Path ca, Path... clientCertAndKey) throws Exception {
-    KeyStore trust = KeyStore.getInstance("PKCS12");
-    trust.load(null, null);
-    trust.setCertificateEntry("ca", Pki.readCertificate(ca));
-    TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-    tmf.init(trust);
-    KeyManagerFactory kmf = null;
-    if (clientCertAndKey.length == 2) {
-      KeyStore keys = KeyStore.getInstance("PKCS12");
-      keys.load(null, null);
-      keys.setKeyEntry("client", Pki.readPrivateKey(clientCertAndKey[1]), new char[0],
-          new X509Certificate[] {Pki.readCertificate(clientCertAndKey[0])});
-      kmf = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
-      kmf.init(keys, new char[0]);
-    }
-    SSLContext context = SSLContext.getInstance("TLS");
-    context.init(kmf == null ? null : kmf.getKeyManagers(), tmf.getTrustManagers(), null);
+    SSLContext context = clientCertAndKey.length == 2
+        ? TestPki.context(ca, clientCertAndKey[0], clientCertAndKey[1])
+        : TestPki.context(Pki.readCertificate(ca), null, null);
     return HttpClient.newBuilder().sslContext(context).connectTimeout(WAIT).build();
   }
 
@@ -161,13 +144,7 @@ class TlsPortsTest {
    * as gRPC asks); returns the suite negotiated.
    */
   private String handshake(int port, String protocol, String suite) throws Exception {
-    KeyStore trust = KeyStore.getInstance("PKCS12");
-    trust.load(null, null);
-    trust.setCertificateEntry("ca", ca.certificate());
-    TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-    tmf.init(trust);
-    SSLContext context = SSLContext.getInstance("TLS");
-    context.init(null, tmf.getTrustManagers(), null);
+    SSLContext context = TestPki.context(ca.certificate(), null, null);
     try (SSLSocket socket = (SSLSocket) context.getSocketFactory().createSocket("127.0.0.1", port)) {
       socket.setSoTimeout((int) WAIT.toMillis());
       SSLParameters p = socket.getSSLParameters();
