@@ -130,7 +130,7 @@ class NacosAuthClientTest {
         });
     // What the client logs: its login was answered as Nacos answers a bad one, 403 with the reason.
     Path log = dir.resolve("logs").resolve("nacos").resolve("config.log");
-    await().atMost(Timing.seconds(15)).until(() -> Files.exists(log) && Files.readAllLines(log).stream().anyMatch(
+    await().atMost(Timing.seconds(30)).until(() -> Files.exists(log) && Files.readAllLines(log).stream().anyMatch(
         l -> l.contains("HttpLoginProcessor] login failed: {\"code\":403")
             && l.contains("unknown user or wrong password for \\\"app\\\"")));
     assertThat(nacos("ops", PASSWORD).getAllInstances("auth-refunds", false)).isEmpty();
