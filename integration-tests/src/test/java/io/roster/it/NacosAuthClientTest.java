@@ -10,6 +10,7 @@ import com.alibaba.nacos.api.naming.NamingFactory;
 import com.alibaba.nacos.api.naming.NamingService;
 import com.alibaba.nacos.api.naming.listener.NamingEvent;
 import io.roster.server.testing.AuthFiles;
+import io.roster.server.testing.LogLines;
 import io.roster.server.testing.process.Ports;
 import io.roster.server.testing.process.ServerProcess;
 import java.nio.file.Files;
@@ -118,21 +119,23 @@ class NacosAuthClientTest {
 
   @Test
   void aWrongPasswordIsReportedAsAFailedLoginAndChangesNothing() throws Exception {
-    NamingService wrong = nacos("app", "not the password at all");
+    // What the client logs (in-process: its log files are set up once per JVM, by whichever test came first).
+    try (LogLines clientLog = new LogLines("com.alibaba.nacos.client.auth.impl.process.HttpLoginProcessor",
+        ch.qos.logback.classic.Level.INFO)) {
+      NamingService wrong = nacos("app", "not the password at all");
 
-    // What the application sees: the refusal says that the login failed and why.
-    assertThatThrownBy(() -> wrong.registerInstance("auth-refunds", "10.0.23.1", 80))
-        .isInstanceOfSatisfying(NacosException.class, e -> {
-          assertThat(e.getErrCode()).isEqualTo(NacosException.NO_RIGHT);
-          assertThat(e.getErrMsg()).contains("the last login from 127.0.0.1")
-              .contains("failed (password: unknown user or wrong password for \"app\")")
-              .contains("a client given a username and password sends no token when its login fails");
-        });
-    // What the client logs: its login was answered as Nacos answers a bad one, 403 with the reason.
-    Path log = dir.resolve("logs").resolve("nacos").resolve("config.log");
-    await().atMost(Timing.seconds(30)).until(() -> Files.exists(log) && Files.readAllLines(log).stream().anyMatch(
-        l -> l.contains("HttpLoginProcessor] login failed: {\"code\":403")
-            && l.contains("unknown user or wrong password for \\\"app\\\"")));
+      // What the application sees: the refusal says that the login failed and why.
+      assertThatThrownBy(() -> wrong.registerInstance("auth-refunds", "10.0.23.1", 80))
+          .isInstanceOfSatisfying(NacosException.class, e -> {
+            assertThat(e.getErrCode()).isEqualTo(NacosException.NO_RIGHT);
+            assertThat(e.getErrMsg()).as("client log: " + clientLog.lines()).contains("the last login from 127.0.0.1")
+                .contains("failed (password: unknown user or wrong password for \"app\")")
+                .contains("a client given a username and password sends no token when its login fails");
+          });
+      // Its login was answered as Nacos answers a bad one, 403 with the reason.
+      await().atMost(Timing.seconds(15)).until(() -> clientLog.lines().stream().anyMatch(
+          l -> l.startsWith("login failed: {\"code\":403") && l.contains("unknown user or wrong password for \\\"app\\\"")));
+    }
     assertThat(nacos("ops", PASSWORD).getAllInstances("auth-refunds", false)).isEmpty();
   }
 }

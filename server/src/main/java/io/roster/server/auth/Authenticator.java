@@ -348,7 +348,7 @@ public final class Authenticator implements AutoCloseable {
     if (knownWrong.getIfPresent(attempt) != null) {
       // The same wrong password again: answered at once and not counted as another guess.
       String why = wrongFor(username);
-      guesses.repeated(host, "password: " + why);
+      guesses.repeated(host, username, "password: " + why);
       return CompletableFuture.completedFuture(new Refused("password: refused: " + why
           + " (the same password as a failed login from this address within the last minute; not checked again)"));
     }

@@ -75,6 +75,8 @@ final class Guesses {
     final AtomicBoolean warnedRevoked = new AtomicBoolean();
     /** Host windows only: why the host's last login failed and when, or null after a success. */
     volatile @Nullable String lastFailure;
+    /** Whose login failed last: only that user's success clears {@link #lastFailure}. */
+    volatile @Nullable String lastFailureUser;
     volatile long lastFailureNanos;
 
     Window(long startNanos) {
@@ -176,13 +178,16 @@ final class Guesses {
       if (ok) {
         pairs.invalidate(t.pair);
         proven.put(t.pair, Boolean.TRUE);
-        h.lastFailure = null;
+        if (t.user.equals(h.lastFailureUser)) {
+          h.lastFailure = null;
+        }
         return;
       }
       pairs.get(t.pair, k -> new Window(now)).failures.incrementAndGet();
       h.failures.incrementAndGet();
       h.lastFailureNanos = now;
       h.lastFailure = what;
+      h.lastFailureUser = t.user;
       failed(t.host, h, what);
     }
   }
@@ -199,11 +204,12 @@ final class Guesses {
    * Counts a login refused at once for repeating a password that failed from its host lately: a
    * bad credential, but no new guess, so it counts against neither the pair nor the host.
    */
-  void repeated(String host, String what) {
+  void repeated(String host, String user, String what) {
     long now = ticker.read();
     Window h = hosts.get(host, k -> new Window(now));
     h.lastFailureNanos = now;
     h.lastFailure = what;
+    h.lastFailureUser = user;
     failed(host, h, what);
   }
 
@@ -264,7 +270,7 @@ final class Guesses {
   /**
    * When the last login from {@code host} within the window failed: why and how long ago, to tell
    * a client that sends no token what probably happened (a client given a username and password
-   * sends none when its login fails); null when there was none, or a success came after it.
+   * sends none when its login fails); null when there was none, or that user logged in since.
    */
   @Nullable String lastFailedLogin(String host) {
     Window h = hosts.getIfPresent(host);

@@ -133,6 +133,21 @@ class GuessesTest {
     assertThat(Guesses.host("::1")).isEqualTo("::1");
   }
 
+  /**
+   * The hint a token-less request gets about its host's last failed login stays until that user
+   * logs in: another user of the host logging in meanwhile (an application with the right password
+   * beside one with a wrong one) does not take it away.
+   */
+  @Test
+  void theLastFailedLoginOfAHostIsForgottenOnlyWhenThatUserLogsIn() {
+    fail(HOST, "app");
+    guesses.ended(ticket(HOST, "ops"), true, "");
+    assertThat(guesses.lastFailedLogin(HOST)).isEqualTo("the last login from 10.0.0.9, 0 s ago, failed (password: wrong)");
+
+    guesses.ended(ticket(HOST, "app"), true, "");
+    assertThat(guesses.lastFailedLogin(HOST)).isNull();
+  }
+
   private void fail(String host, String user) {
     guesses.ended(ticket(host, user), false, "password: wrong");
   }
