@@ -208,7 +208,9 @@ final class NacosMapping {
    * healthChecker} is JSON ({@code {"type":"HTTP","path":"/health","headers":"k:v|k2:v2",
    * "expectedResponseCode":200}}, {@code {"type":"TCP"}} or {@code {"type":"NONE"}}; empty is TCP);
    * with {@code useInstancePort4Check=false} the probe goes to {@code checkPort}, else (the
-   * default) to the instance's own port. Errors name Nacos's parameter.
+   * default) to the instance's own port. A per-check {@code timeout} is refused rather than
+   * ignored: every probe times out after the server's {@code --probe-timeout}. Errors name Nacos's
+   * parameter.
    */
   static HealthCheck healthCheck(String healthChecker, String checkPort, @Nullable Boolean useInstancePort) {
     JsonNode json;
@@ -219,6 +221,12 @@ final class NacosMapping {
     }
     if (json == null || !json.isObject()) {
       throw RegistryException.invalid("healthChecker", healthChecker, "a JSON object like {\"type\":\"TCP\"}");
+    }
+    JsonNode timeout = json.get("timeout");
+    if (timeout != null && !timeout.isNull()) {
+      // Nacos 1's checkers carried one; a probe here always times out after --probe-timeout.
+      throw RegistryException.invalid("healthChecker.timeout", timeout.asText(), "no timeout: every probe of this "
+          + "server times out after its --probe-timeout, whatever the check (docs/persistence.md, Server-side probes)");
     }
     String typeText = text(json, "type");
     HealthCheck.Type type = typeText.isEmpty() ? HealthCheck.Type.TCP : HealthCheck.type("healthChecker.type", typeText);

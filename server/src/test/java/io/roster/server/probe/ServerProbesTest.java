@@ -177,6 +177,11 @@ class ServerProbesTest {
         + enc("{\"type\":\"MYSQL\"}")).body()).startsWith("healthChecker.type: \"MYSQL\" (expected: TCP, HTTP or NONE)");
     assertThat(call("PUT", "/nacos/v1/ns/cluster", "serviceName=api&healthChecker=" + enc("{\"type\":\"TCP\"}")).body())
         .startsWith("clusterName");
+    assertThat(call("PUT", "/nacos/v1/ns/cluster", "serviceName=api&clusterName=DEFAULT&healthChecker="
+        + enc("{\"type\":\"HTTP\",\"path\":\"/\",\"timeout\":2000}")))
+        .as("a per-check timeout is refused, not silently ignored")
+        .satisfies(a -> assertThat(a.status()).isEqualTo(400))
+        .satisfies(a -> assertThat(a.body()).startsWith("healthChecker.timeout: \"2000\" (expected: no timeout"));
     assertThat(loopback.server().registry().settings(io.roster.server.model.ServiceKey.of("", "", "api")).checks())
         .as("nothing kept from refused calls").isEmpty();
 
