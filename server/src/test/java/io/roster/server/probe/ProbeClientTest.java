@@ -25,7 +25,8 @@ import org.junit.jupiter.api.Test;
 /** The probes against real TCP and HTTP targets on loopback. */
 class ProbeClientTest {
 
-  private static final Duration TIMEOUT = Duration.ofMillis(300);
+  /** Long enough for a loaded machine to answer a healthy target; the timeout tests wait it out. */
+  private static final Duration TIMEOUT = Duration.ofSeconds(2);
   private final ProbeClient client = new ProbeClient(TIMEOUT, 16);
   private final List<AutoCloseable> targets = new ArrayList<>();
   private final java.util.concurrent.ScheduledExecutorService answers =
