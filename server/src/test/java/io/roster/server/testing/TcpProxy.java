@@ -13,9 +13,11 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A loopback TCP proxy that can freeze: it stops forwarding in both directions but keeps every
- * socket open, so each side sees a silent peer rather than a closed connection. Connections
- * accepted while frozen are held open and never forwarded (a listener that says nothing).
- * {@link #heal()} forwards again, on new connections.
+ * socket open, so each side sees a silent peer rather than a closed connection (a black hole).
+ * Connections accepted while frozen are held open and never forwarded (a listener that says
+ * nothing). It can also {@link #drop()}: close every connection and close each new one at once,
+ * as a host whose port is unreachable (a partition that resets). {@link #heal()} forwards again,
+ * on new connections.
  * Shared by the server, SDK and integration tests (the server's test jar).
  */
 public final class TcpProxy implements AutoCloseable {
@@ -27,6 +29,7 @@ public final class TcpProxy implements AutoCloseable {
   /** Taken while a connection is accepted and set up, and by {@link #heal()}. */
   private final Object lock = new Object();
   private volatile boolean frozen;
+  private volatile boolean dropping;
   private volatile boolean closed;
 
   /** A proxy to {@code 127.0.0.1:targetPort}; {@code frozen} to say nothing from the start. */
@@ -68,6 +71,17 @@ public final class TcpProxy implements AutoCloseable {
     frozen = true;
   }
 
+  /** Closes every connection, and from now on each new one as soon as it is accepted, until {@link #heal()}. */
+  public void drop() {
+    List<Socket> old;
+    synchronized (lock) {
+      dropping = true;
+      old = List.copyOf(sockets);
+      sockets.removeAll(old);
+    }
+    closeAll(old);
+  }
+
   /**
    * Forwards again. The connections of the freeze are closed, since the bytes it swallowed are
    * gone: each side sees its connection end and connects anew (as after a partition that
@@ -79,8 +93,13 @@ public final class TcpProxy implements AutoCloseable {
       old = List.copyOf(sockets);
       sockets.removeAll(old);
       frozen = false;
+      dropping = false;
     }
-    for (Socket s : old) {
+    closeAll(old);
+  }
+
+  private static void closeAll(List<Socket> sockets) {
+    for (Socket s : sockets) {
       try {
         s.close();
       } catch (IOException ignored) {
@@ -95,6 +114,10 @@ public final class TcpProxy implements AutoCloseable {
         Socket client = listener.accept();
         accepted.incrementAndGet();
         synchronized (lock) {
+          if (dropping) {
+            client.close();
+            continue;
+          }
           sockets.add(client);
           if (frozen) {
             continue;

@@ -21,8 +21,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.UUID;
@@ -358,6 +360,16 @@ public final class LocalCluster implements AutoCloseable {
     links[j][i].freeze();
   }
 
+  /**
+   * Partitions members i and j both ways the loud way (withLinks only): their connections are
+   * closed and new ones closed as they come, as between hosts that cannot reach each other; {@link
+   * #freeze} is the quiet way (a black hole).
+   */
+  public void partition(int i, int j) {
+    links[i][j].drop();
+    links[j][i].drop();
+  }
+
   /** Cuts member i off from every other member; its clients still reach it. */
   public void isolate(int i) {
     for (int j = 0; j < size(); j++) {
@@ -470,6 +482,26 @@ public final class LocalCluster implements AutoCloseable {
       }
     } catch (StatusRuntimeException e) {
       return Set.of();
+    }
+  }
+
+  /**
+   * The ephemeral instances the live sessions on member i own, summed per client id
+   * (Admin/ListConnections); empty when it does not answer.
+   */
+  public Map<String, Integer> instancesByClient(int i) {
+    Map<String, Integer> owned = new HashMap<>();
+    try {
+      for (int page = 1; ; page++) {
+        var r = AdminGrpc.newBlockingStub(channel(i)).withDeadlineAfter(2, TimeUnit.SECONDS)
+            .listConnections(ListConnectionsRequest.newBuilder().setPageNo(page).setPageSize(100).build());
+        r.getConnectionsList().forEach(c -> owned.merge(c.getClientId(), c.getInstanceCount(), Integer::sum));
+        if (r.getConnectionsCount() == 0 || page * 100 >= r.getTotal()) {
+          return owned;
+        }
+      }
+    } catch (StatusRuntimeException e) {
+      return Map.of();
     }
   }
 
