@@ -79,6 +79,12 @@ final class RegistryStateMachine extends BaseStateMachine {
   private final Map<String, Member> members = new TreeMap<>();
   /** Members with owners of a past incarnation (or all their owners, when down) still in the registry. */
   private final Map<String, Long> staleSinceIndex = new TreeMap<>();
+  /**
+   * By {@code member@incarnation} (the current incarnation of each member), the sequence of its
+   * last batch applied (guarded by this; written on the apply thread only): a batch at or below it
+   * is a second copy, dropped.
+   */
+  private final Map<String, Long> lastSequence = new TreeMap<>();
 
   private final SimpleStateMachineStorage storage = new SimpleStateMachineStorage();
   /**
@@ -160,12 +166,14 @@ final class RegistryStateMachine extends BaseStateMachine {
     io.roster.server.registry.Registry.Image image = registry.image();
     List<Member> known;
     List<String> stale;
+    Map<String, Long> sequences;
     synchronized (this) {
       known = List.copyOf(members.values());
       stale = List.copyOf(staleSinceIndex.keySet());
+      sequences = Map.copyOf(lastSequence);
     }
     try (OutputStream out = new BufferedOutputStream(Files.newOutputStream(file.toPath()), 1 << 16)) {
-      SnapshotCodec.write(out, image, known, stale);
+      SnapshotCodec.write(out, image, known, stale, sequences);
     }
     MD5Hash md5 = MD5FileUtil.computeAndSaveMd5ForFile(file);
     latestSnapshot = storage.updateLatestSnapshot(new SingleFileSnapshotInfo(new FileInfo(file.toPath(), md5), last));
@@ -190,6 +198,8 @@ final class RegistryStateMachine extends BaseStateMachine {
       loaded.members().forEach(m -> members.put(m.id(), m));
       staleSinceIndex.clear();
       loaded.stale().forEach(id -> staleSinceIndex.put(id, snapshot.getIndex()));
+      lastSequence.clear();
+      lastSequence.putAll(loaded.lastSequences());
     }
     setLastAppliedTermIndex(snapshot.getTermIndex());
     log.info("Loaded the snapshot at log index {}: {} services", snapshot.getIndex(), loaded.image().services().size());
@@ -222,6 +232,20 @@ final class RegistryStateMachine extends BaseStateMachine {
       return CompletableFuture.failedFuture(e);
     }
     List<Object> results = new ArrayList<>(batch.getCommandsCount());
+    if (!firstCopy(batch)) {
+      // A batch the log took twice (a retry of its proposal reached a new leader before the first
+      // copy was applied there), or a late copy of one whose requests were already answered
+      // failed: applied now it would undo what came after it. Dropped on every member alike.
+      log.warn("Dropped log entry {}: member \"{}\"'s batch {} again (a later batch of it was applied already); "
+          + "the log took it twice", entry.getIndex(), shown(batch.getOrigin()), batch.getSequence());
+      RegistryException again = RegistryException.invalid("sequence", batch.getSequence(),
+          "a batch of this member not applied yet");
+      batch.getCommandsList().forEach(c -> results.add(again));
+      updateLastAppliedTermIndex(entry.getTerm(), entry.getIndex());
+      entriesApplied++;
+      applied.onApplied(batch, results, entry.getIndex());
+      return CompletableFuture.completedFuture(Message.EMPTY);
+    }
     clock.set(batch.getTimeMicros());
     int dropped = 0;
     for (io.roster.proto.cluster.v1.Command c : batch.getCommandsList()) {
@@ -376,6 +400,32 @@ final class RegistryStateMachine extends BaseStateMachine {
     }
     Member m = member(origin);
     return m != null && m.incarnation().equals(incarnation);
+  }
+
+  /**
+   * Whether {@code batch} is the first copy of it, and of every later batch of its member's
+   * incarnation, to be applied; notes it as the last applied. A member has one batch in flight at a
+   * time and sends the next only once the last one was applied or failed, so its batches are
+   * applied in the order of their sequences: one at or below the last applied is a second copy, or
+   * the late copy of a batch whose requests were answered failed. A batch of another incarnation
+   * starts the count afresh (a batch of an incarnation the log does not know is dropped anyway).
+   */
+  private synchronized boolean firstCopy(Batch batch) {
+    Member m = members.get(batch.getOrigin());
+    boolean announcing = batch.getCommandsList().stream().anyMatch(c -> c.hasMemberStarted()
+        && c.getMemberStarted().getMember().equals(batch.getOrigin())
+        && c.getMemberStarted().getIncarnation().equals(batch.getIncarnation()));
+    if ((m == null || !m.incarnation().equals(batch.getIncarnation())) && !announcing) {
+      return true; // not a member's: its commands are dropped one by one (admitted), nothing to count
+    }
+    String key = batch.getOrigin() + "@" + batch.getIncarnation();
+    Long last = lastSequence.get(key);
+    if (last != null && batch.getSequence() <= last) {
+      return false;
+    }
+    lastSequence.keySet().removeIf(k -> k.startsWith(batch.getOrigin() + "@") && !k.equals(key));
+    lastSequence.put(key, batch.getSequence());
+    return true;
   }
 
   /** Text from a log entry made safe for a log line: no control characters, at most 64 characters. */

@@ -27,10 +27,17 @@ final class SnapshotCodec {
   private SnapshotCodec() {}
 
   /** What a snapshot holds. */
-  record Loaded(Registry.Image image, List<RegistryStateMachine.Member> members, List<String> stale) {}
+  record Loaded(Registry.Image image, List<RegistryStateMachine.Member> members, List<String> stale,
+      Map<String, Long> lastSequences) {}
 
   static void write(OutputStream out, Registry.Image image, List<RegistryStateMachine.Member> members,
       List<String> stale) throws IOException {
+    write(out, image, members, stale, Map.of());
+  }
+
+  /** @param lastSequences by {@code member@incarnation}: the last batch of it the log applied */
+  static void write(OutputStream out, Registry.Image image, List<RegistryStateMachine.Member> members,
+      List<String> stale, Map<String, Long> lastSequences) throws IOException {
     SnapshotHeader.Builder header = SnapshotHeader.newBuilder()
         .setLastRevision(image.lastRevision()).setAbsentRevision(image.absentRevision())
         .setServices(image.services().size()).setMembers(members.size()).addAllStaleMembers(stale)
@@ -51,7 +58,8 @@ final class SnapshotCodec {
     }
     for (RegistryStateMachine.Member m : members) {
       MemberState.newBuilder().setId(m.id()).setIncarnation(m.incarnation()).setClientAddress(m.clientAddress())
-          .setDown(m.down()).setSessions(m.sessions()).build().writeDelimitedTo(out);
+          .setDown(m.down()).setSessions(m.sessions()).setLastSequence(lastSequences.getOrDefault(m.id() + "@" + m.incarnation(), 0L))
+          .build().writeDelimitedTo(out);
     }
   }
 
@@ -107,6 +115,7 @@ final class SnapshotCodec {
       services.add(new Registry.ServiceImage(LogCodec.service(s.getService()), s.getRevision(), held));
     }
     List<RegistryStateMachine.Member> members = new ArrayList<>(header.getMembers());
+    Map<String, Long> lastSequences = new HashMap<>();
     for (int i = 0; i < header.getMembers(); i++) {
       MemberState m = MemberState.parseDelimitedFrom(in);
       if (m == null) {
@@ -114,8 +123,11 @@ final class SnapshotCodec {
       }
       members.add(new RegistryStateMachine.Member(m.getId(), m.getIncarnation(), m.getClientAddress(), m.getDown(),
           m.getSessions()));
+      if (m.getLastSequence() > 0) {
+        lastSequences.put(m.getId() + "@" + m.getIncarnation(), m.getLastSequence());
+      }
     }
     return new Loaded(new Registry.Image(header.getLastRevision(), header.getAbsentRevision(), services, settings),
-        members, header.getStaleMembersList());
+        members, header.getStaleMembersList(), lastSequences);
   }
 }

@@ -42,7 +42,11 @@ class RegistryStateMachineTest {
   }
 
   private void applyFrom(String origin, String incarnation, io.roster.proto.cluster.v1.Command... commands) {
-    Batch.Builder b = Batch.newBuilder().setOrigin(origin).setIncarnation(incarnation).setSequence(index)
+    applyFrom(origin, incarnation, index + 1, commands);
+  }
+
+  private void applyFrom(String origin, String incarnation, long sequence, io.roster.proto.cluster.v1.Command... commands) {
+    Batch.Builder b = Batch.newBuilder().setOrigin(origin).setIncarnation(incarnation).setSequence(sequence)
         .setTimeMicros(1_000_000L + index);
     for (io.roster.proto.cluster.v1.Command c : commands) {
       b.addCommands(c);
@@ -168,5 +172,38 @@ class RegistryStateMachineTest {
     applyFrom("n1", "a", started("n1", "a"), persistent);
     assertThat(results.get(0)).isNull();
     assertThat(results.get(1)).as("announced, then admitted").isInstanceOf(Instance.class);
+  }
+
+  /**
+   * A batch the log took twice is applied once: a member's proposal retried by its Ratis client
+   * can reach a new leader before the first copy was applied there, and both copies are
+   * committed. Applied again after a later batch removed what it registered, the second copy
+   * brought back an acknowledged removal (the fault suite's persistent writer saw it: "removed
+   * 10.0.7.1:5072" still on every member). Every member drops the copy, a snapshot included.
+   */
+  @Test
+  void aSecondCopyOfABatchIsDroppedSoThatItUndoesNothingThatCameAfterIt() throws Exception {
+    var persistent = new Instance("10.0.7.1", 5072, 1, true, true, false, "DEFAULT", Map.of(), "");
+    var key = new io.roster.server.model.InstanceKey("10.0.7.1", 5072, "DEFAULT");
+    applyFrom("n1", "a", 1, started("n1", "a"));
+    applyFrom("n1", "a", 2, LogCodec.encode(new Command.Register(Owner.PERSISTENT, SVC, persistent,
+        io.roster.server.registry.Claim.NONE)));
+    applyFrom("n1", "a", 3, LogCodec.encode(new Command.Deregister(Owner.PERSISTENT, SVC, key,
+        new io.roster.server.registry.Claim("", 0, "", true))));
+    results.clear();
+
+    applyFrom("n1", "a", 2, LogCodec.encode(new Command.Register(Owner.PERSISTENT, SVC, persistent,
+        io.roster.server.registry.Claim.NONE)));
+
+    assertThat(registry.instance(SVC, key)).as("the removal stands").isNull();
+    assertThat(results).singleElement().isInstanceOf(RegistryException.class);
+    applyFrom("n1", "a", 4, register("n1@a"));
+    assertThat(registry.ownedCount(Owner.session("n1@a", "c-1"))).as("what follows is applied").isEqualTo(1);
+
+    // A member that starts from a snapshot drops the copy too.
+    java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+    SnapshotCodec.write(out, registry.image(), machine.members(), List.of(), Map.of("n1@a", 4L));
+    SnapshotCodec.Loaded loaded = SnapshotCodec.read(new java.io.ByteArrayInputStream(out.toByteArray()), "test");
+    assertThat(loaded.lastSequences()).containsEntry("n1@a", 4L);
   }
 }

@@ -40,12 +40,13 @@ class SnapshotCodecTest {
         new RegistryStateMachine.Member("m2:9849", "y", "h2:9848", true, 0));
 
     ByteArrayOutputStream out = new ByteArrayOutputStream();
-    SnapshotCodec.write(out, source.image(), members, List.of("m2:9849"));
+    SnapshotCodec.write(out, source.image(), members, List.of("m2:9849"), Map.of("m1:9849@x", 41L));
     SnapshotCodec.Loaded loaded = SnapshotCodec.read(new ByteArrayInputStream(out.toByteArray()), "a snapshot");
 
     assertThat(loaded.image()).isEqualTo(source.image());
     assertThat(loaded.members()).isEqualTo(members);
     assertThat(loaded.stale()).containsExactly("m2:9849");
+    assertThat(loaded.lastSequences()).containsExactly(Map.entry("m1:9849@x", 41L)); // a second copy stays a copy
 
     // Restored into a registry that held something else: same states, same revisions, owners counted.
     Registry target = new Registry(() -> 0);
