@@ -22,20 +22,26 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * Chaos against three real members with peer links through freezable proxies and
- * SDK clients in child JVMs (25 per JVM, each registering one instance). Random actions, one
- * every few seconds, from a seed that is printed: kill -9, SIGSTOP/SIGCONT, or SIGTERM of a
- * member and its restart with its data; a frozen peer link; and, meanwhile, kill -9 of a client
- * JVM (its instances must go) or the start of a new one. Half of the JVMs started first are
+ * The cluster's fault suite: faults against three real members with peer links through proxies
+ * that can black-hole or drop, SDK clients in child JVMs (25 per JVM, each registering one
+ * instance) and a writer of persistent instances through every member. Actions one every few
+ * seconds, from a seed that is printed: kill -9, SIGSTOP/SIGCONT, or SIGTERM of a member and its
+ * restart with its data; a peer link black-holed (frozen) or dropped (a partition that resets);
+ * both cores taken by busy processes beside the cluster; and, meanwhile, kill -9 of a client JVM
+ * (its instances must go) or the start of a new one. The short run (in {@code make test}) strikes
+ * each kind of fault once, in an order the seed shuffles; the long one picks at random. Half of the JVMs started first are
  * witnesses that are never killed, so that the flap count always covers at least that many
  * clients alive throughout. Never more than one member is disturbed at a time: each member
  * action ends with the member back and every member taking writes again. A subscriber
  * preferring each member records every listener event.
  *
- * <p>At the end everything is healed and, once quiet, every member's view must equal the live
- * truth (the instances of the client JVMs alive): 0 lost, 0 ghosts; and no subscriber may have
- * seen an event lacking an instance whose JVM lived throughout (0 flaps). The summary line
- * goes to stdout and to target/chaos-summary.txt, every flap to target/chaos-flaps.txt.
+ * <p>At the end everything is healed and, once quiet, the invariants must hold: every member's view
+ * equals the live truth (the instances of the client JVMs alive): 0 lost, and 0 ghosts (no
+ * instance outlives its owner beyond the grace); no subscriber saw an event lacking an instance
+ * whose JVM lived throughout (0 flaps); every acknowledged persistent registration is on every
+ * member and no acknowledged removal is (0 lost writes); and every live client's sessions own
+ * exactly its own instance, no other client's (0 owner changes). The summary line goes to stdout
+ * and to target/chaos-summary.txt, every flap to target/chaos-flaps.txt.
  *
  * <p>{@code make chaos} runs the long variant (200 clients, 10 minutes); the short one is part
  * of {@code make test}. {@code -Droster.chaos.duration=2m} and {@code -Droster.chaos.seed=N}
@@ -45,6 +51,10 @@ class ChaosTest {
 
   private static final String SERVICE = "chaos-svc";
   private static final String PROBE_SERVICE = "chaos-probe";
+  private static final String PERSISTENT_SERVICE = "chaos-db";
+  /** The kinds of member faults. */
+  private static final List<String> FAULTS = List.of("kill9-member", "sigstop-member", "sigterm-restart-member",
+      "freeze-link", "partition-link", "cpu-hog");
   private static final Path SUMMARY = Path.of("target", "chaos-summary.txt");
 
   @RegisterExtension
@@ -59,12 +69,12 @@ class ChaosTest {
   private int witnesses;
 
   /**
-   * The short variant, in make test: 60 clients, about 25 s of the same chaos (SIGSTOP included
-   * since a member frozen and let go holds its sessions' ends, {@link PausedLeaderTest}).
+   * The short variant, in make test: 60 clients, each kind of fault once (SIGSTOP included since
+   * a member frozen and let go holds its sessions' ends, {@link PausedLeaderTest}).
    */
   @Test
   void shortChaosLosesNothingAndFlapsNothing() throws Exception {
-    run(3, 20, Duration.ofSeconds(25));
+    run(3, 20, Duration.ZERO);
   }
 
   /** The long variant ({@code make chaos}): 200 clients, 10 minutes unless told otherwise. */
@@ -97,13 +107,26 @@ class ChaosTest {
     subscribers.forEach(EventLog::arm);
     List<ClientsProcess> throughout = List.copyOf(jvms);
 
+    PersistentWriter writer = new PersistentWriter(List.of(cluster.address(0), cluster.address(1),
+        cluster.address(2)), PERSISTENT_SERVICE, seed);
+    local.closing(writer);
     long t0 = System.nanoTime();
-    long end = t0 + duration.toNanos();
-    while (System.nanoTime() < end) {
-      memberAction();
-      pauseBetweenActions();
+    if (duration.isZero()) {
+      List<String> once = new ArrayList<>(FAULTS);
+      java.util.Collections.shuffle(once, random);
+      for (String fault : once) {
+        memberAction(fault);
+        pauseBetweenActions();
+      }
+    } else {
+      long end = t0 + duration.toNanos();
+      while (System.nanoTime() < end) {
+        memberAction(FAULTS.get(random.nextInt(FAULTS.size())));
+        pauseBetweenActions();
+      }
     }
     long chaosMs = (System.nanoTime() - t0) / 1_000_000;
+    writer.stop();
 
     // Quiet: every link healed, every member up (each action already brought its member back);
     // JVMs started last have registered.
@@ -139,10 +162,13 @@ class ChaosTest {
     throughout.stream().filter(ClientsProcess::isAlive).forEach(p -> alwaysLive.addAll(p.instances()));
     List<String> flaps = new ArrayList<>();
     subscribers.forEach(s -> flaps.addAll(s.flaps(alwaysLive)));
+    Set<String> lostWrites = lostWrites(writer);
+    Map<String, Integer> ownerChanges = ownerChanges(truth);
     int total = actions.values().stream().mapToInt(Integer::intValue).sum();
     String summary = String.format("chaos summary: seed %d, %d s of chaos, %d actions %s, %d live instances "
-        + "(%d of JVMs alive throughout), lost %d, ghosts %d, flaps %d", seed, chaosMs / 1000, total, actions,
-        truth.size(), alwaysLive.size(), lost.size(), ghosts.size(), flaps.size());
+        + "(%d of JVMs alive throughout), lost %d, ghosts %d, flaps %d; persistent writes %s, lost writes %d; "
+        + "owner changes %d", seed, chaosMs / 1000, total, actions, truth.size(), alwaysLive.size(), lost.size(),
+        ghosts.size(), flaps.size(), writer.counts(), lostWrites.size(), ownerChanges.size());
     System.out.println(summary);
     Files.createDirectories(SUMMARY.getParent());
     Files.writeString(SUMMARY, summary + "\n");
@@ -152,40 +178,128 @@ class ChaosTest {
         .isEmpty();
     assertThat(ghosts).as(summary).isEmpty();
     assertThat(flaps).as(EventLog.describe(flaps)).isEmpty();
+    assertThat(lostWrites).as("acknowledged persistent writes not so on every member; " + summary).isEmpty();
+    assertThat(ownerChanges).as("live clients whose sessions own other than their one instance; " + summary).isEmpty();
+  }
+
+  /**
+   * The acknowledged persistent writes that some member does not show, once the cluster is whole:
+   * a registration missing, or a removal still there (each as {@code address@member}).
+   */
+  private Set<String> lostWrites(PersistentWriter writer) {
+    Set<String> present = writer.present();
+    Set<String> absent = writer.absent();
+    Set<String> missing = new TreeSet<>();
+    try {
+      await("every member holds the acknowledged persistent writes").atMost(Timing.seconds(30))
+          .pollInterval(Duration.ofMillis(500)).until(() -> {
+            missing.clear();
+            List<List<String>> views = cluster.views(PERSISTENT_SERVICE);
+            for (int m = 0; m < views.size(); m++) {
+              Set<String> seen = views.get(m) == null ? Set.of() : new TreeSet<>(views.get(m));
+              for (String a : present) {
+                if (!seen.contains(a)) {
+                  missing.add(a + "@" + m);
+                }
+              }
+              for (String a : absent) {
+                if (seen.contains(a)) {
+                  missing.add("removed " + a + "@" + m);
+                }
+              }
+            }
+            return missing.isEmpty();
+          });
+    } catch (org.awaitility.core.ConditionTimeoutException e) {
+      // Reported by the caller.
+    }
+    return missing;
+  }
+
+  /**
+   * Live clients whose sessions, over every member, own other than exactly one instance (each
+   * client registers one, under its own id): a registration that changed owner shows as one client
+   * with none and another with two. The count of each client whose count is off.
+   */
+  private Map<String, Integer> ownerChanges(Set<String> truth) {
+    Map<String, Integer> off = new TreeMap<>();
+    try {
+      await("every live client owns its one instance").atMost(Timing.seconds(30)).pollInterval(Duration.ofMillis(500))
+          .until(() -> {
+            off.clear();
+            Map<String, Integer> owned = new TreeMap<>();
+            for (int m = 0; m < cluster.size(); m++) {
+              cluster.instancesByClient(m).forEach((client, n) -> owned.merge(client, n, Integer::sum));
+            }
+            for (String instance : truth) {
+              String client = "c-" + instance.substring(instance.indexOf(':') + 1);
+              int n = owned.getOrDefault(client, 0);
+              if (n != 1) {
+                off.put(client, n);
+              }
+            }
+            owned.forEach((client, n) -> {
+              if (client.startsWith("c-") && n > 0 && !truth.contains(instanceOf(client))) {
+                off.put(client, n);
+              }
+            });
+            return off.isEmpty();
+          });
+    } catch (org.awaitility.core.ConditionTimeoutException e) {
+      // Reported by the caller.
+    }
+    return off;
+  }
+
+  /** The instance client {@code c-PORT} registers ({@link ClientsMain}). */
+  private static String instanceOf(String client) {
+    return "10.0.5.1:" + client.substring(2);
   }
 
   // --- Actions ---
 
-  private void memberAction() throws Exception {
+  private void memberAction(String fault) throws Exception {
     int m = random.nextInt(cluster.size());
     Duration hold = Duration.ofMillis(1000 + random.nextInt(5000));
-    int action = random.nextInt(4);
-    switch (action) {
-      case 0 -> {
-        count("kill9-member", "member " + m + " for " + hold.toMillis() + " ms");
+    int other = (m + 1 + random.nextInt(cluster.size() - 1)) % cluster.size();
+    switch (fault) {
+      case "kill9-member" -> {
+        count(fault, "member " + m + " for " + hold.toMillis() + " ms");
         cluster.node(m).kill9();
         meanwhile(hold);
         cluster.restart(m);
       }
-      case 1 -> {
-        count("sigstop-member", "member " + m + " for " + hold.toMillis() + " ms");
+      case "sigstop-member" -> {
+        count(fault, "member " + m + " for " + hold.toMillis() + " ms");
         cluster.node(m).signal("STOP");
         meanwhile(hold);
         cluster.node(m).signal("CONT");
       }
-      case 2 -> {
-        count("sigterm-restart-member", "member " + m + " for " + hold.toMillis() + " ms");
+      case "sigterm-restart-member" -> {
+        count(fault, "member " + m + " for " + hold.toMillis() + " ms");
         cluster.node(m).stop();
         meanwhile(hold);
         cluster.restart(m);
       }
-      default -> {
-        int other = (m + 1 + random.nextInt(cluster.size() - 1)) % cluster.size();
-        count("freeze-link", m + "-" + other + " for " + hold.toMillis() + " ms");
+      case "freeze-link" -> {
+        count(fault, m + "-" + other + " for " + hold.toMillis() + " ms");
         cluster.freeze(m, other);
         meanwhile(hold);
         cluster.heal();
       }
+      case "partition-link" -> {
+        count(fault, m + "-" + other + " for " + hold.toMillis() + " ms");
+        cluster.partition(m, other);
+        meanwhile(hold);
+        cluster.heal();
+      }
+      case "cpu-hog" -> {
+        count(fault, "every core for " + hold.toMillis() + " ms");
+        try (CpuHog hog = CpuHog.everyCore()) {
+          meanwhile(hold);
+        }
+      }
+      default -> throw new IllegalArgumentException("fault " + fault);
     }
     awaitEveryMemberWritable();
   }
