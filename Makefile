@@ -95,9 +95,10 @@ measure: build
 	$(MVN) -q test -pl integration-tests -Dtest=Measurements -Dgroups=measure -Droster.excludedGroups=
 	@cat integration-tests/target/measurements.txt
 
-## chaos: the long chaos test against three local members (not part of test): 200 SDK clients in 8 JVMs, random
-##        kill -9 / SIGSTOP / restarts of members and client JVMs and frozen peer links for CHAOS_DURATION (10m);
-##        CHAOS_SEED=N replays a run. Ends with a summary line: actions, lost, ghosts, flaps.
+## chaos: the long run of the cluster's fault suite against three local members (not part of test): 200 SDK clients
+##        in 8 JVMs and a persistent writer; random kill -9 / SIGSTOP / restarts of members, frozen or dropped peer
+##        links, CPU hogs, and kill -9 of client JVMs for CHAOS_DURATION (10m); CHAOS_SEED=N replays a run. Ends with
+##        a summary line: actions, lost, ghosts, flaps, lost persistent writes, owner changes.
 CHAOS_DURATION ?= 10m
 CHAOS_SEED ?=
 chaos: build
