@@ -237,10 +237,8 @@ public final class NacosHttpApi {
     InstanceKey key = instanceKey(r);
     Principal who = callers.check(r, Permission.WRITE, service);
     Owner owner = registry.ownerOf(service, key);
-    if (owner == null) {
-      return HttpResponse.text(200, "ok");
-    }
-    if (owner.kind() == Owner.Kind.PERSISTENT) {
+    if (owner == null || owner.kind() == Owner.Kind.PERSISTENT) {
+      // None here may be a registration this member has not applied yet: the log decides.
       await(persistent.deregister(service, key, who));
       return HttpResponse.text(200, "ok");
     }

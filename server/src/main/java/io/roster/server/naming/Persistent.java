@@ -98,16 +98,17 @@ public final class Persistent {
 
   /**
    * Deregisters the persistent instance {@code key}; completes with whether there was one (none is
-   * not an error, as in Nacos). An ephemeral instance at that address is refused, naming what holds
-   * it: it goes with its owner, and an operator takes it out of traffic with {@code enabled=false}.
+   * not an error, as in Nacos). The removal goes through the writer even when this server's
+   * registry has none: in a cluster, the log may hold a registration this member has not applied.
+   * An ephemeral instance at that address is refused, naming what holds it: it goes with its
+   * owner, and an operator takes it out of traffic with {@code enabled=false}.
    * Another identity's instance is removed only by an admin of the service (audited).
    */
   public CompletableFuture<Boolean> deregister(ServiceKey service, InstanceKey key, Principal caller) {
     Owner owner = registry.ownerOf(service, key);
-    if (owner == null) {
-      return CompletableFuture.completedFuture(false);
-    }
-    if (owner.kind() != Owner.Kind.PERSISTENT) {
+    // None here is no answer in a cluster: this member may not have applied a registration taken
+    // through another one yet. The log decides, and the removal is ordered after that registration.
+    if (owner != null && owner.kind() != Owner.Kind.PERSISTENT) {
       throw new RegistryException(RegistryException.Kind.FAILED_PRECONDITION, "ephemeral", "instance " + key + " of "
           + service + " is ephemeral, held by " + owner + ": it goes when that client deregisters it or goes away; "
           + "enabled=false takes it out of traffic");
