@@ -40,6 +40,7 @@ final class PersistentWriter implements AutoCloseable {
   private volatile boolean running = true;
   private int acked;
   private int failed;
+  private int notFound;
 
   PersistentWriter(List<String> members, String service, long seed) {
     this.service = ServiceKey.newBuilder().setName(service).build();
@@ -65,8 +66,11 @@ final class PersistentWriter implements AutoCloseable {
       int port = Integer.parseInt(address.substring(address.indexOf(':') + 1));
       try {
         if (remove) {
-          registry.deregisterInstance(DeregisterInstanceRequest.newBuilder().setService(service).setIp(ip).setPort(port)
-              .build());
+          boolean found = registry.deregisterInstance(DeregisterInstanceRequest.newBuilder().setService(service)
+              .setIp(ip).setPort(port).build()).getDeregistered();
+          if (!found) {
+            notFound++; // it was registered and acknowledged: the removal should have found it
+          }
           known.put(address, Known.ABSENT);
         } else {
           registry.registerInstance(RegisterInstanceRequest.newBuilder().setService(service)
@@ -119,6 +123,7 @@ final class PersistentWriter implements AutoCloseable {
     Map<String, Integer> c = new TreeMap<>();
     c.put("acked", acked);
     c.put("failed", failed);
+    c.put("removals that found none", notFound);
     return c;
   }
 
