@@ -619,7 +619,7 @@ public final class ClusterNode implements Members, AutoCloseable {
    * Ratis settings, chosen for a registry's small, ephemeral entries (docs/cluster.md): the log
    * is kept on disk under {@code --data-dir}/raft/, flushed without waiting (the owners of
    * ephemeral entries redo them after a full-cluster restart), with a small segment cache;
-   * election timeouts at Ratis's defaults (shorter ones were unsafe on a loaded 2-core machine).
+   * election timeouts of 1-2 s with pre-vote (decision 87).
    */
   private static RaftProperties properties(ServerConfig config, String memberId, String peerHost) {
     RaftProperties p = new RaftProperties();
@@ -650,6 +650,15 @@ public final class ClusterNode implements Members, AutoCloseable {
     RaftServerConfigKeys.Log.setPurgeUptoSnapshotIndex(p, true);
     RaftServerConfigKeys.Log.setPurgeGap(p, (int) Math.min(config.snapshotEvery(), 1024));
     RaftClientConfigKeys.Rpc.setRequestTimeout(p, TimeDuration.valueOf(3, TimeUnit.SECONDS));
+    // Elections for a machine that pauses (decision 87): a follower waits 1-2 s without hearing
+    // from its leader before it stands (the leader's heartbeats go every half of the minimum), and
+    // asks for pre-votes first, so that a member that was itself paused does not depose a leader
+    // the others still hear.
+    RaftServerConfigKeys.Rpc.setTimeoutMin(p, TimeDuration.valueOf(ServerConfig.ELECTION_TIMEOUT_MIN.toMillis(),
+        TimeUnit.MILLISECONDS));
+    RaftServerConfigKeys.Rpc.setTimeoutMax(p, TimeDuration.valueOf(ServerConfig.ELECTION_TIMEOUT_MAX.toMillis(),
+        TimeUnit.MILLISECONDS));
+    RaftServerConfigKeys.LeaderElection.setPreVote(p, true);
     return p;
   }
 }

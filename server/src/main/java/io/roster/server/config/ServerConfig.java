@@ -171,6 +171,11 @@ public record ServerConfig(
           + " (expected: up to 100ms)");
     }
     positive("member-down-after", memberDownAfter);
+    if (memberDownAfter.compareTo(ELECTION_TIMEOUT_MAX) <= 0) {
+      throw new IllegalArgumentException("member-down-after: " + formatDuration(memberDownAfter) + " (expected: more "
+          + "than " + formatDuration(ELECTION_TIMEOUT_MAX) + ", the longest election timeout: a member is not recorded "
+          + "down, nor cut off, before an election could have replaced its leader)");
+    }
     notNegative("member-grace", memberGrace);
     if (balanceSettle.compareTo(MIN_BALANCE_SETTLE) < 0) {
       throw new IllegalArgumentException("balance-settle: " + formatDuration(balanceSettle) + " (expected: at least "
@@ -297,6 +302,14 @@ public record ServerConfig(
   public boolean clustered() {
     return !members.isEmpty();
   }
+
+  /**
+   * The shortest time a cluster member waits without hearing from its leader before it stands
+   * for election (Ratis's election timeout; decision 87). The leader's heartbeats go every half.
+   */
+  public static final Duration ELECTION_TIMEOUT_MIN = Duration.ofSeconds(1);
+  /** The longest such wait: each member draws its own between the two. */
+  public static final Duration ELECTION_TIMEOUT_MAX = Duration.ofSeconds(2);
 
   /** The longest warm-up window: clients hold back removals for this long at most. */
   public static final Duration MAX_WARM_UP = Duration.ofMinutes(1);
@@ -522,7 +535,7 @@ public record ServerConfig(
         "Changes from all sessions of a member within this window go to the log as one entry.",
         (b, v) -> b.groupCommitWindow(parseDuration(v)), c -> formatDuration(c.groupCommitWindow())));
     OPTIONS.put("member-down-after", new Option("a duration like 3s",
-        "The leader records a member as down after hearing nothing from it for this long.",
+        "The leader records a member as down after hearing nothing from it for this long; more than the longest election timeout (2s).",
         (b, v) -> b.memberDownAfter(parseDuration(v)), c -> formatDuration(c.memberDownAfter())));
     OPTIONS.put("member-grace", new Option("a duration like 10s",
         "After a member is down (or restarted), its clients have this long to move before what they registered through it is removed.",

@@ -87,6 +87,17 @@ class ServerConfigTest {
         .hasMessage("push-ack-timeout: 0s (expected: a positive duration)");
   }
 
+  /** A member is not recorded down (nor cut off) faster than an election can replace a leader (decision 87). */
+  @Test
+  void memberDownAfterOutlastsTheLongestElectionTimeout() {
+    assertThat(ServerConfig.defaults().memberDownAfter()).isGreaterThan(ServerConfig.ELECTION_TIMEOUT_MAX);
+    assertThat(ServerConfig.parse(new String[] {"--member-down-after", "2100ms"}, Map.of()).memberDownAfter())
+        .isEqualTo(Duration.ofMillis(2100));
+    assertThatThrownBy(() -> ServerConfig.parse(new String[] {"--member-down-after", "2s"}, Map.of()))
+        .hasMessage("member-down-after: 2s (expected: more than 2s, the longest election timeout: a member is not "
+            + "recorded down, nor cut off, before an election could have replaced its leader)");
+  }
+
   @Test
   void warmUpDefaultsToFiveSecondsAndIsBounded() {
     assertThat(ServerConfig.defaults().warmUp()).isEqualTo(Duration.ofSeconds(5));
