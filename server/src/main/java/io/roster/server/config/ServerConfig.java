@@ -38,6 +38,7 @@ public record ServerConfig(
     int maxMessageSize,
     long maxServiceSettingsBytes,
     Duration warmUp,
+    Duration warmUpQuiet,
     int maxInstancesPerService,
     long maxServiceBytes,
     String nodeId,
@@ -118,6 +119,11 @@ public record ServerConfig(
     notNegative("warm-up", warmUp);
     if (warmUp.compareTo(MAX_WARM_UP) > 0) {
       throw new IllegalArgumentException("warm-up: " + formatDuration(warmUp) + " (expected: 0s.." + formatDuration(MAX_WARM_UP) + ")");
+    }
+    notNegative("warm-up-quiet", warmUpQuiet);
+    if (warmUpQuiet.compareTo(MAX_WARM_UP) > 0) {
+      throw new IllegalArgumentException("warm-up-quiet: " + formatDuration(warmUpQuiet) + " (expected: 0s.."
+          + formatDuration(MAX_WARM_UP) + ")");
     }
     if (maxInstancesPerConnection < 1) {
       throw new IllegalArgumentException("max-instances-per-connection: " + maxInstancesPerConnection + " (expected: >= 1)");
@@ -509,8 +515,10 @@ public record ServerConfig(
     OPTIONS.put("max-service-settings-bytes", new Option("a size in bytes (suffixes k, m: 8m)",
         "Memory all services' settings (UpdateService: protect threshold, metadata) may take together.",
         (b, v) -> b.maxServiceSettingsBytes(parseSize(v)), c -> formatSize(c.maxServiceSettingsBytes())));
-    OPTIONS.put("warm-up", new Option("a duration like 5s, at most 1m", "After a start, how long clients keep instances a state of this server lacks (their owners may still be reconnecting); 0s turns it off.",
+    OPTIONS.put("warm-up", new Option("a duration like 30s, at most 1m", "After a start, how long at most clients keep instances a state of this server lacks (their owners may still be reconnecting); it ends sooner once they are back (--warm-up-quiet); 0s turns it off.",
         (b, v) -> b.warmUp(parseDuration(v)), c -> formatDuration(c.warmUp())));
+    OPTIONS.put("warm-up-quiet", new Option("a duration like 3s, at most 1m", "The warm-up ends once no session has opened and nothing has been registered for this long (the reconnect storm is over), within --warm-up; 0s: it lasts the whole --warm-up.",
+        (b, v) -> b.warmUpQuiet(parseDuration(v)), c -> formatDuration(c.warmUpQuiet())));
     OPTIONS.put("max-instances-per-service", new Option("a positive integer",
         "Instances one service may have, whoever registered them.",
         (b, v) -> b.maxInstancesPerService(Integer.parseInt(v)), c -> String.valueOf(c.maxInstancesPerService())));
@@ -636,7 +644,8 @@ public record ServerConfig(
     private int maxInstancesPerAddress = 20_000;
     private int maxMessageSize = 4 * 1024 * 1024;
     private long maxServiceSettingsBytes = 8L * 1024 * 1024;
-    private Duration warmUp = Duration.ofSeconds(5);
+    private Duration warmUp = Duration.ofSeconds(30);
+    private Duration warmUpQuiet = Duration.ofSeconds(3);
     private int maxInstancesPerService = 20_000;
     private long maxServiceBytes = 3L * 1024 * 1024;
     private String nodeId = "";
@@ -691,6 +700,7 @@ public record ServerConfig(
     public Builder maxMessageSize(int v) { maxMessageSize = v; return this; }
     public Builder maxServiceSettingsBytes(long v) { maxServiceSettingsBytes = v; return this; }
     public Builder warmUp(Duration v) { warmUp = v; return this; }
+    public Builder warmUpQuiet(Duration v) { warmUpQuiet = v; return this; }
     public Builder maxInstancesPerService(int v) { maxInstancesPerService = v; return this; }
     public Builder maxServiceBytes(long v) { maxServiceBytes = v; return this; }
     public Builder nodeId(String v) { nodeId = v; return this; }
@@ -742,8 +752,8 @@ public record ServerConfig(
       return new ServerConfig(host, port, dataDir, logDir, auditLog, keepaliveTime, keepaliveTimeout, pushWindow,
           pushAckTimeout, shutdownGrace, maxInstancesPerConnection, maxSubscriptionsPerConnection,
           maxSessionsPerConnection, maxWatchesPerConnection, maxSessionsPerAddress, maxInstancesPerAddress,
-          maxMessageSize, maxServiceSettingsBytes, warmUp, maxInstancesPerService, maxServiceBytes, nodeId, peerHost,
-          peerPort, members, advertise, groupCommitWindow, memberDownAfter, memberGrace, balanceSettle,
+          maxMessageSize, maxServiceSettingsBytes, warmUp, warmUpQuiet, maxInstancesPerService, maxServiceBytes, nodeId,
+          peerHost, peerPort, members, advertise, groupCommitWindow, memberDownAfter, memberGrace, balanceSettle,
           snapshotEvery, httpPort,
           httpRequestTimeout, tlsCert, tlsKey, tlsClientCa, authFile, tokenTtl,
           peerTls, peerTlsCert, peerTlsKey, peerTlsCa, dnsPort, dnsTtl, probeInterval, probeTimeout, probeThreshold,

@@ -99,8 +99,12 @@ class ServerConfigTest {
   }
 
   @Test
-  void warmUpDefaultsToFiveSecondsAndIsBounded() {
-    assertThat(ServerConfig.defaults().warmUp()).isEqualTo(Duration.ofSeconds(5));
+  void warmUpDefaultsToThirtySecondsEndedByThreeQuietOnesAndIsBounded() {
+    assertThat(ServerConfig.defaults().warmUp()).isEqualTo(Duration.ofSeconds(30));
+    assertThat(ServerConfig.defaults().warmUpQuiet()).isEqualTo(Duration.ofSeconds(3));
+    assertThat(ServerConfig.parse(new String[0], Map.of("ROSTER_WARM_UP_QUIET", "0s")).warmUpQuiet()).isZero();
+    assertThatThrownBy(() -> ServerConfig.parse(new String[] {"--warm-up-quiet", "90s"}, Map.of()))
+        .hasMessage("warm-up-quiet: 90s (expected: 0s..60s)");
     assertThat(ServerConfig.parse(new String[0], Map.of("ROSTER_WARM_UP", "8s")).warmUp())
         .isEqualTo(Duration.ofSeconds(8));
     assertThat(ServerConfig.parse(new String[] {"--warm-up", "0s"}, Map.of("ROSTER_WARM_UP", "8s")).warmUp())

@@ -1,6 +1,7 @@
 package io.roster.server.rpc;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.grpc.ManagedChannel;
 import io.roster.proto.v1.ClientFrame;
@@ -11,6 +12,7 @@ import io.roster.proto.v1.ServerFrame;
 import io.roster.server.RosterServer;
 import io.roster.server.testing.LoopbackServer;
 import io.roster.server.testing.TestSession;
+import io.roster.server.testing.TestTime;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -39,7 +41,7 @@ class WarmUpWelcomeTest {
 
   @Test
   void aWarmingServerSaysSoUntilItIsWarm() {
-    RosterServer server = loopback.start(b -> b.warmUp(Duration.ofMinutes(1)));
+    RosterServer server = loopback.start(b -> b.warmUp(Duration.ofMinutes(1)).warmUpQuiet(Duration.ZERO));
     TestSession early = session();
     ServerFrame welcome = early.helloFrame(Hello.newBuilder().setClientId("early"));
     assertThat(welcome.getWelcome().getWarmUpRemainingMs()).isBetween(1L, 60_000L);
@@ -58,6 +60,18 @@ class WarmUpWelcomeTest {
         .isZero();
     late.ping();
     assertThat(late.drainFrames()).noneMatch(ServerFrame::hasWarmUpDone);
+  }
+
+  /**
+   * The reconnect storm is over (here: nobody came back): the warm-up ends a quiet period later,
+   * long before its window, and the sessions that heard it was warming are told (decision 88).
+   */
+  @Test
+  void aWarmUpEndsOnceSessionsStopArrivingWellWithinItsWindow() {
+    RosterServer server = loopback.start(b -> b.warmUp(Duration.ofMinutes(1)).warmUpQuiet(Duration.ofSeconds(1)));
+    await().atMost(TestTime.seconds(30)).until(server.warmUp()::isWarm);
+    assertThat(session().helloFrame(Hello.newBuilder().setClientId("late")).getWelcome().getWarmUpRemainingMs())
+        .isZero();
   }
 
   @Test
