@@ -619,7 +619,7 @@ public final class ClusterNode implements Members, AutoCloseable {
    * Ratis settings, chosen for a registry's small, ephemeral entries (docs/cluster.md): the log
    * is kept on disk under {@code --data-dir}/raft/, flushed without waiting (the owners of
    * ephemeral entries redo them after a full-cluster restart), with a small segment cache;
-   * election timeouts of 1-2 s with pre-vote (decision 87).
+   * election timeouts of 0.7-1.4 s with pre-vote (decision 87).
    */
   private static RaftProperties properties(ServerConfig config, String memberId, String peerHost) {
     RaftProperties p = new RaftProperties();
@@ -650,7 +650,7 @@ public final class ClusterNode implements Members, AutoCloseable {
     RaftServerConfigKeys.Log.setPurgeUptoSnapshotIndex(p, true);
     RaftServerConfigKeys.Log.setPurgeGap(p, (int) Math.min(config.snapshotEvery(), 1024));
     RaftClientConfigKeys.Rpc.setRequestTimeout(p, TimeDuration.valueOf(3, TimeUnit.SECONDS));
-    // Elections for a machine that pauses (decision 87): a follower waits 1-2 s without hearing
+    // Elections for a machine that pauses (decision 87): a follower waits 0.7-1.4 s without hearing
     // from its leader before it stands (the leader's heartbeats go every half of the minimum), and
     // asks for pre-votes first, so that a member that was itself paused does not depose a leader
     // the others still hear.

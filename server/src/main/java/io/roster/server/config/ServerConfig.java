@@ -313,9 +313,9 @@ public record ServerConfig(
    * The shortest time a cluster member waits without hearing from its leader before it stands
    * for election (Ratis's election timeout; decision 87). The leader's heartbeats go every half.
    */
-  public static final Duration ELECTION_TIMEOUT_MIN = Duration.ofSeconds(1);
+  public static final Duration ELECTION_TIMEOUT_MIN = Duration.ofMillis(700);
   /** The longest such wait: each member draws its own between the two. */
-  public static final Duration ELECTION_TIMEOUT_MAX = Duration.ofSeconds(2);
+  public static final Duration ELECTION_TIMEOUT_MAX = Duration.ofMillis(1400);
 
   /** The longest warm-up window: clients hold back removals for this long at most. */
   public static final Duration MAX_WARM_UP = Duration.ofMinutes(1);
@@ -543,7 +543,7 @@ public record ServerConfig(
         "Changes from all sessions of a member within this window go to the log as one entry.",
         (b, v) -> b.groupCommitWindow(parseDuration(v)), c -> formatDuration(c.groupCommitWindow())));
     OPTIONS.put("member-down-after", new Option("a duration like 3s",
-        "The leader records a member as down after hearing nothing from it for this long; more than the longest election timeout (2s).",
+        "The leader records a member as down after hearing nothing from it for this long; more than the longest election timeout (1400ms).",
         (b, v) -> b.memberDownAfter(parseDuration(v)), c -> formatDuration(c.memberDownAfter())));
     OPTIONS.put("member-grace", new Option("a duration like 10s",
         "After a member is down (or restarted), its clients have this long to move before what they registered through it is removed.",

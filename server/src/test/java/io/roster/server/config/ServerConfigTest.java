@@ -91,10 +91,10 @@ class ServerConfigTest {
   @Test
   void memberDownAfterOutlastsTheLongestElectionTimeout() {
     assertThat(ServerConfig.defaults().memberDownAfter()).isGreaterThan(ServerConfig.ELECTION_TIMEOUT_MAX);
-    assertThat(ServerConfig.parse(new String[] {"--member-down-after", "2100ms"}, Map.of()).memberDownAfter())
-        .isEqualTo(Duration.ofMillis(2100));
-    assertThatThrownBy(() -> ServerConfig.parse(new String[] {"--member-down-after", "2s"}, Map.of()))
-        .hasMessage("member-down-after: 2s (expected: more than 2s, the longest election timeout: a member is not "
+    assertThat(ServerConfig.parse(new String[] {"--member-down-after", "1500ms"}, Map.of()).memberDownAfter())
+        .isEqualTo(Duration.ofMillis(1500));
+    assertThatThrownBy(() -> ServerConfig.parse(new String[] {"--member-down-after", "1400ms"}, Map.of()))
+        .hasMessage("member-down-after: 1400ms (expected: more than 1400ms, the longest election timeout: a member is not "
             + "recorded down, nor cut off, before an election could have replaced its leader)");
   }
 
