@@ -517,7 +517,7 @@ public record ServerConfig(
         (b, v) -> b.maxServiceSettingsBytes(parseSize(v)), c -> formatSize(c.maxServiceSettingsBytes())));
     OPTIONS.put("warm-up", new Option("a duration like 30s, at most 1m", "After a start, how long at most clients keep instances a state of this server lacks (their owners may still be reconnecting); it ends sooner once they are back (--warm-up-quiet); 0s turns it off.",
         (b, v) -> b.warmUp(parseDuration(v)), c -> formatDuration(c.warmUp())));
-    OPTIONS.put("warm-up-quiet", new Option("a duration like 3s, at most 1m", "The warm-up ends once no session has opened and nothing has been registered for this long (the reconnect storm is over), within --warm-up; 0s: it lasts the whole --warm-up.",
+    OPTIONS.put("warm-up-quiet", new Option("a duration like 5s, at most 1m", "The warm-up ends once no session has opened and nothing has been registered for this long since the last (the reconnect storm is over), within --warm-up; 0s: it lasts the whole --warm-up.",
         (b, v) -> b.warmUpQuiet(parseDuration(v)), c -> formatDuration(c.warmUpQuiet())));
     OPTIONS.put("max-instances-per-service", new Option("a positive integer",
         "Instances one service may have, whoever registered them.",
@@ -645,7 +645,7 @@ public record ServerConfig(
     private int maxMessageSize = 4 * 1024 * 1024;
     private long maxServiceSettingsBytes = 8L * 1024 * 1024;
     private Duration warmUp = Duration.ofSeconds(30);
-    private Duration warmUpQuiet = Duration.ofSeconds(3);
+    private Duration warmUpQuiet = Duration.ofSeconds(5);
     private int maxInstancesPerService = 20_000;
     private long maxServiceBytes = 3L * 1024 * 1024;
     private String nodeId = "";

@@ -14,7 +14,8 @@ import org.jspecify.annotations.Nullable;
  * have because of such a state until it is over (docs/decisions.md, record 20).
  *
  * <p>The warm-up is an explicit state, not only a timer: it ends when the window runs out, when
- * the reconnect storm is over (no {@link #arrived() arrival} for a quiet period, if it has one),
+ * the reconnect storm is over (no {@link #arrived() arrival} for a quiet period since the last
+ * one, if it has a quiet period; a server no client has come back to waits for the window),
  * or when {@link #warmUpDone()} is called, whichever comes first (decision 88). The window is
  * the bound: a slow storm on a loaded machine is waited for up to it, a quick one ends the
  * warm-up a quiet period after its last client. A cluster member that rejoins catches up from
@@ -34,8 +35,12 @@ public final class WarmUp {
   private long endsAtNanos = Long.MIN_VALUE;
   private Scheduler.@Nullable Cancellable timer;
   private Scheduler.@Nullable Cancellable quietTimer;
-  /** The last arrival, or the window's beginning. */
+  /** The last arrival. */
   private volatile long arrivedNanos;
+  /** The window has begun, and the quiet period is watched once a client arrives. */
+  private volatile boolean begun;
+  /** The quiet period's timer runs: a client has arrived since the window began. */
+  private volatile boolean storm;
   private volatile boolean done;
 
   private WarmUp(Scheduler scheduler, Duration window, Duration quiet) {
@@ -75,8 +80,8 @@ public final class WarmUp {
 
   /**
    * Same, and the warm-up also ends once {@code quiet} has passed since the last {@link
-   * #arrived() arrival} (or since {@link #begin()}, if none came): the clients of the previous
-   * process are back.
+   * #arrived() arrival}: the clients of the previous process are back. Until the first arrival
+   * only the window ends it (on a loaded machine the first clients can take seconds).
    *
    * @param quiet zero for a warm-up that lasts its whole window; one as long as the window or
    *     longer changes nothing either
@@ -90,23 +95,29 @@ public final class WarmUp {
     if (done || endsAtNanos != Long.MIN_VALUE) {
       return;
     }
-    long now = scheduler.nanoTime();
-    endsAtNanos = now + window.toNanos();
-    arrivedNanos = now;
+    endsAtNanos = scheduler.nanoTime() + window.toNanos();
     timer = scheduler.schedule(this::warmUpDone, window);
-    if (!quiet.isZero() && quiet.compareTo(window) < 0) {
-      quietTimer = scheduler.schedule(this::quietOrAgain, quiet);
-    }
+    begun = !quiet.isZero() && quiet.compareTo(window) < 0;
   }
 
   /**
-   * A client came (back): a session opened, or a registration, subscription or other change
-   * reached the registry. While warming up, the quiet period starts again from now; otherwise
-   * (and before {@link #begin()}) nothing happens.
+   * A client came (back): a session opened, or a registration or other change reached the
+   * registry. While warming up, the quiet period starts again from now (the first arrival
+   * starts it: until a client is back, only the window ends the warm-up); otherwise (and before
+   * {@link #begin()}) nothing happens.
    */
   public void arrived() {
-    if (!done) {
-      arrivedNanos = scheduler.nanoTime();
+    if (done || !begun) {
+      return;
+    }
+    arrivedNanos = scheduler.nanoTime();
+    if (!storm) {
+      synchronized (this) {
+        if (!storm && !done) {
+          storm = true;
+          quietTimer = scheduler.schedule(this::quietOrAgain, quiet);
+        }
+      }
     }
   }
 

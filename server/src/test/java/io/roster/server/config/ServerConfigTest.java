@@ -99,9 +99,9 @@ class ServerConfigTest {
   }
 
   @Test
-  void warmUpDefaultsToThirtySecondsEndedByThreeQuietOnesAndIsBounded() {
+  void warmUpDefaultsToThirtySecondsEndedByFiveQuietOnesAndIsBounded() {
     assertThat(ServerConfig.defaults().warmUp()).isEqualTo(Duration.ofSeconds(30));
-    assertThat(ServerConfig.defaults().warmUpQuiet()).isEqualTo(Duration.ofSeconds(3));
+    assertThat(ServerConfig.defaults().warmUpQuiet()).isEqualTo(Duration.ofSeconds(5));
     assertThat(ServerConfig.parse(new String[0], Map.of("ROSTER_WARM_UP_QUIET", "0s")).warmUpQuiet()).isZero();
     assertThatThrownBy(() -> ServerConfig.parse(new String[] {"--warm-up-quiet", "90s"}, Map.of()))
         .hasMessage("warm-up-quiet: 90s (expected: 0s..60s)");
