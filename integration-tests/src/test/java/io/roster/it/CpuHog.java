@@ -33,11 +33,14 @@ public final class CpuHog {
     }
   }
 
-  /** {@link CpuHog} in a child JVM, spinning one thread per core of this machine; killed on close. */
+  /**
+   * {@link CpuHog} in a child JVM, spinning two threads per core of this machine (as much other
+   * work as there are cores to run it, twice over); killed on close.
+   */
   static final class Process extends JavaProcess {
     Process() {
       super("cpu-hog", List.of("-Xmx32m", "-cp", testClasspath(), CpuHog.class.getName(),
-          Integer.toString(Runtime.getRuntime().availableProcessors())));
+          Integer.toString(2 * Runtime.getRuntime().availableProcessors())));
     }
   }
 }

@@ -122,7 +122,7 @@ class WarmUpProcessTest {
 
   /**
    * The same SIGTERM restart, with 100 providers and 100 consumers, while a child process spins
-   * on every core (a loaded machine): the reconnect storm is slow, and the warm-up waits for it
+   * two threads per core (a loaded machine): the reconnect storm is slow, and the warm-up waits for it
    * to end (decision 88). With the fixed 5 s window of before, consumers saw the service shrink
    * once the window was over and providers were still redoing.
    */
