@@ -25,11 +25,17 @@ public final class Args {
   /** The cluster workloads: three local Roster servers each, roster driver only. */
   public static final List<String> CLUSTER_WORKLOADS = List.of("w10", "w11", "w12");
 
+  /**
+   * Workloads run only when named, never by {@code all} (they take many minutes): {@code
+   * elections} starts three-member clusters of its own (roster driver only).
+   */
+  public static final List<String> NAMED_WORKLOADS = List.of("elections");
+
   /** name -> {full default, quick default, help}. */
   private static final Map<String, String[]> SIZES = new LinkedHashMap<>();
 
   /** Sizes for which 0 means "none" rather than a mistake. */
-  private static final Set<String> OPTIONAL_SIZES = Set.of("w4-flood", "w4-flood-nice");
+  private static final Set<String> OPTIONAL_SIZES = Set.of("w4-flood", "w4-flood-nice", "elections-hog");
 
   static {
     size("startup-trials", "5", "2", "server starts to time (local server only)");
@@ -93,6 +99,11 @@ public final class Args {
     size("w12-services", "1000", "200", "W12: services the instances are spread over (fresh ones every round)");
     size("w12-rounds", "20", "2", "W12: rounds (fresh clients each round); round 1 is cold, the median of the later half "
         + "warm (as W2: three members compiling on 2 shared cores settle after ~10 rounds)");
+    size("elections-minutes", "10", "1", "elections: minutes of writes to each cluster beside the CPU hog");
+    size("elections-clients", "60", "12", "elections: SDK clients per cluster, each registering and deregistering "
+        + "one blocking call at a time, client i on member (i mod 3) + 1");
+    size("elections-hog", "2", "2", "elections: shell loops spinning at nice 0 during the writes (0: none)");
+    size("elections-trials", "5", "2", "elections: kill -9 of the leader per cluster, after the writes (no hog)");
     size("connect-concurrency", "32", "32", "clients connected in parallel (W1, W5, W8, setup)");
   }
 
@@ -108,6 +119,8 @@ public final class Args {
   final String driver;
   final String target;
   final String serverJar;
+  /** elections: a second build whose clusters run beside {@link #serverJar}'s; null for none. */
+  final @org.jspecify.annotations.Nullable String baselineJar;
   final List<String> serverJvm;
   final String rosterMass;
   /** W10-W12: whether the cluster's peer ports speak mutual TLS (the default), or {@code --peer-tls off}. */
@@ -116,7 +129,8 @@ public final class Args {
   final String out;
   private final Map<String, Integer> sizes;
 
-  private Args(boolean quick, boolean tls, boolean auth, String driver, String target, String serverJar, List<String> serverJvm,
+  private Args(boolean quick, boolean tls, boolean auth, String driver, String target, String serverJar,
+      @org.jspecify.annotations.Nullable String baselineJar, List<String> serverJvm,
       String rosterMass, boolean peerTls, Set<String> workloads, String out, Map<String, Integer> sizes) {
     this.quick = quick;
     this.tls = tls;
@@ -124,6 +138,7 @@ public final class Args {
     this.driver = driver;
     this.target = target;
     this.serverJar = serverJar;
+    this.baselineJar = baselineJar;
     this.serverJvm = serverJvm;
     this.rosterMass = rosterMass;
     this.peerTls = peerTls;
@@ -209,11 +224,11 @@ public final class Args {
       String t = w.trim().toLowerCase();
       if (t.equals("all")) {
         workloads.addAll(ALL_WORKLOADS);
-      } else if (ALL_WORKLOADS.contains(t)) {
+      } else if (ALL_WORKLOADS.contains(t) || NAMED_WORKLOADS.contains(t)) {
         workloads.add(t);
       } else {
         throw new IllegalArgumentException("--workloads: \"" + t + "\" (expected: all or a comma-separated subset of "
-            + String.join(",", ALL_WORKLOADS) + ")");
+            + String.join(",", ALL_WORKLOADS) + "," + String.join(",", NAMED_WORKLOADS) + ")");
       }
     }
     if (target != null || !driver.equals("roster")) {
@@ -221,10 +236,11 @@ public final class Args {
       for (String w : list.split(",")) {
         asked.add(w.trim().toLowerCase());
       }
-      for (String w : CLUSTER_WORKLOADS) {
+      for (String w : concat(CLUSTER_WORKLOADS, NAMED_WORKLOADS)) {
         if (asked.contains(w)) {
           throw new IllegalArgumentException("--workloads: " + w + " starts its own three Roster servers "
-              + "(expected: no --target and --driver roster for " + String.join(",", CLUSTER_WORKLOADS) + ")");
+              + "(expected: no --target and --driver roster for " + String.join(",", concat(CLUSTER_WORKLOADS,
+              NAMED_WORKLOADS)) + ")");
         }
       }
       workloads.removeAll(CLUSTER_WORKLOADS);
@@ -246,7 +262,7 @@ public final class Args {
             + "--driver roster)");
       }
       List<String> plaintextOnly = List.of("startup", "first", "warmkill", "slowhttp", "admin", "persist", "probe", "w10", "w11",
-          "w12", "logins");
+          "w12", "logins", "elections");
       for (String w : list.split(",")) {
         if (plaintextOnly.contains(w.trim().toLowerCase())) {
           throw new IllegalArgumentException("--workloads: " + w.trim() + " starts its servers without TLS or auth "
@@ -272,7 +288,8 @@ public final class Args {
       sizes.put(e.getKey(), v);
     }
     Set<String> known = new LinkedHashSet<>(SIZES.keySet());
-    known.addAll(List.of("driver", "target", "server-jar", "server-jvm", "roster-mass", "peer-tls", "workloads", "out"));
+    known.addAll(List.of("driver", "target", "server-jar", "baseline-jar", "server-jvm", "roster-mass", "peer-tls",
+        "workloads", "out"));
     for (String name : given.keySet()) {
       if (!known.contains(name)) {
         throw new IllegalArgumentException("--" + name + ": unknown flag (see --help)");
@@ -286,8 +303,18 @@ public final class Args {
         jvm.add(s);
       }
     }
-    return new Args(quick, tls, auth, driver, target, serverJar,
+    String baselineJar = given.get("baseline-jar");
+    if (baselineJar != null && !Files.isRegularFile(Path.of(baselineJar))) {
+      throw new IllegalArgumentException("--baseline-jar: \"" + baselineJar + "\" (expected: a server jar file)");
+    }
+    return new Args(quick, tls, auth, driver, target, serverJar, baselineJar,
         List.copyOf(jvm), mass, peerTls.equals("on"), workloads, given.getOrDefault("out", "bench/target/bench-results.md"), sizes);
+  }
+
+  private static List<String> concat(List<String> a, List<String> b) {
+    List<String> all = new ArrayList<>(a);
+    all.addAll(b);
+    return all;
   }
 
   /**
@@ -318,12 +345,15 @@ public final class Args {
           --target host:port       an existing server; without it a Roster server is started
                                    from --server-jar for each workload (its CPU and RSS are reported)
           --server-jar PATH        default server/target/roster-server.jar
+          --baseline-jar PATH      elections: another build's server jar, whose clusters run beside --server-jar's
+                                   at the same time (its rows say "before")
           --server-jvm "FLAGS"     JVM flags of the started server (default: server/jvm.options as make run, plus -Xmx1g)
           --roster-mass raw|sdk    W1/W5/W8 clients: raw Connect streams on a shared event loop (default) or SDK clients
           --peer-tls on|off        W10-W12: the cluster's peer ports with mutual TLS (default on, a throwaway CA
                                    per cluster) or --peer-tls off (plaintext), to measure what TLS costs
           --workloads LIST         all, or some of startup,first,warmkill,w1,...,w12,slowhttp,admin,persist,probe (w10-w12: a local 3-node
-                                   cluster each, roster driver only; left out of "all" with --target)
+                                   cluster each, roster driver only; left out of "all" with --target); elections only
+                                   when named (three-member clusters beside a CPU hog, for minutes)
           --quick                  small sizes (make bench QUICK=1)
           --tls                    the started server on TLS (a throwaway CA and certificate under the log
                                    directory), every client trusting it; W1-W9 only

@@ -61,7 +61,7 @@ public final class BenchMain {
       if (w.equals("startup")) {
         r = Workloads.startup(args, jar, logDir);
       } else if (w.equals("first") || w.equals("warmkill") || w.equals("slowhttp") || w.equals("admin")
-          || w.equals("persist") || w.equals("probe") || w.equals("logins")) {
+          || w.equals("persist") || w.equals("probe") || w.equals("logins") || w.equals("elections")) {
         try {
           r = switch (w) {
             case "first" -> FirstRequest.run(args, jar, logDir);
@@ -70,6 +70,7 @@ public final class BenchMain {
             case "persist" -> Persistence.run(args, jar, logDir);
             case "probe" -> Probing.run(args, jar, logDir);
             case "logins" -> LoginFlood.run(args, jar, logDir);
+            case "elections" -> Elections.run(args, jar, logDir);
             default -> AdminPages.run(args, jar, logDir);
           };
         } catch (Exception | Error e) {

@@ -41,6 +41,28 @@ class ArgsTest {
   }
 
   @Test
+  void electionsRunsOnlyWhenNamedAndTakesABaselineJarThatExists() throws Exception {
+    assertThat(Args.parse().workloads).doesNotContain("elections");
+    assertThat(Args.parse("--workloads", "elections").workloads).containsExactly("elections");
+    assertThat(Args.parse("--workloads", "elections").baselineJar).isNull();
+    java.nio.file.Path jar = java.nio.file.Files.createTempFile("baseline", ".jar");
+    try {
+      assertThat(Args.parse("--workloads", "elections", "--baseline-jar", jar.toString()).baselineJar)
+          .isEqualTo(jar.toString());
+    } finally {
+      java.nio.file.Files.delete(jar);
+    }
+    assertThatThrownBy(() -> Args.parse("--workloads", "elections", "--baseline-jar", "/nowhere/old.jar"))
+        .hasMessage("--baseline-jar: \"/nowhere/old.jar\" (expected: a server jar file)");
+    assertThatThrownBy(() -> Args.parse("--target", "127.0.0.1:9848", "--workloads", "elections"))
+        .hasMessageContaining("elections starts its own three Roster servers");
+    assertThatThrownBy(() -> Args.parse("--tls", "--workloads", "elections"))
+        .hasMessageContaining("elections starts its servers without TLS or auth");
+    assertThat(Args.parse("--elections-hog", "0").size("elections-hog")).as("0: no hog").isZero();
+    assertThat(Args.parse("--quick").size("elections-minutes")).isEqualTo(1);
+  }
+
+  @Test
   void theServerGetsTheShippedFlagsOfServerJvmOptionsPlusAHeapCap() throws Exception {
     String shipped = java.nio.file.Files.readString(java.nio.file.Path.of("../server/jvm.options")).trim();
     Args a = Args.parse("--server-jar", "../server/target/roster-server.jar");

@@ -22,7 +22,12 @@ final class CpuHog implements AutoCloseable {
 
   /** One spinner per core of this machine. */
   static CpuHog everyCore() throws IOException {
-    return new CpuHog(Runtime.getRuntime().availableProcessors());
+    return perCore(1);
+  }
+
+  /** {@code n} spinners per core of this machine: as much other work as there are cores, n times over. */
+  static CpuHog perCore(int n) throws IOException {
+    return new CpuHog(n * Runtime.getRuntime().availableProcessors());
   }
 
   @Override

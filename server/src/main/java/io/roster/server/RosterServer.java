@@ -160,8 +160,14 @@ public final class RosterServer implements AutoCloseable {
     authenticator.onCheck(Audit::flush); // refusal windows that ended are written within a check of the file
     String boot = Long.toString(registry.bootRevision(), 36);
     // A fresh process: the clients of the previous one are still coming back (decision 20).
-    // Its window runs from the port's opening (start), when the clients come back.
-    this.warmUp = WarmUp.pending(scheduler, config.warmUp());
+    // Its window runs from the port's opening (start), when the clients come back, and ends
+    // early once they are back: no session opened and nothing registered for a quiet period
+    // (decision 88).
+    this.warmUp = WarmUp.pending(scheduler, config.warmUp(), config.warmUpQuiet());
+    sessions.onOpen(warmUp::arrived);
+    Registry.ChangeListener arrivals = change -> warmUp.arrived();
+    registry.addListener(arrivals);
+    warmUp.onWarm(() -> registry.removeListener(arrivals));
     // While it warms up, states list the departures this process saw, so that clients hold
     // only what it never had (decision 20); once warm, its states are whole.
     registry.recordDepartures(true);

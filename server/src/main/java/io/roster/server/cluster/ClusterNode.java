@@ -23,6 +23,7 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.LongSupplier;
 import java.util.stream.Collectors;
 import org.apache.ratis.RaftConfigKeys;
@@ -54,9 +55,11 @@ import org.slf4j.LoggerFactory;
  * {@link Writer} its sessions write through (docs/cluster.md).
  *
  * <p>Every {@link #WATCH_EVERY}, on a thread of its own, it reads the facts of the moment (its
- * Raft role and whom it heard from, the members and stale owners the log knows) and hands them to
- * the {@link Membership} policy, which decides what to record in the log and what to tell the
- * server; this class carries that out ({@link Membership.Effects}).
+ * Raft role and whom it heard from, the members and stale owners the log knows, the server's
+ * session count) and hands them to the {@link Membership} policy, which decides what to record
+ * in the log and what to tell the server; this class carries that out ({@link
+ * Membership.Effects}). The watch starts at {@link #announce}: until then the server that holds
+ * this member is still being built, and its {@link Local} is never called before.
  *
  * <p>A member reports itself caught up once it has applied its own {@code member_started}
  * entry: everything the group had committed before it joined is applied by then.
@@ -69,7 +72,11 @@ public final class ClusterNode implements Members, AutoCloseable {
   static final RaftGroupId GROUP_ID = RaftGroupId.valueOf(
       UUID.nameUUIDFromBytes("roster-registry".getBytes(StandardCharsets.UTF_8)));
 
-  /** What this server does when the cluster asks (implemented by the server's wiring). */
+  /**
+   * What this server does when the cluster asks (implemented by the server's wiring). Called on
+   * the member's own threads, and never before {@link #announce}: the server may still be
+   * building what these methods use until then.
+   */
   public interface Local {
     /** This member's own log entry came back: it has caught up with the group. */
     void caughtUp();
@@ -110,6 +117,8 @@ public final class ClusterNode implements Members, AutoCloseable {
   private volatile String clientAddress = "";
   /** This member's {@code member_started} is being proposed. */
   private volatile boolean announcing;
+  /** The watch runs: {@link #announce} started it. */
+  private final AtomicBoolean watching = new AtomicBoolean();
   private volatile boolean closed;
 
   private ClusterNode(ServerConfig config, Registry registry, EntryClock clock, Local local, LongSupplier wallMicros,
@@ -151,8 +160,9 @@ public final class ClusterNode implements Members, AutoCloseable {
   }
 
   /**
-   * Starts this member: its Raft server on {@code --peer-port}, then its {@code member_started}
-   * entry (retried until the group takes it). Returns at once; {@link Local#caughtUp} follows.
+   * Starts this member's Raft server on {@code --peer-port}; returns at once. {@link #announce}
+   * then starts its watch and proposes its {@code member_started} entry (retried until the group
+   * takes it), and {@link Local#caughtUp} follows.
    *
    * @param registry the registry to apply the log to; its clock must be {@code clock}
    * @param wallMicros the wall clock that batches carry (revisions come from it)
@@ -170,8 +180,6 @@ public final class ClusterNode implements Members, AutoCloseable {
             + "to the log, read it and change the group); give --peer-tls-cert, --peer-tls-key and --peer-tls-ca "
             + "instead (docs/cluster.md)", Peer.bindHost(config, node.self), config.peerPort());
       }
-      node.membership.started();
-      node.timer.schedule(node::watchAndAgain, WATCH_EVERY);
       return node;
     } catch (IOException e) {
       throw new UncheckedIOException("cannot start the cluster member on peer address " + Peer.bindHost(config,
@@ -185,11 +193,16 @@ public final class ClusterNode implements Members, AutoCloseable {
   }
 
   /**
-   * Tells the member where clients reach it (known once the client port is bound), and
-   * proposes its {@code member_started} entry.
+   * Tells the member where clients reach it (known once the client port is bound), starts its
+   * watch and proposes its {@code member_started} entry. Called once, when the server is built:
+   * from now on the member calls its {@link Local}.
    */
   public void announce(String clientAddress) {
     this.clientAddress = clientAddress;
+    if (!watching.getAndSet(true)) {
+      membership.started();
+      timer.schedule(this::watchAndAgain, WATCH_EVERY);
+    }
     proposeStarted();
   }
 
@@ -606,7 +619,7 @@ public final class ClusterNode implements Members, AutoCloseable {
    * Ratis settings, chosen for a registry's small, ephemeral entries (docs/cluster.md): the log
    * is kept on disk under {@code --data-dir}/raft/, flushed without waiting (the owners of
    * ephemeral entries redo them after a full-cluster restart), with a small segment cache;
-   * election timeouts at Ratis's defaults (shorter ones were unsafe on a loaded 2-core machine).
+   * election timeouts of 0.7-1.4 s with pre-vote (decision 87).
    */
   private static RaftProperties properties(ServerConfig config, String memberId, String peerHost) {
     RaftProperties p = new RaftProperties();
@@ -637,6 +650,15 @@ public final class ClusterNode implements Members, AutoCloseable {
     RaftServerConfigKeys.Log.setPurgeUptoSnapshotIndex(p, true);
     RaftServerConfigKeys.Log.setPurgeGap(p, (int) Math.min(config.snapshotEvery(), 1024));
     RaftClientConfigKeys.Rpc.setRequestTimeout(p, TimeDuration.valueOf(3, TimeUnit.SECONDS));
+    // Elections for a machine that pauses (decision 87): a follower waits 0.7-1.4 s without hearing
+    // from its leader before it stands (the leader's heartbeats go every half of the minimum), and
+    // asks for pre-votes first, so that a member that was itself paused does not depose a leader
+    // the others still hear.
+    RaftServerConfigKeys.Rpc.setTimeoutMin(p, TimeDuration.valueOf(ServerConfig.ELECTION_TIMEOUT_MIN.toMillis(),
+        TimeUnit.MILLISECONDS));
+    RaftServerConfigKeys.Rpc.setTimeoutMax(p, TimeDuration.valueOf(ServerConfig.ELECTION_TIMEOUT_MAX.toMillis(),
+        TimeUnit.MILLISECONDS));
+    RaftServerConfigKeys.LeaderElection.setPreVote(p, true);
     return p;
   }
 }

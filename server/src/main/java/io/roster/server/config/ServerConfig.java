@@ -38,6 +38,7 @@ public record ServerConfig(
     int maxMessageSize,
     long maxServiceSettingsBytes,
     Duration warmUp,
+    Duration warmUpQuiet,
     int maxInstancesPerService,
     long maxServiceBytes,
     String nodeId,
@@ -119,6 +120,11 @@ public record ServerConfig(
     if (warmUp.compareTo(MAX_WARM_UP) > 0) {
       throw new IllegalArgumentException("warm-up: " + formatDuration(warmUp) + " (expected: 0s.." + formatDuration(MAX_WARM_UP) + ")");
     }
+    notNegative("warm-up-quiet", warmUpQuiet);
+    if (warmUpQuiet.compareTo(MAX_WARM_UP) > 0) {
+      throw new IllegalArgumentException("warm-up-quiet: " + formatDuration(warmUpQuiet) + " (expected: 0s.."
+          + formatDuration(MAX_WARM_UP) + ")");
+    }
     if (maxInstancesPerConnection < 1) {
       throw new IllegalArgumentException("max-instances-per-connection: " + maxInstancesPerConnection + " (expected: >= 1)");
     }
@@ -171,6 +177,11 @@ public record ServerConfig(
           + " (expected: up to 100ms)");
     }
     positive("member-down-after", memberDownAfter);
+    if (memberDownAfter.compareTo(ELECTION_TIMEOUT_MAX) <= 0) {
+      throw new IllegalArgumentException("member-down-after: " + formatDuration(memberDownAfter) + " (expected: more "
+          + "than " + formatDuration(ELECTION_TIMEOUT_MAX) + ", the longest election timeout: a member is not recorded "
+          + "down, nor cut off, before an election could have replaced its leader)");
+    }
     notNegative("member-grace", memberGrace);
     if (balanceSettle.compareTo(MIN_BALANCE_SETTLE) < 0) {
       throw new IllegalArgumentException("balance-settle: " + formatDuration(balanceSettle) + " (expected: at least "
@@ -297,6 +308,14 @@ public record ServerConfig(
   public boolean clustered() {
     return !members.isEmpty();
   }
+
+  /**
+   * The shortest time a cluster member waits without hearing from its leader before it stands
+   * for election (Ratis's election timeout; decision 87). The leader's heartbeats go every half.
+   */
+  public static final Duration ELECTION_TIMEOUT_MIN = Duration.ofMillis(700);
+  /** The longest such wait: each member draws its own between the two. */
+  public static final Duration ELECTION_TIMEOUT_MAX = Duration.ofMillis(1400);
 
   /** The longest warm-up window: clients hold back removals for this long at most. */
   public static final Duration MAX_WARM_UP = Duration.ofMinutes(1);
@@ -496,8 +515,10 @@ public record ServerConfig(
     OPTIONS.put("max-service-settings-bytes", new Option("a size in bytes (suffixes k, m: 8m)",
         "Memory all services' settings (UpdateService: protect threshold, metadata) may take together.",
         (b, v) -> b.maxServiceSettingsBytes(parseSize(v)), c -> formatSize(c.maxServiceSettingsBytes())));
-    OPTIONS.put("warm-up", new Option("a duration like 5s, at most 1m", "After a start, how long clients keep instances a state of this server lacks (their owners may still be reconnecting); 0s turns it off.",
+    OPTIONS.put("warm-up", new Option("a duration like 30s, at most 1m", "After a start, how long at most clients keep instances a state of this server lacks (their owners may still be reconnecting); it ends sooner once they are back (--warm-up-quiet); 0s turns it off.",
         (b, v) -> b.warmUp(parseDuration(v)), c -> formatDuration(c.warmUp())));
+    OPTIONS.put("warm-up-quiet", new Option("a duration like 5s, at most 1m", "The warm-up ends once no session has opened and nothing has been registered for this long since the last (the reconnect storm is over), within --warm-up; 0s: it lasts the whole --warm-up.",
+        (b, v) -> b.warmUpQuiet(parseDuration(v)), c -> formatDuration(c.warmUpQuiet())));
     OPTIONS.put("max-instances-per-service", new Option("a positive integer",
         "Instances one service may have, whoever registered them.",
         (b, v) -> b.maxInstancesPerService(Integer.parseInt(v)), c -> String.valueOf(c.maxInstancesPerService())));
@@ -522,7 +543,7 @@ public record ServerConfig(
         "Changes from all sessions of a member within this window go to the log as one entry.",
         (b, v) -> b.groupCommitWindow(parseDuration(v)), c -> formatDuration(c.groupCommitWindow())));
     OPTIONS.put("member-down-after", new Option("a duration like 3s",
-        "The leader records a member as down after hearing nothing from it for this long.",
+        "The leader records a member as down after hearing nothing from it for this long; more than the longest election timeout (1400ms).",
         (b, v) -> b.memberDownAfter(parseDuration(v)), c -> formatDuration(c.memberDownAfter())));
     OPTIONS.put("member-grace", new Option("a duration like 10s",
         "After a member is down (or restarted), its clients have this long to move before what they registered through it is removed.",
@@ -623,7 +644,8 @@ public record ServerConfig(
     private int maxInstancesPerAddress = 20_000;
     private int maxMessageSize = 4 * 1024 * 1024;
     private long maxServiceSettingsBytes = 8L * 1024 * 1024;
-    private Duration warmUp = Duration.ofSeconds(5);
+    private Duration warmUp = Duration.ofSeconds(30);
+    private Duration warmUpQuiet = Duration.ofSeconds(5);
     private int maxInstancesPerService = 20_000;
     private long maxServiceBytes = 3L * 1024 * 1024;
     private String nodeId = "";
@@ -678,6 +700,7 @@ public record ServerConfig(
     public Builder maxMessageSize(int v) { maxMessageSize = v; return this; }
     public Builder maxServiceSettingsBytes(long v) { maxServiceSettingsBytes = v; return this; }
     public Builder warmUp(Duration v) { warmUp = v; return this; }
+    public Builder warmUpQuiet(Duration v) { warmUpQuiet = v; return this; }
     public Builder maxInstancesPerService(int v) { maxInstancesPerService = v; return this; }
     public Builder maxServiceBytes(long v) { maxServiceBytes = v; return this; }
     public Builder nodeId(String v) { nodeId = v; return this; }
@@ -729,8 +752,8 @@ public record ServerConfig(
       return new ServerConfig(host, port, dataDir, logDir, auditLog, keepaliveTime, keepaliveTimeout, pushWindow,
           pushAckTimeout, shutdownGrace, maxInstancesPerConnection, maxSubscriptionsPerConnection,
           maxSessionsPerConnection, maxWatchesPerConnection, maxSessionsPerAddress, maxInstancesPerAddress,
-          maxMessageSize, maxServiceSettingsBytes, warmUp, maxInstancesPerService, maxServiceBytes, nodeId, peerHost,
-          peerPort, members, advertise, groupCommitWindow, memberDownAfter, memberGrace, balanceSettle,
+          maxMessageSize, maxServiceSettingsBytes, warmUp, warmUpQuiet, maxInstancesPerService, maxServiceBytes, nodeId,
+          peerHost, peerPort, members, advertise, groupCommitWindow, memberDownAfter, memberGrace, balanceSettle,
           snapshotEvery, httpPort,
           httpRequestTimeout, tlsCert, tlsKey, tlsClientCa, authFile, tokenTtl,
           peerTls, peerTlsCert, peerTlsKey, peerTlsCa, dnsPort, dnsTtl, probeInterval, probeTimeout, probeThreshold,

@@ -46,6 +46,8 @@ public final class SessionManager {
   private volatile Authenticator authenticator = Authenticator.off();
   private volatile ProbePolicy probePolicy = ProbePolicy.DEFAULT;
   private final RequestCounters requests = new RequestCounters();
+  /** Told of every session opened (the server's warm-up counts them). */
+  private volatile Runnable opened = () -> { };
 
   /** A session manager whose sessions change the registry directly (standalone). */
   public SessionManager(Registry registry, PushEngine engine, Scheduler scheduler,
@@ -63,6 +65,11 @@ public final class SessionManager {
     this.ackTimeout = ackTimeout;
     this.limits = limits;
     this.idPrefix = Long.toString(scheduler.currentTimeMillis(), 36) + "-";
+  }
+
+  /** Runs {@code listener} on the opening thread each time a session opens, before it is used. */
+  public void onOpen(Runnable listener) {
+    this.opened = listener;
   }
 
   /**
@@ -195,6 +202,7 @@ public final class SessionManager {
     Session s = new Session(info, new Owner(nodeId, kind, info.connectionId()), registry, writer, engine, queue, scope,
         limits);
     sessions.put(info.connectionId(), s);
+    opened.run();
     return s;
   }
 

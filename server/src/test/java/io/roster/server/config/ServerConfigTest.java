@@ -87,9 +87,24 @@ class ServerConfigTest {
         .hasMessage("push-ack-timeout: 0s (expected: a positive duration)");
   }
 
+  /** A member is not recorded down (nor cut off) faster than an election can replace a leader (decision 87). */
   @Test
-  void warmUpDefaultsToFiveSecondsAndIsBounded() {
-    assertThat(ServerConfig.defaults().warmUp()).isEqualTo(Duration.ofSeconds(5));
+  void memberDownAfterOutlastsTheLongestElectionTimeout() {
+    assertThat(ServerConfig.defaults().memberDownAfter()).isGreaterThan(ServerConfig.ELECTION_TIMEOUT_MAX);
+    assertThat(ServerConfig.parse(new String[] {"--member-down-after", "1500ms"}, Map.of()).memberDownAfter())
+        .isEqualTo(Duration.ofMillis(1500));
+    assertThatThrownBy(() -> ServerConfig.parse(new String[] {"--member-down-after", "1400ms"}, Map.of()))
+        .hasMessage("member-down-after: 1400ms (expected: more than 1400ms, the longest election timeout: a member is not "
+            + "recorded down, nor cut off, before an election could have replaced its leader)");
+  }
+
+  @Test
+  void warmUpDefaultsToThirtySecondsEndedByFiveQuietOnesAndIsBounded() {
+    assertThat(ServerConfig.defaults().warmUp()).isEqualTo(Duration.ofSeconds(30));
+    assertThat(ServerConfig.defaults().warmUpQuiet()).isEqualTo(Duration.ofSeconds(5));
+    assertThat(ServerConfig.parse(new String[0], Map.of("ROSTER_WARM_UP_QUIET", "0s")).warmUpQuiet()).isZero();
+    assertThatThrownBy(() -> ServerConfig.parse(new String[] {"--warm-up-quiet", "90s"}, Map.of()))
+        .hasMessage("warm-up-quiet: 90s (expected: 0s..60s)");
     assertThat(ServerConfig.parse(new String[0], Map.of("ROSTER_WARM_UP", "8s")).warmUp())
         .isEqualTo(Duration.ofSeconds(8));
     assertThat(ServerConfig.parse(new String[] {"--warm-up", "0s"}, Map.of("ROSTER_WARM_UP", "8s")).warmUp())

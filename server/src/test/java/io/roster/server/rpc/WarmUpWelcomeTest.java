@@ -39,7 +39,7 @@ class WarmUpWelcomeTest {
 
   @Test
   void aWarmingServerSaysSoUntilItIsWarm() {
-    RosterServer server = loopback.start(b -> b.warmUp(Duration.ofMinutes(1)));
+    RosterServer server = loopback.start(b -> b.warmUp(Duration.ofMinutes(1)).warmUpQuiet(Duration.ZERO));
     TestSession early = session();
     ServerFrame welcome = early.helloFrame(Hello.newBuilder().setClientId("early"));
     assertThat(welcome.getWelcome().getWarmUpRemainingMs()).isBetween(1L, 60_000L);
@@ -58,6 +58,23 @@ class WarmUpWelcomeTest {
         .isZero();
     late.ping();
     assertThat(late.drainFrames()).noneMatch(ServerFrame::hasWarmUpDone);
+  }
+
+  /**
+   * The reconnect storm is over (here: one client came back): the warm-up ends a quiet period
+   * after it, long before its window, and the session that heard it was warming is told
+   * (decision 88).
+   */
+  @Test
+  void aWarmUpEndsOnceSessionsStopArrivingWellWithinItsWindow() {
+    RosterServer server = loopback.start(b -> b.warmUp(Duration.ofMinutes(1)).warmUpQuiet(Duration.ofSeconds(1)));
+    TestSession back = session();
+    assertThat(back.helloFrame(Hello.newBuilder().setClientId("back")).getWelcome().getWarmUpRemainingMs())
+        .as("warming until a quiet period after this session").isPositive();
+    assertThat(back.await(ServerFrame::hasWarmUpDone).getRequestId()).isEmpty();
+    assertThat(server.warmUp().isWarm()).isTrue();
+    assertThat(session().helloFrame(Hello.newBuilder().setClientId("late")).getWelcome().getWarmUpRemainingMs())
+        .isZero();
   }
 
   @Test
