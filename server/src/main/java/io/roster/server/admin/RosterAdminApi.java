@@ -66,8 +66,12 @@ public final class RosterAdminApi {
   private final HttpCallers callers;
   private final java.util.function.LongSupplier wallClockMillis;
   private final io.roster.server.registry.Readiness readiness;
-  /** How long a change of members may take: a member added catches up before it commits. */
-  private static final java.time.Duration MEMBER_CHANGE_TIMEOUT = java.time.Duration.ofSeconds(60);
+  /**
+   * How long a change of members may take (a member added catches up before it commits): with
+   * the check of each member added, the answer comes before the HTTP port's idle timeout closes
+   * the connection (30 s). A change still in progress then may yet complete; the answer says so.
+   */
+  private static final java.time.Duration MEMBER_CHANGE_TIMEOUT = java.time.Duration.ofSeconds(20);
   private final Set<Follower> followers = new CopyOnWriteArraySet<>();
   /** Drains started here, by id: their last state, for a while (Caffeine: bounded and expiring). */
   private final Cache<String, ObjectNode> drains = Caffeine.newBuilder().maximumSize(1000)

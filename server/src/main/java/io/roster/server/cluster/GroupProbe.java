@@ -22,6 +22,8 @@ import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.retry.RetryPolicies;
 import org.apache.ratis.util.TimeDuration;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Asks a member over its peer port what it knows of the group (Ratis's group info): its own id
@@ -35,7 +37,16 @@ import org.jspecify.annotations.Nullable;
 final class GroupProbe {
 
   /** How long one question may take: a member that has not answered by then is taken for absent. */
-  static final Duration TIMEOUT = Duration.ofSeconds(3);
+  static final Duration TIMEOUT = Duration.ofSeconds(5);
+  /**
+   * How long a member on its first start keeps asking another member that is listening but has
+   * not answered (a loaded machine, a JVM still starting): only one that nothing listens for, or
+   * that has not answered by then, is taken for absent.
+   */
+  static final Duration FIRST_START_PATIENCE = Duration.ofSeconds(20);
+  /** How soon a member that is listening but did not answer is asked again, on a first start. */
+  private static final Duration ASK_AGAIN_AFTER = Duration.ofMillis(250);
+  private static final Logger log = LoggerFactory.getLogger(GroupProbe.class);
 
   /**
    * What a member said.
@@ -117,22 +128,34 @@ final class GroupProbe {
     return text.length() > 200 ? text.substring(0, 200) + "..." : text;
   }
 
+  /**
+   * What the reply says: the group as the member has it (its configuration's peers; empty for a
+   * member started in no configuration), else the configuration the reply carries.
+   */
   private static Answer answer(GroupInfoReply reply) {
     String self = Peer.member(reply.getRoleInfoProto().getSelf().getId().toStringUtf8());
     List<String> members = new ArrayList<>();
     List<RaftPeer> peers = new ArrayList<>();
-    reply.getConf().ifPresent(conf -> {
-      for (RaftPeerProto p : conf.getPeersList()) {
-        members.add(Peer.member(p.getId().toStringUtf8()));
-        peers.add(RaftPeer.newBuilder().setId(RaftPeerId.valueOf(p.getId())).setAddress(p.getAddress()).build());
-      }
-    });
+    for (RaftPeer p : reply.getGroup().getPeers()) {
+      members.add(Peer.member(p.getId().toString()));
+      peers.add(p);
+    }
+    if (peers.isEmpty()) {
+      reply.getConf().ifPresent(conf -> {
+        for (RaftPeerProto p : conf.getPeersList()) {
+          members.add(Peer.member(p.getId().toStringUtf8()));
+          peers.add(RaftPeer.newBuilder().setId(RaftPeerId.valueOf(p.getId())).setAddress(p.getAddress()).build());
+        }
+      });
+    }
     return new Answer(self, List.copyOf(members), List.copyOf(peers));
   }
 
   /**
    * How a member starting on an empty Raft storage finds its group: by asking the other members
-   * of {@code --members} (all at once, each within {@link #TIMEOUT}).
+   * of {@code --members}, all at once, each within {@link #TIMEOUT}, again while it listens but
+   * has not answered, for at most {@link #FIRST_START_PATIENCE}. What each answered is logged
+   * (one line per member, at start).
    *
    * @return the configuration to start with: a configuration that lists {@code self} when a
    *     member has one (the group has it already: a member replaced on an empty data directory);
@@ -141,16 +164,11 @@ final class GroupProbe {
    *     from {@code --members})
    */
   @Nullable List<RaftPeer> firstStart(String self, List<Peer> others) {
+    long deadline = System.nanoTime() + FIRST_START_PATIENCE.toNanos();
     List<CompletableFuture<@Nullable Answer>> asked = new ArrayList<>();
     for (Peer other : others) {
       CompletableFuture<@Nullable Answer> f = new CompletableFuture<>();
-      Thread t = new Thread(() -> {
-        try {
-          f.complete(ask(other, TIMEOUT));
-        } catch (IOException | RuntimeException e) {
-          f.complete(null);
-        }
-      }, "roster-group-probe-" + other.id());
+      Thread t = new Thread(() -> f.complete(patiently(other, deadline)), "roster-group-probe-" + other.id());
       t.setDaemon(true);
       t.start();
       asked.add(f);
@@ -167,5 +185,34 @@ final class GroupProbe {
       groupExists = true;
     }
     return groupExists ? List.of() : null;
+  }
+
+  /** Asks {@code other} until it answers, nothing listens for it, or {@code deadline} passes; null when it did not answer. */
+  private @Nullable Answer patiently(Peer other, long deadline) {
+    while (true) {
+      try {
+        Answer a = ask(other, TIMEOUT);
+        log.info("Member {} answers: its group's configuration {}", other.id(),
+            a.members().isEmpty() ? "is empty (it waits to be added)" : "lists " + a.members());
+        return a;
+      } catch (IOException | RuntimeException e) {
+        if (refused(e) || System.nanoTime() - deadline > 0) {
+          log.info("Member {} does not answer ({}): taken for absent", other.id(), shortCause(e));
+          return null;
+        }
+      }
+      // Listening, but no answer yet: asked again shortly (start-up only, one thread per member).
+      java.util.concurrent.locks.LockSupport.parkNanos(ASK_AGAIN_AFTER.toNanos());
+    }
+  }
+
+  /** Whether nothing listens at the address asked (the connection was refused). */
+  private static boolean refused(Throwable failure) {
+    for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
+      if (t instanceof java.net.ConnectException || String.valueOf(t.getMessage()).contains("Connection refused")) {
+        return true;
+      }
+    }
+    return false;
   }
 }
