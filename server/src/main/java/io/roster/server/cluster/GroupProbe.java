@@ -164,7 +164,7 @@ final class GroupProbe {
    *     from {@code --members})
    */
   @Nullable List<RaftPeer> firstStart(String self, List<Peer> others) {
-    long deadline = System.nanoTime() + FIRST_START_PATIENCE.toNanos();
+    io.roster.server.time.Deadline deadline = io.roster.server.time.Deadline.after(FIRST_START_PATIENCE);
     List<CompletableFuture<@Nullable Answer>> asked = new ArrayList<>();
     for (Peer other : others) {
       CompletableFuture<@Nullable Answer> f = new CompletableFuture<>();
@@ -188,7 +188,7 @@ final class GroupProbe {
   }
 
   /** Asks {@code other} until it answers, nothing listens for it, or {@code deadline} passes; null when it did not answer. */
-  private @Nullable Answer patiently(Peer other, long deadline) {
+  private @Nullable Answer patiently(Peer other, io.roster.server.time.Deadline deadline) {
     while (true) {
       try {
         Answer a = ask(other, TIMEOUT);
@@ -196,7 +196,7 @@ final class GroupProbe {
             a.members().isEmpty() ? "is empty (it waits to be added)" : "lists " + a.members());
         return a;
       } catch (IOException | RuntimeException e) {
-        if (refused(e) || System.nanoTime() - deadline > 0) {
+        if (refused(e) || deadline.passed()) {
           log.info("Member {} does not answer ({}): taken for absent", other.id(), shortCause(e));
           return null;
         }
