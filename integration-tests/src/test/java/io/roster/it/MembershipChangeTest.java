@@ -86,7 +86,10 @@ class MembershipChangeTest {
     assertThat(memberIds(0)).hasSize(3);
 
     String fourth = cluster.hosts.get(3) + ":" + cluster.peerPorts.get(3);
-    cluster.launchSpare(3);
+    // Started, it listens and waits, serving nothing, until the group takes it.
+    cluster.launchSpare(3).awaitListening(Timing.seconds(60));
+    await().atMost(Timing.seconds(30)).ignoreExceptions().untilAsserted(() ->
+        assertThat(admin(3, "GET", "").body()).contains("has not joined the group"));
     Answer added = admin(0, "POST", "?add=" + fourth);
     assertThat(added.status()).as(added.body()).isEqualTo(200);
     cluster.node(3).awaitServing(Timing.seconds(60));

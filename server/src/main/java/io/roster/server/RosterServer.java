@@ -18,6 +18,7 @@ import io.roster.server.nacos.NacosAdminApi;
 import io.roster.server.nacos.NacosHttpApi;
 import io.roster.server.naming.Leases;
 import io.roster.server.push.PushEngine;
+import io.roster.server.registry.Readiness;
 import io.roster.server.registry.Registry;
 import io.roster.server.registry.WarmUp;
 import io.roster.server.registry.ServiceLimits;
@@ -85,6 +86,11 @@ public final class RosterServer implements AutoCloseable {
   private final GrpcEndpoint endpoint;
   private final PushEngine engine;
   private final WarmUp warmUp;
+  /**
+   * Whether it serves now, and why not: the one answer every port asks (decision 86). A cluster
+   * member serves once it is in the group and has caught up with the log.
+   */
+  private final Readiness readiness;
   /** This server as a cluster member, or null when standalone. */
   private final @Nullable ClusterNode cluster;
   /** {@code --data-dir}, locked for this process; null when it is "" (nothing on disk). */
@@ -134,6 +140,7 @@ public final class RosterServer implements AutoCloseable {
     String incarnation = Long.toString(wallClockMicros.getAsLong() / 1000, 36);
     this.dataDir = openDataDir(config);
     this.backup = readBackup(config);
+    this.readiness = entryClock == null ? Readiness.ready() : Readiness.notYet(ClusterNode.CATCHING_UP);
     this.cluster = entryClock == null ? null
         : ClusterNode.start(config, registry, entryClock, new Local(), wallClockMicros, incarnation);
     Writer writer;
@@ -185,21 +192,20 @@ public final class RosterServer implements AutoCloseable {
       registry.recordDepartures(false);
     }
     NacosEndpoint nacos = new NacosEndpoint(sessions, registry, scheduler, config.keepaliveTime(),
-        config.keepaliveTimeout());
+        config.keepaliveTimeout(), readiness);
     this.endpoint = new GrpcEndpoint(config, registry, engine, sessions, scheduler,
         cluster != null ? port -> cluster.ownerNode() : port -> nodeHost(config.host()) + ":" + port + "@" + boot,
         VERSION, warmUp, cluster,
-        List.of(new GrpcEndpoint.Guest(nacos.services(), nacos.transportFilter(), nacos, cluster != null)), tls);
-    if (cluster != null) {
-      endpoint.refuse("this cluster member is catching up with the log", true);
-    }
+        List.of(new GrpcEndpoint.Guest(nacos.services(), nacos.transportFilter(), nacos, cluster != null)), tls,
+        readiness);
     this.leases = new Leases(writer, registry, scheduler, sessions::nodeId, config.maxInstancesPerAddress());
     this.probeClient = new ProbeClient(config.probeTimeout(), MAX_PROBES_IN_FLIGHT, config.probeAllow());
     ClusterNode node = cluster;
     this.probes = new HealthProbes(registry, writer, probeClient, scheduler,
         node == null ? HealthProbes.Live::standalone : () -> new HealthProbes.Live(node.memberId(), node.liveMembers()),
         new HealthProbes.Timing(config.probeInterval(), config.probeThreshold()));
-    this.nacosHttp = new NacosHttpApi(registry, writer, leases, sessions::count, authenticator, sessions::probePolicy);
+    this.nacosHttp = new NacosHttpApi(registry, writer, leases, sessions::count, authenticator, sessions::probePolicy,
+        readiness);
     int httpPort = config.resolvedHttpPort();
     this.http = httpPort < 0 ? null : new HttpEndpoint(config.host(), httpPort,
         HttpEndpoint.Limits.DEFAULT.withRequestTimeout(config.httpRequestTimeout()), tls);
@@ -211,10 +217,11 @@ public final class RosterServer implements AutoCloseable {
       http.onAnswered((route, path, status, refusal) -> requests.count(route.startsWith("/nacos")
           ? RequestCounters.Protocol.NACOS_HTTP : RequestCounters.Protocol.HTTP, NACOS_PATHS.contains(path) ? path : route,
           httpResult(status), refusal));
-      new MetricsApi(metrics, registry, new HttpCallers(authenticator)).routeOn(http);
+      new MetricsApi(metrics, registry, new HttpCallers(authenticator), readiness).routeOn(http);
       nacosHttp.routeOn(http);
-      new NacosAdminApi(registry, writer, engine, sessions, nacosHttp).routeOn(http);
-      new RosterAdminApi(registry, sessions, cluster, () -> wallClockMicros.getAsLong() / 1000).routeOn(http);
+      new NacosAdminApi(registry, writer, engine, sessions, nacosHttp, readiness).routeOn(http);
+      new RosterAdminApi(registry, sessions, cluster, () -> wallClockMicros.getAsLong() / 1000, readiness)
+          .routeOn(http);
       // The console, and the URLs Nacos users open for theirs.
       http.staticFiles("/console", "console", List.of("index.html", "app.js", "style.css"));
       for (String nacosConsole : List.of("/nacos", "/nacos/", "/nacos/index.html")) {
@@ -332,14 +339,19 @@ public final class RosterServer implements AutoCloseable {
   private final class Local implements ClusterNode.Local {
     @Override
     public void caughtUp() {
-      endpoint.refuse(Objects.requireNonNull(cluster, "only a cluster member has a Local").unwritable(), false);
-      // Caught up: this member's state is the cluster's (decision 20).
+      // Caught up: this member's state is the cluster's (decision 20); it serves once the
+      // cluster's watch says so (serving).
       warmUp.warmUpDone();
     }
 
     @Override
+    public void serving(@Nullable String reason) {
+      readiness.serving(reason);
+    }
+
+    @Override
     public void writable(@Nullable String reason, java.util.function.Supplier<String> suggest) {
-      endpoint.refuse(reason, false);
+      readiness.writable(reason);
       if (reason == null) {
         firstWritable.complete(null);
       }
@@ -428,7 +440,7 @@ public final class RosterServer implements AutoCloseable {
       DnsServer dns;
       try {
         dns = DnsServer.start(config.host(), config.dnsPort(), new DnsAnswers(server.registry, config.dnsTtl(),
-            server.warmUp::isWarm),
+            server.warmUp::isWarm, server.readiness),
             server.sessions.requests());
       } catch (IOException e) {
         server.close();
@@ -594,10 +606,10 @@ public final class RosterServer implements AutoCloseable {
     if (tls != null) {
       tls.close();
     }
-    // The HTTP API first: it says DOWN, lets requests in progress finish (1 s at most) and
-    // takes no more; heartbeat instances stay until the registry goes (or, in a cluster, until
-    // the members end this member's owners).
-    nacosHttp.markDown();
+    // The HTTP API first: it says DOWN (as every status route: no longer ready), lets requests in
+    // progress finish (1 s at most) and takes no more; heartbeat instances stay until the registry
+    // goes (or, in a cluster, until the members end this member's owners).
+    readiness.stopping("server shutting down");
     leases.close();
     if (http != null) {
       http.stop(Duration.ofSeconds(1));

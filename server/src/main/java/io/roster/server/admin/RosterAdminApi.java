@@ -43,7 +43,9 @@ import org.jspecify.annotations.Nullable;
  * counts, the cluster's members (role, lag, sessions), this member's connections, paged and
  * searchable, a drain whose progress a page can follow, and a stream of the registry's changes
  * for pages that follow it live. The same envelope as the Nacos-shaped routes ({@link
- * JsonEnvelope}); what each route needs is in docs/admin-api.md. Thread-safe.
+ * JsonEnvelope}); what each route needs is in docs/admin-api.md. While the server's registry may
+ * not be read (a cluster member that has not joined, or is catching up), every route answers 503
+ * naming why. Thread-safe.
  */
 public final class RosterAdminApi {
 
@@ -63,8 +65,13 @@ public final class RosterAdminApi {
   private final @Nullable Members cluster;
   private final HttpCallers callers;
   private final java.util.function.LongSupplier wallClockMillis;
-  /** How long a change of members may take: a member added catches up before it commits. */
-  private static final java.time.Duration MEMBER_CHANGE_TIMEOUT = java.time.Duration.ofSeconds(60);
+  private final io.roster.server.registry.Readiness readiness;
+  /**
+   * How long a change of members may take (a member added catches up before it commits): with
+   * the check of each member added, the answer comes before the HTTP port's idle timeout closes
+   * the connection (30 s). A change still in progress then may yet complete; the answer says so.
+   */
+  private static final java.time.Duration MEMBER_CHANGE_TIMEOUT = java.time.Duration.ofSeconds(20);
   private final Set<Follower> followers = new CopyOnWriteArraySet<>();
   /** Drains started here, by id: their last state, for a while (Caffeine: bounded and expiring). */
   private final Cache<String, ObjectNode> drains = Caffeine.newBuilder().maximumSize(1000)
@@ -73,9 +80,11 @@ public final class RosterAdminApi {
 
   /**
    * @param cluster the cluster as this member sees it, or null when standalone
+   * @param readiness whether the server serves now
    */
   public RosterAdminApi(Registry registry, SessionManager sessions, @Nullable Members cluster,
-      java.util.function.LongSupplier wallClockMillis) {
+      java.util.function.LongSupplier wallClockMillis, io.roster.server.registry.Readiness readiness) {
+    this.readiness = readiness;
     this.registry = registry;
     this.sessions = sessions;
     this.cluster = cluster;
@@ -96,6 +105,7 @@ public final class RosterAdminApi {
    * "revision"}}), so that a page showing it fetches it again; {@code read} on the namespace.
    */
   private void openEvents(HttpRequest r, EventSink sink) {
+    HttpException.refuseUnlessServing(readiness);
     String namespace = r.param("namespaceId", Names.DEFAULT_NAMESPACE);
     callers.checkAll(r, Permission.READ, namespace);
     Follower f = new Follower(namespace, sink);
@@ -131,6 +141,7 @@ public final class RosterAdminApi {
   HttpResponse answer(HttpRequest r) {
     String route = r.path().substring(PATH.length());
     try {
+      HttpException.refuseUnlessServing(readiness);
       if (route.equals("/drain")) {
         return JsonEnvelope.ok(switch (r.method()) {
           case "POST" -> startDrain(r);

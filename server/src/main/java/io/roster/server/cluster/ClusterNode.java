@@ -35,6 +35,7 @@ import org.apache.ratis.proto.RaftProtos.CommitInfoProto;
 import org.apache.ratis.proto.RaftProtos.RoleInfoProto;
 import org.apache.ratis.proto.RaftProtos.ServerRpcProto;
 import org.apache.ratis.protocol.RaftGroup;
+import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.statemachine.SnapshotInfo;
 import org.apache.ratis.protocol.RaftPeer;
@@ -62,7 +63,10 @@ import org.slf4j.LoggerFactory;
  * this member is still being built, and its {@link Local} is never called before.
  *
  * <p>A member reports itself caught up once it has applied its own {@code member_started}
- * entry: everything the group had committed before it joined is applied by then.
+ * entry: everything the group had committed before it joined is applied by then. A member
+ * proposes that entry only once the group's configuration lists it: one started to join a group
+ * that exists already (found on its first start, {@link GroupProbe}) starts in no configuration,
+ * runs no election, and waits until a member adds it ({@link #changeMembers}; decision 86).
  */
 public final class ClusterNode implements Members, AutoCloseable {
 
@@ -71,6 +75,14 @@ public final class ClusterNode implements Members, AutoCloseable {
   /** The one group all members form. */
   static final RaftGroupId GROUP_ID = RaftGroupId.valueOf(
       UUID.nameUUIDFromBytes("roster-registry".getBytes(StandardCharsets.UTF_8)));
+  /** Why a member does not serve until it has caught up with the log: what it says from its start. */
+  public static final String CATCHING_UP = Membership.CATCHING_UP;
+  /**
+   * How long the leader waits for any answer from a member being added before the change fails
+   * (Ratis's staging timeout; its default, three times the 300 ms RPC timeout, fails a member
+   * that a loaded machine keeps busy for a second while it installs the snapshot).
+   */
+  static final Duration STAGING_TIMEOUT = Duration.ofSeconds(10);
 
   /**
    * What this server does when the cluster asks (implemented by the server's wiring). Called on
@@ -87,6 +99,12 @@ public final class ClusterNode implements Members, AutoCloseable {
      * that {@code suggest} names (each call may name another).
      */
     void writable(@Nullable String reason, java.util.function.Supplier<String> suggest);
+
+    /**
+     * This member's registry may not be read now ({@code reason}: it has not joined the group,
+     * is catching up with the log, or was removed), or may be ({@code reason} null).
+     */
+    void serving(@Nullable String reason);
 
     /** The log ended these owners of this member's current incarnation: their sessions must redo. */
     void ownersEnded(List<Owner> owners, java.util.function.Supplier<String> suggest);
@@ -111,6 +129,8 @@ public final class ClusterNode implements Members, AutoCloseable {
   private final Proposer proposer;
   private final SystemScheduler timer;
   private final PeerHandshakes handshakes;
+  /** Asks other members what they know of the group (first start, and a change of members). */
+  private final GroupProbe probe;
   private final Local local;
   private final Membership membership;
   private final CompletableFuture<Void> caughtUp = new CompletableFuture<>();
@@ -145,18 +165,67 @@ public final class ClusterNode implements Members, AutoCloseable {
     this.group = RaftGroup.valueOf(GROUP_ID, peers);
     this.membership = new Membership(memberId, config.memberDownAfter(), config.memberGrace(), timer, new Effects());
     this.props = properties(config, memberId, Peer.bindHost(config, self));
+    this.probe = new GroupProbe(props, parameters);
+    RaftGroup start = startGroup(config);
     this.client = new LogClient(memberId, props, parameters, this::currentGroup, timer);
     this.proposer = new Proposer(memberId, incarnation, client::send, timer, config.groupCommitWindow(), 100_000,
         wallMicros, membership::unwritable, membership::holdsEnds);
     this.stateMachine = new RegistryStateMachine(registry, clock, this::onApplied);
+    stateMachine.onShutDownByGroup(this::shutDownByGroup);
     this.server = RaftServer.newBuilder()
         .setServerId(Peer.peerId(memberId))
-        .setGroup(group)
+        .setGroup(start)
         .setProperties(props)
         .setStateMachine(stateMachine)
         .setParameters(parameters)
         .setOption(RaftStorage.StartupOption.RECOVER)
         .build();
+  }
+
+  /**
+   * The group this member's Raft server starts in. On a storage that holds a configuration (any
+   * start but the first) Ratis reads it from there, whatever this says. On the first start it
+   * asks the other members of {@code --members} ({@link GroupProbe#firstStart}): the group's
+   * configuration when it lists this member already (a member replaced on an empty data
+   * directory); no configuration at all when the group exists without it, so that it runs no
+   * election (the others would tell it to shut down) and waits to be added; {@code --members}
+   * when nobody answers, a new cluster.
+   */
+  private RaftGroup startGroup(ServerConfig config) {
+    Path storage = io.roster.server.store.DataDir.raft(java.util.Objects.requireNonNull(config.dataDir(),
+        "a member's data directory"), memberId).resolve(GROUP_ID.getUuid().toString()).resolve("current");
+    if (holdsConfiguration(storage)) {
+      return group;
+    }
+    List<Peer> others = Peer.all(config.members()).stream().filter(p -> !p.id().equals(memberId)).toList();
+    List<RaftPeer> found = others.isEmpty() ? null : probe.firstStart(memberId, others);
+    if (found == null) {
+      log.info("Cluster member {} starts on an empty data directory and no other member answers: it forms the group "
+          + "of --members {}", memberId, config.members());
+      return group;
+    }
+    if (found.isEmpty()) {
+      log.info("Cluster member {} starts on an empty data directory, and the group exists without it: it waits, not "
+          + "serving, until a member adds it (POST /roster/v1/admin/members?add={} on any member; docs/cluster.md)",
+          memberId, self.id().equals(self.address()) ? self.address() : self.id() + "=" + self.address());
+      return RaftGroup.valueOf(GROUP_ID);
+    }
+    log.info("Cluster member {} starts on an empty data directory; the group lists it already: it catches up from the "
+        + "leader", memberId);
+    return RaftGroup.valueOf(GROUP_ID, found);
+  }
+
+  /** Whether the Raft storage at {@code current} holds a log or a configuration (not a first start). */
+  private static boolean holdsConfiguration(Path current) {
+    if (!java.nio.file.Files.isDirectory(current)) {
+      return false;
+    }
+    try (var files = java.nio.file.Files.list(current)) {
+      return files.map(f -> f.getFileName().toString())
+          .anyMatch(name -> name.startsWith("log_") || name.equals("raft-meta.conf"));
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot read the Raft storage " + current, e);
+    }
   }
 
   /**
@@ -208,6 +277,12 @@ public final class ClusterNode implements Members, AutoCloseable {
 
   private void proposeStarted() {
     if (closed) {
+      return;
+    }
+    if (!inGroup()) {
+      // Not in the group's configuration yet: whatever it proposed would go to a group that has
+      // not taken it, and the others would count it a live member before it can serve.
+      timer.schedule(this::proposeStarted, WATCH_EVERY);
       return;
     }
     var started = io.roster.proto.cluster.v1.Command.newBuilder().setMemberStarted(MemberStarted.newBuilder()
@@ -298,8 +373,34 @@ public final class ClusterNode implements Members, AutoCloseable {
   /** The facts of this moment, for the policy. */
   private Membership.Facts facts() {
     DivisionInfo info = division().getInfo();
-    return new Membership.Facts(caughtUp.isDone(), role(info), currentPeers().size(), stateMachine.members(),
+    return new Membership.Facts(caughtUp.isDone(), inGroup(), role(info), currentPeers().size(), stateMachine.members(),
         stateMachine.stale(), local.sessionCount(), announcing);
+  }
+
+  /**
+   * Whether this member's Raft server runs and the group's configuration, as it has it, lists
+   * this member (a joint configuration: its new half).
+   */
+  private boolean inGroup() {
+    RaftServer.Division d = division();
+    if (!d.getInfo().isAlive()) {
+      return false;
+    }
+    org.apache.ratis.protocol.RaftPeerId me = Peer.peerId(memberId);
+    return d.getRaftConf().getCurrentPeers().stream().anyMatch(p -> p.getId().equals(me));
+  }
+
+  /**
+   * The group told this member's Raft server to shut down (it asked for votes, and the leader's
+   * configuration does not list it): it serves nothing from now on (the watch finds its Raft
+   * server closed), and says what to do.
+   */
+  private void shutDownByGroup() {
+    log.error("Cluster member {}: the group shut its Raft server down, since the group's configuration does not "
+        + "list it (a member that was removed, or one whose data directory holds another configuration). It serves "
+        + "nothing from now on: stop it; to add it again, empty its --data-dir, start it and add it through a member "
+        + "(docs/cluster.md, Changing the members)", memberId);
+    timer.execute(this::watch);
   }
 
   /** This member's Raft role as the policy sees it: who it heard from, how long ago. */
@@ -347,6 +448,11 @@ public final class ClusterNode implements Members, AutoCloseable {
     @Override
     public void writable(@Nullable String reason) {
       local.writable(reason, ClusterNode.this::suggest);
+    }
+
+    @Override
+    public void serving(@Nullable String reason) {
+      local.serving(reason);
     }
 
     @Override
@@ -469,23 +575,38 @@ public final class ClusterNode implements Members, AutoCloseable {
     return division().getRaftConf().getCurrentPeers();
   }
 
+  /** The group as it stands now; {@code --members} while this member is in no configuration yet. */
   private RaftGroup currentGroup() {
-    return RaftGroup.valueOf(GROUP_ID, currentPeers());
+    java.util.Collection<RaftPeer> peers = currentPeers();
+    return peers.isEmpty() ? group : RaftGroup.valueOf(GROUP_ID, peers);
   }
 
   /**
    * Changes the group's members at runtime (Ratis's configuration change, through the leader):
    * adds the {@code --members} entries of {@code add} ({@code id=host:peerPort} or {@code
-   * host:peerPort}), removes the member ids of {@code remove}. A member added catches up from the
-   * leader's snapshot and log before the new configuration takes effect; a member removed leaves
-   * the log's member list (recorded down, its owners ended after {@code --member-grace}). Returns
-   * the member ids of the new configuration.
+   * host:peerPort}), removes the member ids of {@code remove}. Before it asks the group, it asks
+   * each member it adds ({@link GroupProbe}): it must answer on its peer port as the entry's id,
+   * in no configuration that lists it (started on an empty data directory, waiting to be added).
+   * A member added catches up from the leader's snapshot and log before the new configuration
+   * takes effect; a member removed leaves the log's member list (recorded down, its owners ended
+   * after {@code --member-grace}). Returns the member ids of the new configuration, within about
+   * {@code timeout} (plus {@link GroupProbe#TIMEOUT} per member added).
+   *
+   * <p>A refusal, and a change the group answered as failed (a member added that made no progress
+   * for {@link #STAGING_TIMEOUT}, another change in progress), change nothing.
    *
    * @throws IllegalArgumentException naming the entry when one is malformed, already a member, or
    *     not one, or when no member would be left
+   * @throws IllegalStateException naming the entry when a member added does not answer, answers as
+   *     another member, or holds a configuration of its own; or when this member is not in the group
+   * @throws IOException when the group refused the change, or it did not complete in time
    */
   @Override
   public List<String> changeMembers(List<String> add, List<String> remove, Duration timeout) throws IOException {
+    if (!inGroup()) {
+      throw new IllegalStateException("this member (" + memberId + ") is not in the group's configuration: ask a "
+          + "member that is");
+    }
     Map<String, RaftPeer> next = new java.util.LinkedHashMap<>();
     for (RaftPeer p : currentPeers()) {
       next.put(Peer.member(p.getId().toString()), p);
@@ -495,6 +616,7 @@ public final class ClusterNode implements Members, AutoCloseable {
         throw new IllegalArgumentException("remove: \"" + id + "\" (expected: a member id of " + next.keySet() + ")");
       }
     }
+    List<Peer> added = new ArrayList<>();
     for (String entry : add) {
       Peer peer;
       try {
@@ -506,16 +628,84 @@ public final class ClusterNode implements Members, AutoCloseable {
         throw new IllegalArgumentException("add: \"" + entry + "\" (expected: a member not in " + next.keySet() + ")");
       }
       next.put(peer.id(), RaftPeer.newBuilder().setId(Peer.peerId(peer.id())).setAddress(peer.address()).build());
+      added.add(peer);
     }
     if (next.isEmpty()) {
       throw new IllegalArgumentException("remove: " + remove + " (expected: at least one member left)");
     }
-    log.info("Cluster member {}: changing the members to {}", memberId, next.keySet());
-    var reply = client.setConfiguration(List.copyOf(next.values()), timeout);
-    if (!reply.isSuccess()) {
-      throw new IOException("the group refused the change: " + reply.getException());
+    for (Peer peer : added) {
+      checkJoining(peer);
     }
-    return List.copyOf(next.keySet());
+    List<String> target = List.copyOf(next.keySet());
+    log.info("Cluster member {}: changing the members to {}", memberId, target);
+    RaftClientReply reply;
+    try {
+      reply = client.setConfiguration(List.copyOf(next.values()), timeout);
+    } catch (IOException e) {
+      if (currentMemberIds().equals(new java.util.HashSet<>(target))) {
+        return target; // committed, though the answer was lost
+      }
+      throw new IOException(refusal(e, timeout), e);
+    }
+    if (!reply.isSuccess()) {
+      if (currentMemberIds().equals(new java.util.HashSet<>(target))) {
+        return target;
+      }
+      throw new IOException(refusal(reply.getException(), timeout), reply.getException());
+    }
+    return target;
+  }
+
+  /**
+   * Checks a member about to be added: it answers on its peer port, as the id its entry gives,
+   * and holds no configuration that lists it (so it is a member started to join, not one of
+   * another group, nor a removed member started again on its old data).
+   */
+  private void checkJoining(Peer peer) {
+    String entry = peer.id().equals(peer.address()) ? peer.address() : peer.id() + "=" + peer.address();
+    GroupProbe.Answer a;
+    try {
+      a = probe.ask(peer, GroupProbe.TIMEOUT);
+    } catch (IOException e) {
+      throw new IllegalStateException("add: \"" + entry + "\": no member answers on " + peer.address() + " ("
+          + GroupProbe.shortCause(e) + "); start it first, with an empty --data-dir and --members listing every member and "
+          + "itself (docs/cluster.md), and ask again; nothing changed");
+    }
+    if (!a.id().equals(peer.id())) {
+      throw new IllegalStateException("add: \"" + entry + "\": the member on " + peer.address() + " is \"" + a.id()
+          + "\" (its own --members entry): add it as " + (a.id().equals(peer.address()) ? peer.address()
+          : a.id() + "=" + peer.address()) + "; nothing changed");
+    }
+    if (a.lists(a.id())) {
+      throw new IllegalStateException("add: \"" + entry + "\": the member on " + peer.address() + " holds a group "
+          + "configuration of its own that lists it (" + a.members() + "): it was removed and started again on its old "
+          + "data, or formed a group alone; stop it, empty its --data-dir, start it again and ask again; nothing changed");
+    }
+  }
+
+  /** The member ids of the configuration as it stands on this member. */
+  private java.util.Set<String> currentMemberIds() {
+    java.util.Set<String> ids = new java.util.HashSet<>();
+    currentPeers().forEach(p -> ids.add(Peer.member(p.getId().toString())));
+    return ids;
+  }
+
+  /** What the admin is told when the group did not take a change. */
+  private static String refusal(@Nullable Throwable why, Duration timeout) {
+    Throwable cause = why;
+    while (cause != null && !(cause instanceof org.apache.ratis.protocol.exceptions.RaftException)
+        && cause.getCause() != null && cause.getCause() != cause) {
+      cause = cause.getCause();
+    }
+    if (cause instanceof org.apache.ratis.protocol.exceptions.ReconfigurationTimeoutException) {
+      return "a member added made no progress catching up from the leader for " + STAGING_TIMEOUT.toSeconds()
+          + " s (it stopped, or is not reachable from the leader); nothing changed";
+    }
+    if (cause instanceof org.apache.ratis.protocol.exceptions.ReconfigurationInProgressException) {
+      return "another change of members is in progress; nothing changed, ask again once it is done";
+    }
+    return "the change did not complete within " + timeout.toSeconds() + " s (" + (cause == null ? "no answer"
+        : GroupProbe.shortCause(cause)) + "); if it was still in progress it may yet complete";
   }
 
   private RaftServer.Division division() {
@@ -642,6 +832,7 @@ public final class ClusterNode implements Members, AutoCloseable {
     RaftServerConfigKeys.Log.setWriteBufferSize(p, SizeInBytes.valueOf("4100KB"));
     GrpcConfigKeys.setMessageSizeMax(p, SizeInBytes.valueOf("32MB"));
     RaftServerConfigKeys.RetryCache.setExpiryTime(p, TimeDuration.valueOf(30, TimeUnit.SECONDS));
+    RaftServerConfigKeys.setStagingTimeout(p, TimeDuration.valueOf(STAGING_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS));
     // A snapshot every --snapshot-every entries, and the log before it goes: the disk and a
     // restarting member's replay stay bounded by the registry's size, not its history.
     RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(p, true);

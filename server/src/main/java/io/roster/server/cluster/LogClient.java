@@ -16,7 +16,11 @@ import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftGroup;
+import org.apache.ratis.protocol.exceptions.ReconfigurationInProgressException;
+import org.apache.ratis.protocol.exceptions.ReconfigurationTimeoutException;
+import org.apache.ratis.protocol.exceptions.SetConfigurationException;
 import org.apache.ratis.retry.RetryPolicies;
+import org.apache.ratis.retry.RetryPolicy;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 import org.apache.ratis.util.TimeDuration;
 import org.slf4j.Logger;
@@ -67,13 +71,18 @@ final class LogClient implements AutoCloseable {
   }
 
   private RaftClient newClient(RaftProperties properties) {
+    return newClient(properties, RetryPolicies.retryUpToMaximumCountWithFixedSleep(
+        (int) (RETRY_FOR.toMillis() / RETRY_EVERY.toMillis()), TimeDuration.valueOf(RETRY_EVERY.toMillis(),
+            TimeUnit.MILLISECONDS)));
+  }
+
+  private RaftClient newClient(RaftProperties properties, RetryPolicy retry) {
     ClientId id = ClientId.randomId();
     return RaftClient.newBuilder()
         .setProperties(properties)
         .setRaftGroup(group.get())
         .setClientId(id)
-        .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep((int) (RETRY_FOR.toMillis() / RETRY_EVERY.toMillis()),
-            TimeDuration.valueOf(RETRY_EVERY.toMillis(), TimeUnit.MILLISECONDS)))
+        .setRetryPolicy(retry)
         .setClientRpc(new GrpcFactory(parameters).newRaftClientRpc(id, properties))
         .build();
   }
@@ -122,7 +131,15 @@ final class LogClient implements AutoCloseable {
     }
   }
 
-  /** Asks the group's leader to change its members to {@code peers}, waiting at most {@code timeout}. */
+  /** How soon a change of members is asked again when the group had no leader to take it. */
+  static final Duration CHANGE_RETRY_EVERY = Duration.ofMillis(100);
+
+  /**
+   * Asks the group's leader to change its members to {@code peers}, for at most {@code timeout}:
+   * asked again every {@link #CHANGE_RETRY_EVERY} while no leader takes it, never once the group
+   * has answered that the change failed (a member added that makes no progress, another change in
+   * progress): such a failure is final, and the group's configuration is as it was.
+   */
   RaftClientReply setConfiguration(List<org.apache.ratis.protocol.RaftPeer> peers, Duration timeout)
       throws IOException {
     // A client of the current group, so that the leader is found among today's members, that waits
@@ -130,7 +147,15 @@ final class LogClient implements AutoCloseable {
     RaftProperties p = new RaftProperties(props);
     org.apache.ratis.client.RaftClientConfigKeys.Rpc.setRequestTimeout(p,
         TimeDuration.valueOf(timeout.toMillis(), TimeUnit.MILLISECONDS));
-    try (RaftClient c = newClient(p)) {
+    long deadline = timer.nanoTime() + timeout.toNanos();
+    RetryPolicy untilRefusedOrLate = event -> {
+      Throwable cause = event.getCause();
+      boolean refused = cause instanceof ReconfigurationTimeoutException
+          || cause instanceof ReconfigurationInProgressException || cause instanceof SetConfigurationException;
+      return refused || timer.nanoTime() - deadline + CHANGE_RETRY_EVERY.toNanos() > 0 ? RetryPolicy.NO_RETRY_ACTION
+          : () -> TimeDuration.valueOf(CHANGE_RETRY_EVERY.toMillis(), TimeUnit.MILLISECONDS);
+    };
+    try (RaftClient c = newClient(p, untilRefusedOrLate)) {
       return c.admin().setConfiguration(peers);
     }
   }

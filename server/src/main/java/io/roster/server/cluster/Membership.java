@@ -33,7 +33,12 @@ final class Membership {
   static final Duration BALANCE_EVERY = Duration.ofSeconds(2);
   /** How long the ends of this member's sessions are held after a stall or a cut-off (decisions 34 and 49). */
   static final Duration HOLD_ENDS_AFTER_STALL = Proposer.HOLD_ENDS_AFTER_STALL;
-  static final String CATCHING_UP = "catching up with the cluster's log";
+  static final String CATCHING_UP = "this cluster member is catching up with the cluster's log";
+  /** Why a member that is not in the group's configuration yet does not serve (decision 86). */
+  static final String NOT_JOINED = "this cluster member has not joined the group yet: it waits until a member adds it "
+      + "(POST /roster/v1/admin/members?add=..., docs/cluster.md)";
+  /** Why a member that was in the group, and no longer is, does not serve. */
+  static final String REMOVED = "this cluster member is no longer in the group's configuration (it was removed)";
 
   /** What the policy asks of the member: the adapter proposes log entries and tells the server. */
   interface Effects {
@@ -51,6 +56,12 @@ final class Membership {
 
     /** This member cannot write ({@code reason}), or can again (null): refuse or accept, and move sessions away. */
     void writable(@Nullable String reason);
+
+    /**
+     * This member's registry may not be read ({@code reason}: it has not joined the group, is
+     * catching up with its log, or was removed), or may be (null): it serves reads or refuses them.
+     */
+    void serving(@Nullable String reason);
 
     /** Ask {@code count} sessions to move to the member reached at {@code to}; returns how many were asked. */
     int shed(int count, String to);
@@ -83,6 +94,7 @@ final class Membership {
    * The facts of one moment.
    *
    * @param caughtUp whether this member has applied its own {@code member_started} entry
+   * @param inGroup whether the group's configuration, as this member has it, lists it
    * @param role its Raft role
    * @param groupSize how many members the group has
    * @param members the members the log knows
@@ -90,8 +102,15 @@ final class Membership {
    * @param sessions the sessions this member holds
    * @param announcing whether this member's {@code member_started} is being proposed now
    */
-  record Facts(boolean caughtUp, Role role, int groupSize, List<RegistryStateMachine.Member> members,
-      Map<String, Long> stale, int sessions, boolean announcing) {}
+  record Facts(boolean caughtUp, boolean inGroup, Role role, int groupSize, List<RegistryStateMachine.Member> members,
+      Map<String, Long> stale, int sessions, boolean announcing) {
+
+    /** The facts of a member that is in the group's configuration. */
+    Facts(boolean caughtUp, Role role, int groupSize, List<RegistryStateMachine.Member> members,
+        Map<String, Long> stale, int sessions, boolean announcing) {
+      this(caughtUp, true, role, groupSize, members, stale, sessions, announcing);
+    }
+  }
 
   private final String memberId;
   private final Duration memberDownAfter;
@@ -100,6 +119,8 @@ final class Membership {
   private final Effects effects;
   private final AtomicInteger suggestions = new AtomicInteger();
   private volatile @Nullable String unwritable = CATCHING_UP;
+  /** Why this member's registry may not be read (not joined, catching up, removed), or null. */
+  private volatile @Nullable String unservable = CATCHING_UP;
   /** When the watch last ran; a gap far beyond its period means this JVM was stalled. */
   private volatile long watchedAtNanos;
   /** Until when this member holds back owners' ends after a stall or a cut-off. */
@@ -109,6 +130,8 @@ final class Membership {
   // The watch thread's own.
   /** Whether this member has been cut off since it caught up (for the log line). */
   private boolean wasCutOff;
+  /** Whether the server was last told it can write (true), cannot (false), or nothing yet (null). */
+  private @Nullable Boolean toldWritable;
   /** When this member last led or heard from a named leader. */
   private long leaderSeenNanos;
   /** Leader only: since when this leader has seen each stale member stale, and since which entry. */
@@ -133,6 +156,11 @@ final class Membership {
     return unwritable;
   }
 
+  /** Null when this member's registry may be read (it is in the group and caught up), else why not. */
+  @Nullable String unservable() {
+    return unservable;
+  }
+
   /**
    * The periodic watch's start, before {@link #watch}: whether it ran far later than its period
    * (a stall, after which the ends of this member's sessions are held for
@@ -155,18 +183,21 @@ final class Membership {
   }
 
   /**
-   * One look at the facts: whether this member can write (it is caught up and hears from a
-   * leader, or as the leader from a majority, within {@code --member-down-after}); on the
-   * leader, members silent that long recorded down and stale owners ended after
-   * {@code --member-grace}; its own return recorded when the log says it is down; balance.
+   * One look at the facts: whether this member serves reads (it is in the group's configuration
+   * and has caught up) and whether it can write (it serves, and hears from a leader, or as the
+   * leader from a majority, within {@code --member-down-after}); on the leader, members silent
+   * that long recorded down and stale owners ended after {@code --member-grace}; its own return
+   * recorded when the log says it is down; balance.
    */
   void watch(Facts facts) {
     long silenceMs = memberDownAfter.toMillis();
     Role role = facts.role();
     long now = time.nanoTime();
+    @Nullable String unread = !facts.inGroup() ? (facts.caughtUp() ? REMOVED : NOT_JOINED)
+        : !facts.caughtUp() ? CATCHING_UP : null;
     @Nullable String why;
-    if (!facts.caughtUp()) {
-      why = CATCHING_UP;
+    if (unread != null) {
+      why = unread;
     } else if (role.leader()) {
       why = leaderCutOff(role, facts.groupSize(), silenceMs);
     } else {
@@ -180,9 +211,9 @@ final class Membership {
     if (role.leader()) {
       leaderSeenNanos = now;
     }
-    String before = unwritable;
     unwritable = why;
-    if (facts.caughtUp() && (before == null) != (why == null)) {
+    Boolean told = toldWritable;
+    if (facts.caughtUp() && (told == null || told != (why == null))) {
       if (why != null) {
         log.warn("Cluster member {} cannot take writes: {}; its sessions are asked to move", memberId, why);
       } else {
@@ -192,7 +223,18 @@ final class Membership {
         holdEndsUntilNanos = now + HOLD_ENDS_AFTER_STALL.toNanos();
       }
       wasCutOff |= why != null;
+      toldWritable = why == null;
       effects.writable(why);
+    }
+    if (!java.util.Objects.equals(unservable, unread)) {
+      if (unread != null && unservable == null) {
+        log.warn("Cluster member {} no longer serves: {}", memberId, unread);
+      } else if (NOT_JOINED.equals(unread)) {
+        log.info("Cluster member {} waits to be added to the group (its configuration does not list it); it serves "
+            + "nothing until then", memberId);
+      }
+      unservable = unread;
+      effects.serving(unread);
     }
     if (why == null) {
       RegistryStateMachine.Member me = member(facts, memberId);

@@ -136,6 +136,26 @@ final class RegistryStateMachine extends BaseStateMachine {
     leaderChanges.increment();
   }
 
+  /** Told when the group shuts this member's Raft server down (see {@link #notifyServerShutdown}). */
+  private volatile Runnable shutDownByGroup = () -> { };
+
+  /** {@code then} runs when the group shuts this member's Raft server down. */
+  void onShutDownByGroup(Runnable then) {
+    this.shutDownByGroup = then;
+  }
+
+  /**
+   * Ratis closed this member's Raft server: for the whole server ({@code allServer}, this member
+   * stopping), or because the group told it to shut down (it asked for votes, and the leader's
+   * configuration does not list it).
+   */
+  @Override
+  public void notifyServerShutdown(org.apache.ratis.proto.RaftProtos.RoleInfoProto roleInfo, boolean allServer) {
+    if (!allServer) {
+      shutDownByGroup.run();
+    }
+  }
+
   /** Leader changes this member has been told of since start. */
   long leaderChanges() {
     return leaderChanges.sum();

@@ -4,6 +4,7 @@ import io.roster.server.model.Instance;
 import io.roster.server.model.Names;
 import io.roster.server.model.ServiceKey;
 import io.roster.server.model.ServiceSnapshot;
+import io.roster.server.registry.Readiness;
 import io.roster.server.registry.Registry;
 import java.net.Inet4Address;
 import java.net.Inet6Address;
@@ -51,6 +52,9 @@ import org.xbill.DNS.Type;
  *   <li>An unknown name is NXDOMAIN, a known one with nothing of the type NOERROR and no
  *       answer; both carry the zone's SOA, whose minimum is the TTL, for negative caching.
  *       Names outside the zone are REFUSED; opcodes other than QUERY are NOTIMP.
+ *   <li>While the server's registry may not be read (a cluster member that has not joined the
+ *       group, or is catching up with its log), every name of the zone is SERVFAIL: a resolver
+ *       asks another server, and caches nothing.
  * </ul>
  *
  * <p>Thread-safe (reads the registry, holds no state).
@@ -70,13 +74,17 @@ public final class DnsAnswers {
   private final Registry registry;
   private final long ttl;
   private final java.util.function.BooleanSupplier complete;
+  private final Readiness readiness;
 
   /**
    * @param complete whether the registry is whole: false while the server warms up after a start
    *     or a member catches up with the log, when a name it lacks may exist (then SERVFAIL, not
    *     an NXDOMAIN resolvers would cache)
+   * @param readiness whether the registry may be read at all: SERVFAIL for every name until it may
    */
-  public DnsAnswers(Registry registry, Duration ttl, java.util.function.BooleanSupplier complete) {
+  public DnsAnswers(Registry registry, Duration ttl, java.util.function.BooleanSupplier complete,
+      Readiness readiness) {
+    this.readiness = readiness;
     this.registry = registry;
     this.ttl = ttl.toSeconds();
     this.complete = complete;
@@ -130,6 +138,9 @@ public final class DnsAnswers {
       r.getHeader().setRcode(Rcode.REFUSED);
       return new Answer(r.toWire(limit), typeLabel, "refused");
     }
+    if (readiness.refusal() != null) {
+      return servfail(q, question, limit, typeLabel);
+    }
     r.getHeader().setFlag(Flags.AA);
     boolean found;
     if (name.equals(ZONE) || name.equals(ADDR)) {
@@ -143,11 +154,7 @@ public final class DnsAnswers {
     boolean empty = r.getSection(Section.ANSWER).isEmpty();
     if (empty && !complete.getAsBoolean()) {
       // Warming up or catching up: what is missing may only be missing here for now.
-      Message fail = new Message(q.getHeader().getID());
-      fail.getHeader().setFlag(Flags.QR);
-      fail.getHeader().setRcode(Rcode.SERVFAIL);
-      fail.addRecord(question, Section.QUESTION);
-      return new Answer(fail.toWire(limit), typeLabel, "servfail");
+      return servfail(q, question, limit, typeLabel);
     }
     if (!found) {
       r.getHeader().setRcode(Rcode.NXDOMAIN);
@@ -156,6 +163,14 @@ public final class DnsAnswers {
       r.addRecord(soa(), Section.AUTHORITY);
     }
     return new Answer(r.toWire(limit), typeLabel, found ? "ok" : "nxdomain");
+  }
+
+  private static Answer servfail(Message q, Record question, int limit, String typeLabel) {
+    Message fail = new Message(q.getHeader().getID());
+    fail.getHeader().setFlag(Flags.QR);
+    fail.getHeader().setRcode(Rcode.SERVFAIL);
+    fail.addRecord(question, Section.QUESTION);
+    return new Answer(fail.toWire(limit), typeLabel, "servfail");
   }
 
   private boolean answerAddress(Message r, Name name, int type) {

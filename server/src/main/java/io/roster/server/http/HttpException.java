@@ -40,6 +40,18 @@ public final class HttpException extends RuntimeException {
     return status;
   }
 
+  /**
+   * Throws 503 naming why while the server's registry may not be read (a cluster member that has
+   * not joined the group, or is catching up with its log; decision 86): what every route that
+   * reads or changes the registry asks first.
+   */
+  public static void refuseUnlessServing(io.roster.server.registry.Readiness readiness) {
+    String why = readiness.refusal();
+    if (why != null) {
+      throw new HttpException(503, why + "; ask another server");
+    }
+  }
+
   /** 400: a parameter is missing or has a value that is not allowed. */
   public static HttpException badParameter(String name, @Nullable String value, String expected) {
     String shown = value == null ? "missing" : "\"" + (value.length() > 80 ? value.substring(0, 80) + "..." : value) + "\"";

@@ -13,6 +13,7 @@ import io.roster.server.http.JsonEnvelope;
 import io.roster.server.model.Instance;
 import io.roster.server.model.Names;
 import io.roster.server.model.ServiceKey;
+import io.roster.server.registry.Readiness;
 import io.roster.server.registry.Registry;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -26,7 +27,9 @@ import java.util.Set;
  * registered here.
  *
  * <p>With auth on, {@code /metrics} needs read on every namespace ({@code *}: the metrics name
- * namespaces and count their instances), and discovery needs read on what it lists.
+ * namespaces and count their instances), and discovery needs read on what it lists. Discovery
+ * answers 503 naming why while the server's registry may not be read (a cluster member that has
+ * not joined, or is catching up); the metrics are this process's, and are always served.
  */
 public final class MetricsApi {
 
@@ -39,8 +42,10 @@ public final class MetricsApi {
   private final ServerMetrics metrics;
   private final Registry registry;
   private final HttpCallers callers;
+  private final Readiness readiness;
 
-  public MetricsApi(ServerMetrics metrics, Registry registry, HttpCallers callers) {
+  public MetricsApi(ServerMetrics metrics, Registry registry, HttpCallers callers, Readiness readiness) {
+    this.readiness = readiness;
     this.metrics = metrics;
     this.registry = registry;
     this.callers = callers;
@@ -66,6 +71,7 @@ public final class MetricsApi {
    */
   private HttpResponse discover(HttpRequest r) {
     requireGet(r);
+    HttpException.refuseUnlessServing(readiness);
     String namespace = r.param("namespace", Names.DEFAULT_NAMESPACE);
     String group = r.param("group", "");
     String service = r.param("service", "");

@@ -22,6 +22,7 @@ import io.roster.server.naming.ServiceLists;
 import io.roster.server.naming.Updates;
 import io.roster.server.push.PushEngine;
 import io.roster.server.registry.HealthCheck;
+import io.roster.server.registry.Readiness;
 import io.roster.server.registry.Registry;
 import io.roster.server.registry.ServiceSettings;
 import io.roster.server.registry.Writer;
@@ -59,11 +60,15 @@ public final class NacosAdminApi {
   private final SessionManager sessions;
   private final NacosHttpApi v1;
   private final HttpCallers callers;
+  private final Readiness readiness;
 
   /**
    * @param v1 the v1 API, whose instance update and log levels this API shares
+   * @param readiness whether the server serves now: until it does, every route but the log levels answers 503 naming why
    */
-  public NacosAdminApi(Registry registry, Writer writer, PushEngine engine, SessionManager sessions, NacosHttpApi v1) {
+  public NacosAdminApi(Registry registry, Writer writer, PushEngine engine, SessionManager sessions, NacosHttpApi v1,
+      Readiness readiness) {
+    this.readiness = readiness;
     this.registry = registry;
     this.updates = new Updates(writer, registry, sessions::probePolicy);
     this.engine = engine;
@@ -80,6 +85,9 @@ public final class NacosAdminApi {
   HttpResponse answer(HttpRequest r) {
     String route = r.path().substring(PATH.length());
     try {
+      if (!route.equals("/ops/log")) {
+        HttpException.refuseUnlessServing(readiness);
+      }
       JsonNode data = switch (route) {
         case "/service/list" -> only(r, "GET", this::services);
         case "/service" -> switch (r.method()) {

@@ -7,6 +7,7 @@ import io.grpc.stub.StreamObserver;
 import io.roster.proto.nacos.BiRequestStreamGrpc;
 import io.roster.proto.nacos.Payload;
 import io.roster.proto.nacos.RequestGrpc;
+import io.roster.server.registry.Readiness;
 import io.roster.server.registry.Registry;
 import io.roster.server.session.Door;
 import io.roster.server.session.SessionManager;
@@ -34,12 +35,13 @@ public final class NacosEndpoint implements Door {
    * Nacos connections become sessions of {@code sessions}; queries read {@code registry}. A
    * connection silent for {@code keepaliveTime} is sent a {@code ClientDetectionRequest}, and
    * one silent for {@code keepaliveTime + keepaliveTimeout} is ended ({@link ClientDetection}).
+   * Queries are refused while {@code readiness} says the registry may not be read.
    */
   public NacosEndpoint(SessionManager sessions, Registry registry, Scheduler scheduler, Duration keepaliveTime,
-      Duration keepaliveTimeout) {
+      Duration keepaliveTimeout, Readiness readiness) {
     this.connections = new NacosConnections(sessions);
     this.service = new NacosService(sessions, registry, connections,
-        new ClientDetection(scheduler, keepaliveTime, keepaliveTimeout));
+        new ClientDetection(scheduler, keepaliveTime, keepaliveTimeout), readiness);
   }
 
   /**

@@ -29,6 +29,7 @@ import io.roster.server.probe.ProbePolicy;
 import io.roster.server.naming.Updates;
 import io.roster.server.registry.Claim;
 import io.roster.server.registry.HealthCheck;
+import io.roster.server.registry.Readiness;
 import io.roster.server.registry.Registry;
 import io.roster.server.registry.Writer;
 import java.time.Duration;
@@ -84,7 +85,8 @@ public final class NacosHttpApi {
   private final IntSupplier connections;
   private final HttpCallers callers;
   private final NacosLogin login;
-  private volatile boolean up = true;
+  /** Whether this server serves its registry now, and is ready (what {@code operator/metrics} says). */
+  private final Readiness readiness;
 
   /**
    * @param connections how many Roster sessions and Nacos gRPC connections this member has
@@ -93,12 +95,17 @@ public final class NacosHttpApi {
    */
   public NacosHttpApi(Registry registry, Writer writer, Leases leases, IntSupplier connections,
       Authenticator authenticator) {
-    this(registry, writer, leases, connections, authenticator, () -> ProbePolicy.DEFAULT);
+    this(registry, writer, leases, connections, authenticator, () -> ProbePolicy.DEFAULT, Readiness.ready());
   }
 
-  /** @param probePolicy where the server may probe ({@code --probe-allow}): persistent registrations and checks follow it */
+  /**
+   * @param probePolicy where the server may probe ({@code --probe-allow}): persistent registrations and checks follow it
+   * @param readiness whether the server serves now: until it does, every route but the status and
+   *     the log levels answers 503 naming why, and {@code operator/metrics} says {@code DOWN}
+   */
   public NacosHttpApi(Registry registry, Writer writer, Leases leases, IntSupplier connections,
-      Authenticator authenticator, java.util.function.Supplier<ProbePolicy> probePolicy) {
+      Authenticator authenticator, java.util.function.Supplier<ProbePolicy> probePolicy, Readiness readiness) {
+    this.readiness = readiness;
     this.registry = registry;
     this.leases = leases;
     this.updates = new Updates(writer, registry, probePolicy);
@@ -116,14 +123,15 @@ public final class NacosHttpApi {
         + r.path() + ") is not served; see docs/nacos-compat.md"));
   }
 
-  /** From now on {@code operator/metrics} says {@code DOWN} (the server is stopping). */
-  public void markDown() {
-    up = false;
-  }
-
-  /** Answers one request under {@code /nacos/v1/ns}. */
+  /**
+   * Answers one request under {@code /nacos/v1/ns}: 503 naming why while the server's registry
+   * may not be read, but for the status and the log levels.
+   */
   HttpResponse naming(HttpRequest r) {
     String route = r.path().substring(NAMING.length());
+    if (!route.equals("/operator/metrics") && !route.equals("/operator/log")) {
+      HttpException.refuseUnlessServing(readiness);
+    }
     try {
       return switch (route) {
         case "/instance" -> switch (r.method()) {
@@ -395,12 +403,13 @@ public final class NacosHttpApi {
   }
 
   /**
-   * GET /operator/metrics: {@code {"status":"UP"}} (a probe: open to anyone, auth on or off),
+   * GET /operator/metrics: {@code {"status":"UP"}} while the server is ready, else {@code DOWN}
+   * (a probe: open to anyone, auth on or off; the readiness the gRPC health service reports),
    * and counters with {@code onlyStatus=false} (an admin of every namespace's).
    */
   private HttpResponse metrics(HttpRequest r) {
     ObjectNode o = NacosMapping.JSON.createObjectNode();
-    o.put("status", up ? "UP" : "DOWN");
+    o.put("status", readiness.notReady() == null ? "UP" : "DOWN");
     if (Boolean.FALSE.equals(r.boolParam("onlyStatus"))) {
       callers.checkAll(r, Permission.ADMIN, Grant.ALL);
       int sessions = connections.getAsInt();

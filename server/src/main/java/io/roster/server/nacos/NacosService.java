@@ -19,6 +19,7 @@ import io.roster.server.naming.Hellos;
 import io.roster.server.naming.Persistent;
 import io.roster.server.naming.ServiceLists;
 import io.roster.server.registry.Claim;
+import io.roster.server.registry.Readiness;
 import io.roster.server.registry.Registry;
 import io.roster.server.session.RequestCounters;
 import io.roster.server.session.Scope;
@@ -77,9 +78,13 @@ final class NacosService {
   private final NacosConnections connections;
   private final ClientDetection detection;
   private final Hellos hellos;
+  /** Whether the server's registry may be read now (not while a cluster member has not joined or caught up). */
+  private final Readiness readiness;
 
-  NacosService(SessionManager sessions, Registry registry, NacosConnections connections, ClientDetection detection) {
+  NacosService(SessionManager sessions, Registry registry, NacosConnections connections, ClientDetection detection,
+      Readiness readiness) {
     this.sessions = sessions;
+    this.readiness = readiness;
     this.registry = registry;
     this.persistent = new Persistent(registry, sessions.writer(), sessions::probePolicy);
     this.connections = connections;
@@ -151,6 +156,12 @@ final class NacosService {
     if (type.equals("HealthCheckRequest")) {
       // The client's connection check: it carries no token, and Nacos asks for none.
       return done(Envelope.response("HealthCheckResponse"));
+    }
+    String notServing = readiness.refusal();
+    if (notServing != null) {
+      // This server's registry is not the cluster's: nothing is read from it,
+      // nor written through it.
+      return done(Envelope.error(Envelope.UNAVAILABLE, notServing + "; ask another server"));
     }
     Principal caller = identify(c, session, request);
     return switch (type) {

@@ -29,6 +29,7 @@ import io.roster.server.naming.DrainTimeouts;
 import io.roster.server.naming.LogLevels;
 import io.roster.server.naming.LogText;
 import io.roster.server.push.AckCollector;
+import io.roster.server.registry.Readiness;
 import io.roster.server.session.Session;
 import io.roster.server.session.SessionInfo;
 import io.roster.server.session.SessionManager;
@@ -36,21 +37,27 @@ import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import org.jspecify.annotations.Nullable;
 
-/** {@code roster.v1.Admin}: introspection and runtime control for operators. */
+/**
+ * {@code roster.v1.Admin}: introspection and runtime control for operators. While the server's
+ * registry may not be read (a cluster member that has not joined or is catching up), every call
+ * but the log levels is answered UNAVAILABLE naming why.
+ */
 final class AdminService extends AdminGrpc.AdminImplBase {
 
   private final SessionManager sessions;
   /** The cluster as this member sees it, or null when standalone. */
   private final @Nullable Members cluster;
+  private final Readiness readiness;
 
-  AdminService(SessionManager sessions, @Nullable Members cluster) {
+  AdminService(SessionManager sessions, @Nullable Members cluster, Readiness readiness) {
     this.sessions = sessions;
     this.cluster = cluster;
+    this.readiness = readiness;
   }
 
   @Override
   public void listMembers(ListMembersRequest req, StreamObserver<ListMembersResponse> out) {
-    if (refused(out)) {
+    if (refused(out) || notServing(out)) {
       return;
     }
     ListMembersResponse.Builder b = ListMembersResponse.newBuilder();
@@ -74,7 +81,7 @@ final class AdminService extends AdminGrpc.AdminImplBase {
 
   @Override
   public void listConnections(ListConnectionsRequest req, StreamObserver<ListConnectionsResponse> out) {
-    if (refused(out)) {
+    if (refused(out) || notServing(out)) {
       return;
     }
     ConnectionPages.Page page;
@@ -114,6 +121,9 @@ final class AdminService extends AdminGrpc.AdminImplBase {
 
   @Override
   public void drainInstance(DrainInstanceRequest req, StreamObserver<DrainInstanceResponse> out) {
+    if (notServing(out)) {
+      return;
+    }
     CompletableFuture<AckCollector.Counts> done;
     ServiceKey service;
     InstanceKey key;
@@ -179,6 +189,17 @@ final class AdminService extends AdminGrpc.AdminImplBase {
 
   private static LoggerLevel toProto(LogLevels.LoggerLevel l) {
     return LoggerLevel.newBuilder().setName(l.name()).setLevel(l.level()).setEffectiveLevel(l.effectiveLevel()).build();
+  }
+
+  /** Refuses with UNAVAILABLE naming why while the server's registry may not be read. */
+  private boolean notServing(StreamObserver<?> out) {
+    String why = readiness.refusal();
+    if (why == null) {
+      return false;
+    }
+    out.onError(Errors.toStatusException(new RegistryException(RegistryException.Kind.UNAVAILABLE, "",
+        why + "; ask another server")));
+    return true;
   }
 
   /** Refuses, unless the caller is an admin of every namespace: what the server-wide calls need. */

@@ -16,6 +16,7 @@ import io.roster.server.auth.Authenticator;
 import io.roster.server.cluster.Members;
 import io.roster.server.config.ServerConfig;
 import io.roster.server.push.PushEngine;
+import io.roster.server.registry.Readiness;
 import io.roster.server.registry.Registry;
 import io.roster.server.registry.WarmUp;
 import io.roster.server.session.Door;
@@ -39,7 +40,10 @@ import org.jspecify.annotations.Nullable;
  * port, with the services of other protocols that share it ({@link Guest}: the Nacos 2.x
  * services), and HTTP/2 keepalive that drops silent peers; plaintext, or TLS for every protocol
  * on the port alike when given a {@link ServerTls}. Owns the Netty server, and drives the
- * {@link Door} of every protocol on its port alike: refused, moved, awaited.
+ * {@link Door} of every protocol on its port alike: refused, moved, awaited. What it serves
+ * follows the server's {@link Readiness}: health says SERVING only while it is ready, and new
+ * sessions are refused while it is not; the Registry and xDS services refuse reads while the
+ * server's registry is not the cluster's.
  */
 public final class GrpcEndpoint {
 
@@ -60,7 +64,7 @@ public final class GrpcEndpoint {
   /** The doors whose connections a stop waits for: see {@link Guest#awaitOnStop}. */
   private final List<Door> awaited = new ArrayList<>();
   private final HealthStatusManager health = new HealthStatusManager();
-  private volatile @Nullable String refused;
+  private final Readiness readiness;
   private volatile boolean started;
 
   /**
@@ -82,28 +86,31 @@ public final class GrpcEndpoint {
    */
   public GrpcEndpoint(ServerConfig config, Registry registry, PushEngine engine, SessionManager sessions,
       Scheduler scheduler, IntFunction<String> nodeId, String version, WarmUp warmUp) {
-    this(config, registry, engine, sessions, scheduler, nodeId, version, warmUp, null, List.of(), null);
+    this(config, registry, engine, sessions, scheduler, nodeId, version, warmUp, null, List.of(), null,
+        Readiness.ready());
   }
 
   /**
    * @param cluster the cluster as this member sees it (Admin/ListMembers), or null when standalone
    * @param guests the other protocols served on this port (docs/nacos-compat.md)
    * @param tls the port's TLS material (every protocol on it alike), or null for plaintext
+   * @param readiness whether the server serves now, and why not (every protocol on the port alike)
    */
   public GrpcEndpoint(ServerConfig config, Registry registry, PushEngine engine, SessionManager sessions,
       Scheduler scheduler, IntFunction<String> nodeId, String version, WarmUp warmUp, @Nullable Members cluster,
-      List<Guest> guests, @Nullable ServerTls tls) {
+      List<Guest> guests, @Nullable ServerTls tls, Readiness readiness) {
     this.nodeId = nodeId;
     this.sessions = sessions;
+    this.readiness = readiness;
     this.registryService = new RegistryService(registry, sessions.writer(), engine, scheduler, sessions.limits(),
-        warmUp, sessions.requests(), sessions::probePolicy);
+        warmUp, sessions.requests(), sessions::probePolicy, readiness);
     this.sessionService = new SessionService(sessions, registryService::answer, config.keepaliveTime(),
         config.keepaliveTimeout(), config.pushAckTimeout(), scheduler, version, config.maxMessageSize(), warmUp);
     doors.add(sessionService);
     awaited.add(sessionService);
     Connections connections = new Connections(sessions);
     CountedCalls counted = new CountedCalls(sessions.requests());
-    XdsService xds = new XdsService(registry, scheduler);
+    XdsService xds = new XdsService(registry, scheduler, readiness);
     registry.addListener(xds);
     // Every check of the auth file: long-lived calls of identities it no longer has end, as sessions do.
     Authenticator authenticator = sessions.authenticator();
@@ -139,7 +146,7 @@ public final class GrpcEndpoint {
         .permitKeepAliveWithoutCalls(true)
         .addService(sessionService.definition())
         .addService(ServerInterceptors.intercept(registryService, counted))
-        .addService(ServerInterceptors.intercept(new AdminService(sessions, cluster), counted))
+        .addService(ServerInterceptors.intercept(new AdminService(sessions, cluster, readiness), counted))
         .addService(ServerInterceptors.intercept(xds, counted))
         .addService(health.getHealthService())
         .addService(ProtoReflectionServiceV1.newInstance())
@@ -147,6 +154,8 @@ public final class GrpcEndpoint {
         .directExecutor()
         .build();
     setHealth(ServingStatus.NOT_SERVING);
+    readiness.onChange(this::readinessChanged);
+    readinessChanged();
   }
 
   /** Reflection's v1alpha service, which gRPC deprecates for v1 but older tools still ask for. */
@@ -169,29 +178,28 @@ public final class GrpcEndpoint {
     SessionService.encodePush(push);
   }
 
-  /** Binds the port and reports SERVING (unless {@link #refuse} said why not yet). */
+  /** Binds the port and reports SERVING (unless the server is not ready yet). */
   public void start() throws IOException {
     server.start();
     String id = nodeId.apply(server.getPort());
     sessions.nodeId(id);
     sessionService.nodeId(id);
-    started = true;
-    setHealth(refused == null ? ServingStatus.SERVING : ServingStatus.NOT_SERVING);
+    synchronized (this) {
+      started = true;
+      readinessChanged();
+    }
   }
 
   /**
-   * A cluster member that is catching up with the log ({@code catchingUp}) or cannot take
-   * writes refuses new sessions with UNAVAILABLE for {@code reason}, and reports NOT_SERVING;
-   * while catching up, every Registry call is refused too (the state is partial). {@code
-   * null}: accepts again and reports SERVING.
+   * The server's readiness changed: while it is not ready (a cluster member that has not joined,
+   * is catching up or cannot take writes) every protocol refuses new sessions with UNAVAILABLE
+   * naming why, and health says NOT_SERVING; once ready, both accept again.
    */
-  public synchronized void refuse(@Nullable String reason, boolean catchingUp) {
-    refused = reason;
-    doors.forEach(d -> d.refuse(reason));
-    registryService.catchingUp(catchingUp ? reason : null);
-    registryService.cutOff(catchingUp ? null : reason);
+  private synchronized void readinessChanged() {
+    String why = readiness.notReady();
+    doors.forEach(d -> d.refuse(why));
     if (started) {
-      setHealth(reason == null ? ServingStatus.SERVING : ServingStatus.NOT_SERVING);
+      setHealth(why == null ? ServingStatus.SERVING : ServingStatus.NOT_SERVING);
     }
   }
 
@@ -262,6 +270,7 @@ public final class GrpcEndpoint {
     Deadline deadline = Deadline.after(grace);
     health.enterTerminalState();
     registryService.stop("server shutting down");
+    readiness.stopping("server shutting down");
     doors.forEach(d -> d.moveAll("server shutting down", suggest));
     server.shutdown();
     for (Door d : awaited) {

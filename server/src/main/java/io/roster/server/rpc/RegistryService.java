@@ -39,6 +39,7 @@ import io.roster.server.push.PushEngine;
 import io.roster.server.push.PushPayload;
 import io.roster.server.push.PushQueue;
 import io.roster.server.push.PushTarget;
+import io.roster.server.registry.Readiness;
 import io.roster.server.registry.Registry;
 import io.roster.server.registry.ServiceSettings;
 import io.roster.server.registry.Writer;
@@ -66,27 +67,31 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
   private final SessionLimits limits;
   private final Set<Watcher> watchers = ConcurrentHashMap.newKeySet();
   private volatile @Nullable String stopping;
-  /** Why this member's state is not the cluster's yet (it is catching up), or null. */
-  private volatile @Nullable String catchingUp;
-  /** Why this member's state may be stale (it is cut off from the majority), or null. */
-  private volatile @Nullable String cutOff;
+  /**
+   * Whether the server's registry may be read (not while a cluster member has not joined or is
+   * catching up), and whether its answers may be stale (a member cut off from the majority).
+   */
+  private final Readiness readiness;
   private final WarmUp warmUp;
   private final RequestCounters counters;
 
   /** A service of a warm registry. */
   RegistryService(Registry registry, PushEngine engine, Scheduler scheduler, SessionLimits limits) {
     this(registry, Writer.direct(registry), engine, scheduler, limits, WarmUp.warm(scheduler), new RequestCounters(),
-        () -> ProbePolicy.DEFAULT);
+        () -> ProbePolicy.DEFAULT, Readiness.ready());
   }
 
   /**
    * @param warmUp told in every query answer while it lasts
    * @param counters where a Watch refused by a limit is counted
    * @param probePolicy where the server may probe ({@code --probe-allow}): persistent registrations and checks follow it
+   * @param readiness whether the server's registry may be read now, and why not
    */
   RegistryService(Registry registry, Writer writer, PushEngine engine, Scheduler scheduler, SessionLimits limits,
-      WarmUp warmUp, RequestCounters counters, java.util.function.Supplier<ProbePolicy> probePolicy) {
+      WarmUp warmUp, RequestCounters counters, java.util.function.Supplier<ProbePolicy> probePolicy,
+      Readiness readiness) {
     this.counters = counters;
+    this.readiness = readiness;
     this.registry = registry;
     this.updates = new Updates(writer, registry, probePolicy);
     this.persistent = new Persistent(registry, writer, probePolicy);
@@ -125,10 +130,11 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
     long warmingMs = SessionService.warmUpMillis(warmUp);
     if (!req.getKnownChecksum().isEmpty() && req.getKnownChecksum().equals(view.checksum())) {
       return QueryInstancesResponse.newBuilder().setServiceInfo(ProtoMapper.toProtoHeader(view))
-          .setNotModified(true).setWarmUpRemainingMs(warmingMs).setPossiblyStale(cutOff != null).build();
+          .setNotModified(true).setWarmUpRemainingMs(warmingMs).setPossiblyStale(readiness.unwritable() != null)
+          .build();
     }
     return QueryInstancesResponse.newBuilder().setServiceInfo(ProtoMapper.toProto(view))
-        .setWarmUpRemainingMs(warmingMs).setPossiblyStale(cutOff != null).build();
+        .setWarmUpRemainingMs(warmingMs).setPossiblyStale(readiness.unwritable() != null).build();
   }
 
   @Override
@@ -384,22 +390,6 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
     return ended;
   }
 
-  /**
-   * This cluster member is catching up with the log ({@code reason}), or has ({@code null}):
-   * until then its state is partial and every call is answered UNAVAILABLE.
-   */
-  void catchingUp(@Nullable String reason) {
-    catchingUp = reason;
-  }
-
-  /**
-   * This cluster member is cut off from the majority ({@code reason}), or is not ({@code
-   * null}): its answers say they may be stale.
-   */
-  void cutOff(@Nullable String reason) {
-    cutOff = reason;
-  }
-
   private boolean refuseWhileStopping(StreamObserver<?> out) {
     RegistryException refused = refusal();
     if (refused == null) {
@@ -409,9 +399,12 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
     return true;
   }
 
-  /** UNAVAILABLE while the server stops (its state is being torn down) or catches up, else null. */
+  /**
+   * UNAVAILABLE while the server stops (its state is being torn down), or while its registry is
+   * not the cluster's (a member that has not joined, or is catching up), else null.
+   */
   private @Nullable RegistryException refusal() {
-    String reason = stopping != null ? stopping : catchingUp;
+    String reason = stopping != null ? stopping : readiness.refusal();
     return reason == null ? null
         : new RegistryException(RegistryException.Kind.UNAVAILABLE, "", reason + "; ask another server");
   }

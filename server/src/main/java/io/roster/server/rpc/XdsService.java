@@ -37,6 +37,7 @@ import io.roster.server.model.Names;
 import io.roster.server.model.ServiceKey;
 import io.roster.server.model.ServiceSnapshot;
 import io.roster.server.registry.Change;
+import io.roster.server.registry.Readiness;
 import io.roster.server.registry.Registry;
 import io.roster.server.time.Scheduler;
 import java.util.ArrayList;
@@ -81,23 +82,53 @@ final class XdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscover
 
   private final Registry registry;
   private final Scheduler scheduler;
+  /** Whether the server's registry may be read now: a member that has not joined or caught up serves no xDS. */
+  private final Readiness readiness;
   /** The streams subscribed to each service's endpoints. */
   private final Map<ServiceKey, Set<Stream>> watching = new ConcurrentHashMap<>();
   /** Every open stream. */
   private final Set<Stream> streams = ConcurrentHashMap.newKeySet();
 
-  XdsService(Registry registry, Scheduler scheduler) {
+  XdsService(Registry registry, Scheduler scheduler, Readiness readiness) {
     this.registry = registry;
     this.scheduler = scheduler;
+    this.readiness = readiness;
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>While the server's registry may not be read (a cluster member that has not joined or is
+   * catching up), the stream ends at once with UNAVAILABLE naming why, and
+   * so does an open stream at its next request: the client's xDS channel tries again, or another
+   * server.
+   */
   @Override
   public StreamObserver<DiscoveryRequest> streamAggregatedResources(StreamObserver<DiscoveryResponse> responses) {
+    String refused = readiness.refusal();
+    if (refused != null) {
+      responses.onError(notServing(refused).asRuntimeException());
+      return new StreamObserver<>() {
+        @Override
+        public void onNext(DiscoveryRequest request) {}
+
+        @Override
+        public void onError(Throwable t) {}
+
+        @Override
+        public void onCompleted() {}
+      };
+    }
     Stream s = new Stream((ServerCallStreamObserver<DiscoveryResponse>) responses, Callers.caller());
     streams.add(s);
     return new StreamObserver<>() {
       @Override
       public void onNext(DiscoveryRequest request) {
+        String refused = readiness.refusal();
+        if (refused != null) {
+          s.end(notServing(refused));
+          return;
+        }
         try {
           s.onRequest(request);
         } catch (RuntimeException e) {
@@ -115,6 +146,10 @@ final class XdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscover
         s.complete();
       }
     };
+  }
+
+  private static io.grpc.Status notServing(String why) {
+    return io.grpc.Status.UNAVAILABLE.withDescription("xDS not served here: " + why + "; ask another server");
   }
 
   @Override

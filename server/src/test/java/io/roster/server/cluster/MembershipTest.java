@@ -25,6 +25,8 @@ class MembershipTest {
 
   private final FakeScheduler time = new FakeScheduler();
   private final List<String> did = new ArrayList<>();
+  /** What the server was told of reads (decision 86), apart from {@link #did}. */
+  private final List<String> served = new ArrayList<>();
   private final Membership policy = new Membership("n1", DOWN_AFTER, GRACE, time, new Membership.Effects() {
     @Override
     public void recordDown(String member) {
@@ -52,6 +54,11 @@ class MembershipTest {
     }
 
     @Override
+    public void serving(String reason) {
+      served.add(reason == null ? "serving" : "not serving: " + reason);
+    }
+
+    @Override
     public int shed(int count, String to) {
       did.add("shed " + count + " to " + to);
       return count;
@@ -62,6 +69,7 @@ class MembershipTest {
   private Map<String, Long> stale = Map.of();
   private int sessions;
   private boolean caughtUp = true;
+  private boolean inGroup = true;
   private boolean announcing;
 
   private static Member member(String id, int sessions) {
@@ -86,7 +94,7 @@ class MembershipTest {
   private void watch(Role role) {
     time.advance(EVERY);
     policy.tick();
-    policy.watch(new Membership.Facts(caughtUp, role, 3, members, stale, sessions, announcing));
+    policy.watch(new Membership.Facts(caughtUp, inGroup, role, 3, members, stale, sessions, announcing));
   }
 
   /** Watches on time for {@code d}. */
@@ -116,6 +124,54 @@ class MembershipTest {
     watch(FOLLOWING);
     assertThat(policy.unwritable()).isNull();
     assertThat(did).containsExactly("writable");
+  }
+
+  // --- 86. A member that has not joined never serves ---
+
+  @Test
+  void aMemberNotInTheGroupServesNothingUntilItIsAddedAndHasCaughtUp() {
+    caughtUp = false;
+    inGroup = false;
+    watchFor(Duration.ofSeconds(2), Role.noLeader());
+    assertThat(policy.unwritable()).isEqualTo(Membership.NOT_JOINED);
+    assertThat(policy.unservable()).isEqualTo(Membership.NOT_JOINED);
+    assertThat(served).containsExactly("not serving: " + Membership.NOT_JOINED);
+    assertThat(did).isEmpty();
+
+    inGroup = true; // added: it catches up from the leader
+    watch(FOLLOWING);
+    assertThat(policy.unservable()).isEqualTo(Membership.CATCHING_UP);
+    assertThat(did).isEmpty();
+
+    caughtUp = true;
+    watch(FOLLOWING);
+    assertThat(policy.unservable()).isNull();
+    assertThat(policy.unwritable()).isNull();
+    assertThat(did).containsExactly("writable");
+    assertThat(served).containsExactly("not serving: " + Membership.NOT_JOINED,
+        "not serving: " + Membership.CATCHING_UP, "serving");
+  }
+
+  @Test
+  void aMemberRemovedFromTheGroupStopsServingAndSendsItsSessionsAway() {
+    caughtUpAndWritable(FOLLOWING);
+    served.clear();
+    inGroup = false;
+    watch(Role.noLeader());
+    assertThat(did).containsExactly("unwritable: " + Membership.REMOVED);
+    assertThat(served).containsExactly("not serving: " + Membership.REMOVED);
+  }
+
+  @Test
+  void aMemberThatCatchesUpWhileCutOffIsToldItCannotWrite() {
+    caughtUp = false;
+    watchFor(DOWN_AFTER.plus(EVERY), Role.noLeader());
+    assertThat(did).isEmpty();
+    caughtUp = true;
+    watch(Role.noLeader());
+    assertThat(did).containsExactly(
+        "unwritable: this member has not heard from a leader for 3000 ms: it is cut off from the majority");
+    assertThat(served).containsExactly("serving");
   }
 
   @Test

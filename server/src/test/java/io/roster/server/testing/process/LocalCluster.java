@@ -82,6 +82,8 @@ public final class LocalCluster implements AutoCloseable {
     private Duration startTimeout;
     private boolean peerTls = true;
     private int spares;
+    private boolean named;
+    private Set<Integer> byAddress = Set.of();
 
     private Builder(ServerLauncher launcher) {
       this.launcher = launcher;
@@ -100,6 +102,16 @@ public final class LocalCluster implements AutoCloseable {
      */
     public Builder spares(int n) {
       this.spares = n;
+      return this;
+    }
+
+    /**
+     * Every member listed by id in every {@code --members} ({@code nK=host:peerPort}, as with
+     * links), but for the members of {@code byAddress}: their id is their {@code host:peerPort}.
+     */
+    public Builder named(int... byAddress) {
+      this.named = true;
+      this.byAddress = Arrays.stream(byAddress).boxed().collect(Collectors.toUnmodifiableSet());
       return this;
     }
 
@@ -176,6 +188,9 @@ public final class LocalCluster implements AutoCloseable {
   private final ServerLauncher launcher;
   /** Members started with the cluster; the rest are spares ({@link Builder#spares}). */
   private final int initial;
+  /** Whether members are listed by id without links ({@link Builder#named}), and which are not. */
+  private final boolean named;
+  private final Set<Integer> byAddress;
   private final List<String> flags;
   private final String logName;
   private final boolean gcLogs;
@@ -191,6 +206,8 @@ public final class LocalCluster implements AutoCloseable {
   private LocalCluster(Builder b) {
     launcher = b.launcher;
     initial = b.size - b.spares;
+    named = b.named;
+    byAddress = b.byAddress;
     flags = b.flags;
     logName = b.logName;
     gcLogs = b.gcLogs;
@@ -310,7 +327,7 @@ public final class LocalCluster implements AutoCloseable {
     List<String> m = new ArrayList<>();
     for (int k = 0; k < (i < initial ? initial : size()); k++) {
       String address = links[i][k] != null ? links[i][k].address() : hosts.get(k) + ":" + peerPorts.get(k);
-      m.add(linked() ? id(k) + "=" + address : address);
+      m.add(named(k) ? id(k) + "=" + address : address);
     }
     return String.join(",", m);
   }
@@ -319,9 +336,20 @@ public final class LocalCluster implements AutoCloseable {
     return size() > 1 && links[0][1] != null;
   }
 
-  /** Member k's id: n1..nN with links, else its host:peerPort. */
+  /** Whether member k is listed by an id of its own (with links, or {@link Builder#named}). */
+  private boolean named(int k) {
+    return linked() || named && !byAddress.contains(k);
+  }
+
+  /** Member k's id: nK with links or when named ({@link Builder#named}), else its host:peerPort. */
   public String id(int k) {
-    return linked() ? "n" + (k + 1) : hosts.get(k) + ":" + peerPorts.get(k);
+    return named(k) ? "n" + (k + 1) : hosts.get(k) + ":" + peerPorts.get(k);
+  }
+
+  /** Member k's entry in {@code --members} and in {@code add=}: {@code id=host:peerPort}, or {@code host:peerPort}. */
+  public String entry(int k) {
+    String address = hosts.get(k) + ":" + peerPorts.get(k);
+    return named(k) ? id(k) + "=" + address : address;
   }
 
   private ServerProcess launch(int i) {
@@ -330,7 +358,7 @@ public final class LocalCluster implements AutoCloseable {
 
   private ServerProcess launch(int i, ServerLauncher with) {
     List<String> memberFlags = new ArrayList<>(List.of("--peer-port", Integer.toString(peerPorts.get(i)),
-        "--members", membersOf(i), "--node-id", linked() ? id(i) : hosts.get(i),
+        "--members", membersOf(i), "--node-id", named(i) ? id(i) : hosts.get(i),
         "--data-dir", dataRoot.resolve("node" + (i + 1)).toString()));
     memberFlags.addAll(peerTlsFlags(i));
     memberFlags.addAll(flags);

@@ -132,6 +132,20 @@ public final class ServerProcess extends JavaProcess {
     }
   }
 
+  /**
+   * Waits until the client port accepts connections, SERVING or not (a member waiting to be
+   * added to its group listens, and serves nothing); returns the time from launch. Throws when
+   * the process exits first or {@code atMost} passes.
+   */
+  public Duration awaitListening(Duration atMost) {
+    long deadline = System.nanoTime() + atMost.toNanos();
+    while (!accepts()) {
+      checkStarting(deadline, atMost);
+      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(2));
+    }
+    return Duration.ofNanos(System.nanoTime() - startedNanos);
+  }
+
   private boolean accepts() {
     try (Socket probe = new Socket()) {
       probe.connect(new InetSocketAddress(host, port), 1000);
