@@ -176,7 +176,11 @@ final class StoreFiles {
     if (!Files.exists(file)) {
       return null;
     }
-    byte[] all = Files.readAllBytes(file);
+    return readJournal(file, Files.readAllBytes(file));
+  }
+
+  /** Reads and checks {@code all} as the journal {@code file}'s bytes (see {@link #readJournal(Path)}). */
+  static JournalFile readJournal(Path file, byte[] all) throws DataDir.Refused {
     if (all.length == 0) {
       return new JournalFile(file, 0, 0, 0, 0, List.of(), null);
     }
