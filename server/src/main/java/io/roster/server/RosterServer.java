@@ -132,8 +132,9 @@ public final class RosterServer implements AutoCloseable {
     this.engine = new PushEngine(registry, scheduler, config.pushWindow());
     registry.addListener(engine);
     String incarnation = Long.toString(wallClockMicros.getAsLong() / 1000, 36);
-    this.dataDir = openDataDir(config);
+    // The backup before the data directory: a bad one stops the start with the directory untouched.
     this.backup = readBackup(config);
+    this.dataDir = openDataDir(config);
     this.cluster = entryClock == null ? null
         : ClusterNode.start(config, registry, entryClock, new Local(), wallClockMicros, incarnation);
     Writer writer;
