@@ -201,6 +201,14 @@ public final class RosterServer implements AutoCloseable {
     this.metrics = new ServerMetrics(new ServerMetrics.Sources(VERSION, registry, sessions, engine, warmUp,
         authenticator, endpoint::openSessions, nacos::connectionCount, http == null ? () -> 0 : http::openConnections,
         cluster, wallClockMicros, probes::counts));
+    if (dataDir != null) {
+      try {
+        metrics.dataDir(dataDir.path());
+      } catch (IOException e) {
+        log.warn("Cannot read the file system of {}: its size and free space are not in /metrics ({})", dataDir.path(),
+            e.toString());
+      }
+    }
     if (http != null) {
       RequestCounters requests = sessions.requests();
       http.onAnswered((route, path, status, refusal) -> requests.count(route.startsWith("/nacos")
