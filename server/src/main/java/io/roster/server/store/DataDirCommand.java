@@ -19,7 +19,7 @@ import java.util.stream.Stream;
 
 /**
  * {@code java -jar roster-server.jar check|repair --data-dir DIR ...} (docs/persistence.md,
- * "Checking and repairing a data directory"):
+ * "Checking a data directory" and "When a file is missing or damaged"):
  *
  * <pre>
  * check  --data-dir DIR                          verify it offline: the layout, every checksum, the state

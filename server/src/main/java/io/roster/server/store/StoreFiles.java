@@ -17,8 +17,8 @@ import java.util.zip.CRC32C;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A standalone server's state file and journal as they are on disk (docs/persistence.md, "The
- * standalone files"), read and checked without changing them: {@link StateStore} opens them so,
+ * A standalone server's state file and journal as they are on disk (docs/persistence.md, "How a
+ * standalone server writes"), read and checked without changing them: {@link StateStore} opens them so,
  * and {@code check --data-dir} reports them. Every refusal is a {@link DataDir.Refused} naming the
  * file, what is wrong (the record and its byte, or which generation each file has) and what to do.
  *
