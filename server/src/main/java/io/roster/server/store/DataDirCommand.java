@@ -42,9 +42,8 @@ import java.util.stream.Stream;
 public final class DataDirCommand {
 
   private static final DateTimeFormatter TIME = DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss").withZone(ZoneOffset.UTC);
-  private static final String USAGE = """
-      usage: check  --data-dir DIR
-             repair --data-dir DIR --truncate-journal-at BYTE | --new-journal | --new-state""";
+  private static final String USAGE = String.join(System.lineSeparator(), "usage: check  --data-dir DIR",
+      "       repair --data-dir DIR --truncate-journal-at BYTE | --new-journal | --new-state");
 
   private final PrintStream out;
   private final Clock clock;

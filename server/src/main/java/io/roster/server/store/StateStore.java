@@ -122,14 +122,12 @@ public final class StateStore implements AutoCloseable {
 
   static StateStore open(Path dir, int compactAfter, Channels channels) throws IOException {
     Files.createDirectories(dir);
-    // Written by a compaction that did not finish: nothing names them, and they take room.
-    Files.deleteIfExists(dir.resolve("state.tmp"));
-    Files.deleteIfExists(dir.resolve("journal.tmp"));
     StoreFiles.StateFile state = StoreFiles.readState(dir.resolve("state"));
     StoreFiles.JournalFile read = StoreFiles.readJournal(dir.resolve("journal"));
     Facts facts = new Facts();
     if (state == null && read == null) {
       // A new directory: a first journal, which no state file comes before.
+      deleteLeftovers(dir);
       return new StateStore(dir, compactAfter, channels, facts, install(channels, dir, 1));
     }
     long from = StoreFiles.pair(state, read, dir);
@@ -159,6 +157,7 @@ public final class StateStore implements AutoCloseable {
         }
       }
     }
+    deleteLeftovers(dir);
     FileChannel c = channels.open(read.path(), StandardOpenOption.WRITE);
     StoreFiles.Torn torn = read.torn();
     try {
@@ -218,6 +217,15 @@ public final class StateStore implements AutoCloseable {
       deleteQuietly(fresh, e);
       throw e;
     }
+  }
+
+  /**
+   * Deletes what a compaction that did not finish wrote, which nothing names and which takes room:
+   * only once the files read and pair, so that a refused start changes nothing.
+   */
+  private static void deleteLeftovers(Path dir) throws IOException {
+    Files.deleteIfExists(dir.resolve("state.tmp"));
+    Files.deleteIfExists(dir.resolve("journal.tmp"));
   }
 
   /** Deletes a file a failed step left, which takes room and that nothing names; a failure joins {@code cause}. */
