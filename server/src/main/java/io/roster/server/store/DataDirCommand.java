@@ -9,12 +9,13 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.time.Clock;
+import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.function.Supplier;
 import java.util.stream.Stream;
 
 /**
@@ -46,19 +47,21 @@ public final class DataDirCommand {
       "       repair --data-dir DIR --truncate-journal-at BYTE | --new-journal | --new-state");
 
   private final PrintStream out;
-  private final Clock clock;
+  /** The wall clock: names the files a repair replaces. */
+  private final Supplier<Instant> clock;
 
-  private DataDirCommand(PrintStream out, Clock clock) {
+  private DataDirCommand(PrintStream out, Supplier<Instant> clock) {
     this.out = out;
     this.clock = clock;
   }
 
   /** Runs {@code args} ({@code check ...} or {@code repair ...}); returns the process exit status. */
   public static int main(List<String> args, PrintStream out, PrintStream err) {
-    return run(args, out, err, Clock.systemUTC());
+    return run(args, out, err, () -> java.time.Instant.ofEpochMilli(
+        io.roster.server.time.SystemScheduler.wallClockMicros() / 1000));
   }
 
-  static int run(List<String> args, PrintStream out, PrintStream err, Clock clock) {
+  static int run(List<String> args, PrintStream out, PrintStream err, Supplier<Instant> clock) {
     if (args.size() < 3 || !args.get(1).equals("--data-dir") || args.get(2).isEmpty()) {
       err.println(USAGE);
       return 2;
@@ -309,7 +312,7 @@ public final class DataDirCommand {
       Path journal = standalone.resolve("journal");
       String old = "";
       if (Files.exists(journal)) {
-        Path kept = standalone.resolve("journal.replaced-" + TIME.format(clock.instant()));
+        Path kept = standalone.resolve("journal.replaced-" + TIME.format(clock.get()));
         Durably.move(journal, kept);
         old = "; the journal that was there (" + Files.size(kept) + " bytes) is kept as " + kept
             + " and no longer read: the changes in it are lost to the server";
@@ -336,7 +339,7 @@ public final class DataDirCommand {
       String old = "";
       Path kept = null;
       if (Files.exists(state)) {
-        kept = standalone.resolve("state.replaced-" + TIME.format(clock.instant()));
+        kept = standalone.resolve("state.replaced-" + TIME.format(clock.get()));
       }
       Path tmp = standalone.resolve("state.tmp");
       Files.write(tmp, StoreFiles.stateFile(journal.generation(), journal.generation(), 0, List.of()));

@@ -13,9 +13,7 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Clock;
 import java.time.Instant;
-import java.time.ZoneOffset;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -31,7 +29,7 @@ class DataDirCommandTest {
   private static final ServiceKey ORDERS = new ServiceKey("public", "DEFAULT_GROUP", "orders");
   private static final InstanceKey A = new InstanceKey("10.0.0.1", 80, "DEFAULT");
   private static final InstanceKey B = new InstanceKey("10.0.0.2", 80, "DEFAULT");
-  private static final Clock CLOCK = Clock.fixed(Instant.parse("2026-03-01T10:00:00Z"), ZoneOffset.UTC);
+  private static final Instant NOW = Instant.parse("2026-03-01T10:00:00Z");
 
   @TempDir Path dataDir;
 
@@ -46,7 +44,7 @@ class DataDirCommandTest {
     out.reset();
     err.reset();
     return DataDirCommand.run(List.of(args), new PrintStream(out, true, StandardCharsets.UTF_8),
-        new PrintStream(err, true, StandardCharsets.UTF_8), CLOCK);
+        new PrintStream(err, true, StandardCharsets.UTF_8), () -> NOW);
   }
 
   private String out() {
