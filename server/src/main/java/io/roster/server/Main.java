@@ -15,7 +15,8 @@ import org.slf4j.LoggerFactory;
 /**
  * {@code java -jar roster-server.jar [--option value]...}; {@code --help} lists the options.
  * {@code java -jar roster-server.jar pki ...} makes a cluster's peer TLS files instead ({@link
- * ClusterPki}).
+ * ClusterPki}); {@code check} and {@code repair --data-dir DIR} check or repair a data directory
+ * ({@link io.roster.server.store.DataDirCommand}).
  */
 public final class Main {
 
@@ -29,6 +30,10 @@ public final class Main {
     if (args.length > 0 && args[0].equals("auth")) {
       System.exit(io.roster.server.auth.AuthCommand.main(Arrays.asList(args).subList(1, args.length), System.out,
           System.err));
+      return;
+    }
+    if (args.length > 0 && (args[0].equals("check") || args[0].equals("repair"))) {
+      System.exit(io.roster.server.store.DataDirCommand.main(Arrays.asList(args), System.out, System.err));
       return;
     }
     Stopwatch started = Stopwatch.start();

@@ -138,8 +138,9 @@ public final class RosterServer implements AutoCloseable {
     this.engine = new PushEngine(registry, scheduler, config.pushWindow());
     registry.addListener(engine);
     String incarnation = Long.toString(wallClockMicros.getAsLong() / 1000, 36);
-    this.dataDir = openDataDir(config);
+    // The backup before the data directory: a bad one stops the start with the directory untouched.
     this.backup = readBackup(config);
+    this.dataDir = openDataDir(config);
     this.readiness = entryClock == null ? Readiness.ready() : Readiness.notYet(ClusterNode.CATCHING_UP);
     this.cluster = entryClock == null ? null
         : ClusterNode.start(config, registry, entryClock, new Local(), wallClockMicros, incarnation);
@@ -212,6 +213,14 @@ public final class RosterServer implements AutoCloseable {
     this.metrics = new ServerMetrics(new ServerMetrics.Sources(VERSION, registry, sessions, engine, warmUp,
         authenticator, endpoint::openSessions, nacos::connectionCount, http == null ? () -> 0 : http::openConnections,
         cluster, wallClockMicros, probes::counts));
+    if (dataDir != null) {
+      try {
+        metrics.dataDir(dataDir.path());
+      } catch (IOException e) {
+        log.warn("Cannot read the file system of {}: its size and free space are not in /metrics ({})", dataDir.path(),
+            e.toString());
+      }
+    }
     if (http != null) {
       RequestCounters requests = sessions.requests();
       http.onAnswered((route, path, status, refusal) -> requests.count(route.startsWith("/nacos")

@@ -399,6 +399,14 @@ public record ServerConfig(
                                   make a cluster's peer TLS files: a throwaway CA (DIR/ca.crt, ca.key)
                                   and a certificate per member (DIR/NAME.crt, NAME.key); existing files
                                   are kept. See docs/cluster.md.
+          check --data-dir DIR    verify a data directory offline (it only reads; a server may run on it):
+                                  every checksum, the state file and journal as a pair, the facts they
+                                  hold. Exit 0 when sound, 1 with a report. See docs/persistence.md.
+          repair --data-dir DIR --truncate-journal-at BYTE | --new-journal | --new-state
+                                  with no server running on it, accept a loss the start refused, as its
+                                  message names: cut the journal at a damaged record, start an empty
+                                  journal after the state file, or start from the journal alone. What it
+                                  takes out of use is kept beside it. See docs/persistence.md.
         """);
     return sb.toString();
   }

@@ -334,6 +334,59 @@ public final class ServerMetrics {
     cluster.onCommitted(micros -> commit.observe(micros / 1e6));
   }
 
+  /**
+   * The data directory's size and its file system's free and total space (docs/observability.md),
+   * read at each scrape: a full disk refuses durable changes (docs/persistence.md). Called once by
+   * a server that has a data directory.
+   */
+  public void dataDir(java.nio.file.Path dir) throws IOException {
+    java.nio.file.FileStore store = java.nio.file.Files.getFileStore(dir);
+    GaugeWithCallback.builder().name("roster_data_dir_bytes")
+        .help("Bytes of the files in the data directory (--data-dir): state file, journal, Raft log and snapshots")
+        .callback(cb -> cb.call(bytesUnder(dir))).register(prometheus);
+    GaugeWithCallback.builder().name("roster_data_dir_free_bytes")
+        .help("Bytes the server may still write on the data directory's file system")
+        .callback(cb -> {
+          try {
+            cb.call(store.getUsableSpace());
+          } catch (IOException e) {
+            // not reported this scrape
+          }
+        }).register(prometheus);
+    GaugeWithCallback.builder().name("roster_data_dir_total_bytes")
+        .help("The size of the data directory's file system")
+        .callback(cb -> {
+          try {
+            cb.call(store.getTotalSpace());
+          } catch (IOException e) {
+            // not reported this scrape
+          }
+        }).register(prometheus);
+  }
+
+  /** The bytes of the regular files under {@code dir}; a file that goes while it is counted counts 0. */
+  private static long bytesUnder(java.nio.file.Path dir) {
+    long[] bytes = {0};
+    try {
+      java.nio.file.Files.walkFileTree(dir, new java.nio.file.SimpleFileVisitor<>() {
+        @Override
+        public java.nio.file.FileVisitResult visitFile(java.nio.file.Path file,
+            java.nio.file.attribute.BasicFileAttributes attrs) {
+          bytes[0] += attrs.isRegularFile() ? attrs.size() : 0;
+          return java.nio.file.FileVisitResult.CONTINUE;
+        }
+
+        @Override
+        public java.nio.file.FileVisitResult visitFileFailed(java.nio.file.Path file, IOException e) {
+          return java.nio.file.FileVisitResult.CONTINUE;
+        }
+      });
+    } catch (IOException e) {
+      // what was counted stands
+    }
+    return bytes[0];
+  }
+
   private void counter(String name, String help, LongSupplier value) {
     CounterWithCallback.builder().name(name).help(help).callback(cb -> cb.call(value.getAsLong())).register(prometheus);
   }

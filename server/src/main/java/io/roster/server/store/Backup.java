@@ -6,6 +6,7 @@ import io.roster.proto.cluster.v1.Fact;
 import io.roster.server.cluster.LogCodec;
 import io.roster.server.model.Instance;
 import io.roster.server.model.InstanceKey;
+import io.roster.server.model.Names;
 import io.roster.server.model.Owner;
 import io.roster.server.model.ServiceKey;
 import io.roster.server.registry.Claim;
@@ -197,6 +198,29 @@ public final class Backup {
     return registry.settingsBytes() > 0 || !registry.servicesOf(Owner.PERSISTENT).isEmpty();
   }
 
+  /**
+   * Refuses a persistent instance stored under a key that is not its own: restored, it would be
+   * registered under the instance's address while its holds and removals name the key.
+   */
+  private static void checkKey(ServiceKey service, InstanceKey key, Instance instance) {
+    InstanceKey own = instance.key();
+    String cluster = key.cluster().isEmpty() ? Names.DEFAULT_CLUSTER : key.cluster();
+    List<String> differ = new ArrayList<>();
+    if (!key.ip().equals(own.ip())) {
+      differ.add("key.ip \"" + key.ip() + "\" but instance.ip \"" + own.ip() + "\"");
+    }
+    if (key.port() != own.port()) {
+      differ.add("key.port " + key.port() + " but instance.port " + own.port());
+    }
+    if (!cluster.equals(own.cluster())) {
+      differ.add("key.cluster \"" + key.cluster() + "\" but instance.cluster \"" + own.cluster() + "\"");
+    }
+    if (!differ.isEmpty()) {
+      throw new IllegalArgumentException("the persistent instance of service " + service + " under key " + key.ip()
+          + ":" + key.port() + " (cluster " + key.cluster() + ") is not that instance: " + String.join(", ", differ));
+    }
+  }
+
   /** The command that restores {@code f}; null for a fact that restores nothing (a removal). */
   private static io.roster.server.registry.@org.jspecify.annotations.Nullable Command<?> command(Fact f) {
     if (f.hasSettings()) {
@@ -210,6 +234,7 @@ public final class Backup {
       }
       ServiceKey service = LogCodec.service(f.getPersistent().getService());
       Instance instance = LogCodec.instance(f.getPersistent().getInstance());
+      checkKey(service, LogCodec.key(f.getPersistent().getKey()), instance);
       return new Command.Register(Owner.PERSISTENT, service, instance,
           new Claim("", 0, f.getPersistent().getIdentity(), true));
     }

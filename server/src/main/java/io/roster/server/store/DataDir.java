@@ -4,6 +4,8 @@ import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -66,8 +68,13 @@ public final class DataDir implements AutoCloseable {
    */
   public static DataDir open(Path dir) throws IOException {
     Path abs = dir.toAbsolutePath().normalize();
-    Files.createDirectories(abs);
-    FileChannel channel = FileChannel.open(abs.resolve(".lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+    FileChannel channel;
+    try {
+      Files.createDirectories(abs);
+      channel = FileChannel.open(abs.resolve(".lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+    } catch (FileSystemException e) {
+      throw cannotWrite(abs, e);
+    }
     FileLock lock;
     try {
       lock = channel.tryLock();
@@ -88,6 +95,21 @@ public final class DataDir implements AutoCloseable {
       channel.close();
       throw e;
     }
+  }
+
+  /**
+   * The server cannot write where {@code --data-dir} points (a read-only file system, a directory
+   * of another user): which path, why, and the ways on.
+   */
+  static Refused cannotWrite(Path dir, FileSystemException e) {
+    String path = e.getFile() == null ? dir.toString() : e.getFile();
+    String why = e instanceof AccessDeniedException ? "permission denied"
+        : e.getReason() == null ? e.getClass().getSimpleName() : e.getReason();
+    return new Refused("--data-dir " + dir + ": cannot write " + path + " (" + why + "). The server writes its lock "
+        + "file, the layout file and its durable state there, so it needs to write in that directory: run it as a "
+        + "user who may write there (or mount the file system read-write), point --data-dir at a directory it can "
+        + "write, or start with --data-dir \"\" to keep nothing on disk (a standalone server then forgets its "
+        + "settings, holds and persistent instances at a restart); nothing was changed");
   }
 
   private static void checkLayout(Path dir) throws IOException {
@@ -116,9 +138,13 @@ public final class DataDir implements AutoCloseable {
           + " file: point --data-dir at a directory of Roster's own (an empty or new one)");
     }
     Path tmp = dir.resolve(LAYOUT_FILE + ".tmp");
-    Files.writeString(tmp, "roster data directory, layout " + LAYOUT + "\n", StandardCharsets.UTF_8);
-    Durably.force(tmp);
-    Durably.move(tmp, file);
+    try {
+      Files.writeString(tmp, "roster data directory, layout " + LAYOUT + "\n", StandardCharsets.UTF_8);
+      Durably.force(tmp);
+      Durably.move(tmp, file);
+    } catch (FileSystemException e) {
+      throw cannotWrite(dir, e);
+    }
   }
 
   /** The directory itself. */

@@ -1,32 +1,25 @@
 package io.roster.server.store;
 
-import com.google.protobuf.InvalidProtocolBufferException;
 import io.roster.proto.cluster.v1.Fact;
 import io.roster.proto.cluster.v1.Hold;
 import io.roster.proto.cluster.v1.PersistentInstance;
-import io.roster.proto.cluster.v1.SettingsState;
-import io.roster.proto.cluster.v1.StoreHeader;
 import io.roster.server.cluster.LogCodec;
 import io.roster.server.model.Instance;
 import io.roster.server.model.InstanceKey;
 import io.roster.server.model.ServiceKey;
 import io.roster.server.registry.ServiceSettings;
-import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.OpenOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.util.HashMap;
-import java.util.LinkedHashSet;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.zip.CRC32C;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -38,12 +31,18 @@ import org.slf4j.LoggerFactory;
  * after {@code compactAfter} facts the whole state is written to the state file (a new file,
  * forced, then renamed over the old one) and the journal starts again.
  *
- * <p>Both files start with a magic word and their format; every journal record and the state
- * file's body carry a CRC-32C. Reading them back, a record cut short at the very end of the
- * journal is a write the crash interrupted before it was acknowledged: it is dropped, with a
- * WARN. Anything else unreadable (a bad checksum before the end, a format newer than this code
- * reads, a file that is not Roster's) throws a {@link DataDir.Refused} naming the file and what
- * to do, and the server does not start: nothing is skipped or wiped.
+ * <p>The two files are a pair: the state file and the journal name one generation in their
+ * headers, and each compaction writes the next (decision 85). Opening checks the pair and every
+ * checksum ({@link StoreFiles}): a record cut short at the very end of the journal is the write a
+ * crash interrupted before it was acknowledged, dropped with a WARN; anything else (a damaged
+ * record, the last one too; a missing, empty or mismatched file; a format newer than this code
+ * reads) throws a {@link DataDir.Refused} naming the file and what to do, and the server does not
+ * start: nothing is skipped or wiped.
+ *
+ * <p>A write that fails part-way (a full disk, a failed {@code fsync}) is cut back: the journal is
+ * truncated to the end of the last record whose force succeeded, and forced, before the write is
+ * refused, so the next record follows a whole one (decision 84). While the journal cannot be cut
+ * back, every write is refused, saying why; each one tries again first.
  *
  * <p>Thread-safe: writes are serialised.
  */
@@ -51,16 +50,12 @@ public final class StateStore implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(StateStore.class);
   /**
-   * The format of both files that this code writes; it reads every format up to it. Format 2 adds
-   * the clusters' health checks to a service's settings, which a format-1 reader would drop: files
-   * of an older format are rewritten in this one when the store opens, before anything is added.
+   * The format of both files that this code writes; it reads every format up to it. Format 2 added
+   * the clusters' health checks to a service's settings, which a format-1 reader would drop;
+   * format 3 the generation that makes the two files a pair. Files of an older format are
+   * rewritten in this one when the store opens, before anything is added.
    */
-  public static final int FORMAT = 2;
-  static final byte[] STATE_MAGIC = "RSTRSTAT".getBytes(StandardCharsets.US_ASCII);
-  static final byte[] JOURNAL_MAGIC = "RSTRJRNL".getBytes(StandardCharsets.US_ASCII);
-  private static final int JOURNAL_HEADER = 12;
-  /** A fact is a key and some settings: far below this; a larger length is damage. */
-  private static final int MAX_RECORD = 4 << 20;
+  public static final int FORMAT = StoreFiles.FORMAT;
 
   /** One instance of one service. */
   public record InstanceRef(ServiceKey service, InstanceKey key) {}
@@ -77,50 +72,186 @@ public final class StateStore implements AutoCloseable {
     }
   }
 
+  /** Opens files for writing; tests give channels that fail. */
+  @FunctionalInterface
+  interface Channels {
+    FileChannel open(Path file, OpenOption... options) throws IOException;
+  }
+
   private final Path stateFile;
   private final Path journalFile;
   private final int compactAfter;
-  private final Map<ServiceKey, ServiceSettings> settings = new HashMap<>();
-  private final Set<InstanceRef> holds = new LinkedHashSet<>();
-  private final Map<InstanceRef, Stored> persistent = new java.util.LinkedHashMap<>();
+  private final Channels channels;
+  private final Facts facts;
   private FileChannel journal;
+  /** Records in the journal. */
   private int journalFacts;
-  /** The format of the journal as it was opened (a new journal's is {@link #FORMAT}). */
-  private int journalFormat = FORMAT;
+  /** The journal's generation (0: formats 1 and 2). */
+  private long generation;
+  /** The state file's generation; 0: none, or formats 1 and 2. */
+  private long stateGeneration;
+  /** Where the journal's last record whose force succeeded ends: the next one goes there. */
+  private long end;
+  /** Why the journal may hold bytes past {@link #end} that could not be cut off; null while it holds none. */
+  private @Nullable String unsure;
 
-  private StateStore(Path dir, int compactAfter) {
+  private StateStore(Path dir, int compactAfter, Channels channels, Facts facts, Opened opened) {
     this.stateFile = dir.resolve("state");
     this.journalFile = dir.resolve("journal");
     this.compactAfter = compactAfter;
+    this.channels = channels;
+    this.facts = facts;
+    this.journal = opened.channel();
+    this.generation = opened.generation();
+    this.end = opened.end();
+    this.journalFacts = opened.records();
   }
+
+  /** A journal open for appending: its generation, where its next record goes, and how many it holds. */
+  private record Opened(FileChannel channel, long generation, long end, int records) {}
 
   /**
    * Reads the state in {@code dir} (created if needed) and opens its journal for writing.
    *
    * @param compactAfter journal facts after which the state file is rewritten
-   * @throws DataDir.Refused when a file is damaged or of an unknown format
+   * @throws DataDir.Refused when a file is damaged, missing from its pair or of an unknown format
    */
   public static StateStore open(Path dir, int compactAfter) throws IOException {
+    return open(dir, compactAfter, FileChannel::open);
+  }
+
+  static StateStore open(Path dir, int compactAfter, Channels channels) throws IOException {
     Files.createDirectories(dir);
-    StateStore store = new StateStore(dir, compactAfter);
-    int oldest = FORMAT;
-    if (Files.exists(store.stateFile)) {
-      oldest = store.readState();
+    StoreFiles.StateFile state = StoreFiles.readState(dir.resolve("state"));
+    StoreFiles.JournalFile read = StoreFiles.readJournal(dir.resolve("journal"));
+    Facts facts = new Facts();
+    if (state == null && read == null) {
+      // A new directory: a first journal, which no state file comes before.
+      deleteLeftovers(dir);
+      return new StateStore(dir, compactAfter, channels, facts, install(channels, dir, 1));
     }
-    store.journal = store.openJournal();
-    oldest = Math.min(oldest, store.journalFormat);
-    if (oldest < FORMAT) {
-      synchronized (store) {
-        store.compact();
+    long from = StoreFiles.pair(state, read, dir);
+    if (read == null) {
+      throw new IllegalStateException("pair() refuses a missing journal");
+    }
+    if (state != null) {
+      for (int i = 0; i < state.facts().size(); i++) {
+        try {
+          facts.apply(state.facts().get(i));
+        } catch (RuntimeException e) {
+          throw new DataDir.Refused(state.path() + " holds an invalid fact (" + (i + 1) + " of " + state.facts().size()
+              + ": " + e.getMessage() + "); `java -jar roster-server.jar check --data-dir " + dir.toAbsolutePath()
+              .getParent() + "` reports the directory. Roster does not start on it; nothing was changed");
+        }
       }
-      log.info("{}: rewrote the state written in format {} in format {}", store, oldest, FORMAT);
+    }
+    for (int i = 0; i < read.records().size(); i++) {
+      StoreFiles.JournalRecord r = read.records().get(i);
+      if (r.offset() >= from) {
+        try {
+          facts.apply(r.fact());
+        } catch (RuntimeException e) {
+          throw new DataDir.Refused(read.path() + ": record " + (i + 1) + " at byte " + r.offset() + " holds an invalid "
+              + "fact (" + e.getMessage() + "); `java -jar roster-server.jar check --data-dir " + dir.toAbsolutePath()
+              .getParent() + "` reports the directory. Roster does not start on it; nothing was changed");
+        }
+      }
+    }
+    deleteLeftovers(dir);
+    FileChannel c = channels.open(read.path(), StandardOpenOption.WRITE);
+    StoreFiles.Torn torn = read.torn();
+    try {
+      if (torn != null) {
+        log.warn("{}: dropped the last {} bytes, from byte {} (after record {}): {}. It is the write that was under "
+            + "way when the server stopped (a crash or kill), which was never acknowledged", read.path(), torn.bytes(),
+            torn.offset(), read.records().size(), torn.what());
+        c.truncate(torn.offset());
+        c.force(true);
+      }
+    } catch (IOException e) {
+      c.close();
+      throw e;
+    }
+    StateStore store = new StateStore(dir, compactAfter, channels, facts,
+        new Opened(c, read.generation(), read.end(), read.records().size()));
+    store.stateGeneration = state == null ? 0 : state.generation();
+    int oldest = Math.min(read.format(), state == null ? FORMAT : state.format());
+    boolean cutShort = state != null && state.generation() != read.generation();
+    if (oldest < FORMAT || cutShort) {
+      try {
+        synchronized (store) {
+          store.compact();
+        }
+      } catch (IOException e) {
+        store.close();
+        throw new IOException("cannot write a new state file in " + dir + " (" + e.getMessage() + "), which it needs "
+            + (cutShort ? "after a compaction that stopped" : "to rewrite files of format " + oldest + " in format "
+            + FORMAT) + " before taking changes: is its file system full?", e);
+      }
+      if (cutShort) {
+        log.info("{}: the last compaction stopped before its new journal was in place; wrote the state again, with "
+            + "the {} bytes the old journal took after it", store, read.end() - from);
+      } else {
+        log.info("{}: rewrote the state written in format {} in format {}", store, oldest, FORMAT);
+      }
     }
     return store;
   }
 
+  /**
+   * Writes an empty journal of {@code generation} as {@code journal.tmp}, forced, opens it, and
+   * renames it over {@code journal}: a channel that stays on the file whatever the rename does.
+   */
+  private static Opened install(Channels channels, Path dir, long generation) throws IOException {
+    Path fresh = dir.resolve("journal.tmp");
+    FileChannel c = null;
+    try {
+      writeFile(channels, fresh, StoreFiles.journalHeader(generation));
+      c = channels.open(fresh, StandardOpenOption.WRITE);
+      Durably.move(fresh, dir.resolve("journal"));
+      return new Opened(c, generation, StoreFiles.JOURNAL_HEADER, 0);
+    } catch (IOException | RuntimeException e) {
+      if (c != null) {
+        c.close();
+      }
+      deleteQuietly(fresh, e);
+      throw e;
+    }
+  }
+
+  /**
+   * Deletes what a compaction that did not finish wrote, which nothing names and which takes room:
+   * only once the files read and pair, so that a refused start changes nothing.
+   */
+  private static void deleteLeftovers(Path dir) throws IOException {
+    Files.deleteIfExists(dir.resolve("state.tmp"));
+    Files.deleteIfExists(dir.resolve("journal.tmp"));
+  }
+
+  /** Deletes a file a failed step left, which takes room and that nothing names; a failure joins {@code cause}. */
+  private static void deleteQuietly(Path file, Exception cause) {
+    try {
+      Files.deleteIfExists(file);
+    } catch (IOException e) {
+      cause.addSuppressed(e);
+    }
+  }
+
+  /** Writes {@code bytes} as {@code file}, replacing it, and forces it. */
+  private static void writeFile(Channels channels, Path file, byte[] bytes) throws IOException {
+    try (FileChannel c = channels.open(file, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
+        StandardOpenOption.WRITE)) {
+      ByteBuffer b = ByteBuffer.wrap(bytes);
+      while (b.hasRemaining()) {
+        c.write(b);
+      }
+      c.force(true);
+    }
+  }
+
   /** The state as it is now. */
   public synchronized State state() {
-    return new State(settings, holds, persistent);
+    return facts.state();
   }
 
   /** Records a service's settings (the defaults: none kept); returns once they are on the disk. */
@@ -161,216 +292,115 @@ public final class StateStore implements AutoCloseable {
     return b.build();
   }
 
-  private synchronized void write(List<Fact> facts) throws IOException {
-    if (facts.isEmpty()) {
-      return;
-    }
+  /** {@code facts} as journal records: length, CRC-32C, fact. */
+  static byte[] records(List<Fact> facts) {
     ByteArrayOutputStream bytes = new ByteArrayOutputStream();
     for (Fact f : facts) {
       byte[] payload = f.toByteArray();
-      ByteBuffer head = ByteBuffer.allocate(8).putInt(payload.length).putInt(crc(payload, 0, payload.length));
-      bytes.write(head.array());
-      bytes.write(payload);
+      bytes.writeBytes(ByteBuffer.allocate(StoreFiles.RECORD_HEAD).putInt(payload.length)
+          .putInt(StoreFiles.crc(payload, 0, payload.length)).array());
+      bytes.writeBytes(payload);
     }
-    ByteBuffer buf = ByteBuffer.wrap(bytes.toByteArray());
-    while (buf.hasRemaining()) {
-      journal.write(buf);
+    return bytes.toByteArray();
+  }
+
+  private synchronized void write(List<Fact> written) throws IOException {
+    if (written.isEmpty()) {
+      return;
     }
-    journal.force(false);
-    facts.forEach(this::apply);
-    journalFacts += facts.size();
+    if (unsure != null) {
+      cutBack(null); // throws while it still cannot
+    }
+    byte[] bytes = records(written);
+    try {
+      ByteBuffer buf = ByteBuffer.wrap(bytes);
+      long at = end;
+      while (buf.hasRemaining()) {
+        at += journal.write(buf, at);
+      }
+      journal.force(false);
+    } catch (IOException e) {
+      // Part of the records may be in the file, or all of them with a force that failed (the disk
+      // may hold any part of them, whatever the page cache says now): cut back to what the last
+      // force got to, so the next record follows a whole one and a refused change is not read back.
+      cutBack(e);
+      throw e;
+    }
+    end += bytes.length;
+    written.forEach(facts::apply);
+    journalFacts += written.size();
     if (journalFacts >= compactAfter) {
       try {
         compact();
       } catch (IOException e) {
         // The facts are on disk in the journal: the write stands, and the next one tries again.
-        log.warn("Could not compact {} into a new state file; the journal keeps growing until it can", this, e);
+        log.warn("Could not compact {} into a new state file ({}); the journal keeps growing until it can", this,
+            e.toString());
       }
     }
   }
 
-  /** Writes the whole state to a new state file and starts an empty journal. */
+  /**
+   * Truncates the journal to {@link #end} and forces it: after {@code failed}, a write that failed,
+   * or (null) before a write while an earlier cut failed. When it cannot, writes are refused until
+   * it can, and an ERROR says so once.
+   *
+   * @throws IOException when called before a write ({@code failed} null) and the journal still cannot be cut back
+   */
+  private void cutBack(@Nullable IOException failed) throws IOException {
+    try {
+      journal.truncate(end);
+      journal.force(true);
+    } catch (IOException e) {
+      boolean first = unsure == null;
+      unsure = "the journal could not be cut back to byte " + end + " after a write that failed (" + e.getMessage()
+          + "), and no durable change is written until it can, so that none lands after a damaged record";
+      if (first) {
+        log.error("{}: {}. Each durable change tries again first; a restart drops the unfinished record", journalFile,
+            unsure, e);
+      }
+      if (failed == null) {
+        throw new IOException(unsure, e);
+      }
+      failed.addSuppressed(e);
+      return;
+    }
+    if (unsure != null) {
+      log.warn("{}: cut back to byte {}; durable changes are written again", journalFile, end);
+      unsure = null;
+    }
+  }
+
+  /**
+   * Writes the whole state to a new state file of the next generation, then starts an empty
+   * journal of that generation. The state file's rename is the step that counts: should the new
+   * journal fail after it, the old one keeps taking writes, and a start reads it on from where the
+   * state file says it was compacted.
+   */
   private void compact() throws IOException {
-    ByteArrayOutputStream body = new ByteArrayOutputStream();
-    StoreHeader.newBuilder().setFormat(FORMAT).setFacts(settings.size() + holds.size() + persistent.size()).build()
-        .writeDelimitedTo(body);
-    for (Map.Entry<ServiceKey, ServiceSettings> e : settings.entrySet()) {
-      settingsFact(e.getKey(), e.getValue()).writeDelimitedTo(body);
-    }
-    for (InstanceRef h : holds) {
-      holdFact(h, true).writeDelimitedTo(body);
-    }
-    for (Map.Entry<InstanceRef, Stored> e : persistent.entrySet()) {
-      Fact.newBuilder().setPersistent(persistentFact(e.getKey().service(), e.getKey().key(), e.getValue())).build()
-          .writeDelimitedTo(body);
-    }
-    byte[] b = body.toByteArray();
-    ByteBuffer file = ByteBuffer.allocate(STATE_MAGIC.length + 16 + b.length).put(STATE_MAGIC).putInt(FORMAT)
-        .putInt(crc(b, 0, b.length)).putLong(b.length).put(b);
+    long next = Math.max(stateGeneration, Math.max(generation, 1)) + 1;
+    List<Fact> all = new ArrayList<>(facts.size());
+    facts.settings.forEach((service, value) -> all.add(settingsFact(service, value)));
+    facts.holds.forEach(h -> all.add(holdFact(h, true)));
+    facts.persistent.forEach((ref, stored) -> all.add(Fact.newBuilder()
+        .setPersistent(persistentFact(ref.service(), ref.key(), stored)).build()));
     Path tmp = stateFile.resolveSibling("state.tmp");
-    Files.write(tmp, file.array());
-    Durably.force(tmp);
-    Durably.move(tmp, stateFile);
-    // The facts just written are in the state file now; replaying them again would change nothing.
-    // The old journal stays open until the new one is in its place, so a failure here leaves it
-    // as it was, still taking writes.
-    Path fresh = journalFile.resolveSibling("journal.tmp");
-    Files.write(fresh, journalHeader());
-    Durably.force(fresh);
-    Durably.move(fresh, journalFile);
+    try {
+      writeFile(channels, tmp, StoreFiles.stateFile(next, generation, end, all));
+      Durably.move(tmp, stateFile);
+    } catch (IOException | RuntimeException e) {
+      deleteQuietly(tmp, e);
+      throw e;
+    }
+    stateGeneration = next;
+    Opened fresh = install(channels, journalFile.getParent(), next);
     FileChannel old = journal;
-    journal = FileChannel.open(journalFile, StandardOpenOption.WRITE, StandardOpenOption.APPEND);
+    journal = fresh.channel();
+    generation = next;
+    end = fresh.end();
     journalFacts = 0;
+    unsure = null; // the old journal's unfinished bytes no longer matter
     old.close();
-  }
-
-  private void apply(Fact f) {
-    if (f.hasSettings()) {
-      SettingsState s = f.getSettings();
-      ServiceKey service = LogCodec.service(s.getService());
-      ServiceSettings value = LogCodec.settings(s);
-      if (value.equals(ServiceSettings.DEFAULT)) {
-        settings.remove(service);
-      } else {
-        settings.put(service, value);
-      }
-    } else if (f.hasPersistent()) {
-      PersistentInstance p = f.getPersistent();
-      InstanceRef k = new InstanceRef(LogCodec.service(p.getService()), LogCodec.key(p.getKey()));
-      if (p.hasInstance()) {
-        persistent.put(k, new Stored(LogCodec.instance(p.getInstance()), p.getIdentity()));
-      } else {
-        persistent.remove(k);
-      }
-    } else if (f.hasHold()) {
-      InstanceRef k = new InstanceRef(LogCodec.service(f.getHold().getService()), LogCodec.key(f.getHold().getKey()));
-      if (f.getHold().getHeld()) {
-        holds.add(k);
-      } else {
-        holds.remove(k);
-      }
-    }
-  }
-
-  // --- Reading ---
-
-  /** Reads the state file; returns its format. */
-  private int readState() throws IOException {
-    byte[] all = Files.readAllBytes(stateFile);
-    int head = STATE_MAGIC.length + 16;
-    if (all.length < head || !java.util.Arrays.equals(all, 0, STATE_MAGIC.length, STATE_MAGIC, 0, STATE_MAGIC.length)) {
-      throw damaged(stateFile, "it is not a Roster state file (" + all.length + " bytes, no RSTRSTAT header)");
-    }
-    ByteBuffer b = ByteBuffer.wrap(all, STATE_MAGIC.length, 16);
-    int format = b.getInt();
-    int crc = b.getInt();
-    long length = b.getLong();
-    checkFormat(stateFile, format);
-    if (length != all.length - head) {
-      throw damaged(stateFile, "its header says " + length + " bytes of state and " + (all.length - head) + " follow");
-    }
-    if (crc(all, head, all.length - head) != crc) {
-      throw damaged(stateFile, "its checksum does not match its content");
-    }
-    try (InputStream in = new ByteArrayInputStream(all, head, all.length - head)) {
-      StoreHeader header = StoreHeader.parseDelimitedFrom(in);
-      if (header == null) {
-        throw damaged(stateFile, "it has no header message");
-      }
-      checkFormat(stateFile, header.getFormat());
-      for (int i = 0; i < header.getFacts(); i++) {
-        Fact f = Fact.parseDelimitedFrom(in);
-        if (f == null) {
-          throw damaged(stateFile, "it ends after " + i + " of " + header.getFacts() + " facts");
-        }
-        apply(f);
-      }
-    } catch (InvalidProtocolBufferException | RuntimeException e) {
-      throw damaged(stateFile, "its content does not parse (" + e.getMessage() + ")");
-    }
-    return format;
-  }
-
-  /** Replays the journal (cutting off a torn last record) and opens it for appending. */
-  private FileChannel openJournal() throws IOException {
-    if (!Files.exists(journalFile) || Files.size(journalFile) == 0) {
-      // None yet, or created and not yet written when a crash came: an empty journal.
-      Path fresh = journalFile.resolveSibling("journal.tmp");
-      Files.write(fresh, journalHeader());
-      Durably.force(fresh);
-      Durably.move(fresh, journalFile);
-      return FileChannel.open(journalFile, StandardOpenOption.WRITE, StandardOpenOption.APPEND);
-    }
-    byte[] all = Files.readAllBytes(journalFile);
-    if (all.length < JOURNAL_HEADER
-        || !java.util.Arrays.equals(all, 0, JOURNAL_MAGIC.length, JOURNAL_MAGIC, 0, JOURNAL_MAGIC.length)) {
-      throw damaged(journalFile, "it is not a Roster journal (" + all.length + " bytes, no RSTRJRNL header)");
-    }
-    journalFormat = ByteBuffer.wrap(all, JOURNAL_MAGIC.length, 4).getInt();
-    checkFormat(journalFile, journalFormat);
-    int at = JOURNAL_HEADER;
-    int records = 0;
-    while (at < all.length) {
-      ByteBuffer b = ByteBuffer.wrap(all, at, all.length - at);
-      if (b.remaining() < 8) {
-        break; // torn: the length and checksum were cut short
-      }
-      int length = b.getInt();
-      int crc = b.getInt();
-      if (length < 0 || length > MAX_RECORD) {
-        throw damaged(journalFile, "record " + (records + 1) + " at byte " + at + " claims " + length + " bytes");
-      }
-      if (b.remaining() < length) {
-        break; // torn: the record was cut short
-      }
-      if (crc(all, at + 8, length) != crc) {
-        if (at + 8 + length == all.length) {
-          break; // torn: the last record's bytes never all reached the disk
-        }
-        throw damaged(journalFile, "record " + (records + 1) + " at byte " + at + " fails its checksum, and "
-            + (all.length - at - 8 - length) + " bytes follow it");
-      }
-      try {
-        apply(Fact.parseFrom(ByteBuffer.wrap(all, at + 8, length)));
-      } catch (InvalidProtocolBufferException e) {
-        throw damaged(journalFile, "record " + (records + 1) + " at byte " + at + " does not parse: " + e.getMessage());
-      }
-      at += 8 + length;
-      records++;
-    }
-    FileChannel c = FileChannel.open(journalFile, StandardOpenOption.WRITE);
-    if (at < all.length) {
-      log.warn("{}: dropped the last {} bytes after record {}, a write cut short by a crash before it was "
-          + "acknowledged", journalFile, all.length - at, records);
-      c.truncate(at);
-      c.force(true);
-    }
-    c.position(at);
-    journalFacts = records;
-    return c;
-  }
-
-  private static byte[] journalHeader() {
-    return ByteBuffer.allocate(JOURNAL_HEADER).put(JOURNAL_MAGIC).putInt(FORMAT).array();
-  }
-
-  private static void checkFormat(Path file, int format) throws DataDir.Refused {
-    if (format > FORMAT || format < 1) {
-      throw new DataDir.Refused(file + " is in format " + format + ", and this Roster reads formats up to " + FORMAT
-          + ": start a Roster at least as new as the one that wrote it; nothing was changed");
-    }
-  }
-
-  private static DataDir.Refused damaged(Path file, String why) {
-    return new DataDir.Refused(file + " is damaged: " + why + ". Roster does not start on state it cannot read. "
-        + "Restore the data directory from a backup (docs/persistence.md), or move this file away to start without "
-        + "what it holds (service settings, operator holds and persistent instances)");
-  }
-
-  private static int crc(byte[] b, int off, int len) {
-    CRC32C c = new CRC32C();
-    c.update(b, off, len);
-    return (int) c.getValue();
   }
 
   @Override

@@ -177,6 +177,34 @@ class MetricsTest {
   }
 
   @Test
+  void theDataDirectorysSizeAndItsFileSystemsSpaceAreShownWhenThereIsOne() throws Exception {
+    loopback.start();
+    assertThat(get("/metrics").body()).doesNotContain("roster_data_dir_");
+    loopback.close();
+
+    Path data = dir.resolve("data");
+    loopback.start(b -> b.dataDir(data));
+    assertThat(post("/nacos/v1/ns/instance?serviceName=db&ip=10.0.0.1&port=5432&ephemeral=false").statusCode())
+        .isEqualTo(200);
+    String body = get("/metrics").body();
+    long files;
+    try (var walk = java.nio.file.Files.walk(data)) {
+      files = walk.filter(java.nio.file.Files::isRegularFile).mapToLong(f -> f.toFile().length()).sum();
+    }
+    assertThat(files).isGreaterThan(0);
+    assertThat(gauge(body, "roster_data_dir_bytes")).isEqualTo(files);
+    java.nio.file.FileStore store = java.nio.file.Files.getFileStore(data);
+    assertThat(gauge(body, "roster_data_dir_total_bytes")).isEqualTo(store.getTotalSpace());
+    assertThat(gauge(body, "roster_data_dir_free_bytes")).isPositive().isLessThanOrEqualTo(store.getTotalSpace());
+  }
+
+  /** The value of the unlabelled gauge {@code name} in a Prometheus text scrape. */
+  private static long gauge(String scrape, String name) {
+    return scrape.lines().filter(l -> l.startsWith(name + " ")).map(l -> (long) Double.parseDouble(l.split(" ")[1]))
+        .findFirst().orElseThrow(() -> new AssertionError(name + " not in the scrape"));
+  }
+
+  @Test
   void discoveryListsEveryInstanceWithItsLabels() throws Exception {
     loopback.start();
     assertThat(post("/nacos/v1/ns/instance?serviceName=orders&ip=10.0.0.1&port=9100&clusterName=east"

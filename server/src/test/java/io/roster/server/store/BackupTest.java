@@ -123,4 +123,21 @@ class BackupTest {
     Files.writeString(newer, "{\"format\": " + (Backup.FORMAT + 1) + "}");
     assertThatThrownBy(() -> target.start(b -> b.restore(newer))).hasMessageContaining("format " + (Backup.FORMAT + 1));
   }
+
+  @Test
+  void aPersistentInstanceUnderAKeyThatIsNotItsOwnRefusesTheWholeBackup() throws Exception {
+    Path data = dir.resolve("data");
+    Path bad = dir.resolve("mismatched.json");
+    Files.writeString(bad, "{\"format\": 1, \"facts\": [{\"settings\": {\"service\": {\"namespace\": \"public\", "
+        + "\"group\": \"DEFAULT_GROUP\", \"name\": \"db\"}, \"protectThreshold\": 0.5}}, "
+        + "{\"persistent\": {\"service\": {\"namespace\": \"public\", \"group\": \"DEFAULT_GROUP\", \"name\": \"db\"}, "
+        + "\"key\": {\"ip\": \"10.0.0.1\", \"port\": 5432, \"cluster\": \"DEFAULT\"}, "
+        + "\"instance\": {\"ip\": \"10.0.0.1\", \"port\": 5433, \"cluster\": \"DEFAULT\"}}}]}");
+    assertThatThrownBy(() -> target.start(b -> b.dataDir(data).restore(bad))).hasMessageContaining(bad.toString())
+        .hasMessageContaining("fact 2 is invalid").hasMessageContaining("db")
+        .hasMessageContaining("key.port 5432 but instance.port 5433");
+    target.start(b -> b.dataDir(data));
+    assertThat(target.server().registry().settings(DB)).as("nothing of the backup applied")
+        .isEqualTo(io.roster.server.registry.ServiceSettings.DEFAULT);
+  }
 }

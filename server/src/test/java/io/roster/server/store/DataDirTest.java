@@ -3,6 +3,7 @@ package io.roster.server.store;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.roster.server.testing.Tmpfs;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -23,6 +24,18 @@ class DataDirTest {
     }
     try (DataDir d = DataDir.open(data)) {
       assertThat(d.path()).isEqualTo(data.toAbsolutePath());
+    }
+  }
+
+  @Test
+  void aReadOnlyDirectoryRefusesNamingThePathAndTheWaysOn() throws Exception {
+    Path data = dir.resolve("data");
+    try (Tmpfs ro = Tmpfs.mount(data, "ro,size=1m")) {
+      assertThatThrownBy(() -> DataDir.open(data)).isInstanceOf(DataDir.Refused.class)
+          .hasMessageContaining("cannot write " + data.toAbsolutePath().resolve(".lock"))
+          .hasMessageContaining("Read-only file system")
+          .hasMessageContaining("point --data-dir at a directory it can write")
+          .hasMessageContaining("--data-dir \"\" to keep nothing on disk");
     }
   }
 

@@ -51,7 +51,7 @@ class StateStoreTest {
       s.settings(ORDERS, new ServiceSettings(0.1, Map.of()));
       s.hold(ORDERS, A, true);
       s.settings(ORDERS, new ServiceSettings(0.3, Map.of())); // the third fact: compacted
-      assertThat(Files.size(dir.resolve("journal"))).isEqualTo(12);
+      assertThat(Files.size(dir.resolve("journal"))).isEqualTo(StoreFiles.JOURNAL_HEADER);
       s.hold(USERS, B, true); // after the compaction, in the new journal
     }
     try (StateStore s = StateStore.open(dir, 3)) {
@@ -90,11 +90,12 @@ class StateStoreTest {
     }
     Path journal = dir.resolve("journal");
     byte[] bytes = Files.readAllBytes(journal);
-    bytes[12 + 8 + 2] ^= 0x40; // a bit of the first record's payload
+    int first = StoreFiles.JOURNAL_HEADER;
+    bytes[first + 8 + 2] ^= 0x40; // a bit of the first record's payload
     Files.write(journal, bytes);
     assertThatThrownBy(() -> StateStore.open(dir, 1000)).isInstanceOf(DataDir.Refused.class)
-        .hasMessageContaining(journal.toString()).hasMessageContaining("record 1 at byte 12 fails its checksum")
-        .hasMessageContaining("Restore the data directory from a backup");
+        .hasMessageContaining(journal.toString()).hasMessageContaining("record 1 at byte " + first + " of ")
+        .hasMessageContaining("fails its checksum").hasMessageContaining("restore a backup");
     assertThat(Files.readAllBytes(journal)).as("nothing rewritten").isEqualTo(bytes);
   }
 
@@ -137,10 +138,14 @@ class StateStoreTest {
       s.settings(ORDERS, checked);
       s.hold(ORDERS, A, true);
     }
-    // As an older Roster wrote it: the same records under a format-1 header (format 1 had no checks,
-    // but its records read the same).
+    // As an older Roster wrote it: the same records under a format-1 header, the magic word and the
+    // format alone (format 1 had no checks, but its records read the same).
     Path journal = dir.resolve("journal");
-    byte[] bytes = Files.readAllBytes(journal);
+    byte[] now = Files.readAllBytes(journal);
+    byte[] bytes = new byte[now.length - StoreFiles.JOURNAL_HEADER + StoreFiles.OLD_JOURNAL_HEADER];
+    System.arraycopy(now, 0, bytes, 0, StoreFiles.OLD_JOURNAL_HEADER);
+    System.arraycopy(now, StoreFiles.JOURNAL_HEADER, bytes, StoreFiles.OLD_JOURNAL_HEADER,
+        now.length - StoreFiles.JOURNAL_HEADER);
     ByteBuffer.wrap(bytes).putInt(8, 1);
     Files.write(journal, bytes);
     try (StateStore s = StateStore.open(dir, 1000)) {
