@@ -62,6 +62,11 @@ class ClusterNodeTest {
     }
 
     @Override
+    public void serving(@Nullable String reason) {
+      calls.add("serving");
+    }
+
+    @Override
     public void ownersEnded(List<Owner> owners, Supplier<String> suggest) {
       calls.add("ownersEnded");
     }
