@@ -66,7 +66,9 @@ class PrometheusScrapeTest {
   void prometheusScrapesRosterAndDiscoversItsInstances() throws Exception {
     Path binary = prometheusBinary();
     int httpPort = Ports.free();
-    ServerProcess server = ServerProcess.start("127.0.0.1", Ports.free(), "--http-port", Integer.toString(httpPort));
+    // A data directory, so that its metrics (and the disk-space rule's) are in the scrape too.
+    ServerProcess server = ServerProcess.start("127.0.0.1", Ports.free(), "--http-port", Integer.toString(httpPort),
+        "--data-dir", dir.resolve("roster-data").toString());
     closing.add(server);
     startPrometheus(binary, httpPort);
 
