@@ -344,24 +344,25 @@ public final class ServerMetrics {
     GaugeWithCallback.builder().name("roster_data_dir_bytes")
         .help("Bytes of the files in the data directory (--data-dir): state file, journal, Raft log and snapshots")
         .callback(cb -> cb.call(bytesUnder(dir))).register(prometheus);
-    GaugeWithCallback.builder().name("roster_data_dir_free_bytes")
-        .help("Bytes the server may still write on the data directory's file system")
-        .callback(cb -> {
-          try {
-            cb.call(store.getUsableSpace());
-          } catch (IOException e) {
-            // not reported this scrape
-          }
-        }).register(prometheus);
-    GaugeWithCallback.builder().name("roster_data_dir_total_bytes")
-        .help("The size of the data directory's file system")
-        .callback(cb -> {
-          try {
-            cb.call(store.getTotalSpace());
-          } catch (IOException e) {
-            // not reported this scrape
-          }
-        }).register(prometheus);
+    spaceGauge("roster_data_dir_free_bytes", "Bytes the server may still write on the data directory's file system",
+        store::getUsableSpace);
+    spaceGauge("roster_data_dir_total_bytes", "The size of the data directory's file system", store::getTotalSpace);
+  }
+
+  /** Space of the data directory's file system, read at scrape; a read that fails leaves it out of that scrape. */
+  private void spaceGauge(String name, String help, SpaceReading reading) {
+    GaugeWithCallback.builder().name(name).help(help).callback(cb -> {
+      try {
+        cb.call(reading.bytes());
+      } catch (IOException e) {
+        // not reported this scrape
+      }
+    }).register(prometheus);
+  }
+
+  /** A file system's space, in bytes. */
+  private interface SpaceReading {
+    long bytes() throws IOException;
   }
 
   /** The bytes of the regular files under {@code dir}; a file that goes while it is counted counts 0. */
