@@ -117,7 +117,7 @@ final class AdminPages {
     try (BufferedReader lines = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
       for (String line; (line = lines.readLine()) != null; ) {
         out.append(line).append('\n');
-        String[] f = line.split(" ");
+        String[] f = line.split(" ", -1);
         if (f[0].equals("FIRSTPAINT")) {
           paint.add(millisAsNanos(f[1]));
         } else if (f[0].equals("CHANGE")) {

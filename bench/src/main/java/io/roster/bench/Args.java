@@ -1,5 +1,6 @@
 package io.roster.bench;
 
+import java.util.Locale;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -220,8 +221,8 @@ public final class Args {
     }
     Set<String> workloads = new LinkedHashSet<>();
     String list = given.getOrDefault("workloads", "all");
-    for (String w : list.split(",")) {
-      String t = w.trim().toLowerCase();
+    for (String w : list.split(",", -1)) {
+      String t = w.trim().toLowerCase(Locale.ROOT);
       if (t.equals("all")) {
         workloads.addAll(ALL_WORKLOADS);
       } else if (ALL_WORKLOADS.contains(t) || NAMED_WORKLOADS.contains(t)) {
@@ -233,8 +234,8 @@ public final class Args {
     }
     if (target != null || !driver.equals("roster")) {
       List<String> asked = new ArrayList<>();
-      for (String w : list.split(",")) {
-        asked.add(w.trim().toLowerCase());
+      for (String w : list.split(",", -1)) {
+        asked.add(w.trim().toLowerCase(Locale.ROOT));
       }
       for (String w : concat(CLUSTER_WORKLOADS, NAMED_WORKLOADS)) {
         if (asked.contains(w)) {
@@ -263,8 +264,8 @@ public final class Args {
       }
       List<String> plaintextOnly = List.of("startup", "first", "warmkill", "slowhttp", "admin", "persist", "probe", "w10", "w11",
           "w12", "logins", "elections");
-      for (String w : list.split(",")) {
-        if (plaintextOnly.contains(w.trim().toLowerCase())) {
+      for (String w : list.split(",", -1)) {
+        if (plaintextOnly.contains(w.trim().toLowerCase(Locale.ROOT))) {
           throw new IllegalArgumentException("--workloads: " + w.trim() + " starts its servers without TLS or auth "
               + "(expected: w1..w9 with " + flag + ")");
         }
@@ -298,7 +299,7 @@ public final class Args {
     String serverJar = given.getOrDefault("server-jar", "server/target/roster-server.jar");
     String serverJvm = given.containsKey("server-jvm") ? given.get("server-jvm") : shippedJvmOptions(serverJar) + " -Xmx1g";
     List<String> jvm = new ArrayList<>();
-    for (String s : serverJvm.trim().split("\\s+")) {
+    for (String s : serverJvm.trim().split("\\s+", -1)) {
       if (!s.isEmpty()) {
         jvm.add(s);
       }

@@ -143,7 +143,7 @@ public final class BenchMain {
     StringBuilder sb = new StringBuilder();
     sb.append("# Roster bench results\n\n");
     sb.append(String.format("- run: %s, %.0f s, driver `%s`, %s%n",
-        LocalDateTime.now().format(DateTimeFormatter.ISO_LOCAL_DATE_TIME), seconds, args.driver,
+        LocalDateTime.now(java.time.ZoneId.systemDefault()).format(DateTimeFormatter.ISO_LOCAL_DATE_TIME), seconds, args.driver,
         args.localServer() ? "local server from " + args.serverJar + (args.tls ? ", on TLS (--tls)" : "") + (args.auth ? ", with auth (--auth)" : "") : "target " + args.target));
     sb.append(String.format("- machine: %s %s, %d cores, %s MiB RAM, Java %s (%s)%n",
         System.getProperty("os.name"), System.getProperty("os.version"),

@@ -27,7 +27,7 @@ final class ChildProvider implements AutoCloseable {
       throw new UncheckedIOException(e);
     }
     Thread reader = new Thread(() -> {
-      try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream()))) {
+      try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(), java.nio.charset.StandardCharsets.UTF_8))) {
         String line;
         while ((line = r.readLine()) != null) {
           synchronized (output) {

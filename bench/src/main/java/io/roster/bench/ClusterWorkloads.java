@@ -640,7 +640,7 @@ final class ClusterWorkloads {
 
   static String loadAverage() {
     try {
-      String[] f = Files.readString(Path.of("/proc/loadavg")).trim().split("\\s+");
+      String[] f = Files.readString(Path.of("/proc/loadavg")).trim().split("\\s+", -1);
       return f[0] + " / " + f[1] + " / " + f[2];
     } catch (IOException | RuntimeException e) {
       return "?";

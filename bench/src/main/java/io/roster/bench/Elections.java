@@ -86,7 +86,7 @@ final class Elections {
 
   private static LocalCluster start(Args args, Path jar, Path logDir, String name) {
     return LocalCluster.builder(LocalServer.launcher(jar, args.serverJvm, logDir)).size(SIZE).peerTls(args.peerTls)
-        .logName(name).gcLogs().startTimeout(Duration.ofSeconds(120)).start();
+        .logName(name).gcLogs().startTimeout(Duration.ofMinutes(2)).start();
   }
 
   // ---- the load, beside the hog ----
@@ -286,7 +286,7 @@ final class Elections {
 
   private static double oneMinuteLoad() {
     try {
-      return Double.parseDouble(Files.readString(Path.of("/proc/loadavg")).trim().split("\\s+")[0]);
+      return Double.parseDouble(Files.readString(Path.of("/proc/loadavg")).trim().split("\\s+", -1)[0]);
     } catch (IOException | RuntimeException e) {
       return Double.NaN;
     }

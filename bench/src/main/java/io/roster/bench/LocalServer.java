@@ -123,7 +123,7 @@ final class LocalServer implements AutoCloseable {
             System.err) != 0) {
       throw new IllegalStateException("could not write the bench's auth file " + file + " in " + dir);
     }
-    String[] lines = out.toString(java.nio.charset.StandardCharsets.UTF_8).trim().split("\n");
+    String[] lines = out.toString(java.nio.charset.StandardCharsets.UTF_8).trim().split("\n", -1);
     return lines[lines.length - 1].trim();
   }
 
@@ -185,9 +185,9 @@ final class LocalServer implements AutoCloseable {
   long heapAfterGcBytes() {
     run("jcmd", Long.toString(pid()), "GC.run");
     String out = run("jstat", "-gc", Long.toString(pid()));
-    String[] lines = out.trim().split("\n");
-    String[] head = lines[0].trim().split("\\s+");
-    String[] vals = lines[lines.length - 1].trim().split("\\s+");
+    String[] lines = out.trim().split("\n", -1);
+    String[] head = lines[0].trim().split("\\s+", -1);
+    String[] vals = lines[lines.length - 1].trim().split("\\s+", -1);
     double kib = 0;
     for (int i = 0; i < head.length; i++) {
       if (head[i].equals("S0U") || head[i].equals("S1U") || head[i].equals("EU") || head[i].equals("OU")) {
@@ -200,7 +200,7 @@ final class LocalServer implements AutoCloseable {
   static String run(String... cmd) {
     try {
       Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-      String out = new String(p.getInputStream().readAllBytes());
+      String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
       if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) {
         throw new IllegalStateException(String.join(" ", cmd) + " failed: " + out);
       }
@@ -237,7 +237,7 @@ final class LocalServer implements AutoCloseable {
   String vmFlags() {
     try {
       String out = run("jcmd", Long.toString(pid()), "VM.command_line");
-      for (String line : out.split("\n")) {
+      for (String line : out.split("\n", -1)) {
         if (line.startsWith("jvm_args:")) {
           String flags = run("jcmd", Long.toString(pid()), "VM.flags");
           return line.substring("jvm_args:".length()).trim() + " | "

@@ -146,7 +146,7 @@ final class Persistence {
   /** Registers instance i through {@code targets[i % targets]}, {@value #IN_FLIGHT} calls in flight in all. */
   private static void register(List<String> targets, int instances, int services) throws Exception {
     List<ManagedChannel> channels = targets.stream()
-        .map(t -> (ManagedChannel) NettyChannelBuilder.forTarget(t).usePlaintext().build()).toList();
+        .map(t -> NettyChannelBuilder.forTarget(t).usePlaintext().build()).toList();
     try {
       List<RegistryGrpc.RegistryFutureStub> stubs = channels.stream().map(RegistryGrpc::newFutureStub).toList();
       Semaphore window = new Semaphore(IN_FLIGHT);

@@ -151,7 +151,7 @@ final class Probing {
   /** Sockets in TIME_WAIT from a member (127.0.0.x) to a target (127.1.x.y): the probers' own. */
   private static long timeWait() throws Exception {
     Process ss = new ProcessBuilder("ss", "-tanH", "state", "time-wait").redirectErrorStream(true).start();
-    long lines = new String(ss.getInputStream().readAllBytes()).lines()
+    long lines = new String(ss.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8).lines()
         .map(l -> l.replace("[::ffff:", "").replace("]", "").trim().split("\\s+"))
         .filter(f -> f.length >= 4 && f[2].startsWith("127.0.0.") && f[3].startsWith("127.1.")).count();
     ss.waitFor(10, TimeUnit.SECONDS);

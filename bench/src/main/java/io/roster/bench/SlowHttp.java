@@ -1,5 +1,6 @@
 package io.roster.bench;
 
+import java.util.Map;
 import io.roster.bench.driver.BenchClient;
 import io.roster.bench.driver.Driver;
 import io.roster.bench.driver.Drivers;
@@ -53,8 +54,9 @@ final class SlowHttp {
         r.row("trickling connections closed by the server", String.format("%d; each lived %s", t.closed(),
             Stats.ofNanosAsMillis(t.lifetimes()).format("ms")));
       }
-      for (Phase p : List.of(alone, beside)) {
-        String when = p == alone ? "alone" : "beside the tricklers";
+      for (Map.Entry<String, Phase> e : List.of(Map.entry("alone", alone), Map.entry("beside the tricklers", beside))) {
+        String when = e.getKey();
+        Phase p = e.getValue();
         r.row("HTTP GET, " + when, Stats.ofNanosAsMillis(p.http).format("ms") + ", " + p.failures + " failed");
         r.row("gRPC register/deregister, " + when, Stats.ofNanosAsMillis(p.grpc).format("ms"));
       }
@@ -157,7 +159,7 @@ final class SlowHttp {
     }
 
     private void reopen(int i) throws IOException {
-      SocketChannel c = SocketChannel.open(new InetSocketAddress("127.0.0.1", port));
+      SocketChannel c = SocketChannel.open(new InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), port));
       c.configureBlocking(false);
       String start = i % 2 == 0
           ? "GET /nacos/v1/ns/operator/metrics HTTP/1.1\r\nHost: roster\r\nX-Slow: "

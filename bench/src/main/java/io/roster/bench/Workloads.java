@@ -528,7 +528,6 @@ final class Workloads {
       return r.note("Roster only: delta pushes are a Roster protocol feature");
     }
     String service = "w9-svc";
-    List<RawSession> providers = new ArrayList<>();
     java.util.concurrent.ScheduledExecutorService pinger = Executors.newSingleThreadScheduledExecutor();
     List<RawSession> all = new java.util.concurrent.CopyOnWriteArrayList<>();
     pinger.scheduleAtFixedRate(() -> all.forEach(RawSession::ping), 2, 2, java.util.concurrent.TimeUnit.SECONDS);
@@ -537,7 +536,6 @@ final class Workloads {
       for (int from = 0; from < size; from += perProvider) {
         RawSession p = RawSession.open(target, "w9-provider-" + from, false, (push, at) -> {});
         all.add(p);
-        providers.add(p);
         io.roster.proto.v1.BatchRegisterInstances.Builder b = io.roster.proto.v1.BatchRegisterInstances.newBuilder()
             .setService(io.roster.proto.v1.ServiceKey.newBuilder().setName(service));
         for (int i = from; i < Math.min(size, from + perProvider); i++) {

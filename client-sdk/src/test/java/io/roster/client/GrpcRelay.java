@@ -1,5 +1,6 @@
 package io.roster.client;
 
+import java.net.InetAddress;
 import io.grpc.ManagedChannel;
 import io.grpc.Server;
 import io.grpc.Status;
@@ -52,7 +53,7 @@ final class GrpcRelay implements AutoCloseable {
 
   GrpcRelay(int upstreamPort) throws IOException {
     upstream = NettyChannelBuilder.forAddress("127.0.0.1", upstreamPort).usePlaintext().build();
-    server = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
+    server = NettyServerBuilder.forAddress(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))
         .addService(new SessionRelay())
         .addService(new RegistryRelay())
         .build()

@@ -86,10 +86,11 @@ class BufCurlTest {
 
   @Test
   void aSessionCanBeDrivenFromStdin() throws Exception {
-    String frames = String.join("\n",
-        "{\"requestId\":\"1\",\"hello\":{\"clientId\":\"cli-1\"}}",
-        "{\"requestId\":\"2\",\"register\":{\"service\":{\"name\":\"stdin-demo\"},\"instance\":{\"ip\":\"10.0.0.7\",\"port\":8080}}}",
-        "{\"requestId\":\"3\",\"subscribe\":{\"service\":{\"name\":\"stdin-demo\"}}}") + "\n";
+    String frames = """
+        {"requestId":"1","hello":{"clientId":"cli-1"}}
+        {"requestId":"2","register":{"service":{"name":"stdin-demo"},"instance":{"ip":"10.0.0.7","port":8080}}}
+        {"requestId":"3","subscribe":{"service":{"name":"stdin-demo"}}}
+        """;
     String out = buf(frames, "-d", "@-", url("/roster.v1.Session/Connect"));
     assertThat(out).contains("\"welcome\"").contains("\"ok\": true").contains("\"push\"")
         .contains("\"ip\": \"10.0.0.7\"");

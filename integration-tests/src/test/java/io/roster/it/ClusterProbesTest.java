@@ -37,7 +37,6 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class ClusterProbesTest {
 
   private static final int TARGETS = 24;
-  private static final Duration INTERVAL = Duration.ofSeconds(1);
   private static final ServiceKey DB = ServiceKey.newBuilder().setName("db").build();
 
   @RegisterExtension

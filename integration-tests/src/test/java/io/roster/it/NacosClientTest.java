@@ -211,7 +211,7 @@ class NacosClientTest {
     NamingService consumer = nacos();
     Latest latest = new Latest();
     consumer.subscribe("billing", latest::on);
-    try (NacosProviderMain.Process provider = new NacosProviderMain.Process("127.0.0.1:" + (server.port - 1000),
+    try (NacosProviderMain.Provider provider = new NacosProviderMain.Provider("127.0.0.1:" + (server.port - 1000),
         "billing", "10.0.6.1", 5000, cacheDir.toString())) {
       provider.awaitRegistered();
       await().atMost(bound()).untilAsserted(() -> assertThat(latest.addresses()).containsExactly("10.0.6.1:5000"));
@@ -325,7 +325,7 @@ class NacosClientTest {
     NamingService consumer = nacos();
     Latest latest = new Latest();
     consumer.subscribe("frozen", latest::on);
-    try (NacosProviderMain.Process provider = new NacosProviderMain.Process("127.0.0.1:" + (server.port - 1000),
+    try (NacosProviderMain.Provider provider = new NacosProviderMain.Provider("127.0.0.1:" + (server.port - 1000),
         "frozen", "10.0.8.1", 5000, cacheDir.toString())) {
       provider.awaitRegistered();
       await().atMost(bound()).untilAsserted(() -> assertThat(latest.addresses()).containsExactly("10.0.8.1:5000"));

@@ -30,14 +30,14 @@ public final class NacosProviderMain {
   }
 
   /** {@link NacosProviderMain} in a child JVM. */
-  static final class Process extends JavaProcess {
+  static final class Provider extends JavaProcess {
 
-    Process(String serverAddr, String service, String ip, int port, String cacheDir) {
+    Provider(String serverAddr, String service, String ip, int port, String cacheDir) {
       super("nacos-provider-" + port, List.of("-Xmx64m", Timing.PROPERTY, "-cp", testClasspath(),
           NacosProviderMain.class.getName(), serverAddr, service, ip, Integer.toString(port), cacheDir));
     }
 
-    Process awaitRegistered() {
+    Provider awaitRegistered() {
       await().atMost(Timing.seconds(30)).until(() -> {
         if (!isAlive()) {
           throw new IllegalStateException("nacos provider exited:\n" + output());

@@ -1,5 +1,6 @@
 package io.roster.it;
 
+import java.util.Locale;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -202,7 +203,7 @@ class PrometheusRulesTest {
     Matcher m = IDENTIFIER.matcher(s);
     while (m.find()) {
       boolean function = m.group(2) != null;
-      if (!function && !KEYWORDS.contains(m.group(1).toLowerCase())) {
+      if (!function && !KEYWORDS.contains(m.group(1).toLowerCase(Locale.ROOT))) {
         names.add(m.group(1));
       }
     }

@@ -196,7 +196,7 @@ class WarmUpProcessTest {
         NamingFactory.createNamingService(props);
     AtomicReference<List<Integer>> nacosSees = new AtomicReference<>(List.of());
     AtomicLong nacosSawAt = new AtomicLong();
-    try (NacosProviderMain.Process provider = new NacosProviderMain.Process(nacosAddress, "warm-nacos", "10.30.0.4",
+    try (NacosProviderMain.Provider provider = new NacosProviderMain.Provider(nacosAddress, "warm-nacos", "10.30.0.4",
         7104, cache.resolve("provider").toString())) {
       nacosSubscriber.subscribe("warm-nacos", event -> {
         if (event instanceof NamingEvent e) {

@@ -54,7 +54,7 @@ class HealthProbeTest {
   void notServingExitsOne() throws Exception {
     HealthStatusManager health = new HealthStatusManager();
     health.setStatus(HealthStatusManager.SERVICE_NAME_ALL_SERVICES, ServingStatus.NOT_SERVING);
-    Server server = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
+    Server server = NettyServerBuilder.forAddress(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))
         .addService(health.getHealthService()).build().start();
     try {
       assertThat(probe(TestTime.seconds(2), Integer.toString(server.getPort()))).isEqualTo(1);

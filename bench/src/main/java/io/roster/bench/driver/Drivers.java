@@ -6,6 +6,8 @@ public final class Drivers {
   private Drivers() {}
 
   /**
+   * Creates the driver named {@code name}, for the server at {@code target}.
+   *
    * @param name {@code roster} or {@code nacos}
    * @param target {@code host:port} of the server
    * @param rosterMass how the roster driver makes many-client workloads' clients

@@ -65,7 +65,7 @@ class NacosDriverTest {
    */
   @Test
   void driversAreChosenByNameAndTheNacosOneConnectsNowhereUntilAsked() throws Exception {
-    try (ServerSocketChannel http = ServerSocketChannel.open().bind(new InetSocketAddress("127.0.0.1", 0))) {
+    try (ServerSocketChannel http = ServerSocketChannel.open().bind(new InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), 0))) {
       http.configureBlocking(false);
       String target = "127.0.0.1:" + ((InetSocketAddress) http.getLocalAddress()).getPort();
       try (Driver d = Drivers.create("nacos", target, RosterDriver.MassMode.RAW)) {

@@ -100,7 +100,7 @@ class AuthenticatorTest {
   @Test
   void aTamperedAccessTokenIsRefused() {
     String token = login("ops", PASSWORD, HERE).accessToken();
-    String[] parts = token.split("\\.");
+    String[] parts = token.split("\\.", -1);
     String forged = parts[0] + "." + parts[1] + "." + (Long.parseLong(parts[2]) + 3600) + "." + parts[3] + "." + parts[4];
 
     assertThatThrownBy(() -> auth.authenticate(forged, HERE, "accessToken"))

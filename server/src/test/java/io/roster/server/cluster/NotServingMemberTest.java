@@ -161,7 +161,7 @@ class NotServingMemberTest {
       byte[] wire = q.toWire();
       try (DatagramSocket s = new DatagramSocket()) {
         s.setSoTimeout((int) TestTime.seconds(10).toMillis());
-        s.send(new DatagramPacket(wire, wire.length, InetAddress.getByName("127.0.0.1"), loopback.server().dnsPort()));
+        s.send(new DatagramPacket(wire, wire.length, InetAddress.getLoopbackAddress(), loopback.server().dnsPort()));
         byte[] buf = new byte[4096];
         DatagramPacket p = new DatagramPacket(buf, buf.length);
         s.receive(p);

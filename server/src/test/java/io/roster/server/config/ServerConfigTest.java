@@ -1,5 +1,6 @@
 package io.roster.server.config;
 
+import java.util.Locale;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -183,7 +184,7 @@ class ServerConfigTest {
   void usageListsEveryOptionWithItsEnvironmentVariable() {
     String usage = ServerConfig.usage();
     for (String name : ServerConfig.optionNames()) {
-      assertThat(usage).contains("--" + name).contains("ROSTER_" + name.toUpperCase().replace('-', '_'));
+      assertThat(usage).contains("--" + name).contains("ROSTER_" + name.toUpperCase(Locale.ROOT).replace('-', '_'));
     }
   }
 
@@ -192,7 +193,7 @@ class ServerConfigTest {
     String readme = java.nio.file.Files.readString(java.nio.file.Path.of("..", "README.md"));
     for (String name : ServerConfig.optionNames()) {
       assertThat(readme).as("README.md's configuration table").contains("| `--" + name + "` | `ROSTER_"
-          + name.toUpperCase().replace('-', '_') + "` |");
+          + name.toUpperCase(Locale.ROOT).replace('-', '_') + "` |");
     }
   }
 }

@@ -1,5 +1,6 @@
 package io.roster.server.http;
 
+import java.net.InetAddress;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.roster.server.RosterServer;
@@ -82,7 +83,7 @@ class SecurityHeadersTest {
 
   @Test
   void jettysOwnAnswerToARequestItCannotParseCarriesThemToo() throws Exception {
-    try (Socket socket = new Socket("127.0.0.1", server.httpPort())) {
+    try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), server.httpPort())) {
       socket.setSoTimeout((int) WAIT.toMillis());
       OutputStream out = socket.getOutputStream();
       out.write("GET /console/ HTTP/1.1\r\nHost: 127.0.0.1\r\nBad Header Line\r\n\r\n".getBytes(StandardCharsets.US_ASCII));

@@ -1,5 +1,6 @@
 package io.roster.server.http;
 
+import java.net.InetAddress;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -56,7 +57,7 @@ class SlowClientsTest {
   void tricklingClientsDelayNoOneAndAreCutOnceTheirRequestTakesLongerThanTheTimeout() throws Exception {
     int port = loopback.server().httpPort();
     for (int i = 0; i < SLOW; i++) {
-      SocketChannel c = SocketChannel.open(new InetSocketAddress("127.0.0.1", port));
+      SocketChannel c = SocketChannel.open(new InetSocketAddress(InetAddress.getLoopbackAddress(), port));
       c.configureBlocking(false);
       String start = i % 2 == 0
           ? "GET /nacos/v1/ns/operator/metrics HTTP/1.1\r\nHost: roster\r\nX-Slow: "

@@ -200,7 +200,7 @@ class MetricsTest {
 
   /** The value of the unlabelled gauge {@code name} in a Prometheus text scrape. */
   private static long gauge(String scrape, String name) {
-    return scrape.lines().filter(l -> l.startsWith(name + " ")).map(l -> (long) Double.parseDouble(l.split(" ")[1]))
+    return scrape.lines().filter(l -> l.startsWith(name + " ")).map(l -> (long) Double.parseDouble(l.substring(name.length() + 1)))
         .findFirst().orElseThrow(() -> new AssertionError(name + " not in the scrape"));
   }
 

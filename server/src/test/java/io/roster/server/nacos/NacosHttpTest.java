@@ -257,7 +257,7 @@ class NacosHttpTest {
     int port = loopback.server().httpPort();
     assertThat(call("GET", "/nacos/v1/ns/operator/metrics", null).status()).isEqualTo(200);
     loopback.server().close();
-    assertThatThrownBy(() -> new java.net.Socket("127.0.0.1", port).close()).isInstanceOf(java.net.ConnectException.class);
+    assertThatThrownBy(() -> new java.net.Socket(java.net.InetAddress.getLoopbackAddress(), port).close()).isInstanceOf(java.net.ConnectException.class);
   }
 
   @Test

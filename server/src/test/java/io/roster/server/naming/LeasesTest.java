@@ -91,7 +91,7 @@ class LeasesTest {
     assertThat(leases.beat(orders, key("10.0.0.1", 80))).isEqualTo(Duration.ofMillis(500));
     time.advance(Duration.ofMillis(1001));
     assertThat(stored("10.0.0.1", 80).healthy()).isFalse();
-    time.advance(Duration.ofMillis(1000));
+    time.advance(Duration.ofSeconds(1));
     assertThat(stored("10.0.0.1", 80)).isNull();
   }
 

@@ -72,7 +72,7 @@ class PushPipelineTest {
     }
   }
 
-  private final Map<RecordingOutbound, PushQueue> queues = new java.util.IdentityHashMap<>();
+  private final java.util.IdentityHashMap<RecordingOutbound, PushQueue> queues = new java.util.IdentityHashMap<>();
 
   private RecordingOutbound subscribe() {
     RecordingOutbound out = new RecordingOutbound();

@@ -1,5 +1,6 @@
 package io.roster.server.rpc;
 
+import java.net.InetAddress;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
@@ -278,7 +279,7 @@ class AuthTest {
   private int firstByteFrom(String localHost) throws java.io.IOException {
     try (Socket socket = new Socket()) {
       socket.bind(new InetSocketAddress(localHost, 0));
-      socket.connect(new InetSocketAddress("127.0.0.1", loopback.port()));
+      socket.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), loopback.port()));
       socket.setSoTimeout((int) TestTime.seconds(10).toMillis());
       return socket.getInputStream().read();
     }

@@ -6,7 +6,9 @@ import static org.awaitility.Awaitility.await;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
-import io.grpc.netty.shaded.io.netty.channel.nio.NioEventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.nio.NioIoHandler;
 import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioSocketChannel;
 import io.roster.proto.v1.AdminGrpc;
 import io.roster.proto.v1.ClientFrame;
@@ -274,7 +276,7 @@ class HostileClientTest {
     // server's fairness, not the test JVM's client threads.
     // It is shut down after the whole class (@AfterAll), once the fixture has closed the
     // session and channel that use it: cancelling a stream on a terminated loop throws.
-    flooderLoop = new NioEventLoopGroup(1);
+    flooderLoop = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
     ManagedChannel flooderChannel = loopback.newChannel(b -> b.eventLoopGroup(flooderLoop)
         .channelType(NioSocketChannel.class));
     TestSession flooder = open(flooderChannel).hello("flooder");
@@ -324,7 +326,7 @@ class HostileClientTest {
   }
 
   /** The flooding client's own event loop, shut down after every test has cleaned up. */
-  private static NioEventLoopGroup flooderLoop;
+  private static EventLoopGroup flooderLoop;
 
   @AfterAll
   static void stopFlooderLoop() {

@@ -102,7 +102,7 @@ class KeepaliveTest {
   @Test
   void pingingTooOftenGetsTooManyPings() throws Exception {
     start(Duration.ofSeconds(4), Duration.ofSeconds(5));
-    try (Socket socket = new Socket(InetAddress.getByName("127.0.0.1"), server.port())) {
+    try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), server.port())) {
       socket.setSoTimeout((int) TestTime.seconds(10).toMillis());
       OutputStream out = socket.getOutputStream();
       out.write("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
@@ -141,7 +141,7 @@ class KeepaliveTest {
   @Test
   void pingingOnceASecondWithoutCallsIsAllowed() throws Exception {
     start(Duration.ofSeconds(4), Duration.ofSeconds(5));
-    try (Socket socket = new Socket(InetAddress.getByName("127.0.0.1"), server.port())) {
+    try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), server.port())) {
       socket.setSoTimeout((int) TestTime.seconds(10).toMillis());
       OutputStream out = socket.getOutputStream();
       out.write("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".getBytes(StandardCharsets.US_ASCII));

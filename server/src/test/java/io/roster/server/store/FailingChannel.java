@@ -12,8 +12,8 @@ import java.nio.file.Path;
 
 /**
  * A real file channel that fails as a sick disk does, when told to: a full disk that takes only
- * part of a write ({@link #spaceLeft}), a failed {@code fsync} ({@link #failForce}), a truncate
- * that fails ({@link #failTruncate}). What it does write reaches the real file, so a test reads
+ * part of a write ({@code Disk.spaceLeft}), a failed {@code fsync} ({@code Disk.failForce}), a
+ * truncate that fails ({@code Disk.failTruncate}). What it does write reaches the real file, so a test reads
  * back what a crash would leave. One store's channels share one {@link Disk}.
  */
 final class FailingChannel extends FileChannel {
@@ -62,6 +62,7 @@ final class FailingChannel extends FileChannel {
     return src.slice(src.position(), n);
   }
 
+  @SuppressWarnings("ReferenceEquality") // part is src itself, or a slice of it whose position src must follow
   private int wrote(ByteBuffer src, ByteBuffer part, int n) {
     if (part != src) {
       src.position(src.position() + n);

@@ -45,7 +45,7 @@ public final class TcpProxy implements AutoCloseable {
   private TcpProxy(String targetHost, int targetPort, boolean frozen) throws IOException {
     this.target = new InetSocketAddress(targetHost, targetPort);
     this.frozen = frozen;
-    this.listener = new ServerSocket(0, 50, InetAddress.getByName("127.0.0.1"));
+    this.listener = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
     Thread t = new Thread(this::acceptLoop, "proxy-accept-" + listener.getLocalPort());
     t.setDaemon(true);
     t.start();

@@ -140,7 +140,7 @@ public class JavaProcess implements AutoCloseable {
   public long cpuMillis() {
     try {
       String stat = Files.readString(Path.of("/proc", Long.toString(pid()), "stat"));
-      String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+      String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ", -1);
       // after "pid (comm) ": state is field 3, utime field 14, stime field 15
       long ticks = Long.parseLong(f[11]) + Long.parseLong(f[12]);
       return ticks * 1000 / ClockTicks.PER_SECOND;
@@ -156,7 +156,7 @@ public class JavaProcess implements AutoCloseable {
     private static long ask() {
       try {
         Process p = new ProcessBuilder("getconf", "CLK_TCK").start();
-        return Long.parseLong(new String(p.getInputStream().readAllBytes()).trim());
+        return Long.parseLong(new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8).trim());
       } catch (IOException | RuntimeException e) {
         return 100;
       }

@@ -338,7 +338,7 @@ public final class LocalCluster implements AutoCloseable {
 
   /** Whether member k is listed by an id of its own (with links, or {@link Builder#named}). */
   private boolean named(int k) {
-    return linked() || named && !byAddress.contains(k);
+    return linked() || (named && !byAddress.contains(k));
   }
 
   /** Member k's id: nK with links or when named ({@link Builder#named}), else its host:peerPort. */

@@ -84,8 +84,8 @@ public final class ServerLauncher {
   static void recordArchive(Path jar) {
     Path archive = jar.resolveSibling(ARCHIVE);
     try {
-      if (!Files.isRegularFile(jar) || Files.isRegularFile(archive)
-          && Files.getLastModifiedTime(archive).compareTo(Files.getLastModifiedTime(jar)) >= 0) {
+      if (!Files.isRegularFile(jar) || (Files.isRegularFile(archive)
+          && Files.getLastModifiedTime(archive).compareTo(Files.getLastModifiedTime(jar)) >= 0)) {
         return;
       }
       Files.deleteIfExists(archive);
