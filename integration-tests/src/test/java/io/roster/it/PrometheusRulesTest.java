@@ -1,6 +1,5 @@
 package io.roster.it;
 
-import java.util.Locale;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -13,6 +12,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
@@ -131,12 +131,38 @@ class PrometheusRulesTest {
           assertThat(METRIC_NAMES.contains(name) || METRIC_PREFIXES.stream().anyMatch(name::startsWith))
               .as("metric %s in %s: %s (only %s and %s)", name, title, expr, METRIC_PREFIXES, METRIC_NAMES).isTrue();
         }
+        if (metricNames(expr).contains("up")) {
+          assertThat(expr).as("a query of %s counts Roster's targets only", title).contains("up{job=\"roster\"");
+        }
+        Matcher counted = COUNTER_FUNCTION.matcher(expr);
+        while (counted.find()) {
+          assertThat(counted.group(2)).as("%s() in %s takes a counter (a gauge wants deriv() or delta()): %s",
+              counted.group(1), title, expr).matches(".*_(total|count|sum|bucket)");
+        }
         exprs.add(expr);
       }
     }
     assertThat(exprs.stream().flatMap(e -> metricNames(e).stream()))
         .contains("roster_sessions", "roster_push_resends_total", "roster_cluster_member_lag_entries",
             "jvm_memory_used_bytes", "process_resident_memory_bytes");
+  }
+
+  /** Every alert of rules.yml has a case in rules_test.yml that expects it to fire (and, beside it, a quiet series). */
+  @Test
+  void everyAlertRuleHasAUnitTestThatFiresIt() throws Exception {
+    Set<String> alerts = new TreeSet<>();
+    Matcher rule = Pattern.compile("- alert: (\\w+)").matcher(Files.readString(PROMETHEUS.resolve("rules.yml")));
+    while (rule.find()) {
+      alerts.add(rule.group(1));
+    }
+    Set<String> fired = new TreeSet<>();
+    Matcher test = Pattern.compile("alertname: (\\w+)\\s+exp_alerts:")
+        .matcher(Files.readString(PROMETHEUS.resolve("rules_test.yml")));
+    while (test.find()) {
+      fired.add(test.group(1));
+    }
+    assertThat(alerts).as("alert rules").hasSizeGreaterThan(10);
+    assertThat(fired).as("alerts a unit test expects to fire").containsAll(alerts);
   }
 
   /** Every query as a recording rule, Grafana's variables set as it would set them: promtool parses them. */
@@ -184,6 +210,9 @@ class PrometheusRulesTest {
     return all;
   }
 
+  /** A function over a counter's range, and the series it takes. */
+  private static final Pattern COUNTER_FUNCTION =
+      Pattern.compile("\\b(rate|irate|increase)\\(\\s*([a-zA-Z_:][a-zA-Z0-9_:]*)");
   private static final Pattern STRING = Pattern.compile("\"(?:[^\"\\\\]|\\\\.)*\"|'(?:[^'\\\\]|\\\\.)*'");
   private static final Pattern MATCHERS = Pattern.compile("\\{[^}]*}");
   private static final Pattern RANGE = Pattern.compile("\\[[^]]*]");
