@@ -58,6 +58,9 @@ public final class MetricsApi {
   }
 
   private HttpResponse metrics(HttpRequest r) {
+    if (!r.path().equals("/metrics")) {
+      throw new HttpException(404, "no such path: " + r.path() + " (the metrics are at /metrics)");
+    }
     requireGet(r);
     callers.checkAll(r, Permission.READ, Grant.ALL);
     ServerMetrics.Exposition e = metrics.scrape(r.accept());

@@ -148,12 +148,12 @@ class MetricsTest {
     assertThat(labelSets()).as("label sets with 61 namespaces vs 21").isEqualTo(atTheBound);
 
     // A path nobody serves is counted under its route, not by its own name; so is a made-up path
-    // under a route that answers it (a console file's, the metrics').
+    // under a route that refuses it (a console file's, the metrics').
     for (int i = 0; i < 20; i++) {
       get("/nacos/v1/ns/no-such-" + i);
-      get("/metrics/made-up-" + i);
+      assertThat(get("/metrics/made-up-" + i).statusCode()).isEqualTo(404);
     }
-    assertThat(labelSets()).isEqualTo(atTheBound + 1); // the route of the 404s: one more label set
+    assertThat(labelSets()).isEqualTo(atTheBound + 2); // the two routes' 404s: one more label set each
     assertThat(value("roster_requests", "protocol", "nacos-http", "type", "/nacos/v1/ns", "result", "not_found"))
         .isEqualTo(20);
   }
