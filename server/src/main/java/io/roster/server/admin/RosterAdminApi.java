@@ -25,6 +25,7 @@ import io.roster.server.nacos.NacosHttpApi;
 import io.roster.server.naming.ConnectionPages;
 import io.roster.server.naming.DrainTimeouts;
 import io.roster.server.registry.Change;
+import io.roster.server.registry.NamespaceCount;
 import io.roster.server.registry.Registry;
 import io.roster.server.store.Backup;
 import io.roster.server.session.Session;
@@ -279,7 +280,7 @@ public final class RosterAdminApi {
   /** GET /namespaces: every namespace that has a service, with its service and instance counts. */
   private JsonNode namespaces() {
     ArrayNode items = JsonEnvelope.JSON.createArrayNode();
-    for (Registry.NamespaceCount n : registry.namespaces()) {
+    for (NamespaceCount n : registry.namespaces()) {
       ObjectNode o = items.addObject();
       o.put("namespace", n.namespace());
       o.put("serviceCount", n.services());

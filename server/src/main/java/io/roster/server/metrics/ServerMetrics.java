@@ -21,6 +21,7 @@ import io.roster.server.model.Names;
 import io.roster.server.model.Owner;
 import io.roster.server.push.PushCounters;
 import io.roster.server.push.PushEngine;
+import io.roster.server.registry.NamespaceKinds;
 import io.roster.server.registry.Registry;
 import io.roster.server.registry.RegistryCounters;
 import io.roster.server.registry.WarmUp;
@@ -406,7 +407,7 @@ public final class ServerMetrics {
       this.namespace = namespace;
     }
 
-    void add(Registry.NamespaceKinds n) {
+    void add(NamespaceKinds n) {
       services += n.services();
       for (Owner.Kind kind : Owner.Kind.values()) {
         instances[kind.ordinal()] += n.instances(kind);
@@ -419,14 +420,14 @@ public final class ServerMetrics {
    * on its own, the rest summed under {@value #OTHER_NAMESPACES}; an empty registry as the default
    * namespace with nothing in it, so that its series read 0 rather than nothing.
    */
-  private static List<Grouped> grouped(List<Registry.NamespaceKinds> namespaces) {
-    List<Registry.NamespaceKinds> all = new ArrayList<>(namespaces);
-    all.sort(Comparator.comparingInt((Registry.NamespaceKinds n) -> -n.instances()).thenComparing(
-        Registry.NamespaceKinds::namespace));
+  private static List<Grouped> grouped(List<NamespaceKinds> namespaces) {
+    List<NamespaceKinds> all = new ArrayList<>(namespaces);
+    all.sort(Comparator.comparingInt((NamespaceKinds n) -> -n.instances()).thenComparing(
+        NamespaceKinds::namespace));
     List<Grouped> out = new ArrayList<>(Math.min(all.size(), MAX_NAMESPACES + 1));
     Grouped other = null;
     for (int i = 0; i < all.size(); i++) {
-      Registry.NamespaceKinds n = all.get(i);
+      NamespaceKinds n = all.get(i);
       if (i < MAX_NAMESPACES) {
         Grouped g = new Grouped(n.namespace());
         g.add(n);

@@ -9,6 +9,7 @@ import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import org.jspecify.annotations.Nullable;
 
@@ -101,6 +102,14 @@ public final class PushQueue {
     slot.lastOffered = payload.revision();
     queue(slot, payload);
     drain();
+  }
+
+  /**
+   * This queue as the push target of one service's subscription: what the {@link PushEngine}
+   * fans out to, so that a push goes from the engine to this queue without leaving the package.
+   */
+  public PushTarget target(ServiceKey service, Set<String> clusters) {
+    return new QueueTarget(this, service, Set.copyOf(clusters));
   }
 
   /** The stream became writable again. */

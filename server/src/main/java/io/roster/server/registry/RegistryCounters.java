@@ -36,7 +36,7 @@ public final class RegistryCounters {
     return ended[index(kind)].sum();
   }
 
-  void counted(Owner.Kind kind, int delta, Registry.Cause cause) {
+  void counted(Owner.Kind kind, int delta, Cause cause) {
     switch (cause) {
       case RESTORE -> { }
       case OWNER_END -> (delta > 0 ? registered : ended)[index(kind)].add(Math.abs(delta));

@@ -9,7 +9,6 @@ import io.roster.server.model.Owner;
 import io.roster.server.model.RegistryException;
 import io.roster.server.model.ServiceKey;
 import io.roster.server.push.PushEngine;
-import io.roster.server.push.PushPayload;
 import io.roster.server.push.PushQueue;
 import io.roster.server.push.PushTarget;
 import io.roster.server.registry.Claim;
@@ -50,7 +49,7 @@ public final class Session {
   private final SessionLimits limits;
   private final Tally tally;
 
-  private final Map<ServiceKey, Subscription> subscriptions = new HashMap<>(4);
+  private final Map<ServiceKey, PushTarget> subscriptions = new HashMap<>(4);
   private boolean closed;
   /** Who the session proved it is; what it may do is checked at each request (docs/security.md). */
   private volatile Principal principal;
@@ -199,7 +198,7 @@ public final class Session {
     List<CompletableFuture<List<CompletableFuture<Boolean>>>> removals = new ArrayList<>();
     // The registry's per-owner index: services where this session still has instances.
     for (ServiceKey service : registry.servicesOf(owner)) {
-      Subscription own = subscriptions.get(service);
+      PushTarget own = subscriptions.get(service);
       removals.add(writer.submit(new Command.RemoveOwned(owner, service))
           .thenApply(revision -> engine.whenAcked(service, revision, t -> t == own)));
     }
@@ -217,7 +216,7 @@ public final class Session {
   public synchronized void subscribe(ServiceKey service, Set<String> clusters, Runnable accepted) {
     checkOpen();
     check(Permission.READ, service);
-    Subscription old = subscriptions.get(service);
+    PushTarget old = subscriptions.get(service);
     if (old == null) {
       scope.acquire(Scope.Counted.SUBSCRIPTIONS, limits);
     }
@@ -226,7 +225,7 @@ public final class Session {
       queue.forget(service);
     }
     accepted.run();
-    Subscription s = new Subscription(service, Set.copyOf(clusters));
+    PushTarget s = queue.target(service, clusters);
     subscriptions.put(service, s);
     engine.subscribe(service, s);
   }
@@ -234,7 +233,7 @@ public final class Session {
   /** Ends a subscription; NOT_FOUND when there is none. */
   public synchronized void unsubscribe(ServiceKey service) {
     checkOpen();
-    Subscription s = subscriptions.remove(service);
+    PushTarget s = subscriptions.remove(service);
     if (s == null) {
       throw new RegistryException(RegistryException.Kind.NOT_FOUND, "service",
           "this connection is not subscribed to " + service);
@@ -347,7 +346,7 @@ public final class Session {
     closed = true;
     CloseSummary summary = new CloseSummary(tally.count(), subscriptions.size());
     queue.close();
-    for (Map.Entry<ServiceKey, Subscription> e : subscriptions.entrySet()) {
+    for (Map.Entry<ServiceKey, PushTarget> e : subscriptions.entrySet()) {
       engine.unsubscribe(e.getKey(), e.getValue());
     }
     scope.release(Scope.Counted.SUBSCRIPTIONS, subscriptions.size());
@@ -371,30 +370,4 @@ public final class Session {
 
   /** What a closed session owned. */
   public record CloseSummary(int instances, int subscriptions) {}
-
-  /** A subscription is the session's push target for one service. */
-  private final class Subscription implements PushTarget {
-    private final ServiceKey service;
-    private final Set<String> clusters;
-
-    Subscription(ServiceKey service, Set<String> clusters) {
-      this.service = service;
-      this.clusters = clusters;
-    }
-
-    @Override
-    public Set<String> clusters() {
-      return clusters;
-    }
-
-    @Override
-    public void offer(PushPayload payload) {
-      queue.offer(service, payload);
-    }
-
-    @Override
-    public CompletableFuture<Boolean> whenAcked(long revision) {
-      return queue.whenAcked(service, revision);
-    }
-  }
 }

@@ -7,6 +7,7 @@ import io.roster.server.model.ServiceKey;
 import io.roster.server.model.Owner;
 import io.roster.server.registry.Claim;
 import io.roster.server.registry.Command;
+import io.roster.server.registry.HoldListener;
 import io.roster.server.registry.Registry;
 import io.roster.server.registry.ServiceSettings;
 import io.roster.server.registry.Writer;
@@ -33,7 +34,7 @@ import org.slf4j.LoggerFactory;
  * the registry are gathered (at most one entry per held instance) and written with the next
  * durable change or {@link #flush}, without making the departure wait for the disk.
  */
-public final class DurableWriter implements Writer, Registry.HoldListener, AutoCloseable {
+public final class DurableWriter implements Writer, HoldListener, AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(DurableWriter.class);
 
