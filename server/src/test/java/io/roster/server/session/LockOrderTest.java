@@ -119,7 +119,7 @@ class LockOrderTest {
       }
       runs.add(CompletableFuture.runAsync(() -> operator(registry), workers));
       CompletableFuture<Void> all = CompletableFuture.allOf(runs.toArray(CompletableFuture[]::new));
-      await().atMost(Duration.ofSeconds(120))
+      await().atMost(Duration.ofMinutes(2))
           .until(() -> all.isDone() || THREADS.findDeadlockedThreads() != null);
       assertThat(deadlocked()).as("threads deadlocked").isEmpty();
       all.join();
