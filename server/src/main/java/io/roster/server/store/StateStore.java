@@ -3,7 +3,7 @@ package io.roster.server.store;
 import io.roster.proto.cluster.v1.Fact;
 import io.roster.proto.cluster.v1.Hold;
 import io.roster.proto.cluster.v1.PersistentInstance;
-import io.roster.server.cluster.LogCodec;
+import io.roster.server.codec.ValueCodec;
 import io.roster.server.model.Instance;
 import io.roster.server.model.InstanceKey;
 import io.roster.server.model.ServiceKey;
@@ -275,19 +275,19 @@ public final class StateStore implements AutoCloseable {
   }
 
   static Fact settingsFact(ServiceKey service, ServiceSettings value) {
-    return Fact.newBuilder().setSettings(LogCodec.settings(service, value)).build();
+    return Fact.newBuilder().setSettings(ValueCodec.settings(service, value)).build();
   }
 
   static Fact holdFact(InstanceRef ref, boolean held) {
-    return Fact.newBuilder().setHold(Hold.newBuilder().setService(LogCodec.service(ref.service()))
-        .setKey(LogCodec.key(ref.key())).setHeld(held)).build();
+    return Fact.newBuilder().setHold(Hold.newBuilder().setService(ValueCodec.service(ref.service()))
+        .setKey(ValueCodec.key(ref.key())).setHeld(held)).build();
   }
 
   static PersistentInstance persistentFact(ServiceKey service, InstanceKey key, @Nullable Stored stored) {
-    PersistentInstance.Builder b = PersistentInstance.newBuilder().setService(LogCodec.service(service))
-        .setKey(LogCodec.key(key));
+    PersistentInstance.Builder b = PersistentInstance.newBuilder().setService(ValueCodec.service(service))
+        .setKey(ValueCodec.key(key));
     if (stored != null) {
-      b.setInstance(LogCodec.instance(stored.instance())).setIdentity(stored.identity());
+      b.setInstance(ValueCodec.instance(stored.instance())).setIdentity(stored.identity());
     }
     return b.build();
   }
