@@ -1,5 +1,16 @@
 package io.roster.server.nacos;
 
+import static io.roster.server.http.NamingParams.instanceKey;
+import static io.roster.server.http.NamingParams.metadata;
+import static io.roster.server.http.NamingParams.port;
+import static io.roster.server.http.NamingParams.renamed;
+import static io.roster.server.http.NamingParams.service;
+import static io.roster.server.nacos.NacosHttpErrors.await;
+import static io.roster.server.nacos.NacosHttpErrors.httpError;
+import static io.roster.server.nacos.NacosHttpErrors.notAllowed;
+import static io.roster.server.nacos.NacosHttpErrors.notFound;
+import static io.roster.server.nacos.NacosHttpErrors.only;
+
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -13,6 +24,7 @@ import io.roster.server.http.HttpEndpoint;
 import io.roster.server.http.HttpException;
 import io.roster.server.http.HttpRequest;
 import io.roster.server.http.HttpResponse;
+import io.roster.server.http.NamingParams;
 import io.roster.server.model.Instance;
 import io.roster.server.model.InstanceKey;
 import io.roster.server.model.Names;
@@ -33,13 +45,8 @@ import io.roster.server.registry.Readiness;
 import io.roster.server.registry.Registry;
 import io.roster.server.registry.Writer;
 import java.time.Duration;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.function.IntSupplier;
 
 /**
@@ -59,7 +66,7 @@ import java.util.function.IntSupplier;
  *
  * <p>Thread-safe; runs on the HTTP endpoint's worker threads. A change answers once this
  * member has applied it (in a cluster, once the log has committed it), or 503 after {@link
- * #APPLY_TIMEOUT}.
+ * NacosHttpErrors#APPLY_TIMEOUT}.
  */
 public final class NacosHttpApi {
 
@@ -67,8 +74,6 @@ public final class NacosHttpApi {
   public static final String NAMING = "/nacos/v1/ns";
   /** The path prefix of the config API, which Roster does not serve. */
   public static final String CONFIG = "/nacos/v1/cs";
-  /** How long a request waits for its change to be applied. */
-  static final Duration APPLY_TIMEOUT = Duration.ofSeconds(5);
   /** The beat answer's codes (Nacos's {@code NamingResponseCode}). */
   static final int OK = 10200;
   static final int RESOURCE_NOT_FOUND = 20404;
@@ -154,17 +159,6 @@ public final class NacosHttpApi {
     } catch (RegistryException e) {
       throw httpError(e);
     }
-  }
-
-  static HttpResponse only(HttpRequest r, String method, HttpEndpoint.Handler h) {
-    if (!r.method().equals(method)) {
-      throw notAllowed(r, method);
-    }
-    return h.handle(r);
-  }
-
-  static HttpException notAllowed(HttpRequest r, String allowed) {
-    return new HttpException(405, r.method() + " " + r.path() + " is not served (expected: " + allowed + ")");
   }
 
   // --- clusters ---
@@ -347,7 +341,7 @@ public final class NacosHttpApi {
    */
   private HttpResponse beat(HttpRequest r) {
     String beatText = r.param("beat");
-    JsonNode beat = beatText == null || beatText.isEmpty() ? null : json("beat", beatText, "a JSON object (RsInfo: ip, port, cluster, serviceName, weight, metadata)");
+    JsonNode beat = beatText == null || beatText.isEmpty() ? null : NamingParams.json("beat", beatText, "a JSON object (RsInfo: ip, port, cluster, serviceName, weight, metadata)");
     ServiceKey service = service(r, beat == null ? "" : NacosMapping.text(beat, "serviceName"));
     String ip = beat != null && beat.hasNonNull("ip") ? beat.get("ip").asText() : r.required("ip");
     int port = beat != null && beat.hasNonNull("port") ? port("beat.port", beat.get("port").asText()) : port(r);
@@ -436,27 +430,6 @@ public final class NacosHttpApi {
 
   // --- parameters ---
 
-  /** The service a request names: {@code namespaceId}, {@code groupName}, {@code serviceName}; 400 naming a bad one. */
-  public static ServiceKey service(HttpRequest r) {
-    return service(r, "");
-  }
-
-  private static ServiceKey service(HttpRequest r, String fallbackName) {
-    String name = r.param("serviceName", fallbackName);
-    if (name.isEmpty()) {
-      throw HttpException.badParameter("serviceName", null, "a service name, optionally group@@name");
-    }
-    return service(r.param("namespaceId", Names.DEFAULT_NAMESPACE), r.param("groupName", Names.DEFAULT_GROUP), name);
-  }
-
-  static ServiceKey service(String namespace, String group, String name) {
-    try {
-      return NacosMapping.service(namespace, group, name);
-    } catch (RegistryException e) {
-      throw renamed(e, "namespace", "namespaceId");
-    }
-  }
-
   /** The instance a POST describes: a heartbeat instance, or a persistent one. */
   private static Instance instance(HttpRequest r, boolean ephemeral) {
     ObjectNode json = NacosMapping.JSON.createObjectNode();
@@ -484,67 +457,6 @@ public final class NacosHttpApi {
     }
   }
 
-  /** The instance a request names: {@code ip}, {@code port}, {@code clusterName}; 400 naming a bad one. */
-  public static InstanceKey instanceKey(HttpRequest r) {
-    String ip = r.required("ip");
-    int port = port(r);
-    String cluster = r.param("clusterName", r.param("cluster", Names.DEFAULT_CLUSTER));
-    return new InstanceKey(ip, port, Names.cluster("clusterName", cluster));
-  }
-
-  private static int port(HttpRequest r) {
-    return port("port", r.required("port"));
-  }
-
-  private static int port(String name, String value) {
-    try {
-      int p = Integer.parseInt(value.trim());
-      if (p >= 1 && p <= 65535) {
-        return p;
-      }
-    } catch (NumberFormatException e) {
-      // below
-    }
-    throw HttpException.badParameter(name, value, "1..65535");
-  }
-
-  /** Nacos's metadata parameter: a JSON object, or {@code k1=v1,k2=v2}. */
-  static Map<String, String> metadata(String text) {
-    Map<String, String> m = new LinkedHashMap<>();
-    String t = text.trim();
-    if (t.isEmpty()) {
-      return m;
-    }
-    if (t.startsWith("{")) {
-      JsonNode node = json("metadata", t, "a JSON object or k1=v1,k2=v2");
-      for (Map.Entry<String, JsonNode> e : node.properties()) {
-        m.put(e.getKey(), e.getValue().isNull() ? "" : e.getValue().asText());
-      }
-    } else {
-      for (String pair : t.split(",", 0)) { // limit 0: a trailing comma is allowed
-        int eq = pair.indexOf('=');
-        if (eq <= 0 || pair.indexOf('=', eq + 1) >= 0) {
-          throw HttpException.badParameter("metadata", text, "a JSON object or k1=v1,k2=v2");
-        }
-        m.put(pair.substring(0, eq).trim(), pair.substring(eq + 1).trim());
-      }
-    }
-    Names.checkMetadata("metadata", m);
-    return m;
-  }
-
-  private static JsonNode json(String name, String text, String expected) {
-    try {
-      JsonNode node = NacosMapping.JSON.readTree(text);
-      if (node != null && node.isObject()) {
-        return node;
-      }
-    } catch (JsonProcessingException e) {
-      // below
-    }
-    throw HttpException.badParameter(name, text, expected);
-  }
-
   // --- answers ---
 
   static HttpResponse json(JsonNode body) {
@@ -553,63 +465,5 @@ public final class NacosHttpApi {
     } catch (JsonProcessingException e) {
       throw new IllegalStateException(e);
     }
-  }
-
-  static HttpException notFound(ServiceKey service, InstanceKey key) {
-    return new HttpException(404, "no instance " + key + " in service " + service.groupedName() + " of namespace "
-        + service.namespace());
-  }
-
-  /** Waits for a change to be applied here; its refusal becomes the answer. */
-  static <T> T await(CompletableFuture<T> applied) {
-    try {
-      return applied.get(APPLY_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
-    } catch (TimeoutException e) {
-      throw new HttpException(503, "the change was not applied within " + APPLY_TIMEOUT.toSeconds()
-          + " s (a cluster member that cannot reach the log?); try again or another server");
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new HttpException(503, "interrupted");
-    } catch (ExecutionException e) {
-      Throwable cause = e.getCause();
-      while (cause instanceof java.util.concurrent.CompletionException && cause.getCause() != null) {
-        cause = cause.getCause();
-      }
-      if (cause instanceof RegistryException re) {
-        throw httpError(re);
-      }
-      if (cause instanceof RuntimeException re) {
-        throw re;
-      }
-      throw new IllegalStateException(cause);
-    }
-  }
-
-  /** The one place a registry refusal becomes an HTTP status. */
-  static HttpException httpError(RegistryException e) {
-    RegistryException named = renamed(e, "instance.", "");
-    int status = switch (e.kind()) {
-      case INVALID_ARGUMENT, FAILED_PRECONDITION -> 400;
-      case NOT_FOUND -> 404;
-      case RESOURCE_EXHAUSTED -> 429;
-      case UNAVAILABLE -> 503;
-      case UNAUTHENTICATED, PERMISSION_DENIED -> 403; // what Nacos answers, and what its clients log in again on
-    };
-    return new HttpException(status, named.getMessage(), e);
-  }
-
-  /**
-   * The refusal with the model's field names as this API's parameters: {@code instance.port}
-   * is {@code port}, {@code instance.cluster} is {@code clusterName}.
-   */
-  private static RegistryException renamed(RegistryException e, String prefix, String replacement) {
-    String message = e.getMessage();
-    if (message.startsWith(prefix)) {
-      message = replacement + message.substring(prefix.length());
-      if (message.startsWith("cluster:")) {
-        message = "clusterName" + message.substring("cluster".length());
-      }
-    }
-    return new RegistryException(e.kind(), e.field(), message);
   }
 }
