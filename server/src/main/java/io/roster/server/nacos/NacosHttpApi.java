@@ -16,7 +16,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.roster.server.auth.Audit;
 import io.roster.server.auth.Authenticator;
-import io.roster.server.auth.Grant;
 import io.roster.server.auth.Permission;
 import io.roster.server.auth.Principal;
 import io.roster.server.http.HttpCallers;
@@ -33,9 +32,7 @@ import io.roster.server.model.RegistryException;
 import io.roster.server.model.ServiceKey;
 import io.roster.server.model.ServiceSnapshot;
 import io.roster.server.naming.Leases;
-import io.roster.server.naming.LogText;
 import io.roster.server.naming.ServiceLists;
-import io.roster.server.naming.LogLevels;
 import io.roster.server.naming.Persistent;
 import io.roster.server.probe.ProbePolicy;
 import io.roster.server.naming.Updates;
@@ -79,7 +76,6 @@ public final class NacosHttpApi {
   static final int RESOURCE_NOT_FOUND = 20404;
   static final int MAX_PAGE_SIZE = 1000;
   /** The service list's parameters, as its errors name them. */
-  private static final LogLevels.Fields LOG_FIELDS = new LogLevels.Fields("logName", "logLevel");
   private static final ServiceLists.Fields LIST_FIELDS =
       new ServiceLists.Fields("namespaceId", "groupName", "pageNo", "pageSize");
 
@@ -87,10 +83,10 @@ public final class NacosHttpApi {
   private final Leases leases;
   private final Updates updates;
   private final Persistent persistent;
-  private final IntSupplier connections;
   private final HttpCallers callers;
   private final NacosLogin login;
-  /** Whether this server serves its registry now, and is ready (what {@code operator/metrics} says). */
+  private final NacosOperator operator;
+  /** Whether this server serves its registry now: until it does, the routes that read it answer 503. */
   private final Readiness readiness;
 
   /**
@@ -115,9 +111,9 @@ public final class NacosHttpApi {
     this.leases = leases;
     this.updates = new Updates(writer, registry, probePolicy);
     this.persistent = new Persistent(registry, writer, probePolicy);
-    this.connections = connections;
     this.callers = new HttpCallers(authenticator);
     this.login = new NacosLogin(authenticator);
+    this.operator = new NacosOperator(registry, leases, connections, callers, readiness);
   }
 
   /** Adds this API's routes to {@code endpoint}: the naming API, Nacos's logins and the config center's 501. */
@@ -150,8 +146,8 @@ public final class NacosHttpApi {
         case "/instance/beat" -> only(r, "PUT", this::beat);
         case "/service/list" -> only(r, "GET", this::services);
         case "/cluster" -> only(r, "PUT", this::updateCluster);
-        case "/operator/metrics" -> only(r, "GET", this::metrics);
-        case "/operator/log" -> only(r, "PUT", this::logLevel);
+        case "/operator/metrics" -> only(r, "GET", operator::metrics);
+        case "/operator/log" -> only(r, "PUT", operator::logLevel);
         default -> throw new HttpException(404, "no such path: " + r.path()
             + " (Roster serves /nacos/v1/ns/instance, /instance/list, /instance/beat, /service/list, /cluster, "
             + "/operator/metrics and /operator/log; see docs/nacos-compat.md)");
@@ -396,36 +392,9 @@ public final class NacosHttpApi {
     return json(o);
   }
 
-  /**
-   * GET /operator/metrics: {@code {"status":"UP"}} while the server is ready, else {@code DOWN}
-   * (a probe: open to anyone, auth on or off; the readiness the gRPC health service reports),
-   * and counters with {@code onlyStatus=false} (an admin of every namespace's).
-   */
-  private HttpResponse metrics(HttpRequest r) {
-    ObjectNode o = NacosMapping.JSON.createObjectNode();
-    o.put("status", readiness.notReady() == null ? "UP" : "DOWN");
-    if (Boolean.FALSE.equals(r.boolParam("onlyStatus"))) {
-      callers.checkAll(r, Permission.ADMIN, Grant.ALL);
-      int sessions = connections.getAsInt();
-      o.put("serviceCount", registry.serviceCount());
-      o.put("clientCount", sessions + leases.count());
-      o.put("connectionBasedClientCount", sessions);
-      o.put("ephemeralIpPortClientCount", leases.count());
-      o.put("persistentIpPortClientCount", 0);
-      o.put("responsibleClientCount", sessions + leases.count());
-      o.put("load", java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
-      Runtime rt = Runtime.getRuntime();
-      o.put("mem", (double) (rt.totalMemory() - rt.freeMemory()) / rt.maxMemory());
-    }
-    return json(o);
-  }
-
   /** PUT /operator/log: sets the level of one of the server's loggers at runtime (logback). */
   HttpResponse logLevel(HttpRequest r) {
-    Principal who = callers.checkAll(r, Permission.ADMIN, Grant.ALL);
-    LogLevels.LoggerLevel set = LogLevels.set(LOG_FIELDS, r.required("logName"), r.required("logLevel"));
-    Audit.log(who, "SetLogLevel(HTTP)", LogText.of(set.name()), "level=" + set.level(), "ok");
-    return HttpResponse.text(200, "ok");
+    return operator.logLevel(r);
   }
 
   // --- parameters ---
