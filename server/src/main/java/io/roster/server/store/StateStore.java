@@ -78,6 +78,8 @@ public final class StateStore implements AutoCloseable {
     FileChannel open(Path file, OpenOption... options) throws IOException;
   }
 
+  /** The directory of the state file and the journal. */
+  private final Path dir;
   private final Path stateFile;
   private final Path journalFile;
   private final int compactAfter;
@@ -96,6 +98,7 @@ public final class StateStore implements AutoCloseable {
   private @Nullable String unsure;
 
   private StateStore(Path dir, int compactAfter, Channels channels, Facts facts, Opened opened) {
+    this.dir = dir;
     this.stateFile = dir.resolve("state");
     this.journalFile = dir.resolve("journal");
     this.compactAfter = compactAfter;
@@ -393,7 +396,7 @@ public final class StateStore implements AutoCloseable {
       throw e;
     }
     stateGeneration = next;
-    Opened fresh = install(channels, journalFile.getParent(), next);
+    Opened fresh = install(channels, dir, next);
     FileChannel old = journal;
     journal = fresh.channel();
     generation = next;
@@ -405,7 +408,7 @@ public final class StateStore implements AutoCloseable {
 
   @Override
   public String toString() {
-    return stateFile.getParent().toString();
+    return dir.toString();
   }
 
   @Override
