@@ -10,6 +10,7 @@ import io.roster.server.auth.Grant;
 import io.roster.server.auth.Permission;
 import io.roster.server.auth.Principal;
 import io.roster.server.cluster.Members;
+import io.roster.server.http.ConnectionJson;
 import io.roster.server.http.EventSink;
 import io.roster.server.http.HttpCallers;
 import io.roster.server.http.HttpEndpoint;
@@ -17,18 +18,17 @@ import io.roster.server.http.HttpException;
 import io.roster.server.http.HttpRequest;
 import io.roster.server.http.HttpResponse;
 import io.roster.server.http.JsonEnvelope;
+import io.roster.server.http.NamingParams;
 import io.roster.server.model.InstanceKey;
 import io.roster.server.model.Names;
 import io.roster.server.model.RegistryException;
 import io.roster.server.model.ServiceKey;
-import io.roster.server.nacos.NacosHttpApi;
 import io.roster.server.naming.ConnectionPages;
 import io.roster.server.naming.DrainTimeouts;
 import io.roster.server.registry.Change;
 import io.roster.server.registry.NamespaceCount;
 import io.roster.server.registry.Registry;
 import io.roster.server.store.Backup;
-import io.roster.server.session.Session;
 import io.roster.server.session.SessionInfo;
 import io.roster.server.session.SessionManager;
 import java.time.Duration;
@@ -189,8 +189,8 @@ public final class RosterAdminApi {
    * not-registered} or {@code failed}. Needs {@code admin} on the service.
    */
   private JsonNode startDrain(HttpRequest r) {
-    ServiceKey service = NacosHttpApi.service(r);
-    InstanceKey key = NacosHttpApi.instanceKey(r);
+    ServiceKey service = NamingParams.service(r);
+    InstanceKey key = NamingParams.instanceKey(r);
     Principal who = callers.check(r, Permission.ADMIN, service);
     String timeoutText = r.param("timeoutMs", "");
     long timeoutMs;
@@ -374,7 +374,7 @@ public final class RosterAdminApi {
     ConnectionPages.Page page = ConnectionPages.page(sessions, PAGE_FIELDS, s -> matches(s.info(), search), pageNo,
         pageSize, MAX_PAGE_SIZE);
     ArrayNode items = JsonEnvelope.JSON.createArrayNode();
-    page.sessions().forEach(s -> items.add(connection(s)));
+    page.sessions().forEach(s -> items.add(ConnectionJson.connection(s)));
     return JsonEnvelope.page(page.total(), pageNo, pageSize, items);
   }
 
@@ -383,23 +383,5 @@ public final class RosterAdminApi {
         || i.clientName().toLowerCase(Locale.ROOT).contains(search)
         || i.namespace().toLowerCase(Locale.ROOT).contains(search)
         || i.remoteAddress().toLowerCase(Locale.ROOT).contains(search);
-  }
-
-  /** One connection as the admin APIs show it. */
-  public static ObjectNode connection(Session s) {
-    ObjectNode o = JsonEnvelope.JSON.createObjectNode();
-    SessionInfo i = s.info();
-    o.put("connectionId", i.connectionId());
-    o.put("clientId", i.clientId());
-    o.put("namespace", i.namespace());
-    o.put("address", i.remoteAddress());
-    o.put("clientName", i.clientName());
-    o.put("clientVersion", i.clientVersion());
-    o.put("protocol", s.owner().kind() == io.roster.server.model.Owner.Kind.NACOS ? "nacos-grpc" : "roster");
-    o.put("connectedAt", i.connectedAtMillis());
-    o.put("instanceCount", s.instanceCount());
-    o.put("subscriptionCount", s.subscriptionCount());
-    o.put("unackedPushes", s.unackedPushes());
-    return o;
   }
 }

@@ -1,26 +1,29 @@
 package io.roster.server.cluster;
 
+import static io.roster.server.codec.ValueCodec.check;
+import static io.roster.server.codec.ValueCodec.checks;
+import static io.roster.server.codec.ValueCodec.instance;
+import static io.roster.server.codec.ValueCodec.key;
+import static io.roster.server.codec.ValueCodec.owner;
+import static io.roster.server.codec.ValueCodec.service;
+
 import io.roster.proto.cluster.v1.Command.ChangeCase;
-import io.roster.proto.cluster.v1.HealthCheckType;
 import io.roster.proto.cluster.v1.OwnerKind;
-import io.roster.proto.cluster.v1.SettingsState;
 import io.roster.server.model.Instance;
 import io.roster.server.model.InstanceKey;
 import io.roster.server.model.Owner;
 import io.roster.server.model.ServiceKey;
 import io.roster.server.registry.Claim;
 import io.roster.server.registry.Command;
-import io.roster.server.registry.HealthCheck;
-import io.roster.server.registry.ServiceSettings;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 /**
  * Registry {@link Command}s to log entries and back. Exact both ways: an instance read back
  * equals the one written (every field, the id included), so every member stores the same value.
+ * The values inside a command are {@link io.roster.server.codec.ValueCodec}'s, which the
+ * snapshots and the standalone store share.
  */
 public final class LogCodec {
 
@@ -188,91 +191,5 @@ public final class LogCodec {
       case MEMBER_STARTED, MEMBER_DOWN, END_STALE_OWNERS, MEMBER_LOAD -> null;
       case CHANGE_NOT_SET -> throw new IllegalArgumentException("a log command with no change");
     };
-  }
-
-  static io.roster.proto.cluster.v1.Owner owner(Owner o) {
-    return io.roster.proto.cluster.v1.Owner.newBuilder().setNode(o.nodeId()).setKind(switch (o.kind()) {
-      case SESSION -> OwnerKind.OWNER_KIND_SESSION;
-      case NACOS -> OwnerKind.OWNER_KIND_NACOS;
-      case LEASE -> OwnerKind.OWNER_KIND_LEASE;
-      case PERSISTENT -> OwnerKind.OWNER_KIND_PERSISTENT;
-    }).setId(o.id()).build();
-  }
-
-  static Owner owner(io.roster.proto.cluster.v1.Owner p) {
-    Owner.Kind kind = switch (p.getKind()) {
-      case OWNER_KIND_SESSION -> Owner.Kind.SESSION;
-      case OWNER_KIND_NACOS -> Owner.Kind.NACOS;
-      case OWNER_KIND_LEASE -> Owner.Kind.LEASE;
-      case OWNER_KIND_PERSISTENT -> Owner.Kind.PERSISTENT;
-      case OWNER_KIND_UNSPECIFIED, UNRECOGNIZED -> throw new IllegalArgumentException("owner kind " + p.getKind());
-    };
-    return new Owner(p.getNode(), kind, p.getId());
-  }
-
-  /** A service's settings as the log, snapshots and the standalone store keep them. */
-  public static SettingsState settings(ServiceKey service, ServiceSettings value) {
-    SettingsState.Builder b = SettingsState.newBuilder().setService(service(service))
-        .setProtectThreshold(value.protectThreshold()).putAllMetadata(value.metadata());
-    value.checks().forEach((cluster, check) -> b.addChecks(check(cluster, check)));
-    return b.build();
-  }
-
-  public static ServiceSettings settings(SettingsState p) {
-    return new ServiceSettings(p.getProtectThreshold(), p.getMetadataMap(), checks(p.getChecksList()));
-  }
-
-  static io.roster.proto.cluster.v1.HealthCheck check(String cluster, HealthCheck c) {
-    return io.roster.proto.cluster.v1.HealthCheck.newBuilder().setCluster(cluster).setType(switch (c.type()) {
-      case TCP -> HealthCheckType.HEALTH_CHECK_TYPE_TCP;
-      case HTTP -> HealthCheckType.HEALTH_CHECK_TYPE_HTTP;
-      case NONE -> HealthCheckType.HEALTH_CHECK_TYPE_NONE;
-    }).setCheckPort(c.checkPort()).setPath(c.path()).setExpectedStatus(c.expectedStatus())
-        .putAllHeaders(c.headers()).build();
-  }
-
-  static Map<String, HealthCheck> checks(List<io.roster.proto.cluster.v1.HealthCheck> list) {
-    Map<String, HealthCheck> checks = new HashMap<>();
-    for (io.roster.proto.cluster.v1.HealthCheck p : list) {
-      HealthCheck.Type type = switch (p.getType()) {
-        case HEALTH_CHECK_TYPE_UNSPECIFIED, HEALTH_CHECK_TYPE_TCP -> HealthCheck.Type.TCP;
-        case HEALTH_CHECK_TYPE_HTTP -> HealthCheck.Type.HTTP;
-        case HEALTH_CHECK_TYPE_NONE -> HealthCheck.Type.NONE;
-        case UNRECOGNIZED -> throw new IllegalArgumentException("health check type " + p.getTypeValue());
-      };
-      checks.put(p.getCluster(), new HealthCheck(type, p.getCheckPort(), p.getPath(), p.getExpectedStatus(),
-          p.getHeadersMap()));
-    }
-    return checks;
-  }
-
-  public static io.roster.proto.cluster.v1.ServiceKey service(ServiceKey k) {
-    return io.roster.proto.cluster.v1.ServiceKey.newBuilder()
-        .setNamespace(k.namespace()).setGroup(k.group()).setName(k.name()).build();
-  }
-
-  public static ServiceKey service(io.roster.proto.cluster.v1.ServiceKey p) {
-    return new ServiceKey(p.getNamespace(), p.getGroup(), p.getName());
-  }
-
-  public static io.roster.proto.cluster.v1.InstanceKey key(InstanceKey k) {
-    return io.roster.proto.cluster.v1.InstanceKey.newBuilder()
-        .setIp(k.ip()).setPort(k.port()).setCluster(k.cluster()).build();
-  }
-
-  public static InstanceKey key(io.roster.proto.cluster.v1.InstanceKey p) {
-    return new InstanceKey(p.getIp(), p.getPort(), p.getCluster());
-  }
-
-  public static io.roster.proto.cluster.v1.Instance instance(Instance i) {
-    return io.roster.proto.cluster.v1.Instance.newBuilder()
-        .setIp(i.ip()).setPort(i.port()).setWeight(i.weight()).setHealthy(i.healthy()).setEnabled(i.enabled())
-        .setEphemeral(i.ephemeral()).setCluster(i.cluster()).putAllMetadata(i.metadata())
-        .setInstanceId(i.instanceId()).build();
-  }
-
-  public static Instance instance(io.roster.proto.cluster.v1.Instance p) {
-    return new Instance(p.getIp(), p.getPort(), p.getWeight(), p.getHealthy(), p.getEnabled(), p.getEphemeral(),
-        p.getCluster(), p.getMetadataMap(), p.getInstanceId());
   }
 }

@@ -5,6 +5,7 @@ import io.roster.proto.cluster.v1.Registration;
 import io.roster.proto.cluster.v1.ServiceState;
 import io.roster.proto.cluster.v1.SettingsState;
 import io.roster.proto.cluster.v1.SnapshotHeader;
+import io.roster.server.codec.ValueCodec;
 import io.roster.server.model.ServiceKey;
 import io.roster.server.registry.Registry;
 import io.roster.server.registry.ServiceSettings;
@@ -43,14 +44,14 @@ final class SnapshotCodec {
         .setServices(image.services().size()).setMembers(members.size()).addAllStaleMembers(stale)
         .setFormat(format(image));
     image.settings().entrySet().stream().sorted(Map.Entry.comparingByKey()).forEach(e ->
-        header.addSettings(LogCodec.settings(e.getKey(), e.getValue())));
+        header.addSettings(ValueCodec.settings(e.getKey(), e.getValue())));
     header.build().writeDelimitedTo(out);
     for (Registry.ServiceImage s : image.services()) {
-      ServiceState.Builder b = ServiceState.newBuilder().setService(LogCodec.service(s.service()))
+      ServiceState.Builder b = ServiceState.newBuilder().setService(ValueCodec.service(s.service()))
           .setRevision(s.revision());
       for (Registry.Held h : s.registrations()) {
-        b.addRegistrations(Registration.newBuilder().setOwner(LogCodec.owner(h.owner()))
-            .setInstance(LogCodec.instance(h.instance()))
+        b.addRegistrations(Registration.newBuilder().setOwner(ValueCodec.owner(h.owner()))
+            .setInstance(ValueCodec.instance(h.instance()))
             .setClientId(h.claim().clientId()).setSessionSeq(h.claim().seq()).setOperatorHeld(h.operatorHeld())
             .setIdentity(h.claim().identity()));
       }
@@ -98,7 +99,7 @@ final class SnapshotCodec {
     LogCodec.checkFormat(header.getFormat(), what);
     Map<ServiceKey, ServiceSettings> settings = new HashMap<>();
     for (SettingsState s : header.getSettingsList()) {
-      settings.put(LogCodec.service(s.getService()), LogCodec.settings(s));
+      settings.put(ValueCodec.service(s.getService()), ValueCodec.settings(s));
     }
     List<Registry.ServiceImage> services = new ArrayList<>(header.getServices());
     for (int i = 0; i < header.getServices(); i++) {
@@ -108,11 +109,11 @@ final class SnapshotCodec {
       }
       List<Registry.Held> held = new ArrayList<>(s.getRegistrationsCount());
       for (Registration r : s.getRegistrationsList()) {
-        held.add(new Registry.Held(LogCodec.owner(r.getOwner()), LogCodec.instance(r.getInstance()),
+        held.add(new Registry.Held(ValueCodec.owner(r.getOwner()), ValueCodec.instance(r.getInstance()),
             new io.roster.server.registry.Claim(r.getClientId(), r.getSessionSeq(), r.getIdentity(), false),
             r.getOperatorHeld()));
       }
-      services.add(new Registry.ServiceImage(LogCodec.service(s.getService()), s.getRevision(), held));
+      services.add(new Registry.ServiceImage(ValueCodec.service(s.getService()), s.getRevision(), held));
     }
     List<RegistryStateMachine.Member> members = new ArrayList<>(header.getMembers());
     Map<String, Long> lastSequences = new HashMap<>();

@@ -12,7 +12,8 @@
  * tested on a fake clock. {@link io.roster.server.cluster.Proposer} gathers this member's
  * changes into entries; {@link io.roster.server.cluster.RegistryStateMachine} applies them;
  * {@link io.roster.server.cluster.LogCodec} and {@link io.roster.server.cluster.SnapshotCodec}
- * are the durable format (decision 58). {@link io.roster.server.cluster.GroupProbe} asks other
+ * are the durable format (decision 58), over the values of {@link
+ * io.roster.server.codec.ValueCodec}, which the standalone store shares (decision 90). {@link io.roster.server.cluster.GroupProbe} asks other
  * members what they know of the group: a member on its first start, whether to form the group or
  * wait to be added; a change of members, whether each member it adds is ready (decision 86). With {@code rpc} and {@code nacos}, it is one of the
  * server packages that speak protobuf.

@@ -3,16 +3,17 @@ package io.roster.server.nacos;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.roster.server.admin.RosterAdminApi;
 import io.roster.server.auth.Audit;
 import io.roster.server.auth.Permission;
 import io.roster.server.auth.Principal;
+import io.roster.server.http.ConnectionJson;
 import io.roster.server.http.HttpCallers;
 import io.roster.server.http.HttpEndpoint;
 import io.roster.server.http.HttpException;
 import io.roster.server.http.HttpRequest;
 import io.roster.server.http.HttpResponse;
 import io.roster.server.http.JsonEnvelope;
+import io.roster.server.http.NamingParams;
 import io.roster.server.model.Instance;
 import io.roster.server.model.Names;
 import io.roster.server.model.RegistryException;
@@ -93,7 +94,7 @@ public final class NacosAdminApi {
         case "/service" -> switch (r.method()) {
           case "GET" -> service(r);
           case "PUT" -> updateService(r);
-          default -> throw NacosHttpApi.notAllowed(r, "GET, PUT");
+          default -> throw NacosHttpErrors.notAllowed(r, "GET, PUT");
         };
         case "/service/subscribers" -> only(r, "GET", this::subscribers);
         case "/instance/list" -> only(r, "GET", this::instances);
@@ -111,7 +112,7 @@ public final class NacosAdminApi {
       RegistryException named = e.getMessage().startsWith("protect_threshold")
           ? new RegistryException(e.kind(), "protectThreshold", "protectThreshold" + e.getMessage().substring(
               "protect_threshold".length())) : e;
-      return JsonEnvelope.error(NacosHttpApi.httpError(named));
+      return JsonEnvelope.error(NacosHttpErrors.httpError(named));
     } catch (HttpException e) {
       return JsonEnvelope.error(e);
     }
@@ -124,7 +125,7 @@ public final class NacosAdminApi {
 
   private static JsonNode only(HttpRequest r, String method, Route route) {
     if (!r.method().equals(method)) {
-      throw NacosHttpApi.notAllowed(r, method);
+      throw NacosHttpErrors.notAllowed(r, method);
     }
     return route.answer(r);
   }
@@ -229,9 +230,9 @@ public final class NacosAdminApi {
     Principal who = callers.check(r, Permission.ADMIN, k);
     String metadata = r.param("metadata");
     Updates.ServiceChange change = new Updates.ServiceChange(r.doubleParam("protectThreshold"), metadata != null,
-        metadata == null ? Map.of() : NacosHttpApi.metadata(metadata));
+        metadata == null ? Map.of() : NamingParams.metadata(metadata));
     try {
-      NacosHttpApi.await(updates.service(k, change));
+      NacosHttpErrors.await(updates.service(k, change));
     } catch (RuntimeException e) {
       Audit.log(who, "UpdateService(admin)", k.toString(), change.describe(), String.valueOf(e.getMessage()));
       throw e;
@@ -250,7 +251,7 @@ public final class NacosAdminApi {
         MAX_PAGE_SIZE);
     ArrayNode items = NacosMapping.JSON.createArrayNode();
     for (Session s : page.sessions()) {
-      ObjectNode o = RosterAdminApi.connection(s);
+      ObjectNode o = ConnectionJson.connection(s);
       o.put("namespaceId", k.namespace());
       o.put("groupName", k.group());
       o.put("serviceName", k.name());
@@ -316,7 +317,7 @@ public final class NacosAdminApi {
   // --- shapes ---
 
   private static ServiceKey serviceKey(HttpRequest r) {
-    return NacosHttpApi.service(r.param("namespaceId", Names.DEFAULT_NAMESPACE),
+    return NamingParams.service(r.param("namespaceId", Names.DEFAULT_NAMESPACE),
         r.param("groupName", Names.DEFAULT_GROUP), r.required("serviceName"));
   }
 }

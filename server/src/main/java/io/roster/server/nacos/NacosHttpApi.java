@@ -1,11 +1,21 @@
 package io.roster.server.nacos;
 
+import static io.roster.server.http.NamingParams.instanceKey;
+import static io.roster.server.http.NamingParams.metadata;
+import static io.roster.server.http.NamingParams.port;
+import static io.roster.server.http.NamingParams.renamed;
+import static io.roster.server.http.NamingParams.service;
+import static io.roster.server.nacos.NacosHttpErrors.await;
+import static io.roster.server.nacos.NacosHttpErrors.httpError;
+import static io.roster.server.nacos.NacosHttpErrors.notAllowed;
+import static io.roster.server.nacos.NacosHttpErrors.notFound;
+import static io.roster.server.nacos.NacosHttpErrors.only;
+
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.roster.server.auth.Audit;
 import io.roster.server.auth.Authenticator;
-import io.roster.server.auth.Grant;
 import io.roster.server.auth.Permission;
 import io.roster.server.auth.Principal;
 import io.roster.server.http.HttpCallers;
@@ -13,6 +23,7 @@ import io.roster.server.http.HttpEndpoint;
 import io.roster.server.http.HttpException;
 import io.roster.server.http.HttpRequest;
 import io.roster.server.http.HttpResponse;
+import io.roster.server.http.NamingParams;
 import io.roster.server.model.Instance;
 import io.roster.server.model.InstanceKey;
 import io.roster.server.model.Names;
@@ -21,9 +32,7 @@ import io.roster.server.model.RegistryException;
 import io.roster.server.model.ServiceKey;
 import io.roster.server.model.ServiceSnapshot;
 import io.roster.server.naming.Leases;
-import io.roster.server.naming.LogText;
 import io.roster.server.naming.ServiceLists;
-import io.roster.server.naming.LogLevels;
 import io.roster.server.naming.Persistent;
 import io.roster.server.probe.ProbePolicy;
 import io.roster.server.naming.Updates;
@@ -33,13 +42,8 @@ import io.roster.server.registry.Readiness;
 import io.roster.server.registry.Registry;
 import io.roster.server.registry.Writer;
 import java.time.Duration;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.function.IntSupplier;
 
 /**
@@ -59,7 +63,7 @@ import java.util.function.IntSupplier;
  *
  * <p>Thread-safe; runs on the HTTP endpoint's worker threads. A change answers once this
  * member has applied it (in a cluster, once the log has committed it), or 503 after {@link
- * #APPLY_TIMEOUT}.
+ * NacosHttpErrors#APPLY_TIMEOUT}.
  */
 public final class NacosHttpApi {
 
@@ -67,14 +71,11 @@ public final class NacosHttpApi {
   public static final String NAMING = "/nacos/v1/ns";
   /** The path prefix of the config API, which Roster does not serve. */
   public static final String CONFIG = "/nacos/v1/cs";
-  /** How long a request waits for its change to be applied. */
-  static final Duration APPLY_TIMEOUT = Duration.ofSeconds(5);
   /** The beat answer's codes (Nacos's {@code NamingResponseCode}). */
   static final int OK = 10200;
   static final int RESOURCE_NOT_FOUND = 20404;
   static final int MAX_PAGE_SIZE = 1000;
   /** The service list's parameters, as its errors name them. */
-  private static final LogLevels.Fields LOG_FIELDS = new LogLevels.Fields("logName", "logLevel");
   private static final ServiceLists.Fields LIST_FIELDS =
       new ServiceLists.Fields("namespaceId", "groupName", "pageNo", "pageSize");
 
@@ -82,10 +83,10 @@ public final class NacosHttpApi {
   private final Leases leases;
   private final Updates updates;
   private final Persistent persistent;
-  private final IntSupplier connections;
   private final HttpCallers callers;
   private final NacosLogin login;
-  /** Whether this server serves its registry now, and is ready (what {@code operator/metrics} says). */
+  private final NacosOperator operator;
+  /** Whether this server serves its registry now: until it does, the routes that read it answer 503. */
   private final Readiness readiness;
 
   /**
@@ -110,9 +111,9 @@ public final class NacosHttpApi {
     this.leases = leases;
     this.updates = new Updates(writer, registry, probePolicy);
     this.persistent = new Persistent(registry, writer, probePolicy);
-    this.connections = connections;
     this.callers = new HttpCallers(authenticator);
     this.login = new NacosLogin(authenticator);
+    this.operator = new NacosOperator(registry, leases, connections, callers, readiness);
   }
 
   /** Adds this API's routes to {@code endpoint}: the naming API, Nacos's logins and the config center's 501. */
@@ -145,8 +146,8 @@ public final class NacosHttpApi {
         case "/instance/beat" -> only(r, "PUT", this::beat);
         case "/service/list" -> only(r, "GET", this::services);
         case "/cluster" -> only(r, "PUT", this::updateCluster);
-        case "/operator/metrics" -> only(r, "GET", this::metrics);
-        case "/operator/log" -> only(r, "PUT", this::logLevel);
+        case "/operator/metrics" -> only(r, "GET", operator::metrics);
+        case "/operator/log" -> only(r, "PUT", operator::logLevel);
         default -> throw new HttpException(404, "no such path: " + r.path()
             + " (Roster serves /nacos/v1/ns/instance, /instance/list, /instance/beat, /service/list, /cluster, "
             + "/operator/metrics and /operator/log; see docs/nacos-compat.md)");
@@ -154,17 +155,6 @@ public final class NacosHttpApi {
     } catch (RegistryException e) {
       throw httpError(e);
     }
-  }
-
-  static HttpResponse only(HttpRequest r, String method, HttpEndpoint.Handler h) {
-    if (!r.method().equals(method)) {
-      throw notAllowed(r, method);
-    }
-    return h.handle(r);
-  }
-
-  static HttpException notAllowed(HttpRequest r, String allowed) {
-    return new HttpException(405, r.method() + " " + r.path() + " is not served (expected: " + allowed + ")");
   }
 
   // --- clusters ---
@@ -347,7 +337,7 @@ public final class NacosHttpApi {
    */
   private HttpResponse beat(HttpRequest r) {
     String beatText = r.param("beat");
-    JsonNode beat = beatText == null || beatText.isEmpty() ? null : json("beat", beatText, "a JSON object (RsInfo: ip, port, cluster, serviceName, weight, metadata)");
+    JsonNode beat = beatText == null || beatText.isEmpty() ? null : NamingParams.json("beat", beatText, "a JSON object (RsInfo: ip, port, cluster, serviceName, weight, metadata)");
     ServiceKey service = service(r, beat == null ? "" : NacosMapping.text(beat, "serviceName"));
     String ip = beat != null && beat.hasNonNull("ip") ? beat.get("ip").asText() : r.required("ip");
     int port = beat != null && beat.hasNonNull("port") ? port("beat.port", beat.get("port").asText()) : port(r);
@@ -402,60 +392,12 @@ public final class NacosHttpApi {
     return json(o);
   }
 
-  /**
-   * GET /operator/metrics: {@code {"status":"UP"}} while the server is ready, else {@code DOWN}
-   * (a probe: open to anyone, auth on or off; the readiness the gRPC health service reports),
-   * and counters with {@code onlyStatus=false} (an admin of every namespace's).
-   */
-  private HttpResponse metrics(HttpRequest r) {
-    ObjectNode o = NacosMapping.JSON.createObjectNode();
-    o.put("status", readiness.notReady() == null ? "UP" : "DOWN");
-    if (Boolean.FALSE.equals(r.boolParam("onlyStatus"))) {
-      callers.checkAll(r, Permission.ADMIN, Grant.ALL);
-      int sessions = connections.getAsInt();
-      o.put("serviceCount", registry.serviceCount());
-      o.put("clientCount", sessions + leases.count());
-      o.put("connectionBasedClientCount", sessions);
-      o.put("ephemeralIpPortClientCount", leases.count());
-      o.put("persistentIpPortClientCount", 0);
-      o.put("responsibleClientCount", sessions + leases.count());
-      o.put("load", java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
-      Runtime rt = Runtime.getRuntime();
-      o.put("mem", (double) (rt.totalMemory() - rt.freeMemory()) / rt.maxMemory());
-    }
-    return json(o);
-  }
-
   /** PUT /operator/log: sets the level of one of the server's loggers at runtime (logback). */
   HttpResponse logLevel(HttpRequest r) {
-    Principal who = callers.checkAll(r, Permission.ADMIN, Grant.ALL);
-    LogLevels.LoggerLevel set = LogLevels.set(LOG_FIELDS, r.required("logName"), r.required("logLevel"));
-    Audit.log(who, "SetLogLevel(HTTP)", LogText.of(set.name()), "level=" + set.level(), "ok");
-    return HttpResponse.text(200, "ok");
+    return operator.logLevel(r);
   }
 
   // --- parameters ---
-
-  /** The service a request names: {@code namespaceId}, {@code groupName}, {@code serviceName}; 400 naming a bad one. */
-  public static ServiceKey service(HttpRequest r) {
-    return service(r, "");
-  }
-
-  private static ServiceKey service(HttpRequest r, String fallbackName) {
-    String name = r.param("serviceName", fallbackName);
-    if (name.isEmpty()) {
-      throw HttpException.badParameter("serviceName", null, "a service name, optionally group@@name");
-    }
-    return service(r.param("namespaceId", Names.DEFAULT_NAMESPACE), r.param("groupName", Names.DEFAULT_GROUP), name);
-  }
-
-  static ServiceKey service(String namespace, String group, String name) {
-    try {
-      return NacosMapping.service(namespace, group, name);
-    } catch (RegistryException e) {
-      throw renamed(e, "namespace", "namespaceId");
-    }
-  }
 
   /** The instance a POST describes: a heartbeat instance, or a persistent one. */
   private static Instance instance(HttpRequest r, boolean ephemeral) {
@@ -484,67 +426,6 @@ public final class NacosHttpApi {
     }
   }
 
-  /** The instance a request names: {@code ip}, {@code port}, {@code clusterName}; 400 naming a bad one. */
-  public static InstanceKey instanceKey(HttpRequest r) {
-    String ip = r.required("ip");
-    int port = port(r);
-    String cluster = r.param("clusterName", r.param("cluster", Names.DEFAULT_CLUSTER));
-    return new InstanceKey(ip, port, Names.cluster("clusterName", cluster));
-  }
-
-  private static int port(HttpRequest r) {
-    return port("port", r.required("port"));
-  }
-
-  private static int port(String name, String value) {
-    try {
-      int p = Integer.parseInt(value.trim());
-      if (p >= 1 && p <= 65535) {
-        return p;
-      }
-    } catch (NumberFormatException e) {
-      // below
-    }
-    throw HttpException.badParameter(name, value, "1..65535");
-  }
-
-  /** Nacos's metadata parameter: a JSON object, or {@code k1=v1,k2=v2}. */
-  static Map<String, String> metadata(String text) {
-    Map<String, String> m = new LinkedHashMap<>();
-    String t = text.trim();
-    if (t.isEmpty()) {
-      return m;
-    }
-    if (t.startsWith("{")) {
-      JsonNode node = json("metadata", t, "a JSON object or k1=v1,k2=v2");
-      for (Map.Entry<String, JsonNode> e : node.properties()) {
-        m.put(e.getKey(), e.getValue().isNull() ? "" : e.getValue().asText());
-      }
-    } else {
-      for (String pair : t.split(",", 0)) { // limit 0: a trailing comma is allowed
-        int eq = pair.indexOf('=');
-        if (eq <= 0 || pair.indexOf('=', eq + 1) >= 0) {
-          throw HttpException.badParameter("metadata", text, "a JSON object or k1=v1,k2=v2");
-        }
-        m.put(pair.substring(0, eq).trim(), pair.substring(eq + 1).trim());
-      }
-    }
-    Names.checkMetadata("metadata", m);
-    return m;
-  }
-
-  private static JsonNode json(String name, String text, String expected) {
-    try {
-      JsonNode node = NacosMapping.JSON.readTree(text);
-      if (node != null && node.isObject()) {
-        return node;
-      }
-    } catch (JsonProcessingException e) {
-      // below
-    }
-    throw HttpException.badParameter(name, text, expected);
-  }
-
   // --- answers ---
 
   static HttpResponse json(JsonNode body) {
@@ -553,63 +434,5 @@ public final class NacosHttpApi {
     } catch (JsonProcessingException e) {
       throw new IllegalStateException(e);
     }
-  }
-
-  static HttpException notFound(ServiceKey service, InstanceKey key) {
-    return new HttpException(404, "no instance " + key + " in service " + service.groupedName() + " of namespace "
-        + service.namespace());
-  }
-
-  /** Waits for a change to be applied here; its refusal becomes the answer. */
-  static <T> T await(CompletableFuture<T> applied) {
-    try {
-      return applied.get(APPLY_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
-    } catch (TimeoutException e) {
-      throw new HttpException(503, "the change was not applied within " + APPLY_TIMEOUT.toSeconds()
-          + " s (a cluster member that cannot reach the log?); try again or another server");
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new HttpException(503, "interrupted");
-    } catch (ExecutionException e) {
-      Throwable cause = e.getCause();
-      while (cause instanceof java.util.concurrent.CompletionException && cause.getCause() != null) {
-        cause = cause.getCause();
-      }
-      if (cause instanceof RegistryException re) {
-        throw httpError(re);
-      }
-      if (cause instanceof RuntimeException re) {
-        throw re;
-      }
-      throw new IllegalStateException(cause);
-    }
-  }
-
-  /** The one place a registry refusal becomes an HTTP status. */
-  static HttpException httpError(RegistryException e) {
-    RegistryException named = renamed(e, "instance.", "");
-    int status = switch (e.kind()) {
-      case INVALID_ARGUMENT, FAILED_PRECONDITION -> 400;
-      case NOT_FOUND -> 404;
-      case RESOURCE_EXHAUSTED -> 429;
-      case UNAVAILABLE -> 503;
-      case UNAUTHENTICATED, PERMISSION_DENIED -> 403; // what Nacos answers, and what its clients log in again on
-    };
-    return new HttpException(status, named.getMessage(), e);
-  }
-
-  /**
-   * The refusal with the model's field names as this API's parameters: {@code instance.port}
-   * is {@code port}, {@code instance.cluster} is {@code clusterName}.
-   */
-  private static RegistryException renamed(RegistryException e, String prefix, String replacement) {
-    String message = e.getMessage();
-    if (message.startsWith(prefix)) {
-      message = replacement + message.substring(prefix.length());
-      if (message.startsWith("cluster:")) {
-        message = "clusterName" + message.substring("cluster".length());
-      }
-    }
-    return new RegistryException(e.kind(), e.field(), message);
   }
 }

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.roster.server.http.NamingParams;
 import io.roster.server.registry.HealthCheck;
 import org.jspecify.annotations.Nullable;
 import io.roster.server.model.Instance;
@@ -38,8 +39,6 @@ final class NacosMapping {
   /** {@code cacheMillis} of every ServiceInfo, as a Nacos server sends it (defaultPushCacheMillis). */
   static final long CACHE_MILLIS = 10_000;
 
-  private static final String GROUP_SEPARATOR = "@@";
-
   private NacosMapping() {}
 
   /**
@@ -51,31 +50,7 @@ final class NacosMapping {
   }
 
   static ServiceKey service(String namespace, String groupName, String serviceName) {
-    String group = groupName;
-    String name = serviceName;
-    int at = name.indexOf(GROUP_SEPARATOR);
-    if (at >= 0) {
-      group = name.substring(0, at);
-      name = name.substring(at + GROUP_SEPARATOR.length());
-    }
-    try {
-      return ServiceKey.of(namespace, group, name);
-    } catch (RegistryException e) {
-      throw renamed(e);
-    }
-  }
-
-  /** Roster's field names in a refusal ({@code service.name}) as the Nacos request names them. */
-  private static RegistryException renamed(RegistryException e) {
-    String field = switch (e.field()) {
-      case "service.namespace" -> "namespace";
-      case "service.group" -> "groupName";
-      case "service.name" -> "serviceName";
-      default -> e.field();
-    };
-    String message = e.getMessage().startsWith(e.field() + ":")
-        ? field + e.getMessage().substring(e.field().length()) : e.getMessage();
-    return new RegistryException(e.kind(), field, message);
+    return NamingParams.groupedService(namespace, groupName, serviceName);
   }
 
   /**

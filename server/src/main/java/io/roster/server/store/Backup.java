@@ -3,7 +3,7 @@ package io.roster.server.store;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.util.JsonFormat;
 import io.roster.proto.cluster.v1.Fact;
-import io.roster.server.cluster.LogCodec;
+import io.roster.server.codec.ValueCodec;
 import io.roster.server.model.Instance;
 import io.roster.server.model.InstanceKey;
 import io.roster.server.model.Names;
@@ -224,22 +224,22 @@ public final class Backup {
   /** The command that restores {@code f}; null for a fact that restores nothing (a removal). */
   private static io.roster.server.registry.@org.jspecify.annotations.Nullable Command<?> command(Fact f) {
     if (f.hasSettings()) {
-      ServiceSettings s = LogCodec.settings(f.getSettings());
-      return new Command.UpdateSettings(LogCodec.service(f.getSettings().getService()), s.protectThreshold(), true,
+      ServiceSettings s = ValueCodec.settings(f.getSettings());
+      return new Command.UpdateSettings(ValueCodec.service(f.getSettings().getService()), s.protectThreshold(), true,
           s.metadata(), s.checks());
     }
     if (f.hasPersistent()) {
       if (!f.getPersistent().hasInstance()) {
         return null;
       }
-      ServiceKey service = LogCodec.service(f.getPersistent().getService());
-      Instance instance = LogCodec.instance(f.getPersistent().getInstance());
-      checkKey(service, LogCodec.key(f.getPersistent().getKey()), instance);
+      ServiceKey service = ValueCodec.service(f.getPersistent().getService());
+      Instance instance = ValueCodec.instance(f.getPersistent().getInstance());
+      checkKey(service, ValueCodec.key(f.getPersistent().getKey()), instance);
       return new Command.Register(Owner.PERSISTENT, service, instance,
           new Claim("", 0, f.getPersistent().getIdentity(), true));
     }
     if (f.hasHold() && f.getHold().getHeld()) {
-      return new Command.UpdateInstance(LogCodec.service(f.getHold().getService()), LogCodec.key(f.getHold().getKey()),
+      return new Command.UpdateInstance(ValueCodec.service(f.getHold().getService()), ValueCodec.key(f.getHold().getKey()),
           false, null, null, false, Map.of(), true);
     }
     return null;

@@ -193,9 +193,11 @@ public final class DataDirCommand {
       problems.add(e.getMessage());
       return;
     }
+    // pair() refuses a missing journal
+    StoreFiles.JournalFile paired = java.util.Objects.requireNonNull(journal, "a pair has its journal");
     out.println("  the pair: " + (state == null ? "a journal with no state file before it"
-        : "state and journal of generation " + journal.generation()
-            + (from > journal.header() ? " (a compaction stopped before its new journal: the next start finishes it)" : "")));
+        : "state and journal of generation " + paired.generation()
+            + (from > paired.header() ? " (a compaction stopped before its new journal: the next start finishes it)" : "")));
     Facts facts = new Facts();
     if (state != null) {
       for (int i = 0; i < state.facts().size(); i++) {
@@ -208,7 +210,7 @@ public final class DataDirCommand {
         }
       }
     }
-    for (StoreFiles.JournalRecord r : journal.records()) {
+    for (StoreFiles.JournalRecord r : paired.records()) {
       if (r.offset() < from) {
         continue;
       }

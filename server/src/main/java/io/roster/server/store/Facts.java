@@ -3,7 +3,7 @@ package io.roster.server.store;
 import io.roster.proto.cluster.v1.Fact;
 import io.roster.proto.cluster.v1.PersistentInstance;
 import io.roster.proto.cluster.v1.SettingsState;
-import io.roster.server.cluster.LogCodec;
+import io.roster.server.codec.ValueCodec;
 import io.roster.server.model.ServiceKey;
 import io.roster.server.registry.ServiceSettings;
 import java.util.HashMap;
@@ -30,8 +30,8 @@ final class Facts {
   void apply(Fact f) {
     if (f.hasSettings()) {
       SettingsState s = f.getSettings();
-      ServiceKey service = LogCodec.service(s.getService());
-      ServiceSettings value = LogCodec.settings(s);
+      ServiceKey service = ValueCodec.service(s.getService());
+      ServiceSettings value = ValueCodec.settings(s);
       if (value.equals(ServiceSettings.DEFAULT)) {
         settings.remove(service);
       } else {
@@ -39,15 +39,15 @@ final class Facts {
       }
     } else if (f.hasPersistent()) {
       PersistentInstance p = f.getPersistent();
-      StateStore.InstanceRef k = new StateStore.InstanceRef(LogCodec.service(p.getService()), LogCodec.key(p.getKey()));
+      StateStore.InstanceRef k = new StateStore.InstanceRef(ValueCodec.service(p.getService()), ValueCodec.key(p.getKey()));
       if (p.hasInstance()) {
-        persistent.put(k, new StateStore.Stored(LogCodec.instance(p.getInstance()), p.getIdentity()));
+        persistent.put(k, new StateStore.Stored(ValueCodec.instance(p.getInstance()), p.getIdentity()));
       } else {
         persistent.remove(k);
       }
     } else if (f.hasHold()) {
-      StateStore.InstanceRef k = new StateStore.InstanceRef(LogCodec.service(f.getHold().getService()),
-          LogCodec.key(f.getHold().getKey()));
+      StateStore.InstanceRef k = new StateStore.InstanceRef(ValueCodec.service(f.getHold().getService()),
+          ValueCodec.key(f.getHold().getKey()));
       if (f.getHold().getHeld()) {
         holds.add(k);
       } else {

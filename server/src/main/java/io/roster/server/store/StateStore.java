@@ -3,7 +3,7 @@ package io.roster.server.store;
 import io.roster.proto.cluster.v1.Fact;
 import io.roster.proto.cluster.v1.Hold;
 import io.roster.proto.cluster.v1.PersistentInstance;
-import io.roster.server.cluster.LogCodec;
+import io.roster.server.codec.ValueCodec;
 import io.roster.server.model.Instance;
 import io.roster.server.model.InstanceKey;
 import io.roster.server.model.ServiceKey;
@@ -78,6 +78,8 @@ public final class StateStore implements AutoCloseable {
     FileChannel open(Path file, OpenOption... options) throws IOException;
   }
 
+  /** The directory of the state file and the journal. */
+  private final Path dir;
   private final Path stateFile;
   private final Path journalFile;
   private final int compactAfter;
@@ -96,6 +98,7 @@ public final class StateStore implements AutoCloseable {
   private @Nullable String unsure;
 
   private StateStore(Path dir, int compactAfter, Channels channels, Facts facts, Opened opened) {
+    this.dir = dir;
     this.stateFile = dir.resolve("state");
     this.journalFile = dir.resolve("journal");
     this.compactAfter = compactAfter;
@@ -275,19 +278,19 @@ public final class StateStore implements AutoCloseable {
   }
 
   static Fact settingsFact(ServiceKey service, ServiceSettings value) {
-    return Fact.newBuilder().setSettings(LogCodec.settings(service, value)).build();
+    return Fact.newBuilder().setSettings(ValueCodec.settings(service, value)).build();
   }
 
   static Fact holdFact(InstanceRef ref, boolean held) {
-    return Fact.newBuilder().setHold(Hold.newBuilder().setService(LogCodec.service(ref.service()))
-        .setKey(LogCodec.key(ref.key())).setHeld(held)).build();
+    return Fact.newBuilder().setHold(Hold.newBuilder().setService(ValueCodec.service(ref.service()))
+        .setKey(ValueCodec.key(ref.key())).setHeld(held)).build();
   }
 
   static PersistentInstance persistentFact(ServiceKey service, InstanceKey key, @Nullable Stored stored) {
-    PersistentInstance.Builder b = PersistentInstance.newBuilder().setService(LogCodec.service(service))
-        .setKey(LogCodec.key(key));
+    PersistentInstance.Builder b = PersistentInstance.newBuilder().setService(ValueCodec.service(service))
+        .setKey(ValueCodec.key(key));
     if (stored != null) {
-      b.setInstance(LogCodec.instance(stored.instance())).setIdentity(stored.identity());
+      b.setInstance(ValueCodec.instance(stored.instance())).setIdentity(stored.identity());
     }
     return b.build();
   }
@@ -393,7 +396,7 @@ public final class StateStore implements AutoCloseable {
       throw e;
     }
     stateGeneration = next;
-    Opened fresh = install(channels, journalFile.getParent(), next);
+    Opened fresh = install(channels, dir, next);
     FileChannel old = journal;
     journal = fresh.channel();
     generation = next;
@@ -405,7 +408,7 @@ public final class StateStore implements AutoCloseable {
 
   @Override
   public String toString() {
-    return stateFile.getParent().toString();
+    return dir.toString();
   }
 
   @Override

@@ -348,7 +348,7 @@ final class StoreFiles {
   }
 
   private static DataDir.Refused damagedState(Path file, String why) {
-    String dataDir = dataDir(file.getParent());
+    String dataDir = dataDir(parent(file));
     return new DataDir.Refused(file + " is damaged: " + why + ". Roster does not start on state it cannot read; "
         + "nothing was changed. " + check(dataDir) + " reports the whole directory. Put back a sound copy of the file "
         + "(one taken with its journal), or restore a backup into a new data directory (--restore FILE); or, knowing "
@@ -358,7 +358,7 @@ final class StoreFiles {
   }
 
   private static DataDir.Refused damagedJournal(Path file, String why) {
-    String dataDir = dataDir(file.getParent());
+    String dataDir = dataDir(parent(file));
     return new DataDir.Refused(file + " is damaged: " + why + ". Roster does not start on state it cannot read; "
         + "nothing was changed. " + check(dataDir) + " reports the whole directory. Put back a sound copy of the "
         + "file, or restore a backup into a new data directory (--restore FILE); or, knowing that the changes since "
@@ -367,7 +367,7 @@ final class StoreFiles {
   }
 
   private static DataDir.Refused damagedRecord(Path file, int record, long at, String what, long following) {
-    String dataDir = dataDir(file.getParent());
+    String dataDir = dataDir(parent(file));
     return new DataDir.Refused(file + " is damaged: record " + record + " at byte " + at + " " + what
         + (following > 0 ? ", and " + following + " bytes follow it" : ", and it is the last one") + ". A whole "
         + "record that does not read was changed after it was written, so Roster does not drop it as a write cut "
@@ -375,6 +375,11 @@ final class StoreFiles {
         + "directory. Put back a sound copy of the file, or restore a backup into a new data directory "
         + "(--restore FILE); or, knowing that this record and every one after it are lost, cut the journal there: "
         + repair(dataDir, "--truncate-journal-at " + at) + " (it keeps the bytes it cuts in journal.cut-at-" + at + ")");
+  }
+
+  /** The directory of a store file: every one is its directory's {@code resolve(name)}. */
+  private static Path parent(Path file) {
+    return java.util.Objects.requireNonNull(file.getParent(), file + " has no directory");
   }
 
   private static String dataDir(Path storeDir) {
