@@ -26,6 +26,7 @@ import io.roster.server.session.Scope;
 import io.roster.server.session.Session;
 import io.roster.server.session.SessionInfo;
 import io.roster.server.session.SessionManager;
+import io.roster.server.stream.StreamWriter;
 import java.net.SocketAddress;
 import java.util.HashMap;
 import java.util.List;
@@ -386,7 +387,7 @@ final class NacosService {
     ServerCallStreamObserver<Payload> out = (ServerCallStreamObserver<Payload>) responses;
     String id = NacosConnections.currentId();
     SocketAddress remote = NacosConnections.currentRemote();
-    Stream stream = new Stream(id, remote, out);
+    Stream stream = new Stream(id, remote, new StreamWriter<>(out));
     out.setOnReadyHandler(stream::onReady);
     out.setOnCancelHandler(() -> stream.end("cancelled"));
     return stream;
@@ -396,13 +397,13 @@ final class NacosService {
   private final class Stream implements StreamObserver<Payload> {
     private final String id;
     private final SocketAddress remote;
-    private final ServerCallStreamObserver<Payload> out;
+    private final StreamWriter<Payload> writer;
     private volatile @Nullable NacosConnection connection;
 
-    Stream(String id, SocketAddress remote, ServerCallStreamObserver<Payload> out) {
+    Stream(String id, SocketAddress remote, StreamWriter<Payload> writer) {
       this.id = id;
       this.remote = remote;
-      this.out = out;
+      this.writer = writer;
     }
 
     @Override
@@ -433,11 +434,7 @@ final class NacosService {
               ? e.getMessage() : e.toString();
           log.info("Nacos connection {}: {} refused: {}", id, type, why);
           end("bad setup");
-          try {
-            out.onError(io.grpc.Status.INVALID_ARGUMENT.withDescription(type + ": " + why).asRuntimeException());
-          } catch (RuntimeException ignored) {
-            // Already cancelled.
-          }
+          writer.fail(io.grpc.Status.INVALID_ARGUMENT.withDescription(type + ": " + why));
         } else {
           log.debug("Nacos connection {}: bad {} on the stream: {}", id, type, e.toString());
         }
@@ -454,8 +451,7 @@ final class NacosService {
       }
       String refused = connections.refusal();
       if (refused != null) {
-        out.onError(io.grpc.Status.UNAVAILABLE.withDescription(refused + ": no new connections here")
-            .asRuntimeException());
+        writer.fail(io.grpc.Status.UNAVAILABLE.withDescription(refused + ": no new connections here"));
         return;
       }
       JsonNode body = Envelope.body(p);
@@ -468,7 +464,7 @@ final class NacosService {
           NacosMapping.text(body, "clientVersion"), labels, false), SETUP_FIELDS);
       String host = NacosConnections.host(remote);
       Scope scope = sessions.openConnection(host);
-      NacosConnection c = new NacosConnection(id, out, sessions, connections, scope, detection.now());
+      NacosConnection c = new NacosConnection(id, writer, sessions, connections, scope, detection.now());
       Session session;
       try {
         session = hellos.open(hello, id, Owner.Kind.NACOS, c, scope,
@@ -477,7 +473,7 @@ final class NacosService {
         sessions.closeConnection(scope);
         sessions.requests().count(RequestCounters.Protocol.NACOS_GRPC, "ConnectionSetupRequest", e);
         log.info("Nacos connection {} from {} refused: {}", id, host, e.getMessage());
-        out.onError(io.grpc.Status.RESOURCE_EXHAUSTED.withDescription(e.getMessage()).asRuntimeException());
+        writer.fail(io.grpc.Status.RESOURCE_EXHAUSTED.withDescription(e.getMessage()));
         return;
       }
       if (sessions.authenticator().enabled()) {

@@ -37,6 +37,7 @@ import io.roster.server.session.Scope;
 import io.roster.server.session.Session;
 import io.roster.server.session.SessionInfo;
 import io.roster.server.session.SessionManager;
+import io.roster.server.stream.StreamWriter;
 import io.roster.server.time.Scheduler;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -260,21 +261,24 @@ final class SessionService implements Door {
     private final List<java.security.cert.X509Certificate> peerCertificates = Connections.peerCertificates();
     /** Frames handled since the stream last gave its turn back to the event loop. */
     private int framesThisTurn;
-    private final Object writeLock = new Object();
+    /** Every write to the stream, and whether it ended. */
+    private final StreamWriter<Object> writer;
+    /** Guards the inbound flow control below; taken before the writer's lock, never after. */
+    private final Object flow = new Object();
     private volatile @Nullable Session session;
     /** Its welcome said the server was warming up; set after the welcome was written. */
     volatile boolean toldWarming;
-    private boolean ended;       // guarded by writeLock
-    private boolean wantsNext;   // guarded by writeLock
+    private boolean wantsNext;   // guarded by flow
     /** Changes submitted and not yet answered (a cluster member waits for the log). */
-    private int writesInFlight;  // guarded by writeLock
+    private int writesInFlight;  // guarded by flow
     /** Reading stopped until fewer than MAX_WRITES_IN_FLIGHT changes are in flight. */
-    private boolean pausedForWrites; // guarded by writeLock
+    private boolean pausedForWrites; // guarded by flow
     /** When the last client frame arrived, or reading resumed after a pause of ours. */
     private volatile long lastHeardNanos = scheduler.nanoTime();
 
     Call(ServerCallStreamObserver<Object> out) {
       this.out = out;
+      this.writer = new StreamWriter<>(out);
     }
 
     /**
@@ -291,8 +295,8 @@ final class SessionService implements Door {
 
     private void checkSilence() {
       boolean paused;
-      synchronized (writeLock) {
-        if (ended) {
+      synchronized (flow) {
+        if (writer.ended()) {
           return;
         }
         paused = wantsNext || pausedForWrites;
@@ -306,13 +310,7 @@ final class SessionService implements Door {
           + keepaliveTime.toMillis() + " + keepalive_timeout_ms " + keepaliveTimeout.toMillis()
           + "); a client must send ping when it has nothing else to say";
       end("silent peer");
-      synchronized (writeLock) {
-        try {
-          out.onError(Status.UNAVAILABLE.withDescription(why).asRuntimeException());
-        } catch (RuntimeException ignored) {
-          // Already cancelled.
-        }
-      }
+      writer.fail(Status.UNAVAILABLE.withDescription(why));
     }
 
     @Override
@@ -331,7 +329,7 @@ final class SessionService implements Door {
         violate(v.status);
         return;
       }
-      synchronized (writeLock) {
+      synchronized (flow) {
         if (writesInFlight >= MAX_WRITES_IN_FLIGHT) {
           // The next frame is read once the log has taken some of these (writeAnswered).
           pausedForWrites = true;
@@ -343,7 +341,7 @@ final class SessionService implements Door {
 
     private void writeAnswered() {
       boolean resume;
-      synchronized (writeLock) {
+      synchronized (flow) {
         writesInFlight--;
         resume = pausedForWrites && writesInFlight < MAX_WRITES_IN_FLIGHT;
         if (resume) {
@@ -364,13 +362,7 @@ final class SessionService implements Door {
     @Override
     public void onCompleted() {
       end("goodbye");
-      synchronized (writeLock) {
-        try {
-          out.onCompleted();
-        } catch (RuntimeException ignored) {
-          // Already cancelled: nothing to complete.
-        }
-      }
+      writer.complete();
     }
 
     // --- Outbound, for the session's PushQueue ---
@@ -390,9 +382,7 @@ final class SessionService implements Door {
 
     @Override
     public boolean isReady() {
-      synchronized (writeLock) {
-        return !ended && out.isReady();
-      }
+      return writer.isReady();
     }
 
     @Override
@@ -408,8 +398,8 @@ final class SessionService implements Door {
         s.onReady();
       }
       boolean request;
-      synchronized (writeLock) {
-        request = wantsNext && !ended;
+      synchronized (flow) {
+        request = wantsNext && !writer.ended();
         wantsNext = false;
       }
       if (request) {
@@ -420,9 +410,9 @@ final class SessionService implements Door {
 
     private void requestNext() {
       boolean request;
-      synchronized (writeLock) {
-        request = !ended && out.isReady();
-        wantsNext = !ended && !request;
+      synchronized (flow) {
+        request = writer.isReady();
+        wantsNext = !writer.ended() && !request;
       }
       if (!request) {
         return;
@@ -438,18 +428,9 @@ final class SessionService implements Door {
       }
     }
 
+    /** Writes one frame; a no-op once the stream ended (or was cancelled under us: its cancel handler ends the session). */
     void write(Object message) {
-      synchronized (writeLock) {
-        if (ended) {
-          return;
-        }
-        try {
-          out.onNext(message);
-        } catch (RuntimeException e) {
-          // The call was cancelled under us; its cancel handler ends the session.
-          ended = true;
-        }
-      }
+      writer.write(message);
     }
 
     private void handle(ClientFrame frame) {
@@ -580,13 +561,9 @@ final class SessionService implements Door {
           }
         }
         session = opened;
-        boolean diedMeanwhile;
-        synchronized (writeLock) {
-          diedMeanwhile = ended;
-        }
-        if (diedMeanwhile) {
+        if (writer.ended()) {
           // The stream died while we said hello: nothing may outlive it. Closed outside the
-          // write lock (the lock order elsewhere is session, then write lock).
+          // writer's lock (the lock order elsewhere is session, then the writer's lock).
           sessions.close(opened);
           return;
         }
@@ -617,7 +594,7 @@ final class SessionService implements Door {
         answered(requestId, applied);
         return;
       }
-      synchronized (writeLock) {
+      synchronized (flow) {
         writesInFlight++;
       }
       applied.whenComplete((done, failed) -> {
@@ -646,20 +623,12 @@ final class SessionService implements Door {
 
     private void violate(Status status) {
       end("protocol violation: " + status.getDescription());
-      synchronized (writeLock) {
-        try {
-          out.onError(status.asRuntimeException());
-        } catch (RuntimeException ignored) {
-          // Already cancelled.
-        }
-      }
+      writer.fail(status);
     }
 
     /** Ends the session once, whatever ended the stream. */
     void end(String reason) {
-      synchronized (writeLock) {
-        ended = true;
-      }
+      writer.end();
       calls.remove(this);
       Session s = session;
       if (s != null) {
