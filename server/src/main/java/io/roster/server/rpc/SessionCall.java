@@ -20,6 +20,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.function.BiConsumer;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -35,8 +37,10 @@ import org.slf4j.LoggerFactory;
  * cluster's log, so a client that writes but never reads cannot make the server buffer answers
  * without bound.
  *
- * <p>Frames arrive one at a time on the transport's thread. Writes may come from any thread (a
- * push, a move, the warm-up's end); they go out in the order they take the writer's lock.
+ * <p>Frames arrive one at a time on the stream's own executor (the transport's event loop). An
+ * answer that waits for the cluster's log is written there too, never by the thread that
+ * completes the wait (decision 94). Other writes may come from any thread (a push, a move, the
+ * warm-up's end); they go out in the order they take the writer's lock.
  */
 final class SessionCall implements StreamObserver<Object>, Outbound {
 
@@ -75,10 +79,12 @@ final class SessionCall implements StreamObserver<Object>, Outbound {
   private final Shared shared;
   private final Scheduler scheduler;
   private final Duration silenceLimit;
-  final String remoteAddress = Connections.remoteAddress();
-  final Scope scope = Connections.scope();
+  /** Where the stream's frames are handled, and its answers that waited are written. */
+  private final Executor executor;
+  final String remoteAddress;
+  final Scope scope;
   /** The client certificate this stream's connection verified: an identity when the hello has no token. */
-  final List<java.security.cert.X509Certificate> peerCertificates = Connections.peerCertificates();
+  final List<java.security.cert.X509Certificate> peerCertificates;
   /** Frames handled since the stream last gave its turn back to the event loop. */
   private int framesThisTurn;
   /** Every write to the stream, and whether it ended. */
@@ -96,9 +102,20 @@ final class SessionCall implements StreamObserver<Object>, Outbound {
   /** When the last client frame arrived, or reading resumed after a pause of ours. */
   private volatile long lastHeardNanos;
 
-  SessionCall(ServerCallStreamObserver<Object> out, Shared shared) {
+  /**
+   * @param executor the stream's own serial executor: the thread its frames are handled on
+   * @param remoteAddress the client's {@code host:port}
+   * @param scope the client connection's scope (its limits)
+   * @param peerCertificates the client certificate its connection verified, leaf first; empty for none
+   */
+  SessionCall(ServerCallStreamObserver<Object> out, Shared shared, Executor executor, String remoteAddress,
+      Scope scope, List<java.security.cert.X509Certificate> peerCertificates) {
     this.out = out;
     this.shared = shared;
+    this.executor = executor;
+    this.remoteAddress = remoteAddress;
+    this.scope = scope;
+    this.peerCertificates = peerCertificates;
     this.scheduler = shared.scheduler();
     this.silenceLimit = shared.silenceLimit();
     this.writer = new StreamWriter<>(out);
@@ -179,8 +196,11 @@ final class SessionCall implements StreamObserver<Object>, Outbound {
   }
 
   /**
-   * Runs {@code then} once {@code applied} completes: at once when it has; else when it does,
-   * counted meanwhile against {@link #MAX_WRITES_IN_FLIGHT}.
+   * Runs {@code then} once {@code applied} completes: at once when it has; else, when it does,
+   * on this stream's executor, never on the thread that completed it (a cluster member's is
+   * Ratis's apply thread, decision 94), counted meanwhile against {@link #MAX_WRITES_IN_FLIGHT}.
+   * Runs handed over go in the order their futures complete (a writer completes a stream's
+   * changes in the order they were submitted), so answers keep the order of the frames.
    */
   void whenApplied(CompletableFuture<?> applied, Runnable then) {
     if (applied.isDone()) {
@@ -190,10 +210,22 @@ final class SessionCall implements StreamObserver<Object>, Outbound {
     synchronized (flow) {
       writesInFlight++;
     }
-    applied.whenComplete((done, failed) -> {
+    applied.whenComplete((done, failed) -> executor.execute(() -> {
       then.run();
       writeAnswered();
-    });
+    }));
+  }
+
+  /**
+   * Runs {@code then} with {@code result}'s outcome: at once when it has one; else, when it
+   * does, on this stream's executor (a drain's answer, which may complete on the apply thread).
+   */
+  <T> void whenDone(CompletableFuture<T> result, BiConsumer<? super T, ? super Throwable> then) {
+    if (result.isDone()) {
+      result.whenComplete(then);
+      return;
+    }
+    result.whenComplete((value, failed) -> executor.execute(() -> then.accept(value, failed)));
   }
 
   private void writeAnswered() {

@@ -191,7 +191,7 @@ final class SessionFrames {
         }
         case DRAIN -> {
           Duration timeout = DrainTimeouts.timeout("drain.timeout_ms", frame.getDrain().getTimeoutMs());
-          counters.track(ROSTER, type, sessions.drain(s, timeout)).whenComplete((counts, failed) ->
+          call.whenDone(counters.track(ROSTER, type, sessions.drain(s, timeout)), (counts, failed) ->
               result(call, requestId, failed != null ? Errors.toResult(Errors.cause(failed))
                   : Result.newBuilder().setOk(true).setDrain(Drains.toProto(counts)).build()));
           counted = true;

@@ -18,6 +18,7 @@ import io.roster.server.session.Admission;
 import io.roster.server.session.Door;
 import io.roster.server.session.Session;
 import io.roster.server.session.SessionManager;
+import io.roster.server.stream.StreamExecutor;
 import io.roster.server.time.Scheduler;
 import java.time.Duration;
 import java.util.Set;
@@ -148,7 +149,9 @@ final class SessionService implements Door {
           + "or to this address again once it is back").asRuntimeException());
       return new NoFrames();
     }
-    SessionCall call = new SessionCall(out, shared);
+    // Called on the transport's event loop, which handles this stream's frames: its own executor.
+    SessionCall call = new SessionCall(out, shared, StreamExecutor.current(shared.scheduler()),
+        Connections.remoteAddress(), Connections.scope(), Connections.peerCertificates());
     out.disableAutoRequest();
     out.setOnReadyHandler(call::onReady);
     out.setOnCancelHandler(() -> call.end("cancelled"));
