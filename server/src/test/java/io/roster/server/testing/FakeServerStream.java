@@ -30,6 +30,7 @@ public final class FakeServerStream<T> extends ServerCallStreamObserver<T> {
   private volatile @Nullable Runnable onCancel;
 
   @Override
+  @SuppressWarnings("ThreadPriorityCheck") // the yield only widens the window an unguarded second writer would hit
   public void onNext(T value) {
     if (cancelled) {
       throw Status.CANCELLED.withDescription("call already cancelled").asRuntimeException();
@@ -38,7 +39,7 @@ public final class FakeServerStream<T> extends ServerCallStreamObserver<T> {
       overlapped = true;
     }
     try {
-      Thread.yield(); // widen the window in which an unguarded second writer would overlap
+      Thread.yield();
       synchronized (this) {
         written.add(new Written<>(value, Thread.currentThread().getName()));
       }
