@@ -187,6 +187,17 @@ class ServerConfigTest {
     }
   }
 
+  /** The --help text, byte for byte: every flag's name, variable, default and help, in order. */
+  @Test
+  void usageIsTheGoldenText() throws Exception {
+    String golden;
+    try (var in = ServerConfigTest.class.getResourceAsStream("/golden/usage.txt")) {
+      golden = new String(java.util.Objects.requireNonNull(in, "golden/usage.txt").readAllBytes(),
+          java.nio.charset.StandardCharsets.UTF_8);
+    }
+    assertThat(ServerConfig.usage().replace(System.lineSeparator(), "\n")).isEqualTo(golden);
+  }
+
   @Test
   void theReadmeTableListsEveryOption() throws Exception {
     String readme = java.nio.file.Files.readString(java.nio.file.Path.of("..", "README.md"));
