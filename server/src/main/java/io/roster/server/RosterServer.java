@@ -129,13 +129,13 @@ public final class RosterServer implements AutoCloseable {
     this.scheduler = scheduler;
     this.ownScheduler = ownScheduler;
     // First: bad TLS files stop the start before anything else is built.
-    TlsFiles tlsFiles = config.tls();
+    TlsFiles tlsFiles = config.tls().files();
     this.tls = tlsFiles == null ? null : ServerTls.load(tlsFiles);
     // A member's revisions come from the log's entries, the same on every member (docs/cluster.md).
     EntryClock entryClock = config.clustered() ? ClusterNode.entryClock() : null;
-    this.registry = new Registry(entryClock != null ? entryClock : wallClockMicros, config.maxServiceSettingsBytes(),
-        new ServiceLimits(config.maxInstancesPerService(), config.maxServiceBytes()));
-    this.engine = new PushEngine(registry, scheduler, config.pushWindow());
+    this.registry = new Registry(entryClock != null ? entryClock : wallClockMicros, config.limits().maxServiceSettingsBytes(),
+        new ServiceLimits(config.limits().maxInstancesPerService(), config.limits().maxServiceBytes()));
+    this.engine = new PushEngine(registry, scheduler, config.sessions().pushWindow());
     registry.addListener(engine);
     String incarnation = Long.toString(wallClockMicros.getAsLong() / 1000, 36);
     // The backup before the data directory: a bad one stops the start with the directory untouched.
@@ -143,7 +143,8 @@ public final class RosterServer implements AutoCloseable {
     this.dataDir = openDataDir(config);
     this.readiness = entryClock == null ? Readiness.ready() : Readiness.notYet(ClusterNode.CATCHING_UP);
     this.cluster = entryClock == null ? null
-        : ClusterNode.start(config, registry, entryClock, new Local(), wallClockMicros, incarnation);
+        : ClusterNode.start(config.cluster(), config.host(), Objects.requireNonNull(config.dataDir(),
+            "a member's data directory"), registry, entryClock, new Local(), wallClockMicros, incarnation);
     Writer writer;
     if (cluster != null) {
       writer = cluster.writer();
@@ -155,14 +156,14 @@ public final class RosterServer implements AutoCloseable {
       writer = Writer.direct(registry);
     }
     this.writer = writer;
-    this.sessions = new SessionManager(registry, writer, engine, scheduler, config.pushAckTimeout(),
-        new SessionLimits(config.maxInstancesPerConnection(), config.maxSubscriptionsPerConnection(),
-            config.maxSessionsPerConnection(), config.maxWatchesPerConnection(), config.maxSessionsPerAddress(),
-            config.maxInstancesPerAddress()));
-    this.authenticator = config.authFile() == null ? Authenticator.off()
-        : Authenticator.open(config.authFile(), config.tokenTtl(), scheduler);
+    this.sessions = new SessionManager(registry, writer, engine, scheduler, config.sessions().pushAckTimeout(),
+        new SessionLimits(config.limits().maxInstancesPerConnection(), config.limits().maxSubscriptionsPerConnection(),
+            config.limits().maxSessionsPerConnection(), config.limits().maxWatchesPerConnection(), config.limits().maxSessionsPerAddress(),
+            config.limits().maxInstancesPerAddress()));
+    this.authenticator = config.auth().authFile() == null ? Authenticator.off()
+        : Authenticator.open(config.auth().authFile(), config.auth().tokenTtl(), scheduler);
     sessions.authenticator(authenticator);
-    sessions.probePolicy(config.probeAllow());
+    sessions.probePolicy(config.probes().probeAllow());
     // Every check of the auth file: sessions get their identities' current grants, or end.
     authenticator.onCheck(sessions::revalidate);
     authenticator.onCheck(Audit::flush); // refusal windows that ended are written within a check of the file
@@ -171,7 +172,7 @@ public final class RosterServer implements AutoCloseable {
     // Its window runs from the port's opening (start), when the clients come back, and ends
     // early once they are back: no session opened and nothing registered for a quiet period
     // (decision 88).
-    this.warmUp = WarmUp.pending(scheduler, config.warmUp(), config.warmUpQuiet());
+    this.warmUp = WarmUp.pending(scheduler, config.sessions().warmUp(), config.sessions().warmUpQuiet());
     sessions.onOpen(warmUp::arrived);
     Registry.ChangeListener arrivals = change -> warmUp.arrived();
     registry.addListener(arrivals);
@@ -192,24 +193,24 @@ public final class RosterServer implements AutoCloseable {
     if (warmUp.isWarm()) {
       registry.recordDepartures(false);
     }
-    NacosEndpoint nacos = new NacosEndpoint(sessions, registry, scheduler, config.keepaliveTime(),
-        config.keepaliveTimeout(), readiness);
+    NacosEndpoint nacos = new NacosEndpoint(sessions, registry, scheduler, config.sessions().keepaliveTime(),
+        config.sessions().keepaliveTimeout(), readiness);
     this.endpoint = new GrpcEndpoint(config, registry, engine, sessions, scheduler,
         cluster != null ? port -> cluster.ownerNode() : port -> nodeHost(config.host()) + ":" + port + "@" + boot,
         VERSION, warmUp, cluster,
         List.of(new GrpcEndpoint.Guest(nacos.services(), nacos.transportFilter(), nacos, cluster != null)), tls,
         readiness);
-    this.leases = new Leases(writer, registry, scheduler, sessions::nodeId, config.maxInstancesPerAddress());
-    this.probeClient = new ProbeClient(config.probeTimeout(), MAX_PROBES_IN_FLIGHT, config.probeAllow());
+    this.leases = new Leases(writer, registry, scheduler, sessions::nodeId, config.limits().maxInstancesPerAddress());
+    this.probeClient = new ProbeClient(config.probes().probeTimeout(), MAX_PROBES_IN_FLIGHT, config.probes().probeAllow());
     ClusterNode node = cluster;
     this.probes = new HealthProbes(registry, writer, probeClient, scheduler,
         node == null ? HealthProbes.Live::standalone : () -> new HealthProbes.Live(node.memberId(), node.liveMembers()),
-        new HealthProbes.Timing(config.probeInterval(), config.probeThreshold()));
+        new HealthProbes.Timing(config.probes().probeInterval(), config.probes().probeThreshold()));
     this.nacosHttp = new NacosHttpApi(registry, writer, leases, sessions::count, authenticator, sessions::probePolicy,
         readiness);
     int httpPort = config.resolvedHttpPort();
     this.http = httpPort < 0 ? null : new HttpEndpoint(config.host(), httpPort,
-        HttpEndpoint.Limits.DEFAULT.withRequestTimeout(config.httpRequestTimeout()), tls);
+        HttpEndpoint.Limits.DEFAULT.withRequestTimeout(config.http().httpRequestTimeout()), tls);
     this.metrics = new ServerMetrics(new ServerMetrics.Sources(VERSION, registry, sessions, engine, warmUp,
         authenticator, endpoint::openSessions, nacos::connectionCount, http == null ? () -> 0 : http::openConnections,
         cluster, wallClockMicros, probes::counts));
@@ -384,7 +385,7 @@ public final class RosterServer implements AutoCloseable {
 
     @Override
     public int shed(int count, String to) {
-      return sessions.shed(count, config.balanceSettle(), "balancing the cluster: please move to " + to, to);
+      return sessions.shed(count, config.cluster().balanceSettle(), "balancing the cluster: please move to " + to, to);
     }
   }
 
@@ -445,15 +446,15 @@ public final class RosterServer implements AutoCloseable {
       }
       log.info("Nacos v1 HTTP API on {}:{}", config.host(), server.http.port());
     }
-    if (config.dnsPort() != ServerConfig.DNS_PORT_OFF) {
+    if (config.dns().dnsPort() != ServerConfig.DNS_PORT_OFF) {
       DnsServer dns;
       try {
-        dns = DnsServer.start(config.host(), config.dnsPort(), new DnsAnswers(server.registry, config.dnsTtl(),
+        dns = DnsServer.start(config.host(), config.dns().dnsPort(), new DnsAnswers(server.registry, config.dns().dnsTtl(),
             server.warmUp::isWarm, server.readiness),
             server.sessions.requests());
       } catch (IOException e) {
         server.close();
-        throw new UncheckedIOException("cannot listen on " + config.host() + ":" + config.dnsPort()
+        throw new UncheckedIOException("cannot listen on " + config.host() + ":" + config.dns().dnsPort()
             + " (the DNS port, UDP and TCP; --dns-port picks another port, or off)", e);
       }
       server.dns = dns;
@@ -499,8 +500,8 @@ public final class RosterServer implements AutoCloseable {
 
   /** Where clients reach this member: --advertise, or its --members host and the bound port. */
   private String clientAddress() {
-    if (!config.advertise().isEmpty()) {
-      return config.advertise();
+    if (!config.cluster().advertise().isEmpty()) {
+      return config.cluster().advertise();
     }
     return Objects.requireNonNull(cluster, "only a cluster member announces").memberHost() + ":" + port();
   }

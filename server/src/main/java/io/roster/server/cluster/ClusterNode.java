@@ -4,6 +4,7 @@ import io.roster.proto.cluster.v1.Batch;
 import io.roster.proto.cluster.v1.EndStaleOwners;
 import io.roster.proto.cluster.v1.MemberDown;
 import io.roster.proto.cluster.v1.MemberStarted;
+import io.roster.server.config.ClusterSettings;
 import io.roster.server.config.ServerConfig;
 import io.roster.server.model.Owner;
 import io.roster.server.registry.Registry;
@@ -116,7 +117,7 @@ public final class ClusterNode implements Members, AutoCloseable {
     int shed(int count, String to);
   }
 
-  private final ServerConfig config;
+  private final ClusterSettings config;
   private final Peer self;
   private final String memberId;
   private final String incarnation;
@@ -141,8 +142,8 @@ public final class ClusterNode implements Members, AutoCloseable {
   private final AtomicBoolean watching = new AtomicBoolean();
   private volatile boolean closed;
 
-  private ClusterNode(ServerConfig config, Registry registry, EntryClock clock, Local local, LongSupplier wallMicros,
-      String incarnation) throws IOException {
+  private ClusterNode(ClusterSettings config, String host, Path dataDir, Registry registry, EntryClock clock,
+      Local local, LongSupplier wallMicros, String incarnation) throws IOException {
     this.config = config;
     this.local = local;
     this.incarnation = incarnation;
@@ -164,9 +165,9 @@ public final class ClusterNode implements Members, AutoCloseable {
     this.memberId = self.id();
     this.group = RaftGroup.valueOf(GROUP_ID, peers);
     this.membership = new Membership(memberId, config.memberDownAfter(), config.memberGrace(), timer, new Effects());
-    this.props = properties(config, memberId, Peer.bindHost(config, self));
+    this.props = properties(config, dataDir, memberId, Peer.bindHost(config, host, self));
     this.probe = new GroupProbe(props, parameters);
-    RaftGroup start = startGroup(config);
+    RaftGroup start = startGroup(config, dataDir);
     this.client = new LogClient(memberId, props, parameters, this::currentGroup, timer);
     this.proposer = new Proposer(memberId, incarnation, client::send, timer, config.groupCommitWindow(), 100_000,
         wallMicros, membership::unwritable, membership::holdsEnds);
@@ -191,9 +192,8 @@ public final class ClusterNode implements Members, AutoCloseable {
    * election (the others would tell it to shut down) and waits to be added; {@code --members}
    * when nobody answers, a new cluster.
    */
-  private RaftGroup startGroup(ServerConfig config) {
-    Path storage = io.roster.server.store.DataDir.raft(java.util.Objects.requireNonNull(config.dataDir(),
-        "a member's data directory"), memberId).resolve(GROUP_ID.getUuid().toString()).resolve("current");
+  private RaftGroup startGroup(ClusterSettings config, Path dataDir) {
+    Path storage = io.roster.server.store.DataDir.raft(dataDir, memberId).resolve(GROUP_ID.getUuid().toString()).resolve("current");
     if (holdsConfiguration(storage)) {
       return group;
     }
@@ -233,25 +233,28 @@ public final class ClusterNode implements Members, AutoCloseable {
    * then starts its watch and proposes its {@code member_started} entry (retried until the group
    * takes it), and {@link Local#caughtUp} follows.
    *
+   * @param config the cluster's settings
+   * @param host {@code --host}: the peer port listens there unless {@code --peer-host} says otherwise
+   * @param dataDir {@code --data-dir}: the Raft log and snapshots go under its raft/
    * @param registry the registry to apply the log to; its clock must be {@code clock}
    * @param wallMicros the wall clock that batches carry (revisions come from it)
    */
-  public static ClusterNode start(ServerConfig config, Registry registry, EntryClock clock, Local local,
-      LongSupplier wallMicros, String incarnation) {
+  public static ClusterNode start(ClusterSettings config, String host, Path dataDir, Registry registry,
+      EntryClock clock, Local local, LongSupplier wallMicros, String incarnation) {
     try {
-      ClusterNode node = new ClusterNode(config, registry, clock, local, wallMicros, incarnation);
+      ClusterNode node = new ClusterNode(config, host, dataDir, registry, clock, local, wallMicros, incarnation);
       node.server.start();
       log.info("Cluster member {} (incarnation {}) started on peer address {}:{} ({}); members {}", node.memberId,
-          incarnation, Peer.bindHost(config, node.self), config.peerPort(),
+          incarnation, Peer.bindHost(config, host, node.self), config.peerPort(),
           config.peerTls() ? "mutual TLS, peers signed by " + config.peerTlsCa() : "plaintext", config.members());
       if (!config.peerTls()) {
         log.warn("--peer-tls off: the peer port {}:{} takes any process that reaches it as a member (it can write "
             + "to the log, read it and change the group); give --peer-tls-cert, --peer-tls-key and --peer-tls-ca "
-            + "instead (docs/cluster.md)", Peer.bindHost(config, node.self), config.peerPort());
+            + "instead (docs/cluster.md)", Peer.bindHost(config, host, node.self), config.peerPort());
       }
       return node;
     } catch (IOException e) {
-      throw new UncheckedIOException("cannot start the cluster member on peer address " + Peer.bindHost(config,
+      throw new UncheckedIOException("cannot start the cluster member on peer address " + Peer.bindHost(config, host,
           Peer.self(config)) + ":" + config.peerPort() + " (--peer-host picks the address)", e);
     }
   }
@@ -811,13 +814,12 @@ public final class ClusterNode implements Members, AutoCloseable {
    * ephemeral entries redo them after a full-cluster restart), with a small segment cache;
    * election timeouts of 0.7-1.4 s with pre-vote (decision 87).
    */
-  private static RaftProperties properties(ServerConfig config, String memberId, String peerHost) {
+  private static RaftProperties properties(ClusterSettings config, Path dataDir, String memberId, String peerHost) {
     RaftProperties p = new RaftProperties();
     RaftConfigKeys.Rpc.setType(p, new CommitCappedRpc());
     GrpcConfigKeys.Server.setHost(p, peerHost);
     GrpcConfigKeys.Server.setPort(p, config.peerPort());
-    Path dir = io.roster.server.store.DataDir.raft(java.util.Objects.requireNonNull(config.dataDir(),
-        "a member's data directory"), memberId);
+    Path dir = io.roster.server.store.DataDir.raft(dataDir, memberId);
     RaftServerConfigKeys.setStorageDir(p, List.of(dir.toFile()));
     // Every entry is on the disk before it counts towards a commit (docs/persistence.md): settings,
     // holds and persistent instances have no owner to register them again. The flush runs on a
