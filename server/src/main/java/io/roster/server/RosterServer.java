@@ -2,19 +2,15 @@ package io.roster.server;
 
 import io.roster.server.auth.Audit;
 import io.roster.server.auth.Authenticator;
-import io.roster.server.admin.RosterAdminApi;
 import io.roster.server.cluster.ClusterNode;
 import io.roster.server.cluster.EntryClock;
 import io.roster.server.config.ServerConfig;
 import io.roster.server.dns.DnsAnswers;
 import io.roster.server.dns.DnsServer;
-import io.roster.server.http.HttpCallers;
 import io.roster.server.http.HttpEndpoint;
-import io.roster.server.metrics.MetricsApi;
 import io.roster.server.metrics.ServerMetrics;
 import io.roster.server.model.Owner;
 import io.roster.server.nacos.NacosEndpoint;
-import io.roster.server.nacos.NacosAdminApi;
 import io.roster.server.nacos.NacosHttpApi;
 import io.roster.server.naming.Leases;
 import io.roster.server.push.PushEngine;
@@ -25,9 +21,7 @@ import io.roster.server.registry.ServiceLimits;
 import io.roster.server.registry.Writer;
 import io.roster.server.store.DataDir;
 import io.roster.server.store.DurableWriter;
-import io.roster.server.store.StateStore;
 import io.roster.server.rpc.GrpcEndpoint;
-import io.roster.server.session.RequestCounters;
 import io.roster.server.session.SessionLimits;
 import io.roster.server.session.SessionManager;
 import io.roster.server.probe.HealthProbes;
@@ -39,7 +33,6 @@ import io.roster.server.tls.ServerTls;
 import io.roster.server.tls.TlsFiles;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
@@ -105,8 +98,6 @@ public final class RosterServer implements AutoCloseable {
   private final CompletableFuture<Void> firstWritable = new CompletableFuture<>();
   /** {@code --restore}'s backup, read and checked at start; null without one. */
   private final io.roster.proto.cluster.v1.@Nullable Backup backup;
-  /** How long a restore waits for one change to be applied. */
-  private static final Duration RESTORE_TIMEOUT = Duration.ofSeconds(60);
   /** A standalone server's writer of durable state; null in a cluster or without a data directory. */
   private @Nullable DurableWriter durable;
   /** Heartbeat instances of the Nacos v1 HTTP API held by this server. */
@@ -139,8 +130,8 @@ public final class RosterServer implements AutoCloseable {
     registry.addListener(engine);
     String incarnation = Long.toString(wallClockMicros.getAsLong() / 1000, 36);
     // The backup before the data directory: a bad one stops the start with the directory untouched.
-    this.backup = readBackup(config);
-    this.dataDir = openDataDir(config);
+    this.backup = Durability.readBackup(config);
+    this.dataDir = Durability.openDataDir(config);
     this.readiness = entryClock == null ? Readiness.ready() : Readiness.notYet(ClusterNode.CATCHING_UP);
     this.cluster = entryClock == null ? null
         : ClusterNode.start(config.cluster(), config.host(), Objects.requireNonNull(config.dataDir(),
@@ -150,7 +141,7 @@ public final class RosterServer implements AutoCloseable {
       writer = cluster.writer();
     } else if (dataDir != null) {
       // Durable state is read back before anything is served.
-      durable = openStandalone(dataDir, registry);
+      durable = Durability.openStandalone(dataDir, registry);
       writer = durable;
     } else {
       writer = Writer.direct(registry);
@@ -223,90 +214,11 @@ public final class RosterServer implements AutoCloseable {
       }
     }
     if (http != null) {
-      RequestCounters requests = sessions.requests();
-      http.onAnswered((route, path, status, refusal) -> requests.count(route.startsWith("/nacos")
-          ? RequestCounters.Protocol.NACOS_HTTP : RequestCounters.Protocol.HTTP, NACOS_PATHS.contains(path) ? path : route,
-          httpResult(status), refusal));
-      new MetricsApi(metrics, registry, new HttpCallers(authenticator), readiness).routeOn(http);
-      nacosHttp.routeOn(http);
-      new NacosAdminApi(registry, writer, engine, sessions, nacosHttp, readiness).routeOn(http);
-      new RosterAdminApi(registry, sessions, cluster, () -> wallClockMicros.getAsLong() / 1000, readiness)
-          .routeOn(http);
-      // The console, and the URLs Nacos users open for theirs.
-      http.staticFiles("/console", "console", List.of("index.html", "app.js", "style.css"));
-      for (String nacosConsole : List.of("/nacos", "/nacos/", "/nacos/index.html")) {
-        http.redirect(nacosConsole, "/console/");
-      }
+      HttpRoutes.routeOn(http, sessions, metrics, registry, authenticator, readiness, nacosHttp, writer, engine, cluster,
+          wallClockMicros);
     }
   }
 
-  private static io.roster.proto.cluster.v1.@Nullable Backup readBackup(ServerConfig config) {
-    Path file = config.restore();
-    if (file == null) {
-      return null;
-    }
-    try {
-      return Backup.read(file);
-    } catch (IOException e) {
-      throw new IllegalStateException(e.getMessage(), e);
-    }
-  }
-
-  /**
-   * Restores {@code --restore}'s backup into a registry that holds no durable state yet
-   * (standalone: before the port opens; a cluster member: once it has caught up, on a thread of
-   * its own, through the log). One that holds some keeps it, with a WARN.
-   */
-  private void restore(io.roster.proto.cluster.v1.Backup b, Writer writer) {
-    Path file = Objects.requireNonNull(config.restore());
-    if (Backup.holdsDurableState(registry)) {
-      log.warn("--restore {}: not applied: this {} already holds durable state (service settings or persistent "
-          + "instances); a backup is restored only into an empty one", file, cluster == null ? "server" : "cluster");
-      return;
-    }
-    try {
-      Backup.Restored r = Backup.restore(b, writer, RESTORE_TIMEOUT.toMillis());
-      log.info("Restored {} (taken {} from {}): {} service settings, {} persistent instances, {} holds{}", file,
-          b.getTakenAt(), b.getSource(), r.settings(), r.persistent(), r.holds(), r.holdsWithoutInstance() == 0 ? ""
-              : "; " + r.holdsWithoutInstance() + " holds of instances not registered now were dropped");
-    } catch (IOException e) {
-      log.error("--restore {}: stopped part way: {}. What was restored stays; restoring the same backup again "
-          + "into an emptied data directory starts over", file, e.getMessage());
-    }
-  }
-
-  private static @Nullable DataDir openDataDir(ServerConfig config) {
-    if (config.dataDir() == null) {
-      return null;
-    }
-    try {
-      return DataDir.open(config.dataDir());
-    } catch (IOException e) {
-      throw new IllegalStateException(e.getMessage(), e);
-    }
-  }
-
-  /** A standalone server's durable state, read back into {@code registry}; its writer. */
-  private static DurableWriter openStandalone(DataDir dir, Registry registry) {
-    StateStore store;
-    try {
-      store = StateStore.open(dir.standalone(), STATE_COMPACT_AFTER);
-    } catch (IOException e) {
-      throw new IllegalStateException(e.getMessage(), e);
-    }
-    StateStore.State state = store.state();
-    DurableWriter writer = new DurableWriter(registry, store);
-    DurableWriter.load(registry, state);
-    registry.onHoldEnded(writer);
-    if (!state.settings().isEmpty() || !state.holds().isEmpty()) {
-      log.info("Read back from {}: settings of {} services, {} operator holds", store, state.settings().size(),
-          state.holds().size());
-    }
-    return writer;
-  }
-
-  /** Journal facts after which a standalone server rewrites its state file. */
-  private static final int STATE_COMPACT_AFTER = 10_000;
   /** How often holds ended by departures are written down. */
   private static final Duration FLUSH_EVERY = Duration.ofSeconds(1);
 
@@ -321,28 +233,6 @@ public final class RosterServer implements AutoCloseable {
 
   private synchronized boolean isClosed() {
     return closed;
-  }
-
-  /**
-   * The Nacos v1 naming API's endpoints, counted by path; every other HTTP request counts under
-   * the route it was added with, so that no path a client makes up becomes a label.
-   */
-  private static final Set<String> NACOS_PATHS = Set.of("/nacos/v1/ns/instance", "/nacos/v1/ns/instance/list",
-      "/nacos/v1/ns/instance/beat", "/nacos/v1/ns/service/list", "/nacos/v1/ns/operator/metrics",
-      "/nacos/v1/ns/operator/log");
-
-  /** The result label of an HTTP answer's status, as the gRPC ports' results read. */
-  private static String httpResult(int status) {
-    return switch (status) {
-      case 400, 405, 414 -> "invalid_argument";
-      case 401 -> "unauthenticated";
-      case 403 -> "permission_denied";
-      case 404 -> "not_found";
-      case 409 -> "failed_precondition";
-      case 413, 429 -> "resource_exhausted";
-      case 503 -> "unavailable";
-      default -> status < 400 ? RequestCounters.OK : status < 500 ? "invalid_argument" : "internal";
-    };
   }
 
   /** What the cluster asks of this server. */
@@ -428,7 +318,8 @@ public final class RosterServer implements AutoCloseable {
     beforeListening.run();
     io.roster.proto.cluster.v1.Backup backup = server.backup;
     if (backup != null && server.cluster == null) {
-      server.restore(backup, server.writer);
+      Durability.restore(backup, server.writer, server.registry, Objects.requireNonNull(server.config.restore()),
+          false);
     }
     server.warmUp.begin();
     try {
@@ -476,7 +367,8 @@ public final class RosterServer implements AutoCloseable {
           // Caught up with the log, and taking writes: the restore goes through the log.
           node.caughtUp().join();
           server.firstWritable.join();
-          server.restore(backup, server.writer);
+          Durability.restore(backup, server.writer, server.registry, Objects.requireNonNull(server.config.restore()),
+              true);
         }, "roster-restore");
         t.setDaemon(true);
         t.start();
