@@ -26,8 +26,10 @@
  * owns its fields privately; the others ask it through its methods, from tasks (a
  * {@link io.roster.client.internal.Session}'s lifecycle and welcome, a
  * {@link io.roster.client.internal.Subscription}'s state). Stream events, timers and answers
- * become tasks; a blocking API call runs its step as a task and waits for the result on its own
- * thread, outside the context.
+ * become tasks, added without waiting: a transport, timer or answer thread runs the queue when
+ * nobody does and otherwise returns at once, never parked behind another thread's tasks; only a
+ * blocking API call runs its step as a task and waits for the result on its own thread, outside
+ * the context.
  *
  * <p><b>Wire.</b> Protobuf is confined to {@link io.roster.client.internal.ProtoMapper} and the
  * transport: {@link io.roster.client.internal.Connector} and

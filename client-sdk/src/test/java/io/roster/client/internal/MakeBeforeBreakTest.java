@@ -48,6 +48,8 @@ class MakeBeforeBreakTest {
         Fixtures.options(servers, Duration.ofSeconds(2), false, Runnable::run, reconnectEmptyHold),
         ServerAddress.parseList(servers), connector, clock.scheduler(), false, clock,
         ConnectionManagerTest.maxRandom());
+    connector.settle = client::settle;
+    clock.settle = client::settle;
     client.start();
     clock.runDue();
     FakeStream first = connector.latest();
