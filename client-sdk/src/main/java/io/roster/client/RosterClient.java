@@ -1,6 +1,8 @@
 package io.roster.client;
 
 import io.roster.client.internal.ClientFactory;
+import io.roster.client.internal.ClientOptions;
+import io.roster.client.internal.TlsSettings;
 import java.time.Duration;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
@@ -382,31 +384,15 @@ public interface RosterClient extends AutoCloseable {
             "tlsClientCertificate: " + tlsCertificate + " without tlsTrust (expected: tlsTrust(caPem) too; a client "
                 + "certificate is presented over TLS only)", "tlsClientCertificate", null);
       }
-      return ClientFactory.create(
+      // The TLS files first: a missing one is named before the other settings are checked.
+      TlsSettings tls = tlsTrust == null ? null : TlsSettings.load(tlsTrust, tlsCertificate, tlsKey);
+      return ClientFactory.create(new ClientOptions(
           randomStart ? rotated(serverAddresses) : serverAddresses,
-          namespace,
-          clientId,
-          clientName,
-          labels,
-          requestTimeout,
+          namespace, clientId, clientName, labels, requestTimeout,
           connectTimeout != null ? connectTimeout : requestTimeout,
-          pollInterval,
-          pollMaxBackoff,
-          pollEnabled,
-          reconnectInitial,
-          reconnectMax,
-          keepAliveTime,
-          keepAliveTimeout,
-          drainTimeout,
-          reconnectEmptyHold,
-          pushEmptyProtection,
-          failoverDir,
-          scheduler,
-          listenerExecutor,
-          tlsTrust,
-          tlsCertificate,
-          tlsKey,
-          token);
+          pollInterval, pollMaxBackoff, pollEnabled, reconnectInitial, reconnectMax, keepAliveTime,
+          keepAliveTimeout, drainTimeout, reconnectEmptyHold, pushEmptyProtection, failoverDir,
+          scheduler, listenerExecutor, tls, token));
     }
   }
 }

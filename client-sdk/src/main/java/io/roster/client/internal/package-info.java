@@ -1,6 +1,8 @@
 /**
- * The client's machinery; not part of the API and free to change. Its one public class,
- * {@link io.roster.client.internal.ClientFactory}, is how the builder creates a client.
+ * The client's machinery; not part of the API and free to change. Its public types are how the
+ * builder creates a client: {@link io.roster.client.internal.ClientFactory} takes one
+ * {@link io.roster.client.internal.ClientOptions}, whose TLS files
+ * {@link io.roster.client.internal.TlsSettings#load} reads.
  *
  * <p><b>Parts.</b> {@link io.roster.client.internal.DefaultRosterClient} (the entry point) checks
  * arguments and delegates to its parts: {@link io.roster.client.internal.DesiredState} holds the
