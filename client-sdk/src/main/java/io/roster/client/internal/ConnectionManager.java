@@ -5,7 +5,6 @@ import io.roster.client.RosterException;
 import io.roster.client.internal.SerialContext.Timer;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.IdentityHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
@@ -96,7 +95,6 @@ final class ConnectionManager {
   }
 
   private final List<ServerAddress> addresses;
-  private final Connector connector;
   private final ScheduledExecutorService scheduler;
   private final Ticker ticker;
   private final Backoff backoff;
@@ -104,7 +102,6 @@ final class ConnectionManager {
   private final SerialContext context;
   private final Handler handler;
   private final Supplier<Request.Hello> hello;
-  private final Supplier<String> requestIds;
   private final Duration connectTimeout;
   private final Duration keepAliveTime;
   private final Duration keepAliveTimeout;
@@ -119,22 +116,14 @@ final class ConnectionManager {
   private final List<CompletableFuture<Void>> activeWaiters = new ArrayList<>();
   /** The next connection attempt, or null. */
   private @Nullable Timer attemptTimer;
-  /** The connect timeout of each session opened and not yet active (the current one, a move's standby). */
-  private final IdentityHashMap<Session, Timer> connectTimers = new IdentityHashMap<>();
   /** The keepalive of the active session, or null. */
   private @Nullable Keepalive keepalive;
   /** The make-before-break move, and its state. */
   private final Mover mover;
-  /**
-   * Standbys of a move that failed after their redo went out: on their servers they may own
-   * some of this client's instances (a newer session wins them), so ending them now would
-   * remove those. Each gets its goodbye once a later session has registered everything.
-   */
-  private final List<Session> spent = new ArrayList<>();
-  /** At most this many {@link #spent} sessions are kept open at once. */
-  private static final int MAX_SPENT = 2;
-  private long sessionIds;
-  private long lastSessionSeq;
+  /** Sessions that may still own some of this client's instances, until a later redo is taken. */
+  private final SpentSessions spent = new SpentSessions();
+  /** Opens sessions, says hello and owns their connect timers. */
+  private final SessionOpener opener;
   private int failedAttempts;
   private boolean outageLogged;
   /**
@@ -161,7 +150,6 @@ final class ConnectionManager {
       Duration keepAliveTime,
       Duration keepAliveTimeout) {
     this.addresses = List.copyOf(addresses);
-    this.connector = connector;
     this.scheduler = scheduler;
     this.ticker = ticker;
     this.backoff = backoff;
@@ -169,11 +157,12 @@ final class ConnectionManager {
     this.context = context;
     this.handler = handler;
     this.hello = hello;
-    this.requestIds = requestIds;
     this.connectTimeout = connectTimeout;
     this.keepAliveTime = keepAliveTime;
     this.keepAliveTimeout = keepAliveTimeout;
-    this.mover = new Mover(this, context, scheduler, handler, connectTimeout);
+    this.opener = new SessionOpener(connector, scheduler, ticker, context, requestIds, hello, connectTimeout, inbound,
+        this::connectTimedOut);
+    this.mover = new Mover(this, context, scheduler, handler, connectTimeout, opener, spent);
   }
 
   /** Starts connecting (on the scheduler). */
@@ -287,8 +276,7 @@ final class ConnectionManager {
       closed = true;
       Timer.cancel(attemptTimer);
       mover.abandon("client closed");
-      spent.forEach(Session::halfClose);
-      spent.clear();
+      spent.closeAll();
       Session s = current;
       closing[0] = s;
       current = null;
@@ -341,36 +329,16 @@ final class ConnectionManager {
       address = addresses.get(nextIndex);
       nextIndex = (nextIndex + 1) % addresses.size();
     }
-    Session s = newSession(address);
+    Session s = opener.newSession(address);
     current = s;
     log.debug("Connecting to {} ({})", address, s);
-    RuntimeException failure = openStream(s);
+    RuntimeException failure = opener.openStream(s);
     if (failure != null) {
       current = null;
       attemptFailed(s, failure.toString());
       return;
     }
-    sayHello(s);
-  }
-
-  /** In the context: a new session to {@code address}, its stream not open yet. */
-  Session newSession(ServerAddress address) {
-    return new Session(++sessionIds, address, scheduler, requestIds, ticker);
-  }
-
-  /**
-   * In the context: opens the stream of {@code s}, whose events come back to the context.
-   *
-   * @return null, or why it could not be opened (then {@code s} is ended)
-   */
-  @Nullable RuntimeException openStream(Session s) {
-    try {
-      s.attach(connector.openSession(s.address, s.inbound(inbound)));
-      return null;
-    } catch (RuntimeException e) {
-      s.ended(new Session.SessionLostException("could not open a session: " + e));
-      return e;
-    }
+    opener.sayHello(s);
   }
 
   private void connectTimedOut(Session s) {
@@ -431,7 +399,7 @@ final class ConnectionManager {
     if ((s != current && !asStandby) || !s.isConnecting() || closed) {
       return;
     }
-    Timer.cancel(connectTimers.remove(s));
+    opener.disarm(s);
     // Before the redo: the pushes it brings are judged by the warm-up. The server ends a session
     // that sends nothing for its keepalive time + timeout, so ping at least as often as it asks.
     long warmUpMs = s.welcomed(welcome, keepAliveTime.toNanos());
@@ -473,7 +441,7 @@ final class ConnectionManager {
    * over now ({@code resetBackoff}) or once its redo was taken ({@link #afterRedo}).
    */
   private void activate(Session s, boolean resetBackoff) {
-    Timer.cancel(connectTimers.remove(s));
+    opener.disarm(s);
     s.activate();
     if (resetBackoff) {
       backoff.reset();
@@ -492,20 +460,20 @@ final class ConnectionManager {
   }
 
   /**
-   * In the context: once the redo just sent on {@code s} is answered, the {@link #spent} sessions get
+   * In the context: once the redo just sent on {@code s} is answered, the spent sessions get
    * their goodbye, and, if the server took it, the back-off starts over (a server that welcomes
    * the client but refuses its redo, a cluster member whose log commits nothing, sends it
    * elsewhere with a growing delay, not every initial back-off step).
    */
   private void afterRedo(Session s, List<CompletableFuture<Answer>> redo) {
-    List<Session> leaving = takeSpent();
+    List<Session> leaving = spent.takeAll();
     CompletableFuture.allOf(redo.toArray(CompletableFuture[]::new)).whenComplete((done, error) -> {
       boolean taken = error == null
           && redo.stream().noneMatch(f -> f.join().unavailable());
       context.execute(() -> {
         if (!taken) {
           // This server holds nothing yet: the spent sessions may still hold the instances.
-          leaving.forEach(this::spend);
+          leaving.forEach(spent::spend);
           return;
         }
         if (s == current && s.isActive()) {
@@ -593,29 +561,6 @@ final class ConnectionManager {
   }
 
   /**
-   * In the context: keeps {@code s}, which may own some of this client's instances on its server,
-   * open (without keepalive) among the {@link #spent} sessions, until a later session's redo
-   * has been taken. Bounded: beyond {@link #MAX_SPENT}, the oldest gets its goodbye.
-   */
-  void spend(Session s) {
-    if (closed || s.endedFuture().isDone()) {
-      s.halfClose();
-      return;
-    }
-    spent.add(s);
-    if (spent.size() > MAX_SPENT) {
-      spent.remove(0).halfClose(); // bounded: the oldest goes, with whatever it still owns
-    }
-  }
-
-  /** In the context: the {@link #spent} sessions, which the caller now ends. */
-  List<Session> takeSpent() {
-    List<Session> taken = new ArrayList<>(spent);
-    spent.clear();
-    return taken;
-  }
-
-  /**
    * Right after a change of desired state was sent on the active session: while a move's standby
    * has its redo out, the change goes there too (the redo predates it), and the move waits for
    * its result like for the redo's unless {@code awaited} is false. In the context, in the task
@@ -648,25 +593,6 @@ final class ConnectionManager {
         log.warn("Roster server {} refused the renewed token: {}", s.address, answer.message());
       }
     });
-  }
-
-  /** Sends hello on a session just opened and starts its connect timer. In the context. */
-  void sayHello(Session s) {
-    // Grows with every session, also across restarts of a client with a fixed id: the wall
-    // clock in µs, kept increasing. The server lets a newer session's registration win.
-    lastSessionSeq = Math.max(lastSessionSeq + 1, ticker.currentTimeMillis() * 1000);
-    Request.Hello h = hello.get().withSessionSeq(lastSessionSeq);
-    s.token(h.token());
-    s.send(h);
-    armConnectTimeout(s);
-  }
-
-  /**
-   * In the context: {@code s} must be active within the connect timeout from now (welcomed, and,
-   * for a move's standby, its redo answered), or it is given up.
-   */
-  void armConnectTimeout(Session s) {
-    Timer.cancel(connectTimers.put(s, schedule(() -> connectTimedOut(s), connectTimeout.toNanos())));
   }
 
   /** In the context: whether {@code s} is the current session, active, and the client open. */
@@ -722,7 +648,7 @@ final class ConnectionManager {
     } else if (mover.isStandby(s)) {
       mover.closed(s, why);
     } else {
-      spent.remove(s);
+      spent.forget(s);
     }
     s.ended(new Session.SessionLostException("session to " + s.address + " ended: " + why));
   }
@@ -738,7 +664,7 @@ final class ConnectionManager {
     // leaders) would end the session at once and remove its instances, maybe before the
     // next session's redo reaches the log. It ends with a goodbye once that redo is
     // taken, or by the server's own silence check.
-    spend(s);
+    spent.spend(s);
     signalActiveChanged();
     if (!mover.handOver(s)) {
       scheduleConnect(backoff.next());
@@ -762,7 +688,7 @@ final class ConnectionManager {
   /** In the context: {@code s} is over for this client; its timers stop. */
   void retire(Session s) {
     s.retire();
-    Timer.cancel(connectTimers.remove(s));
+    opener.disarm(s);
     if (keepalive != null && keepalive.session() == s) {
       keepalive.stop();
       keepalive = null;

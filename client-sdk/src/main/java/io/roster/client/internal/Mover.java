@@ -54,6 +54,8 @@ final class Mover {
   private final ScheduledExecutorService scheduler;
   private final ConnectionManager.Handler handler;
   private final Duration connectTimeout;
+  private final SessionOpener opener;
+  private final SpentSessions spent;
 
   /** A move in progress, or null. */
   private @Nullable Move move;
@@ -61,12 +63,14 @@ final class Mover {
   private @Nullable Timer retry;
 
   Mover(ConnectionManager loop, SerialContext context, ScheduledExecutorService scheduler,
-      ConnectionManager.Handler handler, Duration connectTimeout) {
+      ConnectionManager.Handler handler, Duration connectTimeout, SessionOpener opener, SpentSessions spent) {
     this.loop = loop;
     this.context = context;
     this.scheduler = scheduler;
     this.handler = handler;
     this.connectTimeout = connectTimeout;
+    this.opener = opener;
+    this.spent = spent;
   }
 
   /** Whether a move found no server a moment ago and waits to try again. */
@@ -110,7 +114,7 @@ final class Mover {
         welcome.connectionId(), welcome.nodeId(), redo.size());
     m.redoSent = true;
     m.awaiting = redo.size();
-    loop.armConnectTimeout(s);
+    opener.armConnectTimeout(s);
     for (CompletableFuture<Answer> f : redo) {
       awaitOnStandby(s, f);
     }
@@ -245,18 +249,18 @@ final class Mover {
       return;
     }
     ServerAddress address = m.candidates.poll();
-    Session s = loop.newSession(address);
+    Session s = opener.newSession(address);
     m.standby = s;
     m.redoSent = false;
     m.awaiting = 0;
     m.claimed = false;
     log.debug("Opening a standby session to {} ({}) before leaving {}", address, s, m.leaving.address);
-    RuntimeException failure = loop.openStream(s);
+    RuntimeException failure = opener.openStream(s);
     if (failure != null) {
       standbyFailed(s, "could not open a session: " + failure);
       return;
     }
-    loop.sayHello(s);
+    opener.sayHello(s);
   }
 
   private void awaitOnStandby(Session s, CompletableFuture<Answer> f) {
@@ -297,7 +301,7 @@ final class Mover {
     loop.takeOver(s, true);
     log.info("Moved from Roster server {} to {} (connection {}); saying goodbye to {}",
         old.address, s.address, s.connectionId(), old.address);
-    List<Session> leaving = loop.takeSpent();
+    List<Session> leaving = spent.takeAll();
     if (!old.isClosed()) {
       loop.retire(old);
       leaving.add(old);
@@ -334,7 +338,7 @@ final class Mover {
   private void dropStandby(Session s, String why) {
     Move m = inProgress();
     if (m.redoSent && (m.claimed || m.awaiting > 0)) {
-      loop.spend(s);
+      spent.spend(s);
     } else {
       s.cancel(why);
     }
