@@ -54,7 +54,8 @@ import org.slf4j.LoggerFactory;
  * ticker, so the whole state machine runs on a fake clock in tests. State is changed only by
  * tasks of the client's {@link SerialContext}, where the redo and every change of the desired
  * state run too, so that they never interleave: stream events, timers and the answers it waits
- * for are handed to it. The {@link Mover} and this class call each other's methods there.
+ * for are handed to it. This class owns its {@link Mover}, which asks it only through
+ * {@link Mover.Loop}.
  * Thread-safe: {@link #activeSession} and {@link #addressesInPreferredOrder} read from any
  * thread; the blocking waits ({@link #awaitActive}, {@link #close}) wait outside the context.
  */
@@ -162,7 +163,7 @@ final class ConnectionManager {
     this.keepAliveTimeout = keepAliveTimeout;
     this.opener = new SessionOpener(connector, scheduler, ticker, context, requestIds, hello, connectTimeout, inbound,
         this::connectTimedOut);
-    this.mover = new Mover(this, context, scheduler, handler, connectTimeout, opener, spent);
+    this.mover = new Mover(new MoveSide(), context, scheduler, connectTimeout, opener, spent);
   }
 
   /** Starts connecting (on the scheduler). */
@@ -431,11 +432,6 @@ final class ConnectionManager {
     }
   }
 
-  /** In the context: {@code s} (welcomed, redo sent and answered) becomes the active session. */
-  private void activate(Session s) {
-    activate(s, true);
-  }
-
   /**
    * In the context: {@code s} (welcomed, redo sent) becomes the active session; the back-off starts
    * over now ({@code resetBackoff}) or once its redo was taken ({@link #afterRedo}).
@@ -498,7 +494,7 @@ final class ConnectionManager {
    * change it refused does. A make-before-break move to the suggestion or the rest of the list
    * ({@link Mover}), or, with nowhere else to go, a goodbye and a new attempt.
    */
-  void reconnectAsked(Session s, String reason, String suggestedServer) {
+  private void reconnectAsked(Session s, String reason, String suggestedServer) {
     if (mover.isStandby(s)) {
       mover.reconnectAsked(s, reason);
       return;
@@ -595,38 +591,6 @@ final class ConnectionManager {
     });
   }
 
-  /** In the context: whether {@code s} is the current session, active, and the client open. */
-  boolean isActiveCurrent(Session s) {
-    return !closed && s == current && s.isActive();
-  }
-
-  /** In the context: whether the client is closed. */
-  boolean isClosed() {
-    return closed;
-  }
-
-  /** In the context: the next back-off step, at least the initial one. */
-  Duration backoffStep() {
-    return atLeast(backoff.next(), backoff.initial());
-  }
-
-  /** In the context: with no session, connects to {@code address} (or the next of the list, when null) at once. */
-  void connectTo(@Nullable ServerAddress address) {
-    suggested = address;
-    scheduleConnect(Duration.ZERO);
-  }
-
-  /**
-   * In the context: a move's standby {@code s} becomes the current session; active at once when
-   * {@code active} (its redo is out), else once welcomed.
-   */
-  void takeOver(Session s, boolean active) {
-    current = s;
-    if (active) {
-      activate(s);
-    }
-  }
-
   private static Duration atLeast(Duration d, Duration min) {
     return d.compareTo(min) < 0 ? min : d;
   }
@@ -686,7 +650,7 @@ final class ConnectionManager {
   }
 
   /** In the context: {@code s} is over for this client; its timers stop. */
-  void retire(Session s) {
+  private void retire(Session s) {
     s.retire();
     opener.disarm(s);
     if (keepalive != null && keepalive.session() == s) {
@@ -698,6 +662,54 @@ final class ConnectionManager {
   /** Runs {@code task} in the context after {@code delayNanos} of the scheduler's time. */
   private Timer schedule(Runnable task, long delayNanos) {
     return context.schedule(task, delayNanos, TimeUnit.NANOSECONDS, scheduler);
+  }
+
+  /** What the {@link Mover} may ask of this loop, in the context: it owns no reference to the loop itself. */
+  private final class MoveSide implements Mover.Loop {
+
+    @Override
+    public boolean isActiveCurrent(Session s) {
+      return !closed && s == current && s.isActive();
+    }
+
+    @Override
+    public boolean isClosed() {
+      return closed;
+    }
+
+    @Override
+    public Duration backoffStep() {
+      return atLeast(backoff.next(), backoff.initial());
+    }
+
+    @Override
+    public void connectTo(@Nullable ServerAddress address) {
+      suggested = address;
+      scheduleConnect(Duration.ZERO);
+    }
+
+    @Override
+    public void takeOver(Session s, boolean active) {
+      current = s;
+      if (active) {
+        activate(s, true);
+      }
+    }
+
+    @Override
+    public void retire(Session s) {
+      ConnectionManager.this.retire(s);
+    }
+
+    @Override
+    public void moveAgain(Session s, String reason) {
+      reconnectAsked(s, reason, "");
+    }
+
+    @Override
+    public List<CompletableFuture<Answer>> reclaim(Session s) {
+      return handler.reclaim(s);
+    }
   }
 
   /** What the sessions' servers say, on their transport threads: each becomes a task of the context. */
