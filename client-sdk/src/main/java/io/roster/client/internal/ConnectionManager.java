@@ -99,7 +99,6 @@ final class ConnectionManager {
   private final ScheduledExecutorService scheduler;
   private final Ticker ticker;
   private final Backoff backoff;
-  private final Backoff authBackoff;
   private final SerialContext context;
   private final Handler handler;
   private final Supplier<Request.Hello> hello;
@@ -107,14 +106,14 @@ final class ConnectionManager {
   private final Duration keepAliveTime;
   private final Duration keepAliveTimeout;
   private final Inbound inbound = new Inbound();
+  /** Callers waiting for the active session to change ({@link #awaitActiveOtherThan}). */
+  private final ActiveWaiters waiters;
 
   // Changed only in the context. Volatile where read outside it (activeSession,
   // addressesInPreferredOrder).
   private volatile int nextIndex;
   private volatile @Nullable ServerAddress suggested;
   private volatile @Nullable Session current;
-  /** Callers waiting for the active session to change ({@link #awaitActiveOtherThan}): one per waiting thread. */
-  private final List<CompletableFuture<Void>> activeWaiters = new ArrayList<>();
   /** The next connection attempt, or null. */
   private @Nullable Timer attemptTimer;
   /** The keepalive of the active session, or null. */
@@ -127,13 +126,8 @@ final class ConnectionManager {
   private final SessionOpener opener;
   private int failedAttempts;
   private boolean outageLogged;
-  /**
-   * The last hello refused for its credentials, until a session is welcomed: what {@link
-   * #awaitActive} throws meanwhile. Read outside the context.
-   */
-  private volatile @Nullable RosterException authRefusal;
-  /** The message of the refusal last logged at WARN (the same one is not logged again). */
-  private @Nullable String authRefusalLogged;
+  /** Hellos refused for their credentials: the last refusal and the auth back-off. */
+  private final AuthRefusals authRefusals;
   private boolean closed;
 
   ConnectionManager(
@@ -154,13 +148,14 @@ final class ConnectionManager {
     this.scheduler = scheduler;
     this.ticker = ticker;
     this.backoff = backoff;
-    this.authBackoff = authBackoff;
+    this.authRefusals = new AuthRefusals(authBackoff, AUTH_BACKOFF_MAX);
     this.context = context;
     this.handler = handler;
     this.hello = hello;
     this.connectTimeout = connectTimeout;
     this.keepAliveTime = keepAliveTime;
     this.keepAliveTimeout = keepAliveTimeout;
+    this.waiters = new ActiveWaiters(context);
     this.opener = new SessionOpener(connector, scheduler, ticker, context, requestIds, hello, connectTimeout, inbound,
         this::connectTimedOut);
     this.mover = new Mover(new MoveSide(), context, scheduler, connectTimeout, opener, spent);
@@ -194,51 +189,28 @@ final class ConnectionManager {
    * UNAVAILABLE: the client is moving away from it); null on timeout.
    */
   @Nullable Session awaitActiveOtherThan(@Nullable Session not, Duration timeout) {
-    Deadline deadline = Deadline.after(timeout);
-    while (true) {
-      CompletableFuture<Void> changed = new CompletableFuture<>();
-      Session s = context.call(() -> {
-        if (closed) {
-          throw new ClientClosedException("the Roster client is closed");
-        }
-        if (current != null && current.isActive() && current != not) {
-          return current;
-        }
-        RosterException refused = authRefusal;
-        if (refused != null) {
-          throw new RosterException(refused.code(), String.valueOf(refused.getMessage()), refused.field(), null);
-        }
-        activeWaiters.add(changed);
-        return null;
-      });
-      if (s != null) {
-        return s;
+    return waiters.await(timeout, () -> {
+      if (closed) {
+        throw new ClientClosedException("the Roster client is closed");
       }
-      long left = deadline.remainingNanos();
-      try {
-        if (left <= 0) {
-          return null;
-        }
-        changed.get(left, TimeUnit.NANOSECONDS);
-      } catch (TimeoutException | ExecutionException e) {
-        // Looks once more, then gives up.
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new RosterException(RosterException.Code.UNAVAILABLE,
-            "interrupted while waiting for a connection");
-      } finally {
-        if (!changed.isDone()) {
-          context.execute(() -> activeWaiters.removeIf(w -> w == changed));
-        }
+      if (current != null && current.isActive() && current != not) {
+        return current;
       }
-    }
+      RosterException refused = authRefusals.refusal();
+      if (refused != null) {
+        throw refused;
+      }
+      return null;
+    });
   }
 
-  /** In the context: wakes the callers waiting for the active session to change. */
-  private void signalActiveChanged() {
-    List<CompletableFuture<Void>> waiting = new ArrayList<>(activeWaiters);
-    activeWaiters.clear();
-    waiting.forEach(w -> w.complete(null));
+  /**
+   * Returns once every task added to the client's context before this call has run. For tests
+   * that play the transport or the clock on their own thread: an event or a timer is added to the
+   * context without waiting for it when another thread runs the queue.
+   */
+  void settle() {
+    context.run(() -> { });
   }
 
   /** Servers in the order a one-off call should try them: the connected (or next) one first. */
@@ -285,7 +257,7 @@ final class ConnectionManager {
       if (s != null) {
         retire(s);
       }
-      signalActiveChanged();
+      waiters.signal();
       return active;
     });
     Session s = closing[0];
@@ -361,8 +333,7 @@ final class ConnectionManager {
    * will come); a refusal of its credentials is kept for the callers and waits the auth back-off.
    */
   private void helloRefused(Session s, RosterException refusal) {
-    boolean credentials = refusal.code() == RosterException.Code.UNAUTHENTICATED
-        || refusal.code() == RosterException.Code.PERMISSION_DENIED;
+    boolean credentials = AuthRefusals.isCredentials(refusal);
     String message = String.valueOf(refusal.getMessage());
     String why = "hello refused: " + refusal.code() + ": " + message;
     if (mover.isStandby(s) && mover.awaitsWelcome(s)) {
@@ -379,19 +350,8 @@ final class ConnectionManager {
       attemptFailed(s, why);
       return;
     }
-    Duration delay = authBackoff.next();
-    authRefusal = new RosterException(refusal.code(), "Roster server " + s.address + " refused this client's"
-        + " credentials: " + message + " (the client tries again within " + AUTH_BACKOFF_MAX.toSeconds()
-        + " s, with the token its token supplier gives then)", refusal.field(), null);
-    if (!message.equals(authRefusalLogged)) {
-      authRefusalLogged = message;
-      log.warn("Roster server {} refused this client's credentials ({}: {}); next attempt in {} ms, at most every {} s",
-          s.address, refusal.code(), message, delay.toMillis(), AUTH_BACKOFF_MAX.toSeconds());
-    } else {
-      log.debug("Roster server {} refused this client's credentials again; next attempt in {} ms", s.address,
-          delay.toMillis());
-    }
-    signalActiveChanged();
+    Duration delay = authRefusals.refused(s.address, refusal);
+    waiters.signal();
     scheduleConnect(delay);
   }
 
@@ -444,10 +404,8 @@ final class ConnectionManager {
     }
     failedAttempts = 0;
     outageLogged = false;
-    authBackoff.reset();
-    authRefusal = null;
-    authRefusalLogged = null;
-    signalActiveChanged();
+    authRefusals.welcomed();
+    waiters.signal();
     if (keepalive != null) {
       keepalive.stop();
     }
@@ -550,7 +508,7 @@ final class ConnectionManager {
   private void leave(Session s, Duration delay) {
     current = null;
     retire(s);
-    signalActiveChanged();
+    waiters.signal();
     // Goodbye on the old session; its pending requests are answered or fail when it ends.
     s.halfClose();
     scheduleConnect(delay);
@@ -602,7 +560,7 @@ final class ConnectionManager {
       retire(s);
       if (wasActive) {
         log.info("Disconnected from Roster server {}: {}", s.address, why);
-        signalActiveChanged();
+        waiters.signal();
         if (!mover.handOver(s)) {
           scheduleConnect(backoff.next());
         }
@@ -629,7 +587,7 @@ final class ConnectionManager {
     // next session's redo reaches the log. It ends with a goodbye once that redo is
     // taken, or by the server's own silence check.
     spent.spend(s);
-    signalActiveChanged();
+    waiters.signal();
     if (!mover.handOver(s)) {
       scheduleConnect(backoff.next());
     }

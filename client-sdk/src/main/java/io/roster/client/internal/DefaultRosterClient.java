@@ -493,15 +493,4 @@ final class DefaultRosterClient implements RosterClient, ConnectionManager.Handl
   List<Instance> desired(ServiceKey key) {
     return desired.desired(key);
   }
-
-  /**
-   * Returns once every task added to the client's context before this call has run. For tests
-   * that play the transport on their own thread: a stream's event is added without waiting for
-   * it when another thread runs the queue.
-   */
-  void settle() {
-    if (!context.inContext()) {
-      context.run(() -> { });
-    }
-  }
 }

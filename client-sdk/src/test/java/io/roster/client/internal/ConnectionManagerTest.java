@@ -41,8 +41,8 @@ class ConnectionManagerTest {
     client = new DefaultRosterClient(
         Fixtures.options(servers, Duration.ofSeconds(2), false, Runnable::run),
         ServerAddress.parseList(servers), connector, clock.scheduler(), false, clock, random);
-    connector.settle = client::settle;
-    clock.settle = client::settle;
+    connector.settle = client.connection()::settle;
+    clock.settle = client.connection()::settle;
     client.start();
     clock.runDue();
   }
@@ -182,8 +182,8 @@ class ConnectionManagerTest {
         o.reconnectInitial(), o.reconnectMax(), o.keepAliveTime(), o.keepAliveTimeout(), o.drainTimeout(),
         o.reconnectEmptyHold(), o.pushEmptyProtection(), o.failoverDir(), o.scheduler(), o.listenerExecutor(), o.tls(),
         token::get), ServerAddress.parseList("a:1"), connector, clock.scheduler(), false, clock, maxRandom());
-    connector.settle = client::settle;
-    clock.settle = client::settle;
+    connector.settle = client.connection()::settle;
+    clock.settle = client.connection()::settle;
     client.start();
     clock.runDue();
     FakeStream s = connector.latest();
@@ -339,8 +339,8 @@ class ConnectionManagerTest {
         o.reconnectInitial(), o.reconnectMax(), o.keepAliveTime(), o.keepAliveTimeout(), o.drainTimeout(),
         o.reconnectEmptyHold(), o.pushEmptyProtection(), o.failoverDir(), o.scheduler(), o.listenerExecutor(), o.tls(),
         token), ServerAddress.parseList(servers), connector, clock.scheduler(), false, clock, random);
-    connector.settle = client::settle;
-    clock.settle = client::settle;
+    connector.settle = client.connection()::settle;
+    clock.settle = client.connection()::settle;
     client.start();
     clock.runDue();
   }

@@ -48,8 +48,8 @@ class MakeBeforeBreakTest {
         Fixtures.options(servers, Duration.ofSeconds(2), false, Runnable::run, reconnectEmptyHold),
         ServerAddress.parseList(servers), connector, clock.scheduler(), false, clock,
         ConnectionManagerTest.maxRandom());
-    connector.settle = client::settle;
-    clock.settle = client::settle;
+    connector.settle = client.connection()::settle;
+    clock.settle = client.connection()::settle;
     client.start();
     clock.runDue();
     FakeStream first = connector.latest();

@@ -47,8 +47,8 @@ class WarmUpHoldTest {
   private void start(ClientOptions options) {
     client = new DefaultRosterClient(options, ServerAddress.parseList("a:1"), connector,
         clock.scheduler(), false, clock, new Random(5));
-    connector.settle = client::settle;
-    clock.settle = client::settle;
+    connector.settle = client.connection()::settle;
+    clock.settle = client.connection()::settle;
     client.start();
     clock.runDue();
   }
