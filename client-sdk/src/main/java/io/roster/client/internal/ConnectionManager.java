@@ -4,8 +4,6 @@ import io.roster.client.ClientClosedException;
 import io.roster.client.RosterException;
 import io.roster.client.internal.SerialContext.Timer;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -95,7 +93,8 @@ final class ConnectionManager {
     }
   }
 
-  private final List<ServerAddress> addresses;
+  /** Which server the next attempt goes to. */
+  private final ServerRotation rotation;
   private final ScheduledExecutorService scheduler;
   private final Ticker ticker;
   private final Backoff backoff;
@@ -111,8 +110,6 @@ final class ConnectionManager {
 
   // Changed only in the context. Volatile where read outside it (activeSession,
   // addressesInPreferredOrder).
-  private volatile int nextIndex;
-  private volatile @Nullable ServerAddress suggested;
   private volatile @Nullable Session current;
   /** The next connection attempt, or null. */
   private @Nullable Timer attemptTimer;
@@ -144,7 +141,7 @@ final class ConnectionManager {
       Duration connectTimeout,
       Duration keepAliveTime,
       Duration keepAliveTimeout) {
-    this.addresses = List.copyOf(addresses);
+    this.rotation = new ServerRotation(addresses);
     this.scheduler = scheduler;
     this.ticker = ticker;
     this.backoff = backoff;
@@ -217,23 +214,12 @@ final class ConnectionManager {
   List<ServerAddress> addressesInPreferredOrder() {
     // Read outside the context: a hint, whose parts may be a moment apart.
     Session s = current;
-    ServerAddress next = suggested;
-    int index = nextIndex;
-    ServerAddress first = s != null ? s.address : next != null ? next : addresses.get(index);
-    List<ServerAddress> order = new ArrayList<>(addresses.size() + 1);
-    order.add(first);
-    for (int i = 0; i < addresses.size(); i++) {
-      ServerAddress a = addresses.get((index + i) % addresses.size());
-      if (!a.equals(first)) {
-        order.add(a);
-      }
-    }
-    return order;
+    return rotation.preferredOrder(s != null ? s.address : null);
   }
 
   /** The configured servers. */
   List<ServerAddress> addresses() {
-    return addresses;
+    return rotation.addresses();
   }
 
   /**
@@ -294,14 +280,7 @@ final class ConnectionManager {
     if (closed || current != null) {
       return;
     }
-    ServerAddress address;
-    if (suggested != null) {
-      address = suggested;
-      suggested = null;
-    } else {
-      address = addresses.get(nextIndex);
-      nextIndex = (nextIndex + 1) % addresses.size();
-    }
+    ServerAddress address = rotation.next();
     Session s = opener.newSession(address);
     current = s;
     log.debug("Connecting to {} ({})", address, s);
@@ -476,27 +455,13 @@ final class ConnectionManager {
         log.warn("Ignoring an unusable suggested server '{}'", suggestedServer);
       }
     }
-    // Each address at most once: the suggestion first, then the list from where it stands.
-    Set<ServerAddress> candidates = new LinkedHashSet<>();
-    if (proposal != null) {
-      candidates.add(proposal);
-    }
-    for (int i = 0; i < addresses.size(); i++) {
-      ServerAddress a = addresses.get((nextIndex + i) % addresses.size());
-      if (!a.equals(leaving)) {
-        candidates.add(a);
-      }
-    }
+    Set<ServerAddress> candidates = rotation.candidates(leaving, proposal);
     if (s.isActive() && !candidates.isEmpty()) {
       mover.begin(s, candidates, reason);
       return;
     }
     // Nowhere else to go (or not even welcomed here): break before make.
-    suggested = proposal;
-    if (suggested == null && addresses.get(nextIndex).equals(leaving)) {
-      nextIndex = (nextIndex + 1) % addresses.size(); // the next address, not the leaving one
-    }
-    boolean elsewhere = suggested != null || !addresses.get(nextIndex).equals(leaving);
+    boolean elsewhere = rotation.leave(leaving, proposal);
     leave(s, elsewhere ? Duration.ZERO : atLeast(backoff.next(), backoff.initial()));
   }
 
@@ -596,10 +561,10 @@ final class ConnectionManager {
   private void attemptFailed(Session s, String why) {
     failedAttempts++;
     Duration delay = backoff.next();
-    if (failedAttempts >= addresses.size() && !outageLogged) {
+    if (failedAttempts >= rotation.addresses().size() && !outageLogged) {
       outageLogged = true;
       log.warn("Cannot reach any Roster server of {} (last: {}: {}); retrying with back-off",
-          addresses, s.address, why);
+          rotation.addresses(), s.address, why);
     } else {
       log.debug("Could not connect to {}: {}; next attempt in {} ms", s.address, why,
           delay.toMillis());
@@ -642,7 +607,7 @@ final class ConnectionManager {
 
     @Override
     public void connectTo(@Nullable ServerAddress address) {
-      suggested = address;
+      rotation.suggest(address);
       scheduleConnect(Duration.ZERO);
     }
 
