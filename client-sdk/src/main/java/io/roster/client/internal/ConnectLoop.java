@@ -56,6 +56,8 @@ final class ConnectLoop {
   private final SpentSessions spent = new SpentSessions();
   /** Opens sessions, says hello and owns their connect timers. */
   private final SessionOpener opener;
+  /** The redo after a welcome and what follows its answers. */
+  private final Redo redos;
   private int failedAttempts;
   private boolean outageLogged;
   /** Hellos refused for their credentials: the last refusal and the auth back-off. */
@@ -81,6 +83,7 @@ final class ConnectLoop {
     this.opener = new SessionOpener(connector, scheduler, ticker, context, requestIds, hello, connectTimeout, inbound,
         this::connectTimedOut);
     this.mover = new Mover(new MoveSide(), context, scheduler, connectTimeout, opener, spent);
+    this.redos = new Redo(handler, context, spent, backoff, s -> s == current && s.isActive(), this::moveAway);
   }
 
   /** The current session (connecting or active), or null. From any thread. */
@@ -217,12 +220,7 @@ final class ConnectLoop {
       log.info("Roster server {} is warming up for {} ms more: removals are held back until then",
           s.address, warmUpMs);
     }
-    List<CompletableFuture<Answer>> redo = List.of();
-    try {
-      redo = handler.onWelcome(s, asStandby && !s.warming());
-    } catch (RuntimeException e) {
-      log.warn("Redo on {} failed; it continues on the next connection", s.address, e);
-    }
+    List<CompletableFuture<Answer>> redo = redos.send(s, asStandby && !s.warming());
     if (asStandby) {
       mover.welcomed(s, welcome, redo);
       return;
@@ -230,20 +228,12 @@ final class ConnectLoop {
     activate(s, false);
     log.info("Connected to Roster server {} (connection {}, node {})",
         s.address, welcome.connectionId(), welcome.nodeId());
-    afterRedo(s, redo);
-    for (CompletableFuture<Answer> f : redo) {
-      // A redo the server could not take (a member that cannot write) is redone elsewhere.
-      f.thenAccept(r -> {
-        if (r.unavailable()) {
-          moveAway(s, "it could not take the redo: " + r.message());
-        }
-      });
-    }
+    redos.follow(s, redo);
   }
 
   /**
    * In the context: {@code s} (welcomed, redo sent) becomes the active session; the back-off starts
-   * over now ({@code resetBackoff}) or once its redo was taken ({@link #afterRedo}).
+   * over now ({@code resetBackoff}) or once its redo was taken ({@link Redo#follow}).
    */
   private void activate(Session s, boolean resetBackoff) {
     opener.disarm(s);
@@ -262,36 +252,7 @@ final class ConnectLoop {
     keepalive.start();
   }
 
-  /**
-   * In the context: once the redo just sent on {@code s} is answered, the spent sessions get
-   * their goodbye, and, if the server took it, the back-off starts over (a server that welcomes
-   * the client but refuses its redo, a cluster member whose log commits nothing, sends it
-   * elsewhere with a growing delay, not every initial back-off step).
-   */
-  private void afterRedo(Session s, List<CompletableFuture<Answer>> redo) {
-    List<Session> leaving = spent.takeAll();
-    CompletableFuture.allOf(redo.toArray(CompletableFuture[]::new)).whenComplete((done, error) -> {
-      boolean taken = error == null
-          && redo.stream().noneMatch(f -> f.join().unavailable());
-      context.execute(() -> {
-        if (!taken) {
-          // This server holds nothing yet: the spent sessions may still hold the instances.
-          leaving.forEach(spent::spend);
-          return;
-        }
-        if (s == current && s.isActive()) {
-          backoff.reset();
-        }
-        leaving.forEach(Session::halfClose);
-      });
-    });
-  }
-
-  /**
-   * The server of {@code s} answered a change with UNAVAILABLE (a cluster member that cannot
-   * take writes, or is catching up): move to another server as if it had sent {@code reconnect}
-   * (make-before-break), so that the redo there applies what this one refused.
-   */
+  /** From any thread: see {@link ConnectionManager#moveAway}. */
   void moveAway(Session s, String why) {
     context.execute(() -> reconnectAsked(s, why, ""));
   }
@@ -349,12 +310,7 @@ final class ConnectLoop {
     scheduleConnect(delay);
   }
 
-  /**
-   * Right after a change of desired state was sent on the active session: while a move's standby
-   * has its redo out, the change goes there too (the redo predates it), and the move waits for
-   * its result like for the redo's unless {@code awaited} is false. In the context, in the task
-   * that sent the change, so that changes reach both sessions in the same order.
-   */
+  /** In the context: see {@link ConnectionManager#sendToStandby}. */
   void sendToStandby(Request request, Duration timeout, String what, boolean awaited) {
     mover.sendToStandby(request, timeout, what, awaited);
   }

@@ -10,8 +10,16 @@
  * {@link io.roster.client.internal.ConnectionManager} is the connect and keepalive loop (one
  * {@code Session/Connect} stream at a time, rotation with
  * {@link io.roster.client.internal.Backoff}, redo after every welcome, a
- * {@link io.roster.client.internal.Keepalive} for the active session), and
- * {@link io.roster.client.internal.Mover} the make-before-break move to another server;
+ * {@link io.roster.client.internal.Keepalive} for the active session): its state machine is a
+ * {@link io.roster.client.internal.ConnectLoop}, with the server order in
+ * {@link io.roster.client.internal.ServerRotation}, sessions opened by
+ * {@link io.roster.client.internal.SessionOpener}, the redo's follow-up in
+ * {@link io.roster.client.internal.Redo}, refused credentials in
+ * {@link io.roster.client.internal.AuthRefusals}, spent sessions in
+ * {@link io.roster.client.internal.SpentSessions} and waiting callers in
+ * {@link io.roster.client.internal.ActiveWaiters}; the loop owns
+ * {@link io.roster.client.internal.Mover}, the make-before-break move to another server, which
+ * asks it only through {@code Mover.Loop};
  * {@link io.roster.client.internal.SubscriptionCache} holds the subscribed services with the
  * hold ({@link io.roster.client.internal.ShrinkHold}), push-empty protection, failover and ack
  * rules; {@link io.roster.client.internal.Queries} answers one-off reads.
