@@ -1,6 +1,5 @@
 package io.roster.client.internal;
 
-import io.roster.client.ClientClosedException;
 import io.roster.client.RosterException;
 import io.roster.client.internal.SerialContext.Timer;
 import java.time.Duration;
@@ -18,10 +17,9 @@ import org.slf4j.LoggerFactory;
  * The state machine of the {@link ConnectionManager}, which owns it: the current session and its
  * attempts, welcome and redo, keepalive and losses, the back-off, and the decision to move (to its
  * {@link Mover}) or to break; as that class describes. It runs only in the client's
- * {@link SerialContext}: every method is called in a task, except {@link #current}, read from any
- * thread, and {@link #moveAway} and {@link #standbySession}, which add or run tasks. Stream events
- * come back to it through {@link Inbound}, which hands each to the context. Its log lines come
- * from the connection manager's logger.
+ * {@link SerialContext}: every method is called in a task, except {@link #current} (any thread)
+ * and {@link #moveAway} (adds a task). Stream events come back to it through {@link Inbound},
+ * which hands each to the context. Its log lines come from the connection manager's logger.
  */
 final class ConnectLoop {
 
@@ -36,7 +34,7 @@ final class ConnectLoop {
   private final Backoff backoff;
   private final SerialContext context;
   private final ConnectionManager.Handler handler;
-  private final Supplier<Request.Hello> hello;
+  private final TokenRenewal renewal;
   private final Duration connectTimeout;
   private final Duration keepAliveTime;
   private final Duration keepAliveTimeout;
@@ -75,7 +73,7 @@ final class ConnectLoop {
     this.authRefusals = authRefusals;
     this.context = context;
     this.handler = handler;
-    this.hello = hello;
+    this.renewal = new TokenRenewal(hello, keepAliveTimeout);
     this.connectTimeout = connectTimeout;
     this.keepAliveTime = keepAliveTime;
     this.keepAliveTimeout = keepAliveTimeout;
@@ -96,25 +94,9 @@ final class ConnectLoop {
     scheduleConnect(Duration.ZERO);
   }
 
-  /**
-   * In the context: the active session unless it is {@code not}, or null while there is none.
-   *
-   * @throws ClientClosedException when the client is closed
-   * @throws RosterException the last refusal of the hello's credentials, while it stands
-   */
-  @Nullable Session lookActive(@Nullable Session not) {
-    if (closed) {
-      throw new ClientClosedException("the Roster client is closed");
-    }
-    Session c = current;
-    if (c != null && c.isActive() && c != not) {
-      return c;
-    }
-    RosterException refused = authRefusals.refusal();
-    if (refused != null) {
-      throw refused;
-    }
-    return null;
+  /** In the context: whether the client is closed. */
+  boolean isClosed() {
+    return closed;
   }
 
   /**
@@ -248,7 +230,7 @@ final class ConnectLoop {
     if (keepalive != null) {
       keepalive.stop();
     }
-    keepalive = new Keepalive(s, context, scheduler, ticker, keepAliveTimeout, () -> silent(s), () -> renew(s));
+    keepalive = new Keepalive(s, context, scheduler, ticker, keepAliveTimeout, () -> silent(s), () -> renewal.renew(s));
     keepalive.start();
   }
 
@@ -277,15 +259,7 @@ final class ConnectLoop {
         reason.isEmpty() ? "no reason given" : reason,
         suggestedServer.isEmpty() ? "" : "; trying " + suggestedServer + " first");
     ServerAddress leaving = s.address;
-    ServerAddress proposal = null;
-    if (!suggestedServer.isEmpty()) {
-      try {
-        proposal = ServerAddress.parse(suggestedServer);
-        proposal = proposal.equals(leaving) ? null : proposal;
-      } catch (RosterException e) {
-        log.warn("Ignoring an unusable suggested server '{}'", suggestedServer);
-      }
-    }
+    ServerAddress proposal = rotation.proposal(suggestedServer, leaving);
     Set<ServerAddress> candidates = rotation.candidates(leaving, proposal);
     if (s.isActive() && !candidates.isEmpty()) {
       mover.begin(s, candidates, reason);
@@ -310,34 +284,9 @@ final class ConnectLoop {
     scheduleConnect(delay);
   }
 
-  /** In the context: see {@link ConnectionManager#sendToStandby}. */
-  void sendToStandby(Request request, Duration timeout, String what, boolean awaited) {
-    mover.sendToStandby(request, timeout, what, awaited);
-  }
-
-  /** The standby session of a move in progress, or null. For tests. */
-  @Nullable Session standbySession() {
-    return context.call(mover::standby);
-  }
-
-  /**
-   * In the context, at each keepalive tick: when the token supplier's answer changed, gives it to
-   * the open session {@code s} (a {@code credentials} frame, same identity) instead of reconnecting.
-   */
-  private void renew(Session s) {
-    if (!s.supports(Session.FEATURE_CREDENTIALS)) {
-      return;
-    }
-    String now = hello.get().token();
-    if (now.equals(s.token())) {
-      return;
-    }
-    s.token(now);
-    s.request(new Request.Credentials(now), keepAliveTimeout).whenComplete((answer, failed) -> {
-      if (failed == null && !answer.ok()) {
-        log.warn("Roster server {} refused the renewed token: {}", s.address, answer.message());
-      }
-    });
+  /** The make-before-break move. */
+  Mover mover() {
+    return mover;
   }
 
   private static Duration atLeast(Duration d, Duration min) {

@@ -97,6 +97,8 @@ final class ConnectionManager {
   private final ActiveWaiters waiters;
   /** The state machine, changed only in the context. */
   private final ConnectLoop loop;
+  /** Hellos refused for their credentials: the last refusal and the auth back-off. */
+  private final AuthRefusals authRefusals;
 
   ConnectionManager(
       List<ServerAddress> addresses,
@@ -115,8 +117,8 @@ final class ConnectionManager {
     this.rotation = new ServerRotation(addresses);
     this.context = context;
     this.waiters = new ActiveWaiters(context);
-    this.loop = new ConnectLoop(rotation, connector, scheduler, ticker, backoff,
-        new AuthRefusals(authBackoff, AUTH_BACKOFF_MAX), context, handler, hello, requestIds, connectTimeout,
+    this.authRefusals = new AuthRefusals(authBackoff, AUTH_BACKOFF_MAX);
+    this.loop = new ConnectLoop(rotation, connector, scheduler, ticker, backoff, authRefusals, context, handler, hello, requestIds, connectTimeout,
         keepAliveTime, keepAliveTimeout, waiters);
   }
 
@@ -148,7 +150,20 @@ final class ConnectionManager {
    * UNAVAILABLE: the client is moving away from it); null on timeout.
    */
   @Nullable Session awaitActiveOtherThan(@Nullable Session not, Duration timeout) {
-    return waiters.await(timeout, () -> loop.lookActive(not));
+    return waiters.await(timeout, () -> {
+      if (loop.isClosed()) {
+        throw new ClientClosedException("the Roster client is closed");
+      }
+      Session current = loop.current();
+      if (current != null && current.isActive() && current != not) {
+        return current;
+      }
+      RosterException refused = authRefusals.refusal();
+      if (refused != null) {
+        throw refused;
+      }
+      return null;
+    });
   }
 
   /**
@@ -214,11 +229,11 @@ final class ConnectionManager {
    * that sent the change, so that changes reach both sessions in the same order.
    */
   void sendToStandby(Request request, Duration timeout, String what, boolean awaited) {
-    loop.sendToStandby(request, timeout, what, awaited);
+    loop.mover().sendToStandby(request, timeout, what, awaited);
   }
 
   /** The standby session of a move in progress, or null. For tests. */
   @Nullable Session standbySession() {
-    return loop.standbySession();
+    return context.call(loop.mover()::standby);
   }
 }

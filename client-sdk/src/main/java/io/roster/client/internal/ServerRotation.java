@@ -1,20 +1,25 @@
 package io.roster.client.internal;
 
+import io.roster.client.RosterException;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Which server of the list the connect loop tries next: the configured servers in their circular
  * order, from where the last attempt left off, unless a server was suggested (by a leaving server,
  * or a move that lost its old session), which goes first, once.
  *
- * <p>Owned by the {@link ConnectionManager}. Changed only in the client's {@link SerialContext};
+ * <p>Owned by the {@link ConnectionManager}; its log lines come from that class's logger. Changed only in the client's {@link SerialContext};
  * {@link #preferredOrder} reads from any thread (a hint, whose parts may be a moment apart).
  */
 final class ServerRotation {
+
+  private static final Logger log = LoggerFactory.getLogger(ConnectionManager.class);
 
   private final List<ServerAddress> addresses;
   private volatile int nextIndex;
@@ -92,5 +97,22 @@ final class ServerRotation {
       nextIndex = (nextIndex + 1) % addresses.size(); // the next address, not the leaving one
     }
     return proposal != null || !addresses.get(nextIndex).equals(leaving);
+  }
+
+  /**
+   * The server a leaving one suggested, parsed; null when none was given, it is the leaving one,
+   * or it is unusable (logged).
+   */
+  @Nullable ServerAddress proposal(String suggestedServer, ServerAddress leaving) {
+    if (suggestedServer.isEmpty()) {
+      return null;
+    }
+    try {
+      ServerAddress proposal = ServerAddress.parse(suggestedServer);
+      return proposal.equals(leaving) ? null : proposal;
+    } catch (RosterException e) {
+      log.warn("Ignoring an unusable suggested server '{}'", suggestedServer);
+      return null;
+    }
   }
 }
