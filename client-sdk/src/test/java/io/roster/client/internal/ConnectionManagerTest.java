@@ -28,7 +28,7 @@ import io.roster.server.testing.TestTime;
 class ConnectionManagerTest {
 
   private final FakeClock clock = new FakeClock();
-  private final FakeConnector connector = new FakeConnector();
+  private final FakeConnector connector = new FakeConnector().settlingOn(clock, () -> this.client.connection());
   private final ExecutorService callers = Executors.newCachedThreadPool();
   private DefaultRosterClient client;
 
@@ -41,8 +41,6 @@ class ConnectionManagerTest {
     client = new DefaultRosterClient(
         Fixtures.options(servers, Duration.ofSeconds(2), false, Runnable::run),
         ServerAddress.parseList(servers), connector, clock.scheduler(), false, clock, random);
-    connector.settle = client.connection()::settle;
-    clock.settle = client.connection()::settle;
     client.start();
     clock.runDue();
   }
@@ -182,8 +180,6 @@ class ConnectionManagerTest {
         o.reconnectInitial(), o.reconnectMax(), o.keepAliveTime(), o.keepAliveTimeout(), o.drainTimeout(),
         o.reconnectEmptyHold(), o.pushEmptyProtection(), o.failoverDir(), o.scheduler(), o.listenerExecutor(), o.tls(),
         token::get), ServerAddress.parseList("a:1"), connector, clock.scheduler(), false, clock, maxRandom());
-    connector.settle = client.connection()::settle;
-    clock.settle = client.connection()::settle;
     client.start();
     clock.runDue();
     FakeStream s = connector.latest();
@@ -339,8 +335,6 @@ class ConnectionManagerTest {
         o.reconnectInitial(), o.reconnectMax(), o.keepAliveTime(), o.keepAliveTimeout(), o.drainTimeout(),
         o.reconnectEmptyHold(), o.pushEmptyProtection(), o.failoverDir(), o.scheduler(), o.listenerExecutor(), o.tls(),
         token), ServerAddress.parseList(servers), connector, clock.scheduler(), false, clock, random);
-    connector.settle = client.connection()::settle;
-    clock.settle = client.connection()::settle;
     client.start();
     clock.runDue();
   }

@@ -40,6 +40,17 @@ final class FakeConnector implements Connector {
    */
   volatile Runnable settle = () -> { };
 
+  /**
+   * Settles through the client's connection manager after every event this transport, and every
+   * timer {@code clock}, delivers; {@code connection} is asked each time (the test's client may be
+   * created later). Returns this.
+   */
+  FakeConnector settlingOn(FakeClock clock, java.util.function.Supplier<ConnectionManager> connection) {
+    settle = () -> connection.get().settle();
+    clock.settle = settle;
+    return this;
+  }
+
   @Override
   public SessionStream openSession(ServerAddress address, SessionStream.Listener listener) {
     FakeStream s = new FakeStream(address, listener);

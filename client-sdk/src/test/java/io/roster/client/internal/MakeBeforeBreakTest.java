@@ -29,7 +29,7 @@ class MakeBeforeBreakTest {
   private static final ServiceKey OTHER = new ServiceKey("public", "DEFAULT_GROUP", "other");
 
   private final FakeClock clock = new FakeClock();
-  private final FakeConnector connector = new FakeConnector();
+  private final FakeConnector connector = new FakeConnector().settlingOn(clock, () -> this.client.connection());
   private final ExecutorService callers = Executors.newCachedThreadPool();
   private DefaultRosterClient client;
 
@@ -48,8 +48,6 @@ class MakeBeforeBreakTest {
         Fixtures.options(servers, Duration.ofSeconds(2), false, Runnable::run, reconnectEmptyHold),
         ServerAddress.parseList(servers), connector, clock.scheduler(), false, clock,
         ConnectionManagerTest.maxRandom());
-    connector.settle = client.connection()::settle;
-    clock.settle = client.connection()::settle;
     client.start();
     clock.runDue();
     FakeStream first = connector.latest();

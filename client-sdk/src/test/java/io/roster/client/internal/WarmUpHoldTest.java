@@ -35,7 +35,7 @@ class WarmUpHoldTest {
   private static final long WARM_UP_MS = 3000;
 
   private final FakeClock clock = new FakeClock();
-  private final FakeConnector connector = new FakeConnector();
+  private final FakeConnector connector = new FakeConnector().settlingOn(clock, () -> this.client.connection());
   private final ExecutorService callers = Executors.newCachedThreadPool();
   private final List<InstancesChangeEvent> events = new CopyOnWriteArrayList<>();
   private DefaultRosterClient client;
@@ -47,8 +47,6 @@ class WarmUpHoldTest {
   private void start(ClientOptions options) {
     client = new DefaultRosterClient(options, ServerAddress.parseList("a:1"), connector,
         clock.scheduler(), false, clock, new Random(5));
-    connector.settle = client.connection()::settle;
-    clock.settle = client.connection()::settle;
     client.start();
     clock.runDue();
   }
