@@ -1,5 +1,6 @@
 package io.roster.server;
 
+import io.roster.server.cluster.ClusterNode;
 import io.roster.server.config.ServerConfig;
 import io.roster.server.registry.Registry;
 import io.roster.server.registry.Writer;
@@ -7,9 +8,12 @@ import io.roster.server.store.Backup;
 import io.roster.server.store.DataDir;
 import io.roster.server.store.DurableWriter;
 import io.roster.server.store.StateStore;
+import io.roster.server.time.Scheduler;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.BooleanSupplier;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -47,6 +51,48 @@ final class Durability {
    * (standalone: before the port opens; a cluster member: once it has caught up, on a thread of
    * its own, through the log; {@code clustered} says which). One that holds some keeps it, with a WARN.
    */
+  /** Closes the state store and the data directory (their lock), at the server's stop. */
+  static void close(@Nullable DurableWriter durable, @Nullable DataDir dataDir) {
+    try {
+      if (durable != null) {
+        durable.close();
+      }
+      if (dataDir != null) {
+        dataDir.close();
+      }
+    } catch (IOException e) {
+      log.warn("Closing the data directory", e);
+    }
+  }
+
+  /** How often holds ended by departures are written down. */
+  private static final Duration FLUSH_EVERY = Duration.ofSeconds(1);
+
+  /** Writes down the holds that departures ended, every {@link #FLUSH_EVERY}, until {@code closed}. */
+  static void flushHeldEnds(Scheduler scheduler, DurableWriter d, BooleanSupplier closed) {
+    scheduler.schedule(() -> {
+      if (!closed.getAsBoolean()) {
+        d.flush();
+        flushHeldEnds(scheduler, d, closed);
+      }
+    }, FLUSH_EVERY);
+  }
+
+  /**
+   * A member's restore, on a thread of its own: once the member has caught up with the log and
+   * takes writes, the backup goes through the log as any write does.
+   */
+  static void restoreThroughLog(ClusterNode node, CompletableFuture<Void> firstWritable,
+      io.roster.proto.cluster.v1.Backup b, Writer writer, Registry registry, Path file) {
+    Thread t = new Thread(() -> {
+      node.caughtUp().join();
+      firstWritable.join();
+      restore(b, writer, registry, file, true);
+    }, "roster-restore");
+    t.setDaemon(true);
+    t.start();
+  }
+
   static void restore(io.roster.proto.cluster.v1.Backup b, Writer writer, Registry registry, Path file,
       boolean clustered) {
     if (Backup.holdsDurableState(registry)) {

@@ -9,24 +9,23 @@ import io.roster.server.dns.DnsAnswers;
 import io.roster.server.dns.DnsServer;
 import io.roster.server.http.HttpEndpoint;
 import io.roster.server.metrics.ServerMetrics;
-import io.roster.server.model.Owner;
 import io.roster.server.nacos.NacosEndpoint;
 import io.roster.server.nacos.NacosHttpApi;
 import io.roster.server.naming.Leases;
+import io.roster.server.probe.HealthProbes;
+import io.roster.server.probe.ProbeClient;
 import io.roster.server.push.PushEngine;
 import io.roster.server.registry.Readiness;
 import io.roster.server.registry.Registry;
-import io.roster.server.registry.WarmUp;
 import io.roster.server.registry.ServiceLimits;
+import io.roster.server.registry.WarmUp;
 import io.roster.server.registry.Writer;
-import io.roster.server.store.DataDir;
-import io.roster.server.store.DurableWriter;
 import io.roster.server.rpc.GrpcEndpoint;
 import io.roster.server.session.SessionLimits;
 import io.roster.server.session.SessionManager;
-import io.roster.server.probe.HealthProbes;
 import io.roster.server.store.Backup;
-import io.roster.server.probe.ProbeClient;
+import io.roster.server.store.DataDir;
+import io.roster.server.store.DurableWriter;
 import io.roster.server.time.Scheduler;
 import io.roster.server.time.SystemScheduler;
 import io.roster.server.tls.ServerTls;
@@ -34,10 +33,8 @@ import io.roster.server.tls.TlsFiles;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.function.LongSupplier;
@@ -135,7 +132,9 @@ public final class RosterServer implements AutoCloseable {
     this.readiness = entryClock == null ? Readiness.ready() : Readiness.notYet(ClusterNode.CATCHING_UP);
     this.cluster = entryClock == null ? null
         : ClusterNode.start(config.cluster(), config.host(), Objects.requireNonNull(config.dataDir(),
-            "a member's data directory"), registry, entryClock, new Local(), wallClockMicros, incarnation);
+            "a member's data directory"), registry, entryClock,
+            new MemberCallbacks(this::warmUp, readiness, firstWritable, this::endpoint, this::sessions,
+                config.cluster().balanceSettle()), wallClockMicros, incarnation);
     Writer writer;
     if (cluster != null) {
       writer = cluster.writer();
@@ -159,30 +158,10 @@ public final class RosterServer implements AutoCloseable {
     authenticator.onCheck(sessions::revalidate);
     authenticator.onCheck(Audit::flush); // refusal windows that ended are written within a check of the file
     String boot = Long.toString(registry.bootRevision(), 36);
-    // A fresh process: the clients of the previous one are still coming back (decision 20).
-    // Its window runs from the port's opening (start), when the clients come back, and ends
-    // early once they are back: no session opened and nothing registered for a quiet period
-    // (decision 88).
-    this.warmUp = WarmUp.pending(scheduler, config.sessions().warmUp(), config.sessions().warmUpQuiet());
-    sessions.onOpen(warmUp::arrived);
-    Registry.ChangeListener arrivals = change -> warmUp.arrived();
-    registry.addListener(arrivals);
-    warmUp.onWarm(() -> registry.removeListener(arrivals));
-    // While it warms up, states list the departures this process saw, so that clients hold
-    // only what it never had (decision 20); once warm, its states are whole.
-    registry.recordDepartures(true);
-    warmUp.onWarm(() -> registry.recordDepartures(false));
     DurableWriter d = durable;
+    this.warmUp = StartWindow.open(scheduler, config.sessions(), registry, sessions, d);
     if (d != null) {
-      // Holds read back whose instances did not return within the warm-up end as if they had left.
-      warmUp.onWarm(d::endRestored);
-      if (warmUp.isWarm()) {
-        d.endRestored(); // --warm-up 0s: no time to come back
-      }
-      scheduleFlush(d);
-    }
-    if (warmUp.isWarm()) {
-      registry.recordDepartures(false);
+      Durability.flushHeldEnds(scheduler, d, this::isClosed);
     }
     NacosEndpoint nacos = new NacosEndpoint(sessions, registry, scheduler, config.sessions().keepaliveTime(),
         config.sessions().keepaliveTimeout(), readiness);
@@ -219,64 +198,13 @@ public final class RosterServer implements AutoCloseable {
     }
   }
 
-  /** How often holds ended by departures are written down. */
-  private static final Duration FLUSH_EVERY = Duration.ofSeconds(1);
-
-  private void scheduleFlush(DurableWriter d) {
-    scheduler.schedule(() -> {
-      if (!isClosed()) {
-        d.flush();
-        scheduleFlush(d);
-      }
-    }, FLUSH_EVERY);
-  }
-
   private synchronized boolean isClosed() {
     return closed;
   }
 
-  /** What the cluster asks of this server. */
-  private final class Local implements ClusterNode.Local {
-    @Override
-    public void caughtUp() {
-      // Caught up: this member's state is the cluster's (decision 20); it serves once the
-      // cluster's watch says so (serving).
-      warmUp.warmUpDone();
-    }
-
-    @Override
-    public void serving(@Nullable String reason) {
-      readiness.serving(reason);
-    }
-
-    @Override
-    public void writable(@Nullable String reason, java.util.function.Supplier<String> suggest) {
-      readiness.writable(reason);
-      if (reason == null) {
-        firstWritable.complete(null);
-      }
-      if (reason != null) {
-        int asked = endpoint.moveSessions(reason, s -> true, suggest);
-        log.info("Asked {} sessions to move to other members", asked);
-      }
-    }
-
-    @Override
-    public void ownersEnded(List<Owner> owners, java.util.function.Supplier<String> suggest) {
-      Set<Owner> ended = new HashSet<>(owners);
-      endpoint.moveSessions("the cluster ended this session's registrations while this member was cut off; "
-          + "reconnect and register again", s -> ended.contains(s.owner()), suggest);
-    }
-
-    @Override
-    public int sessionCount() {
-      return sessions.count();
-    }
-
-    @Override
-    public int shed(int count, String to) {
-      return sessions.shed(count, config.cluster().balanceSettle(), "balancing the cluster: please move to " + to, to);
-    }
+  /** The endpoint, once built (the cluster's callbacks are made before it). */
+  private GrpcEndpoint endpoint() {
+    return endpoint;
   }
 
   /**
@@ -328,50 +256,20 @@ public final class RosterServer implements AutoCloseable {
       throw new UncheckedIOException("cannot listen on " + config.host() + ":" + config.port(), e);
     }
     if (server.http != null) {
-      try {
-        server.http.start();
-      } catch (IOException e) {
-        server.close();
-        throw new UncheckedIOException("cannot listen on " + config.host() + ":" + config.resolvedHttpPort()
-            + " (the Nacos v1 HTTP API; --http-port picks another port, or off)", e);
-      }
-      log.info("Nacos v1 HTTP API on {}:{}", config.host(), server.http.port());
+      Listeners.startHttp(server.http, config, server::close);
     }
     if (config.dns().dnsPort() != ServerConfig.DNS_PORT_OFF) {
-      DnsServer dns;
-      try {
-        dns = DnsServer.start(config.host(), config.dns().dnsPort(), new DnsAnswers(server.registry, config.dns().dnsTtl(),
-            server.warmUp::isWarm, server.readiness),
-            server.sessions.requests());
-      } catch (IOException e) {
-        server.close();
-        throw new UncheckedIOException("cannot listen on " + config.host() + ":" + config.dns().dnsPort()
-            + " (the DNS port, UDP and TCP; --dns-port picks another port, or off)", e);
-      }
-      server.dns = dns;
-      log.info("DNS on {}:{} (UDP and TCP), zone roster.", config.host(), dns.port());
+      server.dns = Listeners.startDns(config, new DnsAnswers(server.registry, config.dns().dnsTtl(),
+          server.warmUp::isWarm, server.readiness), server.sessions.requests(), server::close);
     }
     if (server.tls != null) {
-      ServerTls tls = server.tls;
-      log.info("TLS on the client port {} (Roster and Nacos gRPC){}: {}; {}; files re-read every {}", server.port(),
-          server.http == null ? "" : " and the HTTP port " + server.http.port(), tls.describe(),
-          tls.mutual() ? "client certificates required, signed by a CA of " + tls.files().clientCa()
-              : "no client certificate asked", ServerConfig.formatDuration(ServerTls.RELOAD_PERIOD));
-      tls.startReloading(server.scheduler, ServerTls.RELOAD_PERIOD);
+      Listeners.startTls(server.tls, server.port(), server.http, server.scheduler);
     }
     if (server.cluster != null) {
       server.cluster.announce(server.clientAddress());
       if (backup != null) {
-        ClusterNode node = server.cluster;
-        Thread t = new Thread(() -> {
-          // Caught up with the log, and taking writes: the restore goes through the log.
-          node.caughtUp().join();
-          server.firstWritable.join();
-          Durability.restore(backup, server.writer, server.registry, Objects.requireNonNull(server.config.restore()),
-              true);
-        }, "roster-restore");
-        t.setDaemon(true);
-        t.start();
+        Durability.restoreThroughLog(server.cluster, server.firstWritable, backup, server.writer, server.registry,
+            Objects.requireNonNull(server.config.restore()));
       }
     }
     server.probes.start();
@@ -466,19 +364,6 @@ public final class RosterServer implements AutoCloseable {
     terminated.await();
   }
 
-  private void closeDurable() {
-    try {
-      if (durable != null) {
-        durable.close();
-      }
-      if (dataDir != null) {
-        dataDir.close();
-      }
-    } catch (IOException e) {
-      log.warn("Closing the data directory", e);
-    }
-  }
-
   @Override
   public void close() {
     synchronized (this) {
@@ -546,7 +431,7 @@ public final class RosterServer implements AutoCloseable {
       if (ownScheduler != null) {
         ownScheduler.close();
       }
-      closeDurable();
+      Durability.close(durable, dataDir);
       terminated.countDown();
     }
     log.info("Stopped");
