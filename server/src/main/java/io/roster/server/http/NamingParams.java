@@ -104,7 +104,10 @@ public final class NamingParams {
     throw HttpException.badParameter(name, value, "1..65535");
   }
 
-  /** Nacos's metadata parameter: a JSON object, or {@code k1=v1,k2=v2}. */
+  /**
+   * Nacos's metadata parameter: a JSON object of scalars (a number or boolean is kept as its text),
+   * or {@code k1=v1,k2=v2}; a nested object or array is refused, as Nacos refuses it.
+   */
   public static Map<String, String> metadata(String text) {
     Map<String, String> m = new LinkedHashMap<>();
     String t = text.trim();
@@ -114,6 +117,10 @@ public final class NamingParams {
     if (t.startsWith("{")) {
       JsonNode node = json("metadata", t, "a JSON object or k1=v1,k2=v2");
       for (Map.Entry<String, JsonNode> e : node.properties()) {
+        if (e.getValue().isContainerNode()) { // Nacos reads a map of strings: no object or array in it
+          throw HttpException.badParameter("metadata", text, "a JSON object of strings, numbers or booleans (\""
+              + e.getKey() + "\" holds " + (e.getValue().isArray() ? "an array" : "an object") + ")");
+        }
         m.put(e.getKey(), e.getValue().isNull() ? "" : e.getValue().asText());
       }
     } else {

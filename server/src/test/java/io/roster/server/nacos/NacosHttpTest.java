@@ -135,6 +135,11 @@ class NacosHttpTest {
         .startsWith("clusterName: \"a b\"");
     assertThat(register("serviceName=orders&ip=10.0.0.1&port=80&metadata=%7Bnope").body())
         .isEqualTo("metadata: \"{nope\" (expected: a JSON object or k1=v1,k2=v2)");
+    // Nested values are refused, as Nacos refuses a map that is not of strings; nothing is stored.
+    assertThat(register("serviceName=orders&ip=10.0.0.9&port=80&metadata="
+        + java.net.URLEncoder.encode("{\"a\":{\"b\":\"c\"},\"n\":[1,2]}", java.nio.charset.StandardCharsets.UTF_8)))
+        .satisfies(r -> assertThat(r.status()).isEqualTo(400))
+        .satisfies(r -> assertThat(r.body()).startsWith("metadata: ").contains("\"a\" holds an object"));
     assertThat(register("serviceName=orders&ip=10.0.0.1&port=80&healthy=maybe").body())
         .isEqualTo("healthy: \"maybe\" (expected: true or false)");
     assertThat(register("serviceName=orders&ip=10.0.0.1&port=80&metadata=preserved.heart.beat.timeout%3D5"))
