@@ -406,19 +406,26 @@ public final class HttpEndpoint implements AutoCloseable {
   }
 
   /**
-   * Jetty's own answers (a request it cannot parse, a failure outside the routes) with the same
-   * headers as every other; no stack traces or causes in them.
+   * Jetty's own answers (a request it cannot parse: 400 for a bad header line or an ambiguous
+   * URI, 413, 414 and 431 for what is too large; a failure outside the routes) in the admin API's
+   * JSON envelope ({@code {"code":431,"message":"...","data":null}}), with the same headers as
+   * every other answer; no stack traces or causes in them.
    */
   private static final class SecureErrors extends ErrorHandler {
-    SecureErrors() {
-      setShowStacks(false);
-      setShowCauses(false);
-    }
-
     @Override
-    public boolean handle(Request request, Response response, Callback callback) throws Exception {
+    public boolean handle(Request request, Response response, Callback callback) {
       secure(response.getHeaders());
-      return super.handle(request, response, callback);
+      int status = request.getAttribute(ERROR_STATUS) instanceof Integer code ? code : response.getStatus();
+      if (status < 400) {
+        status = 500;
+      }
+      String message = request.getAttribute(ERROR_MESSAGE) instanceof String m && !m.isBlank() ? m
+          : org.eclipse.jetty.http.HttpStatus.getMessage(status);
+      HttpResponse answer = JsonEnvelope.error(new HttpException(status, message));
+      response.setStatus(status);
+      response.getHeaders().put(HttpHeader.CONTENT_TYPE, answer.contentType());
+      response.write(true, java.nio.ByteBuffer.wrap(answer.body().getBytes(StandardCharsets.UTF_8)), callback);
+      return true;
     }
   }
 

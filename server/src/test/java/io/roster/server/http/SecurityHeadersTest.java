@@ -17,6 +17,7 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -91,6 +92,34 @@ class SecurityHeadersTest {
       String answer = new String(socket.getInputStream().readAllBytes(), StandardCharsets.ISO_8859_1);
       assertThat(answer).startsWith("HTTP/1.1 400").contains("X-Content-Type-Options: nosniff",
           "Referrer-Policy: no-referrer", "X-Frame-Options: DENY", "Content-Security-Policy: default-src 'self'");
+    }
+  }
+
+  /** What Jetty refuses before any route sees it is answered in the API's JSON envelope, not as an HTML page. */
+  @Test
+  void jettysOwnRefusalsAreJsonWithTheirStatus() throws Exception {
+    Map<String, String> requests = new java.util.LinkedHashMap<>();
+    requests.put("400", "GET /console/ HTTP/1.1\r\nHost: 127.0.0.1\r\nBad Header Line\r\n\r\n");
+    requests.put("400 ", "GET /nacos/v1/ns/%2e%2e/instance/list HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+    requests.put("414", "GET /metrics?x=" + "a".repeat(20_000) + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+    requests.put("431", "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + "b".repeat(20_000) + "\r\n\r\n");
+    for (Map.Entry<String, String> r : requests.entrySet()) {
+      String answer = raw(r.getValue());
+      String status = r.getKey().strip();
+      assertThat(answer).as("the answer to a request Jetty refuses with %s", status)
+          .startsWith("HTTP/1.1 " + status).containsIgnoringCase("Content-Type: application/json")
+          .contains("\"code\":" + status, "\"message\":").doesNotContain("<html", "<body");
+    }
+  }
+
+  private String raw(String request) throws Exception {
+    try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), server.httpPort())) {
+      socket.setSoTimeout((int) WAIT.toMillis());
+      OutputStream out = socket.getOutputStream();
+      out.write(request.getBytes(StandardCharsets.US_ASCII));
+      out.flush();
+      socket.shutdownOutput();
+      return new String(socket.getInputStream().readAllBytes(), StandardCharsets.ISO_8859_1);
     }
   }
 }
