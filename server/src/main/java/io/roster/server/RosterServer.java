@@ -450,7 +450,7 @@ public final class RosterServer implements AutoCloseable {
       try {
         dns = DnsServer.start(config.host(), config.dnsPort(), new DnsAnswers(server.registry, config.dnsTtl(),
             server.warmUp::isWarm, server.readiness),
-            server.sessions.requests());
+            server.sessions.requests(), server.scheduler, config.dnsRateLimit());
       } catch (IOException e) {
         server.close();
         throw new UncheckedIOException("cannot listen on " + config.host() + ":" + config.dnsPort()

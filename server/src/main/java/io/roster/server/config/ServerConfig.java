@@ -64,6 +64,7 @@ public record ServerConfig(
     @Nullable Path peerTlsCa,
     int dnsPort,
     Duration dnsTtl,
+    int dnsRateLimit,
     Duration probeInterval,
     Duration probeTimeout,
     int probeThreshold,
@@ -102,6 +103,9 @@ public record ServerConfig(
     if (dnsTtl.isNegative() || dnsTtl.toSeconds() > 3600 || dnsTtl.toNanosPart() != 0) {
       throw new IllegalArgumentException("dns-ttl: " + formatDuration(dnsTtl)
           + " (expected: whole seconds, 0s..3600s)");
+    }
+    if (dnsRateLimit < 0) {
+      throw new IllegalArgumentException("dns-rate-limit: " + dnsRateLimit + " (expected: >= 0, 0 = off)");
     }
     if (probeInterval.compareTo(Duration.ofSeconds(1)) < 0 || probeInterval.compareTo(Duration.ofMinutes(1)) > 0) {
       throw new IllegalArgumentException("probe-interval: " + formatDuration(probeInterval) + " (expected: 1s..1m)");
@@ -575,6 +579,9 @@ public record ServerConfig(
     OPTIONS.put("dns-ttl", new Option("a whole number of seconds like 5s, 0s..3600s",
         "Time to live of the DNS server's answers (and of its negative answers).",
         (b, v) -> b.dnsTtl(parseDuration(v)), c -> formatDuration(c.dnsTtl())));
+    OPTIONS.put("dns-rate-limit", new Option("responses a second, 0 = off",
+        "UDP answers of the DNS port a second per source /24 (IPv4) or /56 (IPv6); over it, every second answer is sent truncated so real clients retry over TCP, the others dropped. 0 = no limit. See docs/dns.md.",
+        (b, v) -> b.dnsRateLimit(Integer.parseInt(v)), c -> Integer.toString(c.dnsRateLimit())));
     OPTIONS.put("restore", new Option("a backup file (GET /roster/v1/admin/backup)",
         "Restores the backup's service settings, persistent instances and holds at start, into a server (or cluster) that holds no durable state yet; otherwise it is not applied, with a WARN. Read and checked before the server listens.",
         (b, v) -> b.restore(v.isEmpty() ? null : Path.of(v)), c -> c.restore() == null ? "(none)" : c.restore().toString()));
@@ -670,6 +677,7 @@ public record ServerConfig(
     private Duration httpRequestTimeout = Duration.ofSeconds(10);
     private int dnsPort = DNS_PORT_OFF;
     private Duration dnsTtl = Duration.ofSeconds(5);
+    private int dnsRateLimit;
     private Duration probeInterval = Duration.ofSeconds(3);
     private Duration probeTimeout = Duration.ofMillis(500);
     private int probeThreshold = 3;
@@ -749,6 +757,7 @@ public record ServerConfig(
     /** {@link #DNS_PORT_OFF} (the default) or a port (0 = any free port). */
     public Builder dnsPort(int v) { dnsPort = v; return this; }
     public Builder dnsTtl(Duration v) { dnsTtl = v; return this; }
+    public Builder dnsRateLimit(int v) { dnsRateLimit = v; return this; }
     public Builder probeInterval(Duration v) { probeInterval = v; return this; }
     public Builder probeTimeout(Duration v) { probeTimeout = v; return this; }
     public Builder probeThreshold(int v) { probeThreshold = v; return this; }
@@ -764,7 +773,7 @@ public record ServerConfig(
           peerHost, peerPort, members, advertise, groupCommitWindow, memberDownAfter, memberGrace, balanceSettle,
           snapshotEvery, httpPort,
           httpRequestTimeout, tlsCert, tlsKey, tlsClientCa, authFile, tokenTtl,
-          peerTls, peerTlsCert, peerTlsKey, peerTlsCa, dnsPort, dnsTtl, probeInterval, probeTimeout, probeThreshold,
+          peerTls, peerTlsCert, peerTlsKey, peerTlsCa, dnsPort, dnsTtl, dnsRateLimit, probeInterval, probeTimeout, probeThreshold,
           probeAllow, restore);
     }
   }
