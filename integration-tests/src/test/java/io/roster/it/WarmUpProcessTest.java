@@ -64,7 +64,7 @@ class WarmUpProcessTest {
   private static final int PROVIDERS = 20;
   private static final int CONSUMERS = 180;
   /** ServerProcess turns the warm-up off for steady-state tests: these restarts need the default. */
-  private static final String WARM_UP = ServerConfig.formatDuration(ServerConfig.defaults().warmUp());
+  private static final String WARM_UP = ServerConfig.formatDuration(ServerConfig.defaults().sessions().warmUp());
   /** The fleet of the restart beside a CPU hog: as many providers as consumers. */
   private static final int HOG_PROVIDERS = 100;
   private static final int HOG_CONSUMERS = 100;

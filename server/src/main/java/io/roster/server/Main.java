@@ -81,8 +81,8 @@ public final class Main {
         + "{}/{}, push window {})", RosterServer.VERSION,
         server.cluster() == null ? "serving" : "listening, SERVING once caught up with the cluster's log,",
         config.host(), server.port(), started.elapsed().toMillis(), primed.join().toMillis(),
-        ServerConfig.formatDuration(config.keepaliveTime()), ServerConfig.formatDuration(config.keepaliveTimeout()),
-        ServerConfig.formatDuration(config.pushWindow()));
+        ServerConfig.formatDuration(config.sessions().keepaliveTime()), ServerConfig.formatDuration(config.sessions().keepaliveTimeout()),
+        ServerConfig.formatDuration(config.sessions().pushWindow()));
     warnUnlessCrashOnly(log);
     if (exitWhenReady) {
       server.close();

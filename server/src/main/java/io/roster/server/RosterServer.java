@@ -2,49 +2,39 @@ package io.roster.server;
 
 import io.roster.server.auth.Audit;
 import io.roster.server.auth.Authenticator;
-import io.roster.server.admin.RosterAdminApi;
 import io.roster.server.cluster.ClusterNode;
 import io.roster.server.cluster.EntryClock;
 import io.roster.server.config.ServerConfig;
 import io.roster.server.dns.DnsAnswers;
 import io.roster.server.dns.DnsServer;
-import io.roster.server.http.HttpCallers;
 import io.roster.server.http.HttpEndpoint;
-import io.roster.server.metrics.MetricsApi;
 import io.roster.server.metrics.ServerMetrics;
-import io.roster.server.model.Owner;
 import io.roster.server.nacos.NacosEndpoint;
-import io.roster.server.nacos.NacosAdminApi;
 import io.roster.server.nacos.NacosHttpApi;
 import io.roster.server.naming.Leases;
+import io.roster.server.probe.HealthProbes;
+import io.roster.server.probe.ProbeClient;
 import io.roster.server.push.PushEngine;
 import io.roster.server.registry.Readiness;
 import io.roster.server.registry.Registry;
-import io.roster.server.registry.WarmUp;
 import io.roster.server.registry.ServiceLimits;
+import io.roster.server.registry.WarmUp;
 import io.roster.server.registry.Writer;
-import io.roster.server.store.DataDir;
-import io.roster.server.store.DurableWriter;
-import io.roster.server.store.StateStore;
 import io.roster.server.rpc.GrpcEndpoint;
-import io.roster.server.session.RequestCounters;
 import io.roster.server.session.SessionLimits;
 import io.roster.server.session.SessionManager;
-import io.roster.server.probe.HealthProbes;
 import io.roster.server.store.Backup;
-import io.roster.server.probe.ProbeClient;
+import io.roster.server.store.DataDir;
+import io.roster.server.store.DurableWriter;
 import io.roster.server.time.Scheduler;
 import io.roster.server.time.SystemScheduler;
 import io.roster.server.tls.ServerTls;
 import io.roster.server.tls.TlsFiles;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.file.Path;
 import java.time.Duration;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.function.LongSupplier;
@@ -105,8 +95,6 @@ public final class RosterServer implements AutoCloseable {
   private final CompletableFuture<Void> firstWritable = new CompletableFuture<>();
   /** {@code --restore}'s backup, read and checked at start; null without one. */
   private final io.roster.proto.cluster.v1.@Nullable Backup backup;
-  /** How long a restore waits for one change to be applied. */
-  private static final Duration RESTORE_TIMEOUT = Duration.ofSeconds(60);
   /** A standalone server's writer of durable state; null in a cluster or without a data directory. */
   private @Nullable DurableWriter durable;
   /** Heartbeat instances of the Nacos v1 HTTP API held by this server. */
@@ -129,87 +117,70 @@ public final class RosterServer implements AutoCloseable {
     this.scheduler = scheduler;
     this.ownScheduler = ownScheduler;
     // First: bad TLS files stop the start before anything else is built.
-    TlsFiles tlsFiles = config.tls();
+    TlsFiles tlsFiles = config.tls().files();
     this.tls = tlsFiles == null ? null : ServerTls.load(tlsFiles);
     // A member's revisions come from the log's entries, the same on every member (docs/cluster.md).
     EntryClock entryClock = config.clustered() ? ClusterNode.entryClock() : null;
-    this.registry = new Registry(entryClock != null ? entryClock : wallClockMicros, config.maxServiceSettingsBytes(),
-        new ServiceLimits(config.maxInstancesPerService(), config.maxServiceBytes()));
-    this.engine = new PushEngine(registry, scheduler, config.pushWindow());
+    this.registry = new Registry(entryClock != null ? entryClock : wallClockMicros, config.limits().maxServiceSettingsBytes(),
+        new ServiceLimits(config.limits().maxInstancesPerService(), config.limits().maxServiceBytes()));
+    this.engine = new PushEngine(registry, scheduler, config.sessions().pushWindow());
     registry.addListener(engine);
     String incarnation = Long.toString(wallClockMicros.getAsLong() / 1000, 36);
     // The backup before the data directory: a bad one stops the start with the directory untouched.
-    this.backup = readBackup(config);
-    this.dataDir = openDataDir(config);
+    this.backup = Durability.readBackup(config);
+    this.dataDir = Durability.openDataDir(config);
     this.readiness = entryClock == null ? Readiness.ready() : Readiness.notYet(ClusterNode.CATCHING_UP);
     this.cluster = entryClock == null ? null
-        : ClusterNode.start(config, registry, entryClock, new Local(), wallClockMicros, incarnation);
+        : ClusterNode.start(config.cluster(), config.host(), Objects.requireNonNull(config.dataDir(),
+            "a member's data directory"), registry, entryClock,
+            new MemberCallbacks(this::warmUp, readiness, firstWritable, this::endpoint, this::sessions,
+                config.cluster().balanceSettle()), wallClockMicros, incarnation);
     Writer writer;
     if (cluster != null) {
       writer = cluster.writer();
     } else if (dataDir != null) {
       // Durable state is read back before anything is served.
-      durable = openStandalone(dataDir, registry);
+      durable = Durability.openStandalone(dataDir, registry);
       writer = durable;
     } else {
       writer = Writer.direct(registry);
     }
     this.writer = writer;
-    this.sessions = new SessionManager(registry, writer, engine, scheduler, config.pushAckTimeout(),
-        new SessionLimits(config.maxInstancesPerConnection(), config.maxSubscriptionsPerConnection(),
-            config.maxSessionsPerConnection(), config.maxWatchesPerConnection(), config.maxSessionsPerAddress(),
-            config.maxInstancesPerAddress()));
-    this.authenticator = config.authFile() == null ? Authenticator.off()
-        : Authenticator.open(config.authFile(), config.tokenTtl(), scheduler);
+    this.sessions = new SessionManager(registry, writer, engine, scheduler, config.sessions().pushAckTimeout(),
+        new SessionLimits(config.limits().maxInstancesPerConnection(), config.limits().maxSubscriptionsPerConnection(),
+            config.limits().maxSessionsPerConnection(), config.limits().maxWatchesPerConnection(), config.limits().maxSessionsPerAddress(),
+            config.limits().maxInstancesPerAddress()));
+    this.authenticator = config.auth().authFile() == null ? Authenticator.off()
+        : Authenticator.open(config.auth().authFile(), config.auth().tokenTtl(), scheduler);
     sessions.authenticator(authenticator);
-    sessions.probePolicy(config.probeAllow());
+    sessions.probePolicy(config.probes().probeAllow());
     // Every check of the auth file: sessions get their identities' current grants, or end.
     authenticator.onCheck(sessions::revalidate);
     authenticator.onCheck(Audit::flush); // refusal windows that ended are written within a check of the file
     String boot = Long.toString(registry.bootRevision(), 36);
-    // A fresh process: the clients of the previous one are still coming back (decision 20).
-    // Its window runs from the port's opening (start), when the clients come back, and ends
-    // early once they are back: no session opened and nothing registered for a quiet period
-    // (decision 88).
-    this.warmUp = WarmUp.pending(scheduler, config.warmUp(), config.warmUpQuiet());
-    sessions.onOpen(warmUp::arrived);
-    Registry.ChangeListener arrivals = change -> warmUp.arrived();
-    registry.addListener(arrivals);
-    warmUp.onWarm(() -> registry.removeListener(arrivals));
-    // While it warms up, states list the departures this process saw, so that clients hold
-    // only what it never had (decision 20); once warm, its states are whole.
-    registry.recordDepartures(true);
-    warmUp.onWarm(() -> registry.recordDepartures(false));
     DurableWriter d = durable;
+    this.warmUp = StartWindow.open(scheduler, config.sessions(), registry, sessions, d);
     if (d != null) {
-      // Holds read back whose instances did not return within the warm-up end as if they had left.
-      warmUp.onWarm(d::endRestored);
-      if (warmUp.isWarm()) {
-        d.endRestored(); // --warm-up 0s: no time to come back
-      }
-      scheduleFlush(d);
+      Durability.flushHeldEnds(scheduler, d, this::isClosed);
     }
-    if (warmUp.isWarm()) {
-      registry.recordDepartures(false);
-    }
-    NacosEndpoint nacos = new NacosEndpoint(sessions, registry, scheduler, config.keepaliveTime(),
-        config.keepaliveTimeout(), readiness);
+    NacosEndpoint nacos = new NacosEndpoint(sessions, registry, scheduler, config.sessions().keepaliveTime(),
+        config.sessions().keepaliveTimeout(), readiness);
     this.endpoint = new GrpcEndpoint(config, registry, engine, sessions, scheduler,
         cluster != null ? port -> cluster.ownerNode() : port -> nodeHost(config.host()) + ":" + port + "@" + boot,
         VERSION, warmUp, cluster,
         List.of(new GrpcEndpoint.Guest(nacos.services(), nacos.transportFilter(), nacos, cluster != null)), tls,
         readiness);
-    this.leases = new Leases(writer, registry, scheduler, sessions::nodeId, config.maxInstancesPerAddress());
-    this.probeClient = new ProbeClient(config.probeTimeout(), MAX_PROBES_IN_FLIGHT, config.probeAllow());
+    this.leases = new Leases(writer, registry, scheduler, sessions::nodeId, config.limits().maxInstancesPerAddress());
+    this.probeClient = new ProbeClient(config.probes().probeTimeout(), MAX_PROBES_IN_FLIGHT, config.probes().probeAllow());
     ClusterNode node = cluster;
     this.probes = new HealthProbes(registry, writer, probeClient, scheduler,
         node == null ? HealthProbes.Live::standalone : () -> new HealthProbes.Live(node.memberId(), node.liveMembers()),
-        new HealthProbes.Timing(config.probeInterval(), config.probeThreshold()));
+        new HealthProbes.Timing(config.probes().probeInterval(), config.probes().probeThreshold()));
     this.nacosHttp = new NacosHttpApi(registry, writer, leases, sessions::count, authenticator, sessions::probePolicy,
         readiness);
     int httpPort = config.resolvedHttpPort();
     this.http = httpPort < 0 ? null : new HttpEndpoint(config.host(), httpPort,
-        HttpEndpoint.Limits.DEFAULT.withRequestTimeout(config.httpRequestTimeout()), tls);
+        HttpEndpoint.Limits.DEFAULT.withRequestTimeout(config.http().httpRequestTimeout()), tls);
     this.metrics = new ServerMetrics(new ServerMetrics.Sources(VERSION, registry, sessions, engine, warmUp,
         authenticator, endpoint::openSessions, nacos::connectionCount, http == null ? () -> 0 : http::openConnections,
         cluster, wallClockMicros, probes::counts));
@@ -222,170 +193,18 @@ public final class RosterServer implements AutoCloseable {
       }
     }
     if (http != null) {
-      RequestCounters requests = sessions.requests();
-      http.onAnswered((route, path, status, refusal) -> requests.count(route.startsWith("/nacos")
-          ? RequestCounters.Protocol.NACOS_HTTP : RequestCounters.Protocol.HTTP, NACOS_PATHS.contains(path) ? path : route,
-          httpResult(status), refusal));
-      new MetricsApi(metrics, registry, new HttpCallers(authenticator), readiness).routeOn(http);
-      nacosHttp.routeOn(http);
-      new NacosAdminApi(registry, writer, engine, sessions, nacosHttp, readiness).routeOn(http);
-      new RosterAdminApi(registry, sessions, cluster, () -> wallClockMicros.getAsLong() / 1000, readiness)
-          .routeOn(http);
-      // The console, and the URLs Nacos users open for theirs.
-      http.staticFiles("/console", "console", List.of("index.html", "app.js", "style.css"));
-      for (String nacosConsole : List.of("/nacos", "/nacos/", "/nacos/index.html")) {
-        http.redirect(nacosConsole, "/console/");
-      }
+      HttpRoutes.routeOn(http, sessions, metrics, registry, authenticator, readiness, nacosHttp, writer, engine, cluster,
+          wallClockMicros);
     }
-  }
-
-  private static io.roster.proto.cluster.v1.@Nullable Backup readBackup(ServerConfig config) {
-    Path file = config.restore();
-    if (file == null) {
-      return null;
-    }
-    try {
-      return Backup.read(file);
-    } catch (IOException e) {
-      throw new IllegalStateException(e.getMessage(), e);
-    }
-  }
-
-  /**
-   * Restores {@code --restore}'s backup into a registry that holds no durable state yet
-   * (standalone: before the port opens; a cluster member: once it has caught up, on a thread of
-   * its own, through the log). One that holds some keeps it, with a WARN.
-   */
-  private void restore(io.roster.proto.cluster.v1.Backup b, Writer writer) {
-    Path file = Objects.requireNonNull(config.restore());
-    if (Backup.holdsDurableState(registry)) {
-      log.warn("--restore {}: not applied: this {} already holds durable state (service settings or persistent "
-          + "instances); a backup is restored only into an empty one", file, cluster == null ? "server" : "cluster");
-      return;
-    }
-    try {
-      Backup.Restored r = Backup.restore(b, writer, RESTORE_TIMEOUT.toMillis());
-      log.info("Restored {} (taken {} from {}): {} service settings, {} persistent instances, {} holds{}", file,
-          b.getTakenAt(), b.getSource(), r.settings(), r.persistent(), r.holds(), r.holdsWithoutInstance() == 0 ? ""
-              : "; " + r.holdsWithoutInstance() + " holds of instances not registered now were dropped");
-    } catch (IOException e) {
-      log.error("--restore {}: stopped part way: {}. What was restored stays; restoring the same backup again "
-          + "into an emptied data directory starts over", file, e.getMessage());
-    }
-  }
-
-  private static @Nullable DataDir openDataDir(ServerConfig config) {
-    if (config.dataDir() == null) {
-      return null;
-    }
-    try {
-      return DataDir.open(config.dataDir());
-    } catch (IOException e) {
-      throw new IllegalStateException(e.getMessage(), e);
-    }
-  }
-
-  /** A standalone server's durable state, read back into {@code registry}; its writer. */
-  private static DurableWriter openStandalone(DataDir dir, Registry registry) {
-    StateStore store;
-    try {
-      store = StateStore.open(dir.standalone(), STATE_COMPACT_AFTER);
-    } catch (IOException e) {
-      throw new IllegalStateException(e.getMessage(), e);
-    }
-    StateStore.State state = store.state();
-    DurableWriter writer = new DurableWriter(registry, store);
-    DurableWriter.load(registry, state);
-    registry.onHoldEnded(writer);
-    if (!state.settings().isEmpty() || !state.holds().isEmpty()) {
-      log.info("Read back from {}: settings of {} services, {} operator holds", store, state.settings().size(),
-          state.holds().size());
-    }
-    return writer;
-  }
-
-  /** Journal facts after which a standalone server rewrites its state file. */
-  private static final int STATE_COMPACT_AFTER = 10_000;
-  /** How often holds ended by departures are written down. */
-  private static final Duration FLUSH_EVERY = Duration.ofSeconds(1);
-
-  private void scheduleFlush(DurableWriter d) {
-    scheduler.schedule(() -> {
-      if (!isClosed()) {
-        d.flush();
-        scheduleFlush(d);
-      }
-    }, FLUSH_EVERY);
   }
 
   private synchronized boolean isClosed() {
     return closed;
   }
 
-  /**
-   * The Nacos v1 naming API's endpoints, counted by path; every other HTTP request counts under
-   * the route it was added with, so that no path a client makes up becomes a label.
-   */
-  private static final Set<String> NACOS_PATHS = Set.of("/nacos/v1/ns/instance", "/nacos/v1/ns/instance/list",
-      "/nacos/v1/ns/instance/beat", "/nacos/v1/ns/service/list", "/nacos/v1/ns/operator/metrics",
-      "/nacos/v1/ns/operator/log");
-
-  /** The result label of an HTTP answer's status, as the gRPC ports' results read. */
-  private static String httpResult(int status) {
-    return switch (status) {
-      case 400, 405, 414 -> "invalid_argument";
-      case 401 -> "unauthenticated";
-      case 403 -> "permission_denied";
-      case 404 -> "not_found";
-      case 409 -> "failed_precondition";
-      case 413, 429 -> "resource_exhausted";
-      case 503 -> "unavailable";
-      default -> status < 400 ? RequestCounters.OK : status < 500 ? "invalid_argument" : "internal";
-    };
-  }
-
-  /** What the cluster asks of this server. */
-  private final class Local implements ClusterNode.Local {
-    @Override
-    public void caughtUp() {
-      // Caught up: this member's state is the cluster's (decision 20); it serves once the
-      // cluster's watch says so (serving).
-      warmUp.warmUpDone();
-    }
-
-    @Override
-    public void serving(@Nullable String reason) {
-      readiness.serving(reason);
-    }
-
-    @Override
-    public void writable(@Nullable String reason, java.util.function.Supplier<String> suggest) {
-      readiness.writable(reason);
-      if (reason == null) {
-        firstWritable.complete(null);
-      }
-      if (reason != null) {
-        int asked = endpoint.moveSessions(reason, s -> true, suggest);
-        log.info("Asked {} sessions to move to other members", asked);
-      }
-    }
-
-    @Override
-    public void ownersEnded(List<Owner> owners, java.util.function.Supplier<String> suggest) {
-      Set<Owner> ended = new HashSet<>(owners);
-      endpoint.moveSessions("the cluster ended this session's registrations while this member was cut off; "
-          + "reconnect and register again", s -> ended.contains(s.owner()), suggest);
-    }
-
-    @Override
-    public int sessionCount() {
-      return sessions.count();
-    }
-
-    @Override
-    public int shed(int count, String to) {
-      return sessions.shed(count, config.balanceSettle(), "balancing the cluster: please move to " + to, to);
-    }
+  /** The endpoint, once built (the cluster's callbacks are made before it). */
+  private GrpcEndpoint endpoint() {
+    return endpoint;
   }
 
   /**
@@ -427,7 +246,8 @@ public final class RosterServer implements AutoCloseable {
     beforeListening.run();
     io.roster.proto.cluster.v1.Backup backup = server.backup;
     if (backup != null && server.cluster == null) {
-      server.restore(backup, server.writer);
+      Durability.restore(backup, server.writer, server.registry, Objects.requireNonNull(server.config.restore()),
+          false);
     }
     server.warmUp.begin();
     try {
@@ -436,49 +256,20 @@ public final class RosterServer implements AutoCloseable {
       throw new UncheckedIOException("cannot listen on " + config.host() + ":" + config.port(), e);
     }
     if (server.http != null) {
-      try {
-        server.http.start();
-      } catch (IOException e) {
-        server.close();
-        throw new UncheckedIOException("cannot listen on " + config.host() + ":" + config.resolvedHttpPort()
-            + " (the Nacos v1 HTTP API; --http-port picks another port, or off)", e);
-      }
-      log.info("Nacos v1 HTTP API on {}:{}", config.host(), server.http.port());
+      Listeners.startHttp(server.http, config, server::close);
     }
-    if (config.dnsPort() != ServerConfig.DNS_PORT_OFF) {
-      DnsServer dns;
-      try {
-        dns = DnsServer.start(config.host(), config.dnsPort(), new DnsAnswers(server.registry, config.dnsTtl(),
-            server.warmUp::isWarm, server.readiness),
-            server.sessions.requests(), server.scheduler, config.dnsRateLimit());
-      } catch (IOException e) {
-        server.close();
-        throw new UncheckedIOException("cannot listen on " + config.host() + ":" + config.dnsPort()
-            + " (the DNS port, UDP and TCP; --dns-port picks another port, or off)", e);
-      }
-      server.dns = dns;
-      log.info("DNS on {}:{} (UDP and TCP), zone roster.", config.host(), dns.port());
+    if (config.dns().dnsPort() != ServerConfig.DNS_PORT_OFF) {
+      server.dns = Listeners.startDns(config, new DnsAnswers(server.registry, config.dns().dnsTtl(),
+          server.warmUp::isWarm, server.readiness), server.sessions.requests(), server.scheduler, server::close);
     }
     if (server.tls != null) {
-      ServerTls tls = server.tls;
-      log.info("TLS on the client port {} (Roster and Nacos gRPC){}: {}; {}; files re-read every {}", server.port(),
-          server.http == null ? "" : " and the HTTP port " + server.http.port(), tls.describe(),
-          tls.mutual() ? "client certificates required, signed by a CA of " + tls.files().clientCa()
-              : "no client certificate asked", ServerConfig.formatDuration(ServerTls.RELOAD_PERIOD));
-      tls.startReloading(server.scheduler, ServerTls.RELOAD_PERIOD);
+      Listeners.startTls(server.tls, server.port(), server.http, server.scheduler);
     }
     if (server.cluster != null) {
       server.cluster.announce(server.clientAddress());
       if (backup != null) {
-        ClusterNode node = server.cluster;
-        Thread t = new Thread(() -> {
-          // Caught up with the log, and taking writes: the restore goes through the log.
-          node.caughtUp().join();
-          server.firstWritable.join();
-          server.restore(backup, server.writer);
-        }, "roster-restore");
-        t.setDaemon(true);
-        t.start();
+        Durability.restoreThroughLog(server.cluster, server.firstWritable, backup, server.writer, server.registry,
+            Objects.requireNonNull(server.config.restore()));
       }
     }
     server.probes.start();
@@ -499,8 +290,8 @@ public final class RosterServer implements AutoCloseable {
 
   /** Where clients reach this member: --advertise, or its --members host and the bound port. */
   private String clientAddress() {
-    if (!config.advertise().isEmpty()) {
-      return config.advertise();
+    if (!config.cluster().advertise().isEmpty()) {
+      return config.cluster().advertise();
     }
     return Objects.requireNonNull(cluster, "only a cluster member announces").memberHost() + ":" + port();
   }
@@ -573,19 +364,6 @@ public final class RosterServer implements AutoCloseable {
     terminated.await();
   }
 
-  private void closeDurable() {
-    try {
-      if (durable != null) {
-        durable.close();
-      }
-      if (dataDir != null) {
-        dataDir.close();
-      }
-    } catch (IOException e) {
-      log.warn("Closing the data directory", e);
-    }
-  }
-
   @Override
   public void close() {
     synchronized (this) {
@@ -653,7 +431,7 @@ public final class RosterServer implements AutoCloseable {
       if (ownScheduler != null) {
         ownScheduler.close();
       }
-      closeDurable();
+      Durability.close(durable, dataDir);
       terminated.countDown();
     }
     log.info("Stopped");

@@ -23,7 +23,8 @@ import org.junit.jupiter.api.Test;
 /**
  * The server's package layers (decision 90; the order is described in the server's
  * package-info): {@code model} and {@code time} at the bottom, then {@code registry}, {@code
- * push}, {@code session}, {@code naming}, and the adapters on top; {@code cluster}, {@code store}
+ * push}, {@code session}, {@code naming}, and the adapters on top (the gRPC adapters write their
+ * streams through {@code stream}); {@code cluster}, {@code store}
  * and {@code probe} plug in through {@code registry.Writer} and the core never reaches them (but
  * {@link ProbePolicy}, a value the registration rules read). Each
  * layer below names every layer it may use; a dependency not listed fails the build. The main
@@ -47,7 +48,7 @@ class LayersTest {
 
   /** Every package of the server but the wiring ({@code io.roster.server} itself). */
   static final List<String> PACKAGES = List.of("model", "time", "auth", "tls", "config", "registry", "codec", "push",
-      "session", "naming", "probe", "store", "cluster", "http", "rpc", "nacos", "admin", "metrics", "dns");
+      "session", "naming", "probe", "store", "cluster", "stream", "http", "rpc", "nacos", "admin", "metrics", "dns");
 
   /**
    * {@link ProbePolicy}, its nested types and their arrays: the value that says where the server
@@ -83,6 +84,7 @@ class LayersTest {
         .layer("probe").definedBy(resideInAPackage(SERVER + ".probe..").and(not(PROBE_POLICY)))
         .layer("store").definedBy(SERVER + ".store..")
         .layer("cluster").definedBy(SERVER + ".cluster..")
+        .layer("stream").definedBy(SERVER + ".stream..")
         .layer("http").definedBy(SERVER + ".http..")
         .layer("rpc").definedBy(SERVER + ".rpc..")
         .layer("nacos").definedBy(SERVER + ".nacos..")
@@ -108,10 +110,11 @@ class LayersTest {
         .whereLayer("cluster").mayOnlyAccessLayers("store", "codec", "registry", "config", "tls", "model", "time")
         .whereLayer("config").mayOnlyAccessLayers("probe policy", "tls")
 
+        .whereLayer("stream").mayOnlyAccessLayers("time")
         .whereLayer("http").mayOnlyAccessLayers("session", "registry", "auth", "tls", "model", "time")
-        .whereLayer("rpc").mayOnlyAccessLayers("naming", "session", "push", "registry", "cluster", "probe policy",
+        .whereLayer("rpc").mayOnlyAccessLayers("stream", "naming", "session", "push", "registry", "cluster", "probe policy",
             "config", "auth", "tls", "model", "time")
-        .whereLayer("nacos").mayOnlyAccessLayers("http", "naming", "session", "push", "registry", "probe policy",
+        .whereLayer("nacos").mayOnlyAccessLayers("http", "stream", "naming", "session", "push", "registry", "probe policy",
             "auth", "model", "time")
         .whereLayer("admin").mayOnlyAccessLayers("http", "naming", "session", "push", "registry", "cluster", "store",
             "auth", "model", "time")

@@ -12,7 +12,7 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The validated settings of a client, as collected by {@code RosterClient.Builder} and handed
- * over by {@link ClientFactory}.
+ * to {@link ClientFactory#create}. Public only for that hand-over; not part of the API.
  *
  * @param serverAddresses comma-separated host:port list
  * @param namespace the namespace of every call
@@ -40,7 +40,7 @@ import org.jspecify.annotations.Nullable;
  * @param tls the CAs to trust and the client's own certificate, read and checked; null for
  *     plaintext
  */
-record ClientOptions(
+public record ClientOptions(
     String serverAddresses,
     String namespace,
     String clientId,
@@ -68,7 +68,7 @@ record ClientOptions(
   static final Duration MAX_DRAIN_TIMEOUT = Duration.ofSeconds(60);
 
   /** Validates every setting; messages name the setting, the value and what was expected. */
-  ClientOptions {
+  public ClientOptions {
     Objects.requireNonNull(serverAddresses, "serverAddresses");
     if (namespace == null || namespace.isBlank()) {
       throw invalid("namespace", "'" + namespace + "'", "a non-empty name");

@@ -2,13 +2,8 @@ package io.roster.client.internal;
 
 import io.roster.client.ClientClosedException;
 import io.roster.client.RosterException;
-import io.roster.client.internal.SerialContext.Timer;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.IdentityHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -55,8 +50,9 @@ import org.slf4j.LoggerFactory;
  * ticker, so the whole state machine runs on a fake clock in tests. State is changed only by
  * tasks of the client's {@link SerialContext}, where the redo and every change of the desired
  * state run too, so that they never interleave: stream events, timers and the answers it waits
- * for are handed to it. The {@link Mover} and this class call each other's methods there.
- * Thread-safe: {@link #activeSession} and {@link #addressesInPreferredOrder} read from any
+ * for are handed to it. The state machine is its {@link ConnectLoop}, which owns the {@link Mover};
+ * the Mover asks the loop only through {@link Mover.Loop}. This class is the loop's face to the
+ * client's other parts. Thread-safe: {@link #activeSession} and {@link #addressesInPreferredOrder} read from any
  * thread; the blocking waits ({@link #awaitActive}, {@link #close}) wait outside the context.
  */
 final class ConnectionManager {
@@ -95,56 +91,14 @@ final class ConnectionManager {
     }
   }
 
-  private final List<ServerAddress> addresses;
-  private final Connector connector;
-  private final ScheduledExecutorService scheduler;
-  private final Ticker ticker;
-  private final Backoff backoff;
-  private final Backoff authBackoff;
+  private final ServerRotation rotation;
   private final SerialContext context;
-  private final Handler handler;
-  private final Supplier<Request.Hello> hello;
-  private final Supplier<String> requestIds;
-  private final Duration connectTimeout;
-  private final Duration keepAliveTime;
-  private final Duration keepAliveTimeout;
-  private final Inbound inbound = new Inbound();
-
-  // Changed only in the context. Volatile where read outside it (activeSession,
-  // addressesInPreferredOrder).
-  private volatile int nextIndex;
-  private volatile @Nullable ServerAddress suggested;
-  private volatile @Nullable Session current;
-  /** Callers waiting for the active session to change ({@link #awaitActiveOtherThan}): one per waiting thread. */
-  private final List<CompletableFuture<Void>> activeWaiters = new ArrayList<>();
-  /** The next connection attempt, or null. */
-  private @Nullable Timer attemptTimer;
-  /** The connect timeout of each session opened and not yet active (the current one, a move's standby). */
-  private final IdentityHashMap<Session, Timer> connectTimers = new IdentityHashMap<>();
-  /** The keepalive of the active session, or null. */
-  private @Nullable Keepalive keepalive;
-  /** The make-before-break move, and its state. */
-  private final Mover mover;
-  /**
-   * Standbys of a move that failed after their redo went out: on their servers they may own
-   * some of this client's instances (a newer session wins them), so ending them now would
-   * remove those. Each gets its goodbye once a later session has registered everything.
-   */
-  private final List<Session> spent = new ArrayList<>();
-  /** At most this many {@link #spent} sessions are kept open at once. */
-  private static final int MAX_SPENT = 2;
-  private long sessionIds;
-  private long lastSessionSeq;
-  private int failedAttempts;
-  private boolean outageLogged;
-  /**
-   * The last hello refused for its credentials, until a session is welcomed: what {@link
-   * #awaitActive} throws meanwhile. Read outside the context.
-   */
-  private volatile @Nullable RosterException authRefusal;
-  /** The message of the refusal last logged at WARN (the same one is not logged again). */
-  private @Nullable String authRefusalLogged;
-  private boolean closed;
+  /** Callers waiting for the active session to change ({@link #awaitActiveOtherThan}). */
+  private final ActiveWaiters waiters;
+  /** The state machine, changed only in the context. */
+  private final ConnectLoop loop;
+  /** Hellos refused for their credentials: the last refusal and the auth back-off. */
+  private final AuthRefusals authRefusals;
 
   ConnectionManager(
       List<ServerAddress> addresses,
@@ -160,30 +114,22 @@ final class ConnectionManager {
       Duration connectTimeout,
       Duration keepAliveTime,
       Duration keepAliveTimeout) {
-    this.addresses = List.copyOf(addresses);
-    this.connector = connector;
-    this.scheduler = scheduler;
-    this.ticker = ticker;
-    this.backoff = backoff;
-    this.authBackoff = authBackoff;
+    this.rotation = new ServerRotation(addresses);
     this.context = context;
-    this.handler = handler;
-    this.hello = hello;
-    this.requestIds = requestIds;
-    this.connectTimeout = connectTimeout;
-    this.keepAliveTime = keepAliveTime;
-    this.keepAliveTimeout = keepAliveTimeout;
-    this.mover = new Mover(this, context, scheduler, handler, connectTimeout);
+    this.waiters = new ActiveWaiters(context);
+    this.authRefusals = new AuthRefusals(authBackoff, AUTH_BACKOFF_MAX);
+    this.loop = new ConnectLoop(rotation, connector, scheduler, ticker, backoff, authRefusals, context, handler, hello, requestIds, connectTimeout,
+        keepAliveTime, keepAliveTimeout, waiters);
   }
 
   /** Starts connecting (on the scheduler). */
   void start() {
-    context.execute(() -> scheduleConnect(Duration.ZERO));
+    context.execute(loop::start);
   }
 
   /** The active session, or null. From any thread; in the context, the current answer. */
   @Nullable Session activeSession() {
-    Session s = current;
+    Session s = loop.current();
     return s != null && s.isActive() ? s : null;
   }
 
@@ -204,74 +150,41 @@ final class ConnectionManager {
    * UNAVAILABLE: the client is moving away from it); null on timeout.
    */
   @Nullable Session awaitActiveOtherThan(@Nullable Session not, Duration timeout) {
-    Deadline deadline = Deadline.after(timeout);
-    while (true) {
-      CompletableFuture<Void> changed = new CompletableFuture<>();
-      Session s = context.call(() -> {
-        if (closed) {
-          throw new ClientClosedException("the Roster client is closed");
-        }
-        if (current != null && current.isActive() && current != not) {
-          return current;
-        }
-        RosterException refused = authRefusal;
-        if (refused != null) {
-          throw new RosterException(refused.code(), String.valueOf(refused.getMessage()), refused.field(), null);
-        }
-        activeWaiters.add(changed);
-        return null;
-      });
-      if (s != null) {
-        return s;
+    return waiters.await(timeout, () -> {
+      if (loop.isClosed()) {
+        throw new ClientClosedException("the Roster client is closed");
       }
-      long left = deadline.remainingNanos();
-      try {
-        if (left <= 0) {
-          return null;
-        }
-        changed.get(left, TimeUnit.NANOSECONDS);
-      } catch (TimeoutException | ExecutionException e) {
-        // Looks once more, then gives up.
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new RosterException(RosterException.Code.UNAVAILABLE,
-            "interrupted while waiting for a connection");
-      } finally {
-        if (!changed.isDone()) {
-          context.execute(() -> activeWaiters.removeIf(w -> w == changed));
-        }
+      Session current = loop.current();
+      if (current != null && current.isActive() && current != not) {
+        return current;
       }
-    }
+      RosterException refused = authRefusals.refusal();
+      if (refused != null) {
+        throw refused;
+      }
+      return null;
+    });
   }
 
-  /** In the context: wakes the callers waiting for the active session to change. */
-  private void signalActiveChanged() {
-    List<CompletableFuture<Void>> waiting = new ArrayList<>(activeWaiters);
-    activeWaiters.clear();
-    waiting.forEach(w -> w.complete(null));
+  /**
+   * Returns once every task added to the client's context before this call has run. For tests
+   * that play the transport or the clock on their own thread: an event or a timer is added to the
+   * context without waiting for it when another thread runs the queue.
+   */
+  void settle() {
+    context.run(() -> { });
   }
 
   /** Servers in the order a one-off call should try them: the connected (or next) one first. */
   List<ServerAddress> addressesInPreferredOrder() {
     // Read outside the context: a hint, whose parts may be a moment apart.
-    Session s = current;
-    ServerAddress next = suggested;
-    int index = nextIndex;
-    ServerAddress first = s != null ? s.address : next != null ? next : addresses.get(index);
-    List<ServerAddress> order = new ArrayList<>(addresses.size() + 1);
-    order.add(first);
-    for (int i = 0; i < addresses.size(); i++) {
-      ServerAddress a = addresses.get((index + i) % addresses.size());
-      if (!a.equals(first)) {
-        order.add(a);
-      }
-    }
-    return order;
+    Session s = loop.current();
+    return rotation.preferredOrder(s != null ? s.address : null);
   }
 
   /** The configured servers. */
   List<ServerAddress> addresses() {
-    return addresses;
+    return rotation.addresses();
   }
 
   /**
@@ -279,31 +192,12 @@ final class ConnectionManager {
    * {@code timeout} for the server to complete it (then cancels it). Idempotent.
    */
   void close(Duration timeout) {
-    Session[] closing = new Session[1];
-    boolean wasActive = context.call(() -> {
-      if (closed) {
-        return false;
-      }
-      closed = true;
-      Timer.cancel(attemptTimer);
-      mover.abandon("client closed");
-      spent.forEach(Session::halfClose);
-      spent.clear();
-      Session s = current;
-      closing[0] = s;
-      current = null;
-      boolean active = s != null && s.isActive();
-      if (s != null) {
-        retire(s);
-      }
-      signalActiveChanged();
-      return active;
-    });
-    Session s = closing[0];
-    if (s == null) {
+    ConnectLoop.Closing closing = context.call(loop::close);
+    if (closing == null) {
       return;
     }
-    if (wasActive) {
+    Session s = closing.session();
+    if (closing.active()) {
       s.halfClose();
       try {
         s.endedFuture().get(timeout.toNanos(), TimeUnit.NANOSECONDS);
@@ -319,300 +213,13 @@ final class ConnectionManager {
     s.cancel("client closed");
   }
 
-  // ---- state machine (all in the context) ----
-
-  private void scheduleConnect(Duration delay) {
-    if (closed) {
-      return;
-    }
-    Timer.cancel(attemptTimer);
-    attemptTimer = schedule(this::connect, delay.toNanos());
-  }
-
-  private void connect() {
-    if (closed || current != null) {
-      return;
-    }
-    ServerAddress address;
-    if (suggested != null) {
-      address = suggested;
-      suggested = null;
-    } else {
-      address = addresses.get(nextIndex);
-      nextIndex = (nextIndex + 1) % addresses.size();
-    }
-    Session s = newSession(address);
-    current = s;
-    log.debug("Connecting to {} ({})", address, s);
-    RuntimeException failure = openStream(s);
-    if (failure != null) {
-      current = null;
-      attemptFailed(s, failure.toString());
-      return;
-    }
-    sayHello(s);
-  }
-
-  /** In the context: a new session to {@code address}, its stream not open yet. */
-  Session newSession(ServerAddress address) {
-    return new Session(++sessionIds, address, scheduler, requestIds, ticker);
-  }
-
-  /**
-   * In the context: opens the stream of {@code s}, whose events come back to the context.
-   *
-   * @return null, or why it could not be opened (then {@code s} is ended)
-   */
-  @Nullable RuntimeException openStream(Session s) {
-    try {
-      s.attach(connector.openSession(s.address, s.inbound(inbound)));
-      return null;
-    } catch (RuntimeException e) {
-      s.ended(new Session.SessionLostException("could not open a session: " + e));
-      return e;
-    }
-  }
-
-  private void connectTimedOut(Session s) {
-    if (mover.isStandby(s)) {
-      mover.timedOut(s);
-      return;
-    }
-    if (s != current || !s.isConnecting()) {
-      return;
-    }
-    current = null;
-    retire(s);
-    s.cancel("no welcome within " + connectTimeout.toMillis() + " ms");
-    attemptFailed(s, "no welcome within " + connectTimeout.toMillis() + " ms");
-  }
-
-  /**
-   * In the context: the server refused the hello of {@code s}. The attempt ends now (no welcome
-   * will come); a refusal of its credentials is kept for the callers and waits the auth back-off.
-   */
-  private void helloRefused(Session s, RosterException refusal) {
-    boolean credentials = refusal.code() == RosterException.Code.UNAUTHENTICATED
-        || refusal.code() == RosterException.Code.PERMISSION_DENIED;
-    String message = String.valueOf(refusal.getMessage());
-    String why = "hello refused: " + refusal.code() + ": " + message;
-    if (mover.isStandby(s) && mover.awaitsWelcome(s)) {
-      mover.refused(s, why);
-      return;
-    }
-    if (s != current || !s.isConnecting() || closed) {
-      return;
-    }
-    current = null;
-    retire(s);
-    s.cancel(why);
-    if (!credentials) {
-      attemptFailed(s, why);
-      return;
-    }
-    Duration delay = authBackoff.next();
-    authRefusal = new RosterException(refusal.code(), "Roster server " + s.address + " refused this client's"
-        + " credentials: " + message + " (the client tries again within " + AUTH_BACKOFF_MAX.toSeconds()
-        + " s, with the token its token supplier gives then)", refusal.field(), null);
-    if (!message.equals(authRefusalLogged)) {
-      authRefusalLogged = message;
-      log.warn("Roster server {} refused this client's credentials ({}: {}); next attempt in {} ms, at most every {} s",
-          s.address, refusal.code(), message, delay.toMillis(), AUTH_BACKOFF_MAX.toSeconds());
-    } else {
-      log.debug("Roster server {} refused this client's credentials again; next attempt in {} ms", s.address,
-          delay.toMillis());
-    }
-    signalActiveChanged();
-    scheduleConnect(delay);
-  }
-
-  private void welcomed(Session s, SessionEvents.Welcomed welcome) {
-    boolean asStandby = mover.awaitsWelcome(s);
-    if ((s != current && !asStandby) || !s.isConnecting() || closed) {
-      return;
-    }
-    Timer.cancel(connectTimers.remove(s));
-    // Before the redo: the pushes it brings are judged by the warm-up. The server ends a session
-    // that sends nothing for its keepalive time + timeout, so ping at least as often as it asks.
-    long warmUpMs = s.welcomed(welcome, keepAliveTime.toNanos());
-    if (warmUpMs > 0) {
-      log.info("Roster server {} is warming up for {} ms more: removals are held back until then",
-          s.address, warmUpMs);
-    }
-    List<CompletableFuture<Answer>> redo = List.of();
-    try {
-      redo = handler.onWelcome(s, asStandby && !s.warming());
-    } catch (RuntimeException e) {
-      log.warn("Redo on {} failed; it continues on the next connection", s.address, e);
-    }
-    if (asStandby) {
-      mover.welcomed(s, welcome, redo);
-      return;
-    }
-    activate(s, false);
-    log.info("Connected to Roster server {} (connection {}, node {})",
-        s.address, welcome.connectionId(), welcome.nodeId());
-    afterRedo(s, redo);
-    for (CompletableFuture<Answer> f : redo) {
-      // A redo the server could not take (a member that cannot write) is redone elsewhere.
-      f.thenAccept(r -> {
-        if (r.unavailable()) {
-          moveAway(s, "it could not take the redo: " + r.message());
-        }
-      });
-    }
-  }
-
-  /** In the context: {@code s} (welcomed, redo sent and answered) becomes the active session. */
-  private void activate(Session s) {
-    activate(s, true);
-  }
-
-  /**
-   * In the context: {@code s} (welcomed, redo sent) becomes the active session; the back-off starts
-   * over now ({@code resetBackoff}) or once its redo was taken ({@link #afterRedo}).
-   */
-  private void activate(Session s, boolean resetBackoff) {
-    Timer.cancel(connectTimers.remove(s));
-    s.activate();
-    if (resetBackoff) {
-      backoff.reset();
-    }
-    failedAttempts = 0;
-    outageLogged = false;
-    authBackoff.reset();
-    authRefusal = null;
-    authRefusalLogged = null;
-    signalActiveChanged();
-    if (keepalive != null) {
-      keepalive.stop();
-    }
-    keepalive = new Keepalive(s, context, scheduler, ticker, keepAliveTimeout, () -> silent(s), () -> renew(s));
-    keepalive.start();
-  }
-
-  /**
-   * In the context: once the redo just sent on {@code s} is answered, the {@link #spent} sessions get
-   * their goodbye, and, if the server took it, the back-off starts over (a server that welcomes
-   * the client but refuses its redo, a cluster member whose log commits nothing, sends it
-   * elsewhere with a growing delay, not every initial back-off step).
-   */
-  private void afterRedo(Session s, List<CompletableFuture<Answer>> redo) {
-    List<Session> leaving = takeSpent();
-    CompletableFuture.allOf(redo.toArray(CompletableFuture[]::new)).whenComplete((done, error) -> {
-      boolean taken = error == null
-          && redo.stream().noneMatch(f -> f.join().unavailable());
-      context.execute(() -> {
-        if (!taken) {
-          // This server holds nothing yet: the spent sessions may still hold the instances.
-          leaving.forEach(this::spend);
-          return;
-        }
-        if (s == current && s.isActive()) {
-          backoff.reset();
-        }
-        leaving.forEach(Session::halfClose);
-      });
-    });
-  }
-
   /**
    * The server of {@code s} answered a change with UNAVAILABLE (a cluster member that cannot
    * take writes, or is catching up): move to another server as if it had sent {@code reconnect}
    * (make-before-break), so that the redo there applies what this one refused.
    */
   void moveAway(Session s, String why) {
-    context.execute(() -> reconnectAsked(s, why, ""));
-  }
-
-  /**
-   * In the context: the server of {@code s} asks this client to move ({@code reconnect}), or a
-   * change it refused does. A make-before-break move to the suggestion or the rest of the list
-   * ({@link Mover}), or, with nowhere else to go, a goodbye and a new attempt.
-   */
-  void reconnectAsked(Session s, String reason, String suggestedServer) {
-    if (mover.isStandby(s)) {
-      mover.reconnectAsked(s, reason);
-      return;
-    }
-    if (s != current || closed || mover.isLeaving(s)) {
-      return;
-    }
-    if (mover.retryPending() && suggestedServer.isEmpty()) {
-      return; // a move found no server a moment ago; it is tried again after its back-off
-    }
-    log.info("Server {} asked this client to reconnect ({}){}", s.address,
-        reason.isEmpty() ? "no reason given" : reason,
-        suggestedServer.isEmpty() ? "" : "; trying " + suggestedServer + " first");
-    ServerAddress leaving = s.address;
-    ServerAddress proposal = null;
-    if (!suggestedServer.isEmpty()) {
-      try {
-        proposal = ServerAddress.parse(suggestedServer);
-        proposal = proposal.equals(leaving) ? null : proposal;
-      } catch (RosterException e) {
-        log.warn("Ignoring an unusable suggested server '{}'", suggestedServer);
-      }
-    }
-    // Each address at most once: the suggestion first, then the list from where it stands.
-    Set<ServerAddress> candidates = new LinkedHashSet<>();
-    if (proposal != null) {
-      candidates.add(proposal);
-    }
-    for (int i = 0; i < addresses.size(); i++) {
-      ServerAddress a = addresses.get((nextIndex + i) % addresses.size());
-      if (!a.equals(leaving)) {
-        candidates.add(a);
-      }
-    }
-    if (s.isActive() && !candidates.isEmpty()) {
-      mover.begin(s, candidates, reason);
-      return;
-    }
-    // Nowhere else to go (or not even welcomed here): break before make.
-    suggested = proposal;
-    if (suggested == null && addresses.get(nextIndex).equals(leaving)) {
-      nextIndex = (nextIndex + 1) % addresses.size(); // the next address, not the leaving one
-    }
-    boolean elsewhere = suggested != null || !addresses.get(nextIndex).equals(leaving);
-    leave(s, elsewhere ? Duration.ZERO : atLeast(backoff.next(), backoff.initial()));
-  }
-
-  /**
-   * In the context: says goodbye on the current session {@code s} and connects again after {@code
-   * delay}. Promptly to another server; when the leaving one is the only choice, reconnecting at
-   * once would only reach it again while it drains, hence the caller's back-off.
-   */
-  private void leave(Session s, Duration delay) {
-    current = null;
-    retire(s);
-    signalActiveChanged();
-    // Goodbye on the old session; its pending requests are answered or fail when it ends.
-    s.halfClose();
-    scheduleConnect(delay);
-  }
-
-  /**
-   * In the context: keeps {@code s}, which may own some of this client's instances on its server,
-   * open (without keepalive) among the {@link #spent} sessions, until a later session's redo
-   * has been taken. Bounded: beyond {@link #MAX_SPENT}, the oldest gets its goodbye.
-   */
-  void spend(Session s) {
-    if (closed || s.endedFuture().isDone()) {
-      s.halfClose();
-      return;
-    }
-    spent.add(s);
-    if (spent.size() > MAX_SPENT) {
-      spent.remove(0).halfClose(); // bounded: the oldest goes, with whatever it still owns
-    }
-  }
-
-  /** In the context: the {@link #spent} sessions, which the caller now ends. */
-  List<Session> takeSpent() {
-    List<Session> taken = new ArrayList<>(spent);
-    spent.clear();
-    return taken;
+    loop.moveAway(s, why);
   }
 
   /**
@@ -622,193 +229,11 @@ final class ConnectionManager {
    * that sent the change, so that changes reach both sessions in the same order.
    */
   void sendToStandby(Request request, Duration timeout, String what, boolean awaited) {
-    mover.sendToStandby(request, timeout, what, awaited);
+    loop.mover().sendToStandby(request, timeout, what, awaited);
   }
 
   /** The standby session of a move in progress, or null. For tests. */
   @Nullable Session standbySession() {
-    return context.call(mover::standby);
-  }
-
-  /**
-   * In the context, at each keepalive tick: when the token supplier's answer changed, gives it to
-   * the open session {@code s} (a {@code credentials} frame, same identity) instead of reconnecting.
-   */
-  private void renew(Session s) {
-    if (!s.supports(Session.FEATURE_CREDENTIALS)) {
-      return;
-    }
-    String now = hello.get().token();
-    if (now.equals(s.token())) {
-      return;
-    }
-    s.token(now);
-    s.request(new Request.Credentials(now), keepAliveTimeout).whenComplete((answer, failed) -> {
-      if (failed == null && !answer.ok()) {
-        log.warn("Roster server {} refused the renewed token: {}", s.address, answer.message());
-      }
-    });
-  }
-
-  /** Sends hello on a session just opened and starts its connect timer. In the context. */
-  void sayHello(Session s) {
-    // Grows with every session, also across restarts of a client with a fixed id: the wall
-    // clock in µs, kept increasing. The server lets a newer session's registration win.
-    lastSessionSeq = Math.max(lastSessionSeq + 1, ticker.currentTimeMillis() * 1000);
-    Request.Hello h = hello.get().withSessionSeq(lastSessionSeq);
-    s.token(h.token());
-    s.send(h);
-    armConnectTimeout(s);
-  }
-
-  /**
-   * In the context: {@code s} must be active within the connect timeout from now (welcomed, and,
-   * for a move's standby, its redo answered), or it is given up.
-   */
-  void armConnectTimeout(Session s) {
-    Timer.cancel(connectTimers.put(s, schedule(() -> connectTimedOut(s), connectTimeout.toNanos())));
-  }
-
-  /** In the context: whether {@code s} is the current session, active, and the client open. */
-  boolean isActiveCurrent(Session s) {
-    return !closed && s == current && s.isActive();
-  }
-
-  /** In the context: whether the client is closed. */
-  boolean isClosed() {
-    return closed;
-  }
-
-  /** In the context: the next back-off step, at least the initial one. */
-  Duration backoffStep() {
-    return atLeast(backoff.next(), backoff.initial());
-  }
-
-  /** In the context: with no session, connects to {@code address} (or the next of the list, when null) at once. */
-  void connectTo(@Nullable ServerAddress address) {
-    suggested = address;
-    scheduleConnect(Duration.ZERO);
-  }
-
-  /**
-   * In the context: a move's standby {@code s} becomes the current session; active at once when
-   * {@code active} (its redo is out), else once welcomed.
-   */
-  void takeOver(Session s, boolean active) {
-    current = s;
-    if (active) {
-      activate(s);
-    }
-  }
-
-  private static Duration atLeast(Duration d, Duration min) {
-    return d.compareTo(min) < 0 ? min : d;
-  }
-
-  private void streamClosed(Session s, String why) {
-    if (s == current) {
-      boolean wasActive = s.isActive();
-      current = null;
-      retire(s);
-      if (wasActive) {
-        log.info("Disconnected from Roster server {}: {}", s.address, why);
-        signalActiveChanged();
-        if (!mover.handOver(s)) {
-          scheduleConnect(backoff.next());
-        }
-      } else {
-        attemptFailed(s, why);
-      }
-    } else if (mover.isStandby(s)) {
-      mover.closed(s, why);
-    } else {
-      spent.remove(s);
-    }
-    s.ended(new Session.SessionLostException("session to " + s.address + " ended: " + why));
-  }
-
-  /** In the context: the keepalive gave up on the active session {@code s}. */
-  private void silent(Session s) {
-    if (s != current || !s.isActive()) {
-      return;
-    }
-    current = null;
-    retire(s);
-    // Not cancelled: a server that is only slow (starved, or a cluster member between
-    // leaders) would end the session at once and remove its instances, maybe before the
-    // next session's redo reaches the log. It ends with a goodbye once that redo is
-    // taken, or by the server's own silence check.
-    spend(s);
-    signalActiveChanged();
-    if (!mover.handOver(s)) {
-      scheduleConnect(backoff.next());
-    }
-  }
-
-  private void attemptFailed(Session s, String why) {
-    failedAttempts++;
-    Duration delay = backoff.next();
-    if (failedAttempts >= addresses.size() && !outageLogged) {
-      outageLogged = true;
-      log.warn("Cannot reach any Roster server of {} (last: {}: {}); retrying with back-off",
-          addresses, s.address, why);
-    } else {
-      log.debug("Could not connect to {}: {}; next attempt in {} ms", s.address, why,
-          delay.toMillis());
-    }
-    scheduleConnect(delay);
-  }
-
-  /** In the context: {@code s} is over for this client; its timers stop. */
-  void retire(Session s) {
-    s.retire();
-    Timer.cancel(connectTimers.remove(s));
-    if (keepalive != null && keepalive.session() == s) {
-      keepalive.stop();
-      keepalive = null;
-    }
-  }
-
-  /** Runs {@code task} in the context after {@code delayNanos} of the scheduler's time. */
-  private Timer schedule(Runnable task, long delayNanos) {
-    return context.schedule(task, delayNanos, TimeUnit.NANOSECONDS, scheduler);
-  }
-
-  /** What the sessions' servers say, on their transport threads: each becomes a task of the context. */
-  private final class Inbound implements SessionEvents {
-
-    @Override
-    public void welcomed(Session s, SessionEvents.Welcomed welcome) {
-      context.execute(() -> ConnectionManager.this.welcomed(s, welcome));
-    }
-
-    @Override
-    public void pushed(Session s, SessionEvents.Pushed push) {
-      context.execute(() -> handler.onPush(s, push));
-    }
-
-    @Override
-    public void reconnectAsked(Session s, String reason, String suggestedServer) {
-      context.execute(() -> ConnectionManager.this.reconnectAsked(s, reason, suggestedServer));
-    }
-
-    @Override
-    public void warmUpDone(Session s) {
-      context.execute(() -> {
-        if (s.warmUpDone()) {
-          handler.onWarmUpDone(s);
-        }
-      });
-    }
-
-    @Override
-    public void refused(Session s, RosterException refusal) {
-      context.execute(() -> helloRefused(s, refusal));
-    }
-
-    @Override
-    public void closed(Session s, String why) {
-      context.execute(() -> streamClosed(s, why));
-    }
+    return context.call(loop.mover()::standby);
   }
 }

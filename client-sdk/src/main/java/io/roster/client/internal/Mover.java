@@ -19,7 +19,7 @@ import org.slf4j.LoggerFactory;
  * without letting go of its session first.
  *
  * <p>A {@code reconnect} frame (the server stops, or sheds clients for balancing), or a change
- * the server answered UNAVAILABLE, makes the {@link ConnectionManager} start a move with its
+ * the server answered UNAVAILABLE, makes the connection manager start a move with its
  * candidates: the suggested server, then the other addresses of the list (each at most once,
  * never the leaving one). A <em>standby</em> session is opened to the first: hello, welcome, and
  * the same redo as on any welcome, while the old session stays the active one and keeps serving
@@ -42,31 +42,66 @@ import org.slf4j.LoggerFactory;
  * during a move; each is acked on the session it came from.
  *
  * <p>Its state (the move, the retry timer) is its own and changes only in the client's
- * {@link SerialContext}, as the connection manager's does; the two call each other's methods
- * there. Not thread-safe otherwise.
+ * {@link SerialContext}, as the connection manager's does. The connection manager owns it and
+ * calls its methods there; it asks the connection manager only through {@link Loop}, and opens
+ * and spends sessions through the {@link SessionOpener} and {@link SpentSessions} it is given.
+ * Not thread-safe otherwise.
  */
 final class Mover {
 
   private static final Logger log = LoggerFactory.getLogger(Mover.class);
 
-  private final ConnectionManager loop;
+  /** What a move needs of the connect loop that owns it; called in the context. */
+  interface Loop {
+
+    /** Whether {@code s} is the current session, active, and the client open. */
+    boolean isActiveCurrent(Session s);
+
+    /** Whether the client is closed. */
+    boolean isClosed();
+
+    /** The next back-off step, at least the initial one. */
+    Duration backoffStep();
+
+    /** With no session, connects to {@code address} (or the next of the list, when null) at once. */
+    void connectTo(@Nullable ServerAddress address);
+
+    /**
+     * A move's standby {@code s} becomes the current session; active at once when {@code active}
+     * (its redo is out), else once welcomed.
+     */
+    void takeOver(Session s, boolean active);
+
+    /** {@code s} is over for this client; its timers stop. */
+    void retire(Session s);
+
+    /** A move that found no server tries again from the active session {@code s}. */
+    void moveAgain(Session s, String reason);
+
+    /** After a move: registers everything again on {@code s}; the results of its requests. */
+    List<CompletableFuture<Answer>> reclaim(Session s);
+  }
+
+  private final Loop loop;
   private final SerialContext context;
   private final ScheduledExecutorService scheduler;
-  private final ConnectionManager.Handler handler;
   private final Duration connectTimeout;
+  private final SessionOpener opener;
+  private final SpentSessions spent;
 
   /** A move in progress, or null. */
   private @Nullable Move move;
   /** A move that found no server to go to, tried again after a back-off step; or null. */
   private @Nullable Timer retry;
 
-  Mover(ConnectionManager loop, SerialContext context, ScheduledExecutorService scheduler,
-      ConnectionManager.Handler handler, Duration connectTimeout) {
+  Mover(Loop loop, SerialContext context, ScheduledExecutorService scheduler, Duration connectTimeout,
+      SessionOpener opener, SpentSessions spent) {
     this.loop = loop;
     this.context = context;
     this.scheduler = scheduler;
-    this.handler = handler;
     this.connectTimeout = connectTimeout;
+    this.opener = opener;
+    this.spent = spent;
   }
 
   /** Whether a move found no server a moment ago and waits to try again. */
@@ -110,7 +145,7 @@ final class Mover {
         welcome.connectionId(), welcome.nodeId(), redo.size());
     m.redoSent = true;
     m.awaiting = redo.size();
-    loop.armConnectTimeout(s);
+    opener.armConnectTimeout(s);
     for (CompletableFuture<Answer> f : redo) {
       awaitOnStandby(s, f);
     }
@@ -235,7 +270,7 @@ final class Mover {
     if (move != null || !loop.isActiveCurrent(s)) {
       return;
     }
-    loop.reconnectAsked(s, reason, "");
+    loop.moveAgain(s, reason);
   }
 
   /** Opens the standby session to the next candidate and says hello. */
@@ -245,18 +280,18 @@ final class Mover {
       return;
     }
     ServerAddress address = m.candidates.poll();
-    Session s = loop.newSession(address);
+    Session s = opener.newSession(address);
     m.standby = s;
     m.redoSent = false;
     m.awaiting = 0;
     m.claimed = false;
     log.debug("Opening a standby session to {} ({}) before leaving {}", address, s, m.leaving.address);
-    RuntimeException failure = loop.openStream(s);
+    RuntimeException failure = opener.openStream(s);
     if (failure != null) {
       standbyFailed(s, "could not open a session: " + failure);
       return;
     }
-    loop.sayHello(s);
+    opener.sayHello(s);
   }
 
   private void awaitOnStandby(Session s, CompletableFuture<Answer> f) {
@@ -297,7 +332,7 @@ final class Mover {
     loop.takeOver(s, true);
     log.info("Moved from Roster server {} to {} (connection {}); saying goodbye to {}",
         old.address, s.address, s.connectionId(), old.address);
-    List<Session> leaving = loop.takeSpent();
+    List<Session> leaving = spent.takeAll();
     if (!old.isClosed()) {
       loop.retire(old);
       leaving.add(old);
@@ -315,7 +350,7 @@ final class Mover {
     List<CompletableFuture<Answer>> again = List.of();
     try {
       if (loop.isActiveCurrent(s)) {
-        again = handler.reclaim(s);
+        again = loop.reclaim(s);
       }
     } catch (RuntimeException e) {
       log.warn("Registering again on {} after the move failed", s.address, e);
@@ -334,7 +369,7 @@ final class Mover {
   private void dropStandby(Session s, String why) {
     Move m = inProgress();
     if (m.redoSent && (m.claimed || m.awaiting > 0)) {
-      loop.spend(s);
+      spent.spend(s);
     } else {
       s.cancel(why);
     }

@@ -19,22 +19,29 @@ import org.slf4j.LoggerFactory;
  * they were added. The parts of the client talk by adding tasks and by calling each other's
  * methods from tasks, never through a shared lock or each other's fields.
  *
- * <p>It owns no thread: a task runs on the thread that adds it, unless another thread is running
- * tasks already, which then runs it too before it leaves ({@link #execute}). A thread outside
- * the context returns from {@link #execute} once its task has run (on its own thread or, after
- * the short tasks before it, on the other one), so that a stream's event, a timer or a caller's
- * change has taken effect when the callback or call that brought it returns, and the events of
- * one stream take effect in their order. It is never re-entrant: a task that adds a task does
- * not run it, nor wait for it; it runs after the current one returns. Tasks must be short and must not block (no waiting for a
- * future, a lock or I/O) and never run user code: listeners run on the listener executor, and
- * blocking calls wait on the caller's thread for the result of their task ({@link #call}).
+ * <p>It owns no thread, and {@link #execute} never waits: it adds the task to the queue, then
+ * runs the queue on the calling thread unless a thread is running it already (another one, or
+ * this one in a task), in which case it returns at once and that thread runs the task after the
+ * ones before it, before it leaves. So a transport thread with a stream's event, a scheduler
+ * thread with a timer or a thread completing an answer is never parked behind another thread's
+ * queue; the events of one stream still take effect in their order, and every task added before
+ * an API call's task has taken effect when that call's task runs. It is never re-entrant: a task
+ * that adds a task does not run it, nor wait for it; it runs after the current one returns. Only
+ * {@link #call} (and {@link #run}) waits, on the caller's thread, for its task's result: for the
+ * client's public methods that must return one, never for a transport, timer or answer thread.
+ * Tasks must be short and must not block (no waiting for a future, a lock or I/O) and never run
+ * user code: listeners run on the listener executor.
  *
- * <p>Bounded: the queue has no limit of its own, but only a bounded set of sources adds to it. A
- * task added from outside has its thread waiting for it, so those are at most one per thread in
- * the client at that moment: a transport thread with a frame or the end of a stream, a scheduler
- * thread with a timer of the client (a few per session, per subscription and per hold), a thread
- * completing an answer the client waits for, or a caller in an API call. A task adds at most a
- * few follow-up tasks of its own (a timer's next step, a session's end after a cancel).
+ * <p>A task that throws does not stop the ones after it: its exception is logged at WARN (or, for
+ * a {@link #call}, rethrown on the caller's thread) and the queue goes on.
+ *
+ * <p>Bounded: the queue has no limit of its own, and a thread that adds a task need not wait for
+ * it, but the thread running the queue does not leave it while a task is left, and tasks are
+ * short, so the queue holds what arrived while a few tasks ran: the frames and ends of the open
+ * streams (one session, two during a move), the client's timers (a few per session, per
+ * subscription and per hold), answers, and the API calls in progress (one per calling thread,
+ * which waits). A task adds at most a few follow-up tasks of its own (a timer's next step, a
+ * session's end after a cancel).
  *
  * <p>Thread-safe.
  */
@@ -46,20 +53,14 @@ final class SerialContext implements Executor {
   private final AtomicReference<Thread> drainingThread = new AtomicReference<>();
 
   /**
-   * Runs {@code task} in the context. From a task: adds it, to run after the current one. From
-   * outside: adds it, runs the queue on this thread unless another thread is running it, and
-   * returns once {@code task} has run.
+   * Adds {@code task}, to run after every task added before it, and runs the queue on this
+   * thread unless a thread is running it already; never waits for a task run elsewhere. From a
+   * task, only adds it: it runs after the current one returns.
    */
   @Override
   public void execute(Runnable task) {
-    if (inContext()) {
-      queue.add(task);
-      return;
-    }
-    Awaited awaited = new Awaited(task);
-    queue.add(awaited);
+    queue.add(task);
     drain();
-    awaited.await();
   }
 
   /**
@@ -75,14 +76,17 @@ final class SerialContext implements Executor {
     }
     Object[] result = new Object[1];
     Throwable[] failure = new Throwable[1];
-    execute(() -> {
+    Awaited awaited = new Awaited(() -> {
       try {
         result[0] = task.get();
       } catch (RuntimeException | Error e) {
         failure[0] = e;
       }
     });
-    // The task has run (execute returned): its writes happened before.
+    queue.add(awaited);
+    drain();
+    awaited.await();
+    // The task has run (await returned): its writes happened before.
     if (failure[0] instanceof RuntimeException re) {
       throw re;
     }
@@ -142,7 +146,7 @@ final class SerialContext implements Executor {
     } while (!queue.isEmpty());
   }
 
-  /** A task added from outside, whose thread waits until it has run. */
+  /** The task of a {@link #call}, whose caller's thread waits until it has run. */
   private static final class Awaited implements Runnable {
     private final Runnable task;
     private final Thread waiter = Thread.currentThread();

@@ -22,8 +22,10 @@ import org.jspecify.annotations.Nullable;
  * certificates it trusts and, for mutual TLS, its own certificate and key. The channels get them
  * as gRPC {@link ChannelCredentials}; gRPC checks the server's chain against the CAs and that the
  * server's certificate names the host the client dialled (hostname verification, always on).
+ * Public only so that the builder can read the files into {@link ClientOptions}; not part of
+ * the API.
  */
-final class TlsSettings {
+public final class TlsSettings {
 
   private final byte[] trustedCas;
   private final byte @Nullable [] certificate;
@@ -43,7 +45,7 @@ final class TlsSettings {
    * @param keyPem its unencrypted PKCS#8 private key (PEM), or null for none
    * @throws RosterException INVALID_ARGUMENT naming the setting, the file and the problem
    */
-  static TlsSettings load(Path trustPem, @Nullable Path certPem, @Nullable Path keyPem) {
+  public static TlsSettings load(Path trustPem, @Nullable Path certPem, @Nullable Path keyPem) {
     byte[] cas = read("tlsTrust", trustPem);
     certificates("tlsTrust", trustPem, cas, "CA certificates");
     if (certPem == null || keyPem == null) {

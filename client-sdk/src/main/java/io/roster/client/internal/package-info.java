@@ -1,6 +1,8 @@
 /**
- * The client's machinery; not part of the API and free to change. Its one public class,
- * {@link io.roster.client.internal.ClientFactory}, is how the builder creates a client.
+ * The client's machinery; not part of the API and free to change. Its public types are how the
+ * builder creates a client: {@link io.roster.client.internal.ClientFactory} takes one
+ * {@link io.roster.client.internal.ClientOptions}, whose TLS files
+ * {@link io.roster.client.internal.TlsSettings#load} reads.
  *
  * <p><b>Parts.</b> {@link io.roster.client.internal.DefaultRosterClient} (the entry point) checks
  * arguments and delegates to its parts: {@link io.roster.client.internal.DesiredState} holds the
@@ -8,8 +10,16 @@
  * {@link io.roster.client.internal.ConnectionManager} is the connect and keepalive loop (one
  * {@code Session/Connect} stream at a time, rotation with
  * {@link io.roster.client.internal.Backoff}, redo after every welcome, a
- * {@link io.roster.client.internal.Keepalive} for the active session), and
- * {@link io.roster.client.internal.Mover} the make-before-break move to another server;
+ * {@link io.roster.client.internal.Keepalive} for the active session): its state machine is a
+ * {@link io.roster.client.internal.ConnectLoop}, with the server order in
+ * {@link io.roster.client.internal.ServerRotation}, sessions opened by
+ * {@link io.roster.client.internal.SessionOpener}, the redo's follow-up in
+ * {@link io.roster.client.internal.Redo}, refused credentials in
+ * {@link io.roster.client.internal.AuthRefusals}, spent sessions in
+ * {@link io.roster.client.internal.SpentSessions} and waiting callers in
+ * {@link io.roster.client.internal.ActiveWaiters}; the loop owns
+ * {@link io.roster.client.internal.Mover}, the make-before-break move to another server, which
+ * asks it only through {@code Mover.Loop};
  * {@link io.roster.client.internal.SubscriptionCache} holds the subscribed services with the
  * hold ({@link io.roster.client.internal.ShrinkHold}), push-empty protection, failover and ack
  * rules; {@link io.roster.client.internal.Queries} answers one-off reads.
@@ -26,8 +36,10 @@
  * owns its fields privately; the others ask it through its methods, from tasks (a
  * {@link io.roster.client.internal.Session}'s lifecycle and welcome, a
  * {@link io.roster.client.internal.Subscription}'s state). Stream events, timers and answers
- * become tasks; a blocking API call runs its step as a task and waits for the result on its own
- * thread, outside the context.
+ * become tasks, added without waiting: a transport, timer or answer thread runs the queue when
+ * nobody does and otherwise returns at once, never parked behind another thread's tasks; only a
+ * blocking API call runs its step as a task and waits for the result on its own thread, outside
+ * the context.
  *
  * <p><b>Wire.</b> Protobuf is confined to {@link io.roster.client.internal.ProtoMapper} and the
  * transport: {@link io.roster.client.internal.Connector} and

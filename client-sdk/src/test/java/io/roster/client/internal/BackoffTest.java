@@ -42,7 +42,7 @@ class BackoffTest {
   }
 
   private static Duration builderDefault(RosterClient.Builder builder, String field) throws Exception {
-    Field f = RosterClient.Builder.class.getDeclaredField(field);
+    Field f = RosterClient.Builder.class.getSuperclass().getDeclaredField(field);
     f.setAccessible(true);
     return (Duration) f.get(builder);
   }

@@ -65,6 +65,7 @@ class ClientRequestTest {
         Fixtures.options("a:1", requestTimeout, false, Runnable::run),
         ServerAddress.parseList("a:1"), connector, clock.scheduler(), false, clock,
         new Random(5));
+    connector.settlingOn(clock, c::connection);
     c.start();
     clock.runDue();
     return c;

@@ -28,7 +28,7 @@ import io.roster.server.testing.TestTime;
 class ConnectionManagerTest {
 
   private final FakeClock clock = new FakeClock();
-  private final FakeConnector connector = new FakeConnector();
+  private final FakeConnector connector = new FakeConnector().settlingOn(clock, () -> this.client.connection());
   private final ExecutorService callers = Executors.newCachedThreadPool();
   private DefaultRosterClient client;
 

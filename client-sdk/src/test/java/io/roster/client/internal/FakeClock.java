@@ -24,6 +24,12 @@ final class FakeClock implements Ticker {
   private long now = 1_000_000_000L;
   private long seq;
   private final Scheduler scheduler = new Scheduler();
+  /**
+   * Waits until a task run by {@link #forward} has taken effect in the client: a timer's task is
+   * added to the client's serial context without waiting when another thread (a caller of the
+   * test) runs the queue.
+   */
+  volatile Runnable settle = () -> { };
 
   @Override
   public synchronized long nanoTime() {
@@ -57,6 +63,7 @@ final class FakeClock implements Ticker {
         now = Math.max(now, next.due);
       }
       next.run();
+      settle.run();
     }
   }
 

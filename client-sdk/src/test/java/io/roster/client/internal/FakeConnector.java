@@ -33,10 +33,28 @@ final class FakeConnector implements Connector {
   volatile Function<QueryInstancesRequest, CompletableFuture<QueryInstancesResponse>> queryAnswer =
       r -> CompletableFuture.failedFuture(Status.UNAVAILABLE.asRuntimeException());
   volatile boolean shutdown;
+  /**
+   * Waits until what the test played as the server has taken effect in the client: the client's
+   * serial context adds a transport event without waiting for it when another thread (a caller
+   * of the test) runs the queue, so the test's transport thread waits here instead.
+   */
+  volatile Runnable settle = () -> { };
+
+  /**
+   * Settles through the client's connection manager after every event this transport, and every
+   * timer {@code clock}, delivers; {@code connection} is asked each time (the test's client may be
+   * created later). Returns this.
+   */
+  FakeConnector settlingOn(FakeClock clock, java.util.function.Supplier<ConnectionManager> connection) {
+    settle = () -> connection.get().settle();
+    clock.settle = settle;
+    return this;
+  }
 
   @Override
   public SessionStream openSession(ServerAddress address, SessionStream.Listener listener) {
     FakeStream s = new FakeStream(address, listener);
+    s.settle = () -> settle.run();
     streams.add(s);
     return s;
   }
@@ -71,6 +89,7 @@ final class FakeConnector implements Connector {
     final BlockingQueue<ClientFrame> sent = new LinkedBlockingQueue<>();
     volatile boolean halfClosed;
     volatile String cancelled;
+    volatile Runnable settle = () -> { };
 
     FakeStream(ServerAddress address, SessionStream.Listener listener) {
       this.address = address;
@@ -126,7 +145,7 @@ final class FakeConnector implements Connector {
     void welcome(long keepaliveTimeMs, List<String> features) {
       ClientFrame hello = next(ClientFrame.FrameCase.HELLO);
       this.hello = hello;
-      listener.onFrame(ServerFrame.newBuilder().setRequestId(hello.getRequestId())
+      deliver(ServerFrame.newBuilder().setRequestId(hello.getRequestId())
           .setWelcome(Welcome.newBuilder().setConnectionId("c-" + address).setNodeId("n1")
               .setKeepaliveTimeMs(keepaliveTimeMs).addAllFeatures(features))
           .build());
@@ -135,7 +154,7 @@ final class FakeConnector implements Connector {
     /** Answers the hello as a server that is warming up for {@code warmUpMs} more. */
     void welcomeWarming(long warmUpMs) {
       ClientFrame hello = next(ClientFrame.FrameCase.HELLO);
-      listener.onFrame(ServerFrame.newBuilder().setRequestId(hello.getRequestId())
+      deliver(ServerFrame.newBuilder().setRequestId(hello.getRequestId())
           .setWelcome(Welcome.newBuilder().setConnectionId("c-" + address).setNodeId("n1")
               .setWarmUpRemainingMs(warmUpMs))
           .build());
@@ -143,7 +162,7 @@ final class FakeConnector implements Connector {
 
     /** The server's warm-up is over. */
     void warmUpDone() {
-      listener.onFrame(ServerFrame.newBuilder()
+      deliver(ServerFrame.newBuilder()
           .setWarmUpDone(io.roster.proto.v1.WarmUpDone.getDefaultInstance()).build());
     }
 
@@ -157,37 +176,49 @@ final class FakeConnector implements Connector {
     }
 
     void result(ClientFrame request, Result result) {
-      listener.onFrame(ServerFrame.newBuilder().setRequestId(request.getRequestId())
+      deliver(ServerFrame.newBuilder().setRequestId(request.getRequestId())
           .setResult(result).build());
     }
 
     void push(String pushId, ServiceInfo info) {
-      listener.onFrame(ServerFrame.newBuilder()
+      deliver(ServerFrame.newBuilder()
           .setPush(Push.newBuilder().setPushId(pushId).setServiceInfo(info)).build());
     }
 
     void push(String pushId, io.roster.proto.v1.ServiceDelta delta) {
-      listener.onFrame(ServerFrame.newBuilder()
+      deliver(ServerFrame.newBuilder()
           .setPush(Push.newBuilder().setPushId(pushId).setDelta(delta)).build());
     }
 
     void pong() {
-      listener.onFrame(ServerFrame.newBuilder()
+      deliver(ServerFrame.newBuilder()
           .setPong(io.roster.proto.v1.Pong.getDefaultInstance()).build());
     }
 
     void reconnect(String suggested) {
-      listener.onFrame(ServerFrame.newBuilder().setReconnect(Reconnect.newBuilder()
+      deliver(ServerFrame.newBuilder().setReconnect(Reconnect.newBuilder()
           .setReason("test").setSuggestedServer(suggested)).build());
     }
 
     void fail() {
-      listener.onClose(Status.UNAVAILABLE.withDescription("connection refused")
+      end(Status.UNAVAILABLE.withDescription("connection refused")
           .asRuntimeException());
     }
 
     void complete() {
-      listener.onClose(null);
+      end(null);
+    }
+
+    /** Hands a frame to the client, as its transport thread would, and waits for its effect. */
+    private void deliver(ServerFrame frame) {
+      listener.onFrame(frame);
+      settle.run();
+    }
+
+    /** Ends the stream, as its transport thread would, and waits for the effect. */
+    private void end(@org.jspecify.annotations.Nullable Throwable error) {
+      listener.onClose(error);
+      settle.run();
     }
   }
 }

@@ -29,7 +29,7 @@ class MakeBeforeBreakTest {
   private static final ServiceKey OTHER = new ServiceKey("public", "DEFAULT_GROUP", "other");
 
   private final FakeClock clock = new FakeClock();
-  private final FakeConnector connector = new FakeConnector();
+  private final FakeConnector connector = new FakeConnector().settlingOn(clock, () -> this.client.connection());
   private final ExecutorService callers = Executors.newCachedThreadPool();
   private DefaultRosterClient client;
 

@@ -35,7 +35,7 @@ class WarmUpHoldTest {
   private static final long WARM_UP_MS = 3000;
 
   private final FakeClock clock = new FakeClock();
-  private final FakeConnector connector = new FakeConnector();
+  private final FakeConnector connector = new FakeConnector().settlingOn(clock, () -> this.client.connection());
   private final ExecutorService callers = Executors.newCachedThreadPool();
   private final List<InstancesChangeEvent> events = new CopyOnWriteArrayList<>();
   private DefaultRosterClient client;

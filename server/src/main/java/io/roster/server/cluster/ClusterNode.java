@@ -1,10 +1,7 @@
 package io.roster.server.cluster;
 
 import io.roster.proto.cluster.v1.Batch;
-import io.roster.proto.cluster.v1.EndStaleOwners;
-import io.roster.proto.cluster.v1.MemberDown;
-import io.roster.proto.cluster.v1.MemberStarted;
-import io.roster.server.config.ServerConfig;
+import io.roster.server.config.ClusterSettings;
 import io.roster.server.model.Owner;
 import io.roster.server.registry.Registry;
 import io.roster.server.registry.Writer;
@@ -16,35 +13,18 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.LongSupplier;
-import java.util.stream.Collectors;
-import org.apache.ratis.RaftConfigKeys;
-import org.apache.ratis.client.RaftClientConfigKeys;
 import org.apache.ratis.conf.Parameters;
 import org.apache.ratis.conf.RaftProperties;
-import org.apache.ratis.grpc.GrpcConfigKeys;
-import org.apache.ratis.proto.RaftProtos.CommitInfoProto;
-import org.apache.ratis.proto.RaftProtos.RoleInfoProto;
-import org.apache.ratis.proto.RaftProtos.ServerRpcProto;
 import org.apache.ratis.protocol.RaftGroup;
-import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.statemachine.SnapshotInfo;
 import org.apache.ratis.protocol.RaftPeer;
-import org.apache.ratis.server.DivisionInfo;
 import org.apache.ratis.server.RaftServer;
-import org.apache.ratis.server.RaftServerConfigKeys;
 import org.apache.ratis.server.storage.RaftStorage;
-import org.apache.ratis.util.SizeInBytes;
-import org.apache.ratis.util.TimeDuration;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -57,9 +37,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Every {@link #WATCH_EVERY}, on a thread of its own, it reads the facts of the moment (its
  * Raft role and whom it heard from, the members and stale owners the log knows, the server's
- * session count) and hands them to the {@link Membership} policy, which decides what to record
- * in the log and what to tell the server; this class carries that out ({@link
- * Membership.Effects}). The watch starts at {@link #announce}: until then the server that holds
+ * session count) and hands them to the {@link Membership} policy, which returns what to record
+ * in the log and what to tell the server ({@link Membership.Effects}); {@link MemberWatch} carries
+ * that out, {@link MemberChanges} changes the members, {@link RaftSettings} holds the Ratis
+ * properties. The watch starts at {@link #announce}: until then the server that holds
  * this member is still being built, and its {@link Local} is never called before.
  *
  * <p>A member reports itself caught up once it has applied its own {@code member_started}
@@ -116,7 +97,6 @@ public final class ClusterNode implements Members, AutoCloseable {
     int shed(int count, String to);
   }
 
-  private final ServerConfig config;
   private final Peer self;
   private final String memberId;
   private final String incarnation;
@@ -131,20 +111,16 @@ public final class ClusterNode implements Members, AutoCloseable {
   private final PeerHandshakes handshakes;
   /** Asks other members what they know of the group (first start, and a change of members). */
   private final GroupProbe probe;
-  private final Local local;
   private final Membership membership;
+  private final MemberWatch watch;
+  private final MemberChanges changes;
   private final CompletableFuture<Void> caughtUp = new CompletableFuture<>();
-  private volatile String clientAddress = "";
   /** This member's {@code member_started} is being proposed. */
-  private volatile boolean announcing;
   /** The watch runs: {@link #announce} started it. */
-  private final AtomicBoolean watching = new AtomicBoolean();
   private volatile boolean closed;
 
-  private ClusterNode(ServerConfig config, Registry registry, EntryClock clock, Local local, LongSupplier wallMicros,
-      String incarnation) throws IOException {
-    this.config = config;
-    this.local = local;
+  private ClusterNode(ClusterSettings config, String host, Path dataDir, Registry registry, EntryClock clock,
+      Local local, LongSupplier wallMicros, String incarnation) throws IOException {
     this.incarnation = incarnation;
     this.self = Peer.self(config);
     this.timer = new SystemScheduler("roster-cluster", 1);
@@ -163,15 +139,18 @@ public final class ClusterNode implements Members, AutoCloseable {
     }
     this.memberId = self.id();
     this.group = RaftGroup.valueOf(GROUP_ID, peers);
-    this.membership = new Membership(memberId, config.memberDownAfter(), config.memberGrace(), timer, new Effects());
-    this.props = properties(config, memberId, Peer.bindHost(config, self));
+    this.membership = new Membership(memberId, config.memberDownAfter(), config.memberGrace(), timer);
+    this.props = RaftSettings.properties(config, dataDir, memberId, Peer.bindHost(config, host, self));
     this.probe = new GroupProbe(props, parameters);
-    RaftGroup start = startGroup(config);
+    RaftGroup start = probe.startGroup(group, self, config.members(), dataDir);
     this.client = new LogClient(memberId, props, parameters, this::currentGroup, timer);
     this.proposer = new Proposer(memberId, incarnation, client::send, timer, config.groupCommitWindow(), 100_000,
         wallMicros, membership::unwritable, membership::holdsEnds);
     this.stateMachine = new RegistryStateMachine(registry, clock, this::onApplied);
     stateMachine.onShutDownByGroup(this::shutDownByGroup);
+    this.watch = new MemberWatch(this, incarnation, membership, stateMachine, proposer, local, handshakes);
+    this.changes = new MemberChanges(this, memberId, client, probe, membership, proposer, stateMachine,
+        config.memberDownAfter());
     this.server = RaftServer.newBuilder()
         .setServerId(Peer.peerId(memberId))
         .setGroup(start)
@@ -183,75 +162,32 @@ public final class ClusterNode implements Members, AutoCloseable {
   }
 
   /**
-   * The group this member's Raft server starts in. On a storage that holds a configuration (any
-   * start but the first) Ratis reads it from there, whatever this says. On the first start it
-   * asks the other members of {@code --members} ({@link GroupProbe#firstStart}): the group's
-   * configuration when it lists this member already (a member replaced on an empty data
-   * directory); no configuration at all when the group exists without it, so that it runs no
-   * election (the others would tell it to shut down) and waits to be added; {@code --members}
-   * when nobody answers, a new cluster.
-   */
-  private RaftGroup startGroup(ServerConfig config) {
-    Path storage = io.roster.server.store.DataDir.raft(java.util.Objects.requireNonNull(config.dataDir(),
-        "a member's data directory"), memberId).resolve(GROUP_ID.getUuid().toString()).resolve("current");
-    if (holdsConfiguration(storage)) {
-      return group;
-    }
-    List<Peer> others = Peer.all(config.members()).stream().filter(p -> !p.id().equals(memberId)).toList();
-    List<RaftPeer> found = others.isEmpty() ? null : probe.firstStart(memberId, others);
-    if (found == null) {
-      log.info("Cluster member {} starts on an empty data directory and no other member answers: it forms the group "
-          + "of --members {}", memberId, config.members());
-      return group;
-    }
-    if (found.isEmpty()) {
-      log.info("Cluster member {} starts on an empty data directory, and the group exists without it: it waits, not "
-          + "serving, until a member adds it (POST /roster/v1/admin/members?add={} on any member; docs/cluster.md)",
-          memberId, self.id().equals(self.address()) ? self.address() : self.id() + "=" + self.address());
-      return RaftGroup.valueOf(GROUP_ID);
-    }
-    log.info("Cluster member {} starts on an empty data directory; the group lists it already: it catches up from the "
-        + "leader", memberId);
-    return RaftGroup.valueOf(GROUP_ID, found);
-  }
-
-  /** Whether the Raft storage at {@code current} holds a log or a configuration (not a first start). */
-  private static boolean holdsConfiguration(Path current) {
-    if (!java.nio.file.Files.isDirectory(current)) {
-      return false;
-    }
-    try (var files = java.nio.file.Files.list(current)) {
-      return files.map(f -> f.getFileName().toString())
-          .anyMatch(name -> name.startsWith("log_") || name.equals("raft-meta.conf"));
-    } catch (IOException e) {
-      throw new UncheckedIOException("cannot read the Raft storage " + current, e);
-    }
-  }
-
-  /**
    * Starts this member's Raft server on {@code --peer-port}; returns at once. {@link #announce}
    * then starts its watch and proposes its {@code member_started} entry (retried until the group
    * takes it), and {@link Local#caughtUp} follows.
    *
+   * @param config the cluster's settings
+   * @param host {@code --host}: the peer port listens there unless {@code --peer-host} says otherwise
+   * @param dataDir {@code --data-dir}: the Raft log and snapshots go under its raft/
    * @param registry the registry to apply the log to; its clock must be {@code clock}
    * @param wallMicros the wall clock that batches carry (revisions come from it)
    */
-  public static ClusterNode start(ServerConfig config, Registry registry, EntryClock clock, Local local,
-      LongSupplier wallMicros, String incarnation) {
+  public static ClusterNode start(ClusterSettings config, String host, Path dataDir, Registry registry,
+      EntryClock clock, Local local, LongSupplier wallMicros, String incarnation) {
     try {
-      ClusterNode node = new ClusterNode(config, registry, clock, local, wallMicros, incarnation);
+      ClusterNode node = new ClusterNode(config, host, dataDir, registry, clock, local, wallMicros, incarnation);
       node.server.start();
       log.info("Cluster member {} (incarnation {}) started on peer address {}:{} ({}); members {}", node.memberId,
-          incarnation, Peer.bindHost(config, node.self), config.peerPort(),
+          incarnation, Peer.bindHost(config, host, node.self), config.peerPort(),
           config.peerTls() ? "mutual TLS, peers signed by " + config.peerTlsCa() : "plaintext", config.members());
       if (!config.peerTls()) {
         log.warn("--peer-tls off: the peer port {}:{} takes any process that reaches it as a member (it can write "
             + "to the log, read it and change the group); give --peer-tls-cert, --peer-tls-key and --peer-tls-ca "
-            + "instead (docs/cluster.md)", Peer.bindHost(config, node.self), config.peerPort());
+            + "instead (docs/cluster.md)", Peer.bindHost(config, host, node.self), config.peerPort());
       }
       return node;
     } catch (IOException e) {
-      throw new UncheckedIOException("cannot start the cluster member on peer address " + Peer.bindHost(config,
+      throw new UncheckedIOException("cannot start the cluster member on peer address " + Peer.bindHost(config, host,
           Peer.self(config)) + ":" + config.peerPort() + " (--peer-host picks the address)", e);
     }
   }
@@ -267,40 +203,9 @@ public final class ClusterNode implements Members, AutoCloseable {
    * from now on the member calls its {@link Local}.
    */
   public void announce(String clientAddress) {
-    this.clientAddress = clientAddress;
-    if (!watching.getAndSet(true)) {
-      membership.started();
-      timer.schedule(this::watchAndAgain, WATCH_EVERY);
-    }
-    proposeStarted();
+    watch.announce(clientAddress);
   }
 
-  private void proposeStarted() {
-    if (closed) {
-      return;
-    }
-    if (!inGroup()) {
-      // Not in the group's configuration yet: whatever it proposed would go to a group that has
-      // not taken it, and the others would count it a live member before it can serve.
-      timer.schedule(this::proposeStarted, WATCH_EVERY);
-      return;
-    }
-    var started = io.roster.proto.cluster.v1.Command.newBuilder().setMemberStarted(MemberStarted.newBuilder()
-        .setMember(memberId).setIncarnation(incarnation).setClientAddress(clientAddress)).build();
-    announcing = true;
-    proposer.<Object>propose(started, true).whenComplete((r, failed) -> {
-      announcing = false;
-      if (failed != null) {
-        log.debug("member_started not taken yet ({}); retrying", failed.toString());
-        timer.schedule(this::proposeStarted, Duration.ofMillis(500));
-      } else if (caughtUp.complete(null)) {
-        log.info("Cluster member {} caught up with the log (applied index {})", memberId,
-            appliedIndex());
-        local.caughtUp();
-        timer.execute(this::watch); // says at once whether it can take writes
-      }
-    });
-  }
 
   /** Changes go through the log: group commit, then applied on every member. */
   public Writer writer() {
@@ -333,55 +238,15 @@ public final class ClusterNode implements Members, AutoCloseable {
   }
 
   private void onApplied(Batch batch, List<Object> results, long index) {
-    proposer.onApplied(batch, results);
-    for (int i = 0; i < batch.getCommandsCount(); i++) {
-      var c = batch.getCommands(i);
-      if (c.hasEndStaleOwners() && results.get(i) instanceof List<?> ended && !ended.isEmpty()) {
-        String mine = ownerNode();
-        List<Owner> ours = ended.stream().map(Owner.class::cast).filter(o -> o.nodeId().equals(mine)).toList();
-        log.info("The log ended {} owners of member {}{}", ended.size(), c.getEndStaleOwners().getMember(),
-            ours.isEmpty() ? "" : " (" + ours.size() + " of them sessions here: they are asked to move and redo)");
-        if (!ours.isEmpty()) {
-          local.ownersEnded(ours, this::suggest);
-        }
-      }
-    }
+    watch.onApplied(batch, results);
   }
 
-  // --- The watch ---
-
-  private void watchAndAgain() {
-    handshakes.cleanUp();
-    membership.tick();
-    watch();
-    if (!closed) {
-      timer.schedule(this::watchAndAgain, WATCH_EVERY);
-    }
-  }
-
-  private void watch() {
-    if (closed) {
-      return;
-    }
-    try {
-      membership.watch(facts());
-    } catch (RuntimeException e) {
-      log.warn("Cluster watch failed; trying again in {} ms", WATCH_EVERY.toMillis(), e);
-    }
-  }
-
-  /** The facts of this moment, for the policy. */
-  private Membership.Facts facts() {
-    DivisionInfo info = division().getInfo();
-    return new Membership.Facts(caughtUp.isDone(), inGroup(), role(info), currentPeers().size(), stateMachine.members(),
-        stateMachine.stale(), local.sessionCount(), announcing);
-  }
 
   /**
    * Whether this member's Raft server runs and the group's configuration, as it has it, lists
    * this member (a joint configuration: its new half).
    */
-  private boolean inGroup() {
+  boolean inGroup() {
     RaftServer.Division d = division();
     if (!d.getInfo().isAlive()) {
       return false;
@@ -400,76 +265,7 @@ public final class ClusterNode implements Members, AutoCloseable {
         + "list it (a member that was removed, or one whose data directory holds another configuration). It serves "
         + "nothing from now on: stop it; to add it again, empty its --data-dir, start it and add it through a member "
         + "(docs/cluster.md, Changing the members)", memberId);
-    timer.execute(this::watch);
-  }
-
-  /** This member's Raft role as the policy sees it: who it heard from, how long ago. */
-  private static Membership.Role role(DivisionInfo info) {
-    RoleInfoProto role = info.getRoleInfoProto();
-    if (info.isLeader()) {
-      Map<String, Long> followers = new LinkedHashMap<>();
-      for (ServerRpcProto f : role.getLeaderInfo().getFollowerInfoList()) {
-        followers.put(Peer.member(f.getId().getId().toStringUtf8()), f.getLastRpcElapsedTimeMs());
-      }
-      return Membership.Role.leader(role.getRoleElapsedTimeMs(), followers);
-    }
-    // A follower that knows no leader reports an empty leader with no elapsed time: not contact.
-    if (role.hasFollowerInfo() && role.getFollowerInfo().getLeaderInfo().hasId()) {
-      return Membership.Role.follower(role.getFollowerInfo().getLeaderInfo().getLastRpcElapsedTimeMs());
-    }
-    return Membership.Role.noLeader();
-  }
-
-  /** What the policy decided, carried out: log entries proposed, the server told. */
-  private final class Effects implements Membership.Effects {
-    @Override
-    public void recordDown(String member) {
-      proposeQuietly(io.roster.proto.cluster.v1.Command.newBuilder()
-          .setMemberDown(MemberDown.newBuilder().setMember(member)).build());
-    }
-
-    @Override
-    public void endStaleOwners(String member, String keepIncarnation) {
-      proposeQuietly(io.roster.proto.cluster.v1.Command.newBuilder()
-          .setEndStaleOwners(EndStaleOwners.newBuilder().setMember(member).setKeepIncarnation(keepIncarnation)).build());
-    }
-
-    @Override
-    public void reportLoad(int sessions) {
-      proposeQuietly(io.roster.proto.cluster.v1.Command.newBuilder().setMemberLoad(
-          io.roster.proto.cluster.v1.MemberLoad.newBuilder().setMember(memberId).setSessions(sessions)).build());
-    }
-
-    @Override
-    public void recordReturn() {
-      proposeStarted();
-    }
-
-    @Override
-    public void writable(@Nullable String reason) {
-      local.writable(reason, ClusterNode.this::suggest);
-    }
-
-    @Override
-    public void serving(@Nullable String reason) {
-      local.serving(reason);
-    }
-
-    @Override
-    public int shed(int count, String to) {
-      return local.shed(count, to);
-    }
-  }
-
-  private void proposeQuietly(io.roster.proto.cluster.v1.Command command) {
-    try {
-      proposer.propose(command, false).exceptionally(e -> {
-        log.debug("Could not propose {}: {}", command.getChangeCase(), e.toString());
-        return null;
-      });
-    } catch (RuntimeException e) {
-      log.debug("Could not propose {}: {}", command.getChangeCase(), e.toString());
-    }
+    timer.execute(watch::watch);
   }
 
   /**
@@ -484,41 +280,19 @@ public final class ClusterNode implements Members, AutoCloseable {
 
   /** A live member other than this one for a client to move to (round robin), or "". */
   public String suggest() {
-    return membership.suggest(stateMachine.members());
+    return membership.suggest(members(stateMachine));
   }
+
+  /** The members the log knows, as the policy sees them. */
+  static List<Membership.Member> members(RegistryStateMachine stateMachine) {
+    return stateMachine.members().stream().map(m -> new Membership.Member(m.id(), m.incarnation(), m.clientAddress(),
+        m.down(), m.sessions())).toList();
+  }
+
 
   @Override
   public List<MemberView> members() {
-    DivisionInfo info = division().getInfo();
-    RoleInfoProto role = info.getRoleInfoProto();
-    Map<String, Long> contact = new HashMap<>();
-    if (info.isLeader()) {
-      role.getLeaderInfo().getFollowerInfoList().forEach(f -> contact.put(Peer.member(f.getId().getId().toStringUtf8()),
-          f.getLastRpcElapsedTimeMs()));
-    } else if (role.hasFollowerInfo() && role.getFollowerInfo().hasLeaderInfo()) {
-      var l = role.getFollowerInfo().getLeaderInfo();
-      contact.put(Peer.member(l.getId().getId().toStringUtf8()), l.getLastRpcElapsedTimeMs());
-    }
-    Map<String, Long> commits = new HashMap<>();
-    for (CommitInfoProto c : division().getCommitInfos()) {
-      commits.put(Peer.member(c.getServer().getId().toStringUtf8()), c.getCommitIndex());
-    }
-    long top = commits.values().stream().mapToLong(Long::longValue).max().orElse(0);
-    String leader = info.getLeaderId() == null ? "" : Peer.member(info.getLeaderId().toString());
-    Map<String, RegistryStateMachine.Member> known = stateMachine.members().stream()
-        .collect(Collectors.toMap(RegistryStateMachine.Member::id, m -> m));
-    List<MemberView> views = new ArrayList<>();
-    for (RaftPeer p : currentPeers()) {
-      String id = Peer.member(p.getId().toString());
-      RegistryStateMachine.Member m = known.get(id);
-      boolean self = id.equals(memberId);
-      views.add(new MemberView(id, self, id.equals(leader) ? "leader" : self ? info.getCurrentRole().name()
-          .toLowerCase(java.util.Locale.ROOT) : "follower",
-          m == null ? "" : m.clientAddress(), m == null ? "" : m.incarnation(), m != null && m.down(),
-          self ? 0 : contact.getOrDefault(id, -1L),
-          commits.containsKey(id) ? Math.max(0, top - commits.get(id)) : -1, m == null ? 0 : m.sessions()));
-    }
-    return views;
+    return changes.members();
   }
 
   /** The index of the last entry applied here. */
@@ -567,7 +341,7 @@ public final class ClusterNode implements Members, AutoCloseable {
    * a configuration change ({@link #changeMembers}) is applied, and what the stored configuration
    * says after a restart.
    */
-  private java.util.Collection<RaftPeer> currentPeers() {
+  java.util.Collection<RaftPeer> currentPeers() {
     RaftServer s = server;
     if (s == null) {
       return group.getPeers(); // the log client is built before the server
@@ -581,134 +355,16 @@ public final class ClusterNode implements Members, AutoCloseable {
     return peers.isEmpty() ? group : RaftGroup.valueOf(GROUP_ID, peers);
   }
 
+
   /**
-   * Changes the group's members at runtime (Ratis's configuration change, through the leader):
-   * adds the {@code --members} entries of {@code add} ({@code id=host:peerPort} or {@code
-   * host:peerPort}), removes the member ids of {@code remove}. Before it asks the group, it asks
-   * each member it adds ({@link GroupProbe}): it must answer on its peer port as the entry's id,
-   * in no configuration that lists it (started on an empty data directory, waiting to be added).
-   * A member added catches up from the leader's snapshot and log before the new configuration
-   * takes effect; a member removed leaves the log's member list (recorded down, its owners ended
-   * after {@code --member-grace}). Returns the member ids of the new configuration, within about
-   * {@code timeout} (plus {@link GroupProbe#TIMEOUT} per member added).
-   *
-   * <p>A refusal, and a change the group answered as failed (a member added that made no progress
-   * for {@link #STAGING_TIMEOUT}, another change in progress), change nothing.
-   *
-   * @throws IllegalArgumentException naming the entry when one is malformed, already a member, or
-   *     not one, or when no member would be left
-   * @throws IllegalStateException naming the entry when a member added does not answer, answers as
-   *     another member, or holds a configuration of its own; or when this member is not in the group
-   * @throws IOException when the group refused the change, or it did not complete in time
+   * Changes the group's members at runtime: see {@link MemberChanges#changeMembers}.
    */
   @Override
   public List<String> changeMembers(List<String> add, List<String> remove, Duration timeout) throws IOException {
-    if (!inGroup()) {
-      throw new IllegalStateException("this member (" + memberId + ") is not in the group's configuration: ask a "
-          + "member that is");
-    }
-    Map<String, RaftPeer> next = new java.util.LinkedHashMap<>();
-    for (RaftPeer p : currentPeers()) {
-      next.put(Peer.member(p.getId().toString()), p);
-    }
-    for (String id : remove) {
-      if (next.remove(id) == null) {
-        throw new IllegalArgumentException("remove: \"" + id + "\" (expected: a member id of " + next.keySet() + ")");
-      }
-    }
-    List<Peer> added = new ArrayList<>();
-    for (String entry : add) {
-      Peer peer;
-      try {
-        peer = Peer.parse(entry);
-      } catch (RuntimeException e) {
-        throw new IllegalArgumentException("add: \"" + entry + "\" (expected: host:peerPort or id=host:peerPort)");
-      }
-      if (next.containsKey(peer.id())) {
-        throw new IllegalArgumentException("add: \"" + entry + "\" (expected: a member not in " + next.keySet() + ")");
-      }
-      next.put(peer.id(), RaftPeer.newBuilder().setId(Peer.peerId(peer.id())).setAddress(peer.address()).build());
-      added.add(peer);
-    }
-    if (next.isEmpty()) {
-      throw new IllegalArgumentException("remove: " + remove + " (expected: at least one member left)");
-    }
-    for (Peer peer : added) {
-      checkJoining(peer);
-    }
-    List<String> target = List.copyOf(next.keySet());
-    log.info("Cluster member {}: changing the members to {}", memberId, target);
-    RaftClientReply reply;
-    try {
-      reply = client.setConfiguration(List.copyOf(next.values()), timeout);
-    } catch (IOException e) {
-      if (currentMemberIds().equals(new java.util.HashSet<>(target))) {
-        return target; // committed, though the answer was lost
-      }
-      throw new IOException(refusal(e, timeout), e);
-    }
-    if (!reply.isSuccess()) {
-      if (currentMemberIds().equals(new java.util.HashSet<>(target))) {
-        return target;
-      }
-      throw new IOException(refusal(reply.getException(), timeout), reply.getException());
-    }
-    return target;
+    return changes.changeMembers(add, remove, timeout);
   }
 
-  /**
-   * Checks a member about to be added: it answers on its peer port, as the id its entry gives,
-   * and holds no configuration that lists it (so it is a member started to join, not one of
-   * another group, nor a removed member started again on its old data).
-   */
-  private void checkJoining(Peer peer) {
-    String entry = peer.id().equals(peer.address()) ? peer.address() : peer.id() + "=" + peer.address();
-    GroupProbe.Answer a;
-    try {
-      a = probe.ask(peer, GroupProbe.TIMEOUT);
-    } catch (IOException e) {
-      throw new IllegalStateException("add: \"" + entry + "\": no member answers on " + peer.address() + " ("
-          + GroupProbe.shortCause(e) + "); start it first, with an empty --data-dir and --members listing every member and "
-          + "itself (docs/cluster.md), and ask again; nothing changed");
-    }
-    if (!a.id().equals(peer.id())) {
-      throw new IllegalStateException("add: \"" + entry + "\": the member on " + peer.address() + " is \"" + a.id()
-          + "\" (its own --members entry): add it as " + (a.id().equals(peer.address()) ? peer.address()
-          : a.id() + "=" + peer.address()) + "; nothing changed");
-    }
-    if (a.lists(a.id())) {
-      throw new IllegalStateException("add: \"" + entry + "\": the member on " + peer.address() + " holds a group "
-          + "configuration of its own that lists it (" + a.members() + "): it was removed and started again on its old "
-          + "data, or formed a group alone; stop it, empty its --data-dir, start it again and ask again; nothing changed");
-    }
-  }
-
-  /** The member ids of the configuration as it stands on this member. */
-  private java.util.Set<String> currentMemberIds() {
-    java.util.Set<String> ids = new java.util.HashSet<>();
-    currentPeers().forEach(p -> ids.add(Peer.member(p.getId().toString())));
-    return ids;
-  }
-
-  /** What the admin is told when the group did not take a change. */
-  private static String refusal(@Nullable Throwable why, Duration timeout) {
-    Throwable cause = why;
-    while (cause != null && !(cause instanceof org.apache.ratis.protocol.exceptions.RaftException)
-        && cause.getCause() != null && cause.getCause() != cause) {
-      cause = cause.getCause();
-    }
-    if (cause instanceof org.apache.ratis.protocol.exceptions.ReconfigurationTimeoutException) {
-      return "a member added made no progress catching up from the leader for " + STAGING_TIMEOUT.toSeconds()
-          + " s (it stopped, or is not reachable from the leader); nothing changed";
-    }
-    if (cause instanceof org.apache.ratis.protocol.exceptions.ReconfigurationInProgressException) {
-      return "another change of members is in progress; nothing changed, ask again once it is done";
-    }
-    return "the change did not complete within " + timeout.toSeconds() + " s (" + (cause == null ? "no answer"
-        : GroupProbe.shortCause(cause)) + "); if it was still in progress it may yet complete";
-  }
-
-  private RaftServer.Division division() {
+  RaftServer.Division division() {
     try {
       return server.getDivision(GROUP_ID);
     } catch (IOException e) {
@@ -716,44 +372,15 @@ public final class ClusterNode implements Members, AutoCloseable {
     }
   }
 
-  /**
-   * Before this member stops: when it leads, hands the lead to the most up-to-date member that
-   * answers, so that writes go on without waiting for an election (bounded by {@code timeout}).
-   */
+
+  /** Before this member stops: hands its lead over (see {@link MemberChanges#handOverLead}). */
   public void handOverLead(Duration timeout) {
-    if (closed || !division().getInfo().isLeader()) {
-      return;
-    }
-    String next = Membership.heir(role(division().getInfo()), config.memberDownAfter().toMillis());
-    if (next == null) {
-      return;
-    }
-    try {
-      var reply = client.transferLeadership(next, timeout);
-      log.info("Handed the lead to {} before stopping: {}", next, reply.isSuccess() ? "done" : reply.getException());
-    } catch (IOException | RuntimeException e) {
-      log.warn("Could not hand the lead to {} before stopping: {}", next, e.toString());
-    }
+    changes.handOverLead(timeout);
   }
 
-  /**
-   * This member is stopping: it records itself down in the log (bounded by {@code timeout}), so
-   * that other members stop suggesting it to clients and balancing clients to it, and it does
-   * not record its return. Its owners that have not moved by the grace are ended as a down
-   * member's are.
-   */
+  /** This member is stopping: it records itself down in the log (see {@link MemberChanges#leave}). */
   public void leave(Duration timeout) {
-    membership.leave();
-    if (!caughtUp.isDone()) {
-      return; // this incarnation was never announced: the log would drop its entries
-    }
-    try {
-      proposer.propose(io.roster.proto.cluster.v1.Command.newBuilder()
-          .setMemberDown(MemberDown.newBuilder().setMember(memberId)).build(), true)
-          .get(timeout.toMillis(), TimeUnit.MILLISECONDS);
-    } catch (Exception e) {
-      log.debug("Could not record leaving: {}", e.toString());
-    }
+    changes.leave(timeout);
   }
 
   /**
@@ -774,6 +401,16 @@ public final class ClusterNode implements Members, AutoCloseable {
     while ((proposer.queued() > 0 || proposer.inFlightBatches() > 0) && !deadline.passed()) {
       Thread.sleep(5);
     }
+  }
+
+  /** Whether {@link #close} has begun. */
+  boolean closed() {
+    return closed;
+  }
+
+  /** The member's timer thread: the watch, retries. */
+  SystemScheduler timer() {
+    return timer;
   }
 
   @Override
@@ -803,53 +440,4 @@ public final class ClusterNode implements Members, AutoCloseable {
     }
   }
 
-  // --- Configuration ---
-
-  /**
-   * Ratis settings, chosen for a registry's small, ephemeral entries (docs/cluster.md): the log
-   * is kept on disk under {@code --data-dir}/raft/, flushed without waiting (the owners of
-   * ephemeral entries redo them after a full-cluster restart), with a small segment cache;
-   * election timeouts of 0.7-1.4 s with pre-vote (decision 87).
-   */
-  private static RaftProperties properties(ServerConfig config, String memberId, String peerHost) {
-    RaftProperties p = new RaftProperties();
-    RaftConfigKeys.Rpc.setType(p, new CommitCappedRpc());
-    GrpcConfigKeys.Server.setHost(p, peerHost);
-    GrpcConfigKeys.Server.setPort(p, config.peerPort());
-    Path dir = io.roster.server.store.DataDir.raft(java.util.Objects.requireNonNull(config.dataDir(),
-        "a member's data directory"), memberId);
-    RaftServerConfigKeys.setStorageDir(p, List.of(dir.toFile()));
-    // Every entry is on the disk before it counts towards a commit (docs/persistence.md): settings,
-    // holds and persistent instances have no owner to register them again. The flush runs on a
-    // thread of its own, so that appends go on meanwhile and one flush covers what gathered.
-    RaftServerConfigKeys.Log.setUnsafeFlushEnabled(p, false);
-    RaftServerConfigKeys.Log.setAsyncFlushEnabled(p, true);
-    RaftServerConfigKeys.Log.setSegmentSizeMax(p, SizeInBytes.valueOf("16MB"));
-    RaftServerConfigKeys.Log.setSegmentCacheNumMax(p, 2);
-    // An entry is at most ~1 MiB of commands (Proposer.MAX_BATCH_BYTES), or one command as large
-    // as a client's frame; the write buffer is a direct buffer allocated once, so it stays small.
-    RaftServerConfigKeys.Log.Appender.setBufferByteLimit(p, SizeInBytes.valueOf("4MB"));
-    RaftServerConfigKeys.Log.setWriteBufferSize(p, SizeInBytes.valueOf("4100KB"));
-    GrpcConfigKeys.setMessageSizeMax(p, SizeInBytes.valueOf("32MB"));
-    RaftServerConfigKeys.RetryCache.setExpiryTime(p, TimeDuration.valueOf(30, TimeUnit.SECONDS));
-    RaftServerConfigKeys.setStagingTimeout(p, TimeDuration.valueOf(STAGING_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS));
-    // A snapshot every --snapshot-every entries, and the log before it goes: the disk and a
-    // restarting member's replay stay bounded by the registry's size, not its history.
-    RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(p, true);
-    RaftServerConfigKeys.Snapshot.setAutoTriggerThreshold(p, config.snapshotEvery());
-    RaftServerConfigKeys.Snapshot.setRetentionFileNum(p, 2);
-    RaftServerConfigKeys.Log.setPurgeUptoSnapshotIndex(p, true);
-    RaftServerConfigKeys.Log.setPurgeGap(p, (int) Math.min(config.snapshotEvery(), 1024));
-    RaftClientConfigKeys.Rpc.setRequestTimeout(p, TimeDuration.valueOf(3, TimeUnit.SECONDS));
-    // Elections for a machine that pauses (decision 87): a follower waits 0.7-1.4 s without hearing
-    // from its leader before it stands (the leader's heartbeats go every half of the minimum), and
-    // asks for pre-votes first, so that a member that was itself paused does not depose a leader
-    // the others still hear.
-    RaftServerConfigKeys.Rpc.setTimeoutMin(p, TimeDuration.valueOf(ServerConfig.ELECTION_TIMEOUT_MIN.toMillis(),
-        TimeUnit.MILLISECONDS));
-    RaftServerConfigKeys.Rpc.setTimeoutMax(p, TimeDuration.valueOf(ServerConfig.ELECTION_TIMEOUT_MAX.toMillis(),
-        TimeUnit.MILLISECONDS));
-    RaftServerConfigKeys.LeaderElection.setPreVote(p, true);
-    return p;
-  }
 }

@@ -1,6 +1,8 @@
 package io.roster.server.cluster;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -214,5 +216,51 @@ final class GroupProbe {
       }
     }
     return false;
+  }
+
+  /**
+   * The group the Raft server of member {@code self} starts in. On a storage that holds a configuration (any
+   * start but the first) Ratis reads it from there, whatever this says. On the first start it
+   * asks the other members of {@code --members} ({@link #firstStart}): the group's
+   * configuration when it lists this member already (a member replaced on an empty data
+   * directory); no configuration at all when the group exists without it, so that it runs no
+   * election (the others would tell it to shut down) and waits to be added; {@code --members}
+   * when nobody answers, a new cluster.
+   */
+  RaftGroup startGroup(RaftGroup group, Peer self, List<String> members, Path dataDir) {
+    String memberId = self.id();
+    Path storage = io.roster.server.store.DataDir.raft(dataDir, memberId).resolve(ClusterNode.GROUP_ID.getUuid().toString()).resolve("current");
+    if (holdsConfiguration(storage)) {
+      return group;
+    }
+    List<Peer> others = Peer.all(members).stream().filter(p -> !p.id().equals(memberId)).toList();
+    List<RaftPeer> found = others.isEmpty() ? null : firstStart(memberId, others);
+    if (found == null) {
+      log.info("Cluster member {} starts on an empty data directory and no other member answers: it forms the group "
+          + "of --members {}", memberId, members);
+      return group;
+    }
+    if (found.isEmpty()) {
+      log.info("Cluster member {} starts on an empty data directory, and the group exists without it: it waits, not "
+          + "serving, until a member adds it (POST /roster/v1/admin/members?add={} on any member; docs/cluster.md)",
+          memberId, self.id().equals(self.address()) ? self.address() : self.id() + "=" + self.address());
+      return RaftGroup.valueOf(ClusterNode.GROUP_ID);
+    }
+    log.info("Cluster member {} starts on an empty data directory; the group lists it already: it catches up from the "
+        + "leader", memberId);
+    return RaftGroup.valueOf(ClusterNode.GROUP_ID, found);
+  }
+
+  /** Whether the Raft storage at {@code current} holds a log or a configuration (not a first start). */
+  private static boolean holdsConfiguration(Path current) {
+    if (!java.nio.file.Files.isDirectory(current)) {
+      return false;
+    }
+    try (var files = java.nio.file.Files.list(current)) {
+      return files.map(f -> f.getFileName().toString())
+          .anyMatch(name -> name.startsWith("log_") || name.equals("raft-meta.conf"));
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot read the Raft storage " + current, e);
+    }
   }
 }

@@ -2,10 +2,10 @@ package io.roster.server.cluster;
 
 import io.roster.server.time.Scheduler;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -17,8 +17,10 @@ import org.slf4j.LoggerFactory;
  * The membership policy of one member: given the facts of a moment (its Raft role and whom it
  * heard from, the members and stale owners the log knows, its own session count), it decides
  * what to record in the log and what to tell its sessions. It knows nothing of Ratis: the
- * adapter ({@link ClusterNode}) reads the facts and carries out the {@link Effects}, and tests
- * drive it on a fake scheduler (docs/cluster.md; the rules are decisions 27–34 and 48–55).
+ * adapter ({@link ClusterNode}) reads the facts, and {@link #watch} returns what to do as a value,
+ * the {@link Effects} of that moment, which the adapter carries out (decision 93); tests drive it
+ * on a fake scheduler and read the effects (docs/cluster.md; the rules are decisions 27–34 and
+ * 48–55).
  *
  * <p>One thread calls {@link #tick} and {@link #watch} (the adapter's watch thread);
  * {@link #unwritable}, {@link #holdsEnds}, {@link #suggest} and {@link #leave} may be called
@@ -31,8 +33,15 @@ final class Membership {
   static final Duration STALL = Duration.ofSeconds(1);
   /** How often a member reports its load and considers shedding sessions. */
   static final Duration BALANCE_EVERY = Duration.ofSeconds(2);
-  /** How long the ends of this member's sessions are held after a stall or a cut-off (decisions 34 and 49). */
-  static final Duration HOLD_ENDS_AFTER_STALL = Proposer.HOLD_ENDS_AFTER_STALL;
+  /**
+   * How long an owner's end waits when this member has just been stalled (frozen or starved), or
+   * is just back from being cut off ({@link #holdsEnds} stays true that long).
+   * Its clients took the silence for a dead server and registered again through other members,
+   * whose entries may still be on their way to a new leader: the ends of their old sessions here
+   * must not reach the log first, or subscribers see live instances go and come back. Longer than
+   * the log client's request timeout (3 s), after which such entries find the new leader.
+   */
+  static final Duration HOLD_ENDS_AFTER_STALL = Duration.ofSeconds(5);
   static final String CATCHING_UP = "this cluster member is catching up with the cluster's log";
   /** Why a member that is not in the group's configuration yet does not serve (decision 86). */
   static final String NOT_JOINED = "this cluster member has not joined the group yet: it waits until a member adds it "
@@ -40,32 +49,55 @@ final class Membership {
   /** Why a member that was in the group, and no longer is, does not serve. */
   static final String REMOVED = "this cluster member is no longer in the group's configuration (it was removed)";
 
-  /** What the policy asks of the member: the adapter proposes log entries and tells the server. */
-  interface Effects {
-    /** Propose {@code member_down} for {@code member}. */
-    void recordDown(String member);
+  /**
+   * What one watch asks of the member (the policy's output, as etcd raft's {@code Ready} is): the
+   * adapter carries it out in the order of the components, each a log entry to propose or
+   * something to tell the server.
+   *
+   * @param writable this member cannot write ({@link Told#reason}), or can again (a null reason):
+   *     refuse or accept, and move sessions away; null: nothing to tell
+   * @param serving this member's registry may not be read ({@link Told#reason}: it has not joined
+   *     the group, is catching up with its log, or was removed), or may be (a null reason): it
+   *     serves reads or refuses them; null: nothing to tell
+   * @param recordReturn propose this member's {@code member_started} again: the log says it is
+   *     down while it is up
+   * @param recordDown propose {@code member_down} for each of these members
+   * @param endStaleOwners propose {@code end_stale_owners} for each
+   * @param reportLoad propose this member's session count; -1: none
+   * @param shed ask sessions to move (balance), or null
+   */
+  record Effects(@Nullable Told writable, @Nullable Told serving, boolean recordReturn, List<String> recordDown,
+      List<EndStaleOwners> endStaleOwners, int reportLoad, @Nullable Shed shed) {
 
-    /** Propose {@code end_stale_owners} for {@code member}, keeping {@code keepIncarnation} ("" for none). */
-    void endStaleOwners(String member, String keepIncarnation);
-
-    /** Propose this member's session count. */
-    void reportLoad(int sessions);
-
-    /** Propose this member's {@code member_started} again: the log says it is down while it is up. */
-    void recordReturn();
-
-    /** This member cannot write ({@code reason}), or can again (null): refuse or accept, and move sessions away. */
-    void writable(@Nullable String reason);
-
-    /**
-     * This member's registry may not be read ({@code reason}: it has not joined the group, is
-     * catching up with its log, or was removed), or may be (null): it serves reads or refuses them.
-     */
-    void serving(@Nullable String reason);
-
-    /** Ask {@code count} sessions to move to the member reached at {@code to}; returns how many were asked. */
-    int shed(int count, String to);
+    Effects {
+      recordDown = List.copyOf(recordDown);
+      endStaleOwners = List.copyOf(endStaleOwners);
+    }
   }
+
+  /** A change to tell the server: why not ({@code reason}), or null for "again". */
+  record Told(@Nullable String reason) {}
+
+  /** Propose {@code end_stale_owners} for {@code member}, keeping {@code keepIncarnation} ("" for none). */
+  record EndStaleOwners(String member, String keepIncarnation) {}
+
+  /**
+   * Ask {@code count} sessions to move to the member reached at {@code to} ({@code toMember},
+   * with {@code toSessions}); this member has {@code here} sessions, the live members
+   * {@code mean} on average (for the log line).
+   */
+  record Shed(int count, String to, String toMember, int toSessions, int here, double mean) {}
+
+  /**
+   * A member as the log knows it, as the policy sees it.
+   *
+   * @param id its member id
+   * @param incarnation its current incarnation
+   * @param clientAddress where clients reach it ("" when unknown)
+   * @param down whether the log records it down
+   * @param sessions the session count it last reported
+   */
+  record Member(String id, String incarnation, String clientAddress, boolean down, int sessions) {}
 
   /**
    * This member's Raft role at one moment, as its server reports it.
@@ -102,11 +134,11 @@ final class Membership {
    * @param sessions the sessions this member holds
    * @param announcing whether this member's {@code member_started} is being proposed now
    */
-  record Facts(boolean caughtUp, boolean inGroup, Role role, int groupSize, List<RegistryStateMachine.Member> members,
+  record Facts(boolean caughtUp, boolean inGroup, Role role, int groupSize, List<Member> members,
       Map<String, Long> stale, int sessions, boolean announcing) {
 
     /** The facts of a member that is in the group's configuration. */
-    Facts(boolean caughtUp, Role role, int groupSize, List<RegistryStateMachine.Member> members,
+    Facts(boolean caughtUp, Role role, int groupSize, List<Member> members,
         Map<String, Long> stale, int sessions, boolean announcing) {
       this(caughtUp, true, role, groupSize, members, stale, sessions, announcing);
     }
@@ -116,7 +148,6 @@ final class Membership {
   private final Duration memberDownAfter;
   private final Duration memberGrace;
   private final Scheduler time;
-  private final Effects effects;
   private final AtomicInteger suggestions = new AtomicInteger();
   private volatile @Nullable String unwritable = CATCHING_UP;
   /** Why this member's registry may not be read (not joined, catching up, removed), or null. */
@@ -139,12 +170,11 @@ final class Membership {
   private long lastBalanceNanos;
   private int reportedSessions;
 
-  Membership(String memberId, Duration memberDownAfter, Duration memberGrace, Scheduler time, Effects effects) {
+  Membership(String memberId, Duration memberDownAfter, Duration memberGrace, Scheduler time) {
     this.memberId = memberId;
     this.memberDownAfter = memberDownAfter;
     this.memberGrace = memberGrace;
     this.time = time;
-    this.effects = effects;
     long now = time.nanoTime();
     this.watchedAtNanos = now;
     this.leaderSeenNanos = now;
@@ -187,9 +217,11 @@ final class Membership {
    * and has caught up) and whether it can write (it serves, and hears from a leader, or as the
    * leader from a majority, within {@code --member-down-after}); on the leader, members silent
    * that long recorded down and stale owners ended after {@code --member-grace}; its own return
-   * recorded when the log says it is down; balance.
+   * recorded when the log says it is down; balance. Returns what to do about it, for the adapter
+   * to carry out.
    */
-  void watch(Facts facts) {
+  Effects watch(Facts facts) {
+    Out out = new Out();
     long silenceMs = memberDownAfter.toMillis();
     Role role = facts.role();
     long now = time.nanoTime();
@@ -224,7 +256,7 @@ final class Membership {
       }
       wasCutOff |= why != null;
       toldWritable = why == null;
-      effects.writable(why);
+      out.writable = new Told(why);
     }
     if (!java.util.Objects.equals(unservable, unread)) {
       if (unread != null && unservable == null) {
@@ -234,23 +266,24 @@ final class Membership {
             + "nothing until then", memberId);
       }
       unservable = unread;
-      effects.serving(unread);
+      out.serving = new Told(unread);
     }
     if (why == null) {
-      RegistryStateMachine.Member me = member(facts, memberId);
+      Member me = member(facts, memberId);
       if (me != null && me.down() && !facts.announcing() && !leaving) {
         log.info("The log says member {} is down; recording its return", memberId);
-        effects.recordReturn();
+        out.recordReturn = true;
       }
     }
     if (role.leader() && why == null) {
-      lead(facts, silenceMs);
+      lead(facts, silenceMs, out);
     } else {
       staleSeen.clear();
     }
     if (why == null && !leaving) {
-      balance(facts);
+      balance(facts, out);
     }
+    return out.effects();
   }
 
   /**
@@ -270,10 +303,10 @@ final class Membership {
   }
 
   /** A live member of {@code members} other than this one for a client to move to (round robin), or "". */
-  String suggest(List<RegistryStateMachine.Member> members) {
+  String suggest(List<Member> members) {
     List<String> live = members.stream()
         .filter(m -> !m.down() && !m.id().equals(memberId) && !m.clientAddress().isEmpty())
-        .map(RegistryStateMachine.Member::clientAddress)
+        .map(Member::clientAddress)
         .toList();
     return live.isEmpty() ? "" : live.get(Math.floorMod(suggestions.getAndIncrement(), live.size()));
   }
@@ -318,7 +351,7 @@ final class Membership {
    * more than 120 % of the mean: at most 10 % of its sessions (at least one) per round, so that
    * a member that (re)joins fills up gradually, never with every client at once.
    */
-  private void balance(Facts facts) {
+  private void balance(Facts facts, Out out) {
     long now = time.nanoTime();
     if (now - lastBalanceNanos < BALANCE_EVERY.toNanos()) {
       return;
@@ -327,16 +360,16 @@ final class Membership {
     int mine = facts.sessions();
     if (Math.abs(mine - reportedSessions) >= Math.max(2, reportedSessions / 10)) {
       reportedSessions = mine;
-      effects.reportLoad(mine);
+      out.reportLoad = mine;
     }
-    List<RegistryStateMachine.Member> live = facts.members().stream()
+    List<Member> live = facts.members().stream()
         .filter(m -> !m.down() && !m.clientAddress().isEmpty()).toList();
     if (live.size() < 2) {
       return;
     }
     double mean = 0;
-    RegistryStateMachine.Member least = null;
-    for (RegistryStateMachine.Member m : live) {
+    Member least = null;
+    for (Member m : live) {
       int sessions = m.id().equals(memberId) ? mine : m.sessions();
       mean += sessions;
       if (!m.id().equals(memberId) && (least == null || m.sessions() < least.sessions())) {
@@ -348,18 +381,16 @@ final class Membership {
       return;
     }
     int shed = (int) Math.min(mine - Math.ceil(mean), Math.max(1, mine / 10));
-    int asked = effects.shed(shed, least.clientAddress());
-    log.info("Balance: {} sessions here, mean {}; asked {} to move to {} ({} sessions)", mine,
-        String.format(Locale.ROOT, "%.1f", mean), asked, least.id(), least.sessions());
+    out.shed = new Shed(shed, least.clientAddress(), least.id(), least.sessions(), mine, mean);
   }
 
   /** The leader's part of the watch: members down, and owners whose grace is over. */
-  private void lead(Facts facts, long silenceMs) {
+  private void lead(Facts facts, long silenceMs, Out out) {
     for (Map.Entry<String, Long> f : facts.role().followersSilentMs().entrySet()) {
-      RegistryStateMachine.Member m = member(facts, f.getKey());
+      Member m = member(facts, f.getKey());
       if (m != null && !m.down() && f.getValue() > silenceMs) {
         log.warn("Member {} silent for {} ms: recording it down", f.getKey(), f.getValue());
-        effects.recordDown(f.getKey());
+        out.recordDown.add(f.getKey());
       }
     }
     Map<String, Long> stale = facts.stale();
@@ -375,21 +406,36 @@ final class Membership {
         staleSeen.put(id, seen);
       }
       if (now - seen.nanos() >= memberGrace.toNanos()) {
-        RegistryStateMachine.Member m = member(facts, id);
+        Member m = member(facts, id);
         String keep = m == null || m.down() ? "" : m.incarnation();
         staleSeen.put(id, new StaleSeen(seen.sinceIndex(), now)); // at most one proposal per grace
-        effects.endStaleOwners(id, keep);
+        out.endStaleOwners.add(new EndStaleOwners(id, keep));
       }
     }
   }
 
-  private static RegistryStateMachine.@Nullable Member member(Facts facts, String id) {
-    for (RegistryStateMachine.Member m : facts.members()) {
+  private static @Nullable Member member(Facts facts, String id) {
+    for (Member m : facts.members()) {
       if (m.id().equals(id)) {
         return m;
       }
     }
     return null;
+  }
+
+  /** The effects of one watch as it decides them. */
+  private static final class Out {
+    @Nullable Told writable;
+    @Nullable Told serving;
+    boolean recordReturn;
+    final List<String> recordDown = new ArrayList<>();
+    final List<EndStaleOwners> endStaleOwners = new ArrayList<>();
+    int reportLoad = -1;
+    @Nullable Shed shed;
+
+    Effects effects() {
+      return new Effects(writable, serving, recordReturn, recordDown, endStaleOwners, reportLoad, shed);
+    }
   }
 
   /** A stale member as the leader's watch saw it: stale since log entry {@code sinceIndex}, seen so at {@code nanos}. */

@@ -1,6 +1,6 @@
 package io.roster.server.cluster;
 
-import io.roster.server.config.ServerConfig;
+import io.roster.server.config.ClusterSettings;
 import java.net.InetAddress;
 import java.net.NetworkInterface;
 import java.net.SocketException;
@@ -35,7 +35,7 @@ record Peer(String id, String host, int port) {
    * This node's entry of {@code --members}: the one whose id is {@code --node-id}, or whose
    * host is, or else the one whose port is {@code --peer-port} on an address of this machine.
    */
-  static Peer self(ServerConfig config) {
+  static Peer self(ClusterSettings config) {
     List<Peer> members = Peer.all(config.members());
     String id = config.nodeId();
     for (Peer m : members) {
@@ -62,11 +62,11 @@ record Peer(String id, String host, int port) {
    * entry ({@code self}), where the others reach it. The peer port listens on every interface
    * only when {@code --peer-host} says so.
    */
-  static String bindHost(ServerConfig config, Peer self) {
+  static String bindHost(ClusterSettings config, String host, Peer self) {
     if (!config.peerHost().isEmpty()) {
       return config.peerHost();
     }
-    return isEveryInterface(config.host()) ? self.host() : config.host();
+    return isEveryInterface(host) ? self.host() : host;
   }
 
   private static boolean isEveryInterface(String host) {

@@ -1,5 +1,6 @@
 package io.roster.server.cluster;
 
+import io.roster.server.config.ClusterSettings;
 import io.roster.server.config.ServerConfig;
 import io.roster.server.time.SystemScheduler;
 import io.roster.server.tls.Pki;
@@ -73,7 +74,7 @@ public final class PeerTls {
    */
   public static void check(ServerConfig config) {
     if (config.clustered()) {
-      load(config, null);
+      load(config.cluster(), null);
     }
   }
 
@@ -94,7 +95,7 @@ public final class PeerTls {
    *
    * @throws IllegalArgumentException naming the option, its path and what is wrong
    */
-  static @Nullable GrpcTlsConfig load(ServerConfig config, @Nullable String selfHost) {
+  static @Nullable GrpcTlsConfig load(ClusterSettings config, @Nullable String selfHost) {
     return load(config, selfHost, null);
   }
 
@@ -102,7 +103,7 @@ public final class PeerTls {
    * Same, with {@code handshakes} (when given) told of every handshake and saying why one is
    * refused.
    */
-  static @Nullable GrpcTlsConfig load(ServerConfig config, @Nullable String selfHost,
+  static @Nullable GrpcTlsConfig load(ClusterSettings config, @Nullable String selfHost,
       @Nullable PeerHandshakes handshakes) {
     if (!config.peerTls()) {
       return null;

@@ -45,15 +45,6 @@ final class Proposer implements Writer {
   static final int MAX_IN_FLIGHT_BATCHES = 1;
   /** How soon an owner's end that the log did not take is proposed again. */
   static final Duration RETRY_ENDS_AFTER = Duration.ofSeconds(1);
-  /**
-   * How long an owner's end waits when this member has just been stalled (frozen or starved), or
-   * is just back from being cut off (the {@code holdEnds} supplier stays true that long).
-   * Its clients took the silence for a dead server and registered again through other members,
-   * whose entries may still be on their way to a new leader: the ends of their old sessions here
-   * must not reach the log first, or subscribers see live instances go and come back. Longer than
-   * the log client's request timeout (3 s), after which such entries find the new leader.
-   */
-  static final Duration HOLD_ENDS_AFTER_STALL = Duration.ofSeconds(5);
 
   /**
    * This member is stopping and its grace is over: the sessions still here are cut, but their
@@ -117,7 +108,7 @@ final class Proposer implements Writer {
    * never given up: it waits while this member cannot write, and is proposed again after a
    * failure, until the log has it. Otherwise a session that ended while its member was cut off
    * would leave its instances behind once the member is back in time. Right after this member
-   * was stalled, an owner's end waits {@link #HOLD_ENDS_AFTER_STALL} before it is queued.
+   * was stalled, an owner's end waits {@link Membership#HOLD_ENDS_AFTER_STALL} before it is queued.
    */
   @Override
   public <R> CompletableFuture<R> submit(Command<R> command) {

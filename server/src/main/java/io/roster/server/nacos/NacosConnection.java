@@ -1,13 +1,13 @@
 package io.roster.server.nacos;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.grpc.stub.ServerCallStreamObserver;
 import io.roster.proto.nacos.Payload;
 import io.roster.server.push.Outbound;
 import io.roster.server.push.PushPayload;
 import io.roster.server.session.Scope;
 import io.roster.server.session.Session;
 import io.roster.server.session.SessionManager;
+import io.roster.server.stream.StreamWriter;
 import java.time.Duration;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
@@ -25,7 +25,7 @@ import org.slf4j.LoggerFactory;
  * ConnectResetRequest}): a connection that ends after that keeps its instances for {@link
  * #REDO_WAIT}, so that the client's redo on its new connection takes them over unseen.
  *
- * <p>Thread-safe: writes to the stream are serialised on one lock; {@link #close} is
+ * <p>Thread-safe: writes to the stream go through its {@link StreamWriter}; {@link #close} is
  * idempotent and may come from the transport's end, the stream's end or a server stop.
  */
 final class NacosConnection implements Outbound, ClientDetection.Watched {
@@ -43,19 +43,17 @@ final class NacosConnection implements Outbound, ClientDetection.Watched {
   static final Duration REDO_WAIT = Duration.ofSeconds(10);
 
   private final String id;
-  private final ServerCallStreamObserver<Payload> out;
+  private final StreamWriter<Payload> out;
   private final SessionManager sessions;
   private final NacosConnections connections;
   private final Scope scope;
-  private final Object writeLock = new Object();
   private volatile @Nullable Session session;
-  private boolean ended;
   /** When the client was last heard from, in the scheduler's nanoseconds. */
   private volatile long lastHeardNanos;
   /** The server asked the client to move (ConnectResetRequest): its end waits for the redo. */
   private volatile boolean moving;
 
-  NacosConnection(String id, ServerCallStreamObserver<Payload> out, SessionManager sessions,
+  NacosConnection(String id, StreamWriter<Payload> out, SessionManager sessions,
       NacosConnections connections, Scope scope, long nowNanos) {
     this.lastHeardNanos = nowNanos;
     this.id = id;
@@ -161,9 +159,7 @@ final class NacosConnection implements Outbound, ClientDetection.Watched {
 
   @Override
   public boolean isReady() {
-    synchronized (writeLock) {
-      return !ended && out.isReady();
-    }
+    return out.isReady();
   }
 
   @Override
@@ -173,19 +169,12 @@ final class NacosConnection implements Outbound, ClientDetection.Watched {
     return p.getSerializedSize();
   }
 
-  /** Writes one message on the stream; a no-op once it ended. */
+  /**
+   * Writes one message on the stream; a no-op once it ended (or when the call was cancelled
+   * under us: its cancel handler ends the connection).
+   */
   void write(Payload p) {
-    synchronized (writeLock) {
-      if (ended) {
-        return;
-      }
-      try {
-        out.onNext(p);
-      } catch (RuntimeException e) {
-        // The call was cancelled under us; its cancel handler ends the connection.
-        ended = true;
-      }
-    }
+    out.write(p);
   }
 
   /**
@@ -194,18 +183,8 @@ final class NacosConnection implements Outbound, ClientDetection.Watched {
    */
   @Override
   public void close(String reason) {
-    synchronized (writeLock) {
-      if (ended && session == null) {
-        return;
-      }
-      if (!ended) {
-        ended = true;
-        try {
-          out.onCompleted();
-        } catch (RuntimeException ignored) {
-          // Already cancelled: nothing to complete.
-        }
-      }
+    if (!out.complete() && session == null) {
+      return; // closed before
     }
     connections.remove(this);
     Session s = session;

@@ -30,6 +30,7 @@ public final class NacosEndpoint implements Door {
 
   private final NacosConnections connections;
   private final NacosService service;
+  private final NacosStreams streams;
 
   /**
    * Nacos connections become sessions of {@code sessions}; queries read {@code registry}. A
@@ -40,8 +41,9 @@ public final class NacosEndpoint implements Door {
   public NacosEndpoint(SessionManager sessions, Registry registry, Scheduler scheduler, Duration keepaliveTime,
       Duration keepaliveTimeout, Readiness readiness) {
     this.connections = new NacosConnections(sessions);
-    this.service = new NacosService(sessions, registry, connections,
-        new ClientDetection(scheduler, keepaliveTime, keepaliveTimeout), readiness);
+    ClientDetection detection = new ClientDetection(scheduler, keepaliveTime, keepaliveTimeout);
+    this.service = new NacosService(sessions, registry, connections, detection, readiness);
+    this.streams = new NacosStreams(sessions, connections, detection);
   }
 
   /**
@@ -74,7 +76,7 @@ public final class NacosEndpoint implements Door {
     BiRequestStreamGrpc.AsyncService bidi = new BiRequestStreamGrpc.AsyncService() {
       @Override
       public StreamObserver<Payload> requestBiStream(StreamObserver<Payload> responses) {
-        return service.stream(responses);
+        return streams.open(responses);
       }
     };
     return List.of(

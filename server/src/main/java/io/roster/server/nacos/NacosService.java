@@ -2,7 +2,6 @@ package io.roster.server.nacos;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import io.roster.proto.nacos.Payload;
 import io.roster.server.auth.Authenticator;
@@ -15,19 +14,13 @@ import io.roster.server.model.Owner;
 import io.roster.server.model.RegistryException;
 import io.roster.server.model.ServiceKey;
 import io.roster.server.model.ServiceSnapshot;
-import io.roster.server.naming.Hellos;
 import io.roster.server.naming.Persistent;
 import io.roster.server.naming.ServiceLists;
-import io.roster.server.registry.Claim;
 import io.roster.server.registry.Readiness;
 import io.roster.server.registry.Registry;
 import io.roster.server.session.RequestCounters;
-import io.roster.server.session.Scope;
 import io.roster.server.session.Session;
-import io.roster.server.session.SessionInfo;
 import io.roster.server.session.SessionManager;
-import java.net.SocketAddress;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -38,11 +31,13 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The Nacos 2.x requests (docs/nacos-compat.md), mapped to a {@link Session}'s calls: the
- * handshake on the unary call and the stream, and the naming requests of the first slice
- * ({@code InstanceRequest}, {@code BatchInstanceRequest}, {@code SubscribeServiceRequest},
- * {@code ServiceQueryRequest}, {@code ServiceListRequest}, {@code HealthCheckRequest}). Anything
- * else is answered with an {@code ErrorResponse} that names the type.
+ * The Nacos 2.x unary requests ({@code /Request/request}, docs/nacos-compat.md), mapped to a
+ * {@link Session}'s calls: the server check that starts a connection, and the naming requests
+ * of the first slice ({@code InstanceRequest}, {@code BatchInstanceRequest}, {@code
+ * SubscribeServiceRequest}, {@code ServiceQueryRequest}, {@code ServiceListRequest}, {@code
+ * HealthCheckRequest}). Anything
+ * else is answered with an {@code ErrorResponse} that names the type. The connection's stream,
+ * whose setup opens the session these requests use, is {@link NacosStreams}'s.
  *
  * <p>With auth on, each naming request's {@code accessToken} header is checked and becomes the
  * connection's identity ({@link #identify}); the session then checks write for changes and read
@@ -56,28 +51,18 @@ final class NacosService {
 
   private static final Logger log = LoggerFactory.getLogger(NacosService.class);
 
-  /** How a {@code ConnectionSetupRequest} names the fields of a hello, in its errors. */
   /** {@code ServiceListRequest}'s fields, as its errors name them. */
   private static final ServiceLists.Fields LIST_FIELDS =
       new ServiceLists.Fields("namespace", "groupName", "pageNo", "pageSize");
-  private static final Hellos.Fields SETUP_FIELDS =
-      new Hellos.Fields("connectionId", "tenant", "labels.AppName", "clientVersion", "labels");
-
-  /** What {@code SetupAckRequest} tells the client: the last step of a Nacos connection's setup. */
-  private static final String SUPPORT_PERSISTENT_BY_GRPC = "supportPersistentInstanceByGrpc";
 
   /** The request header that carries the client's access token (Nacos's {@code accessToken}). */
   static final String ACCESS_TOKEN = "accessToken";
-
-  /** A connection's identity before its first request proves one (auth on): allowed nothing. */
-  private static final Principal UNPROVEN = new Principal("", List.of(), Long.MAX_VALUE);
 
   private final SessionManager sessions;
   private final Registry registry;
   private final Persistent persistent;
   private final NacosConnections connections;
   private final ClientDetection detection;
-  private final Hellos hellos;
   /** Whether the server's registry may be read now (not while a cluster member has not joined or caught up). */
   private final Readiness readiness;
 
@@ -89,7 +74,6 @@ final class NacosService {
     this.persistent = new Persistent(registry, sessions.writer(), sessions::probePolicy);
     this.connections = connections;
     this.detection = detection;
-    this.hellos = new Hellos(sessions);
   }
 
   // --- /Request/request ---
@@ -377,152 +361,6 @@ final class NacosService {
       throw RegistryException.invalid(field, value, expected);
     }
     return v.asInt();
-  }
-
-  // --- /BiRequestStream/requestBiStream ---
-
-  /** The connection's stream: {@code ConnectionSetupRequest} registers it; responses ack pushes. */
-  StreamObserver<Payload> stream(StreamObserver<Payload> responses) {
-    ServerCallStreamObserver<Payload> out = (ServerCallStreamObserver<Payload>) responses;
-    String id = NacosConnections.currentId();
-    SocketAddress remote = NacosConnections.currentRemote();
-    Stream stream = new Stream(id, remote, out);
-    out.setOnReadyHandler(stream::onReady);
-    out.setOnCancelHandler(() -> stream.end("cancelled"));
-    return stream;
-  }
-
-  /** One stream: before setup it has no connection; after, it carries the connection's traffic. */
-  private final class Stream implements StreamObserver<Payload> {
-    private final String id;
-    private final SocketAddress remote;
-    private final ServerCallStreamObserver<Payload> out;
-    private volatile @Nullable NacosConnection connection;
-
-    Stream(String id, SocketAddress remote, ServerCallStreamObserver<Payload> out) {
-      this.id = id;
-      this.remote = remote;
-      this.out = out;
-    }
-
-    @Override
-    public void onNext(Payload p) {
-      String type = Envelope.type(p);
-      NacosConnection heard = connection;
-      if (heard != null) {
-        heard.heard(detection.now());
-      }
-      try {
-        if (type.equals("ConnectionSetupRequest")) {
-          setup(p);
-        } else if (type.equals("NotifySubscriberResponse")) {
-          NacosConnection c = connection;
-          if (c != null) {
-            c.acked(NacosMapping.text(Envelope.body(p), "requestId"));
-          }
-        } else if (type.equals("ClientDetectionResponse") || type.equals("ConnectResetResponse")) {
-          // Heard (above): that is all a detection's answer is for; a reset's answer says nothing more.
-        } else {
-          // Other responses (none are asked for yet) and requests are not expected here.
-          log.debug("Nacos connection {}: ignored {} on the stream", id, type);
-        }
-      } catch (RuntimeException e) {
-        if (connection == null) {
-          // A setup that cannot be read or is refused: the client sees why and tries again.
-          String why = e instanceof RegistryException || e instanceof IllegalArgumentException
-              ? e.getMessage() : e.toString();
-          log.info("Nacos connection {}: {} refused: {}", id, type, why);
-          end("bad setup");
-          try {
-            out.onError(io.grpc.Status.INVALID_ARGUMENT.withDescription(type + ": " + why).asRuntimeException());
-          } catch (RuntimeException ignored) {
-            // Already cancelled.
-          }
-        } else {
-          log.debug("Nacos connection {}: bad {} on the stream: {}", id, type, e.toString());
-        }
-      }
-    }
-
-    private void setup(Payload p) {
-      if (connection != null) {
-        return; // one setup per stream
-      }
-      if (id == null) {
-        end("no transport id");
-        return;
-      }
-      String refused = connections.refusal();
-      if (refused != null) {
-        out.onError(io.grpc.Status.UNAVAILABLE.withDescription(refused + ": no new connections here")
-            .asRuntimeException());
-        return;
-      }
-      JsonNode body = Envelope.body(p);
-      Map<String, String> labels = new HashMap<>();
-      body.path("labels").properties().forEach(e -> labels.put(e.getKey(), e.getValue().asText()));
-      String clientIp = p.getMetadata().getClientIp();
-      // The checks every protocol's hello gets (INVALID_ARGUMENT, before anything is opened).
-      Hellos.Hello hello = hellos.check(new Hellos.Hello(id, NacosMapping.text(body, "tenant"),
-          labels.getOrDefault("AppName", clientIp.isEmpty() ? "nacos" : clientIp),
-          NacosMapping.text(body, "clientVersion"), labels, false), SETUP_FIELDS);
-      String host = NacosConnections.host(remote);
-      Scope scope = sessions.openConnection(host);
-      NacosConnection c = new NacosConnection(id, out, sessions, connections, scope, detection.now());
-      Session session;
-      try {
-        session = hellos.open(hello, id, Owner.Kind.NACOS, c, scope,
-            remote == null ? "" : remote.toString().replaceFirst("^[^/]*/", ""));
-      } catch (RuntimeException e) {
-        sessions.closeConnection(scope);
-        sessions.requests().count(RequestCounters.Protocol.NACOS_GRPC, "ConnectionSetupRequest", e);
-        log.info("Nacos connection {} from {} refused: {}", id, host, e.getMessage());
-        out.onError(io.grpc.Status.RESOURCE_EXHAUSTED.withDescription(e.getMessage()).asRuntimeException());
-        return;
-      }
-      if (sessions.authenticator().enabled()) {
-        session.principal(UNPROVEN); // each request proves who it is (identify)
-      }
-      c.session(session);
-      connection = c;
-      if (!connections.register(c)) {
-        c.close("a second ConnectionSetupRequest on one transport");
-        return;
-      }
-      detection.watch(c);
-      log.info("Nacos connection opened: conn={} app={} version={} remote={} connections={}", id,
-          session.info().clientName(), session.info().clientVersion(), session.info().remoteAddress(),
-          connections.count());
-      if (body.has("abilityTable") && !body.get("abilityTable").isNull()) {
-        ObjectNode fields = NacosMapping.JSON.createObjectNode();
-        fields.putObject("abilityTable").put(SUPPORT_PERSISTENT_BY_GRPC, true);
-        c.write(Envelope.request("SetupAckRequest", "internal", fields));
-      }
-    }
-
-    void onReady() {
-      NacosConnection c = connection;
-      if (c != null) {
-        c.onReady();
-      }
-    }
-
-    void end(String reason) {
-      NacosConnection c = connection;
-      if (c != null) {
-        c.close(reason);
-      }
-    }
-
-    @Override
-    public void onError(Throwable t) {
-      end("stream error");
-    }
-
-    @Override
-    public void onCompleted() {
-      end("stream completed");
-    }
   }
 
   // --- errors ---

@@ -7,7 +7,8 @@
  * a Nacos connection (one HTTP/2 transport, {@link io.roster.server.nacos.NacosConnections})
  * is a {@link io.roster.server.session.Session} whose owner kind is {@code NACOS}, so its
  * registrations, subscriptions, pushes, acks, limits and cleanup are a Roster session's;
- * Nacos requests become that session's calls ({@code NacosService}); Nacos JSON shapes come
+ * its stream's setup opens that session ({@code NacosStreams}) and Nacos requests become its
+ * calls ({@code NacosService}); Nacos JSON shapes come
  * from and go to the {@code model} records ({@code NacosMapping}). There is no second registry.
  *
  * <p>What a Nacos connection has beyond a session: silent-client detection with {@code

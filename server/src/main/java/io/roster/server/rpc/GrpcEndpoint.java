@@ -104,8 +104,8 @@ public final class GrpcEndpoint {
     this.readiness = readiness;
     this.registryService = new RegistryService(registry, sessions.writer(), engine, scheduler, sessions.limits(),
         warmUp, sessions.requests(), sessions::probePolicy, readiness);
-    this.sessionService = new SessionService(sessions, registryService::answer, config.keepaliveTime(),
-        config.keepaliveTimeout(), config.pushAckTimeout(), scheduler, version, config.maxMessageSize(), warmUp);
+    this.sessionService = new SessionService(sessions, registryService::answer, config.sessions().keepaliveTime(),
+        config.sessions().keepaliveTimeout(), config.sessions().pushAckTimeout(), scheduler, version, config.limits().maxMessageSize(), warmUp);
     doors.add(sessionService);
     awaited.add(sessionService);
     Connections connections = new Connections(sessions);
@@ -134,14 +134,14 @@ public final class GrpcEndpoint {
     this.server = builder
         // Session frames over --max-message-size are refused by SessionService with a status
         // naming the limit; gRPC's own check (which only cancels) is the backstop above that.
-        .maxInboundMessageSize(backstop(config.maxMessageSize()))
+        .maxInboundMessageSize(backstop(config.limits().maxMessageSize()))
         .addTransportFilter(connections)
         .intercept(new Callers(sessions))
         .intercept(connections)
         // gRPC raises anything under 10 s to 10 s; SessionService's silence check gives
         // sessions the configured bound, this is the transport-level backstop (and covers Watch).
-        .keepAliveTime(Math.max(MIN_TRANSPORT_KEEPALIVE_MS, config.keepaliveTime().toMillis()), TimeUnit.MILLISECONDS)
-        .keepAliveTimeout(config.keepaliveTimeout().toMillis(), TimeUnit.MILLISECONDS)
+        .keepAliveTime(Math.max(MIN_TRANSPORT_KEEPALIVE_MS, config.sessions().keepaliveTime().toMillis()), TimeUnit.MILLISECONDS)
+        .keepAliveTimeout(config.sessions().keepaliveTimeout().toMillis(), TimeUnit.MILLISECONDS)
         .permitKeepAliveTime(1, TimeUnit.SECONDS)
         .permitKeepAliveWithoutCalls(true)
         .addService(sessionService.definition())

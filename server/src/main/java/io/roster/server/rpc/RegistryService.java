@@ -47,6 +47,7 @@ import io.roster.server.registry.WarmUp;
 import io.roster.server.session.RequestCounters;
 import io.roster.server.session.Scope;
 import io.roster.server.session.SessionLimits;
+import io.roster.server.stream.StreamWriter;
 import io.roster.server.time.Scheduler;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -421,18 +422,17 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
 
   /** A Watch call as a push target: latest wins, sent when ready, never acked. */
   private static final class Watcher implements PushTarget, Outbound {
-    private final ServerCallStreamObserver<ServiceInfo> out;
+    private final StreamWriter<ServiceInfo> out;
     private final ServiceKey key;
     private final Set<String> clusters;
     private final PushQueue queue;
     private final Scope scope;
     /** Who called: the call ends when the auth file no longer has this identity. */
     final Principal principal;
-    private boolean ended; // guarded by this
 
     Watcher(ServerCallStreamObserver<ServiceInfo> out, ServiceKey key, Set<String> clusters, Scheduler scheduler,
         Scope scope, io.roster.server.push.PushCounters counters, Principal principal) {
-      this.out = out;
+      this.out = new StreamWriter<>(out);
       this.principal = principal;
       this.scope = scope;
       this.key = key;
@@ -452,36 +452,21 @@ final class RegistryService extends RegistryGrpc.RegistryImplBase {
 
     @Override
     public boolean isReady() {
-      return !out.isCancelled() && out.isReady();
+      return out.isReady();
     }
 
     @Override
     public int send(PushPayload payload) {
-      synchronized (this) {
-        if (ended) {
-          return 0;
-        }
-        var state = ProtoMapper.toProto(payload.snapshot());
-        try {
-          out.onNext(state);
-        } catch (RuntimeException e) {
-          // Cancelled meanwhile; the cancel handler cleans up.
-          return 0;
-        }
-        return state.getSerializedSize();
+      if (out.ended()) {
+        return 0;
       }
+      var state = ProtoMapper.toProto(payload.snapshot());
+      // Not written once ended, or when cancelled meanwhile (the cancel handler cleans up).
+      return out.write(state) ? state.getSerializedSize() : 0;
     }
 
-    synchronized void end(Status status) {
-      if (ended) {
-        return;
-      }
-      ended = true;
-      try {
-        out.onError(status.asRuntimeException());
-      } catch (RuntimeException e) {
-        // Already cancelled.
-      }
+    void end(Status status) {
+      out.fail(status);
     }
 
     @Override

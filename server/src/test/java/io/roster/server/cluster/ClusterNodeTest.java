@@ -34,7 +34,7 @@ class ClusterNodeTest {
         .members(List.of("127.0.0.1:" + peerPort)).peerTls(false).dataDir(data).build();
     EntryClock clock = ClusterNode.entryClock();
     Recording local = new Recording();
-    try (ClusterNode node = ClusterNode.start(config, new Registry(clock), clock, local,
+    try (ClusterNode node = ClusterNode.start(config.cluster(), config.host(), data, new Registry(clock), clock, local,
         () -> System.currentTimeMillis() * 1000, "test")) {
       await().atMost(TestTime.seconds(30)).until(node::isLeader);
       // Several watch periods with the member running and leading its group: nothing asked.

@@ -3,7 +3,7 @@ package io.roster.server.cluster;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.roster.server.cluster.Membership.Role;
-import io.roster.server.cluster.RegistryStateMachine.Member;
+import io.roster.server.cluster.Membership.Member;
 import io.roster.server.time.FakeScheduler;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -27,43 +27,30 @@ class MembershipTest {
   private final List<String> did = new ArrayList<>();
   /** What the server was told of reads (decision 86), apart from {@link #did}. */
   private final List<String> served = new ArrayList<>();
-  private final Membership policy = new Membership("n1", DOWN_AFTER, GRACE, time, new Membership.Effects() {
-    @Override
-    public void recordDown(String member) {
-      did.add("down " + member);
-    }
+  private final Membership policy = new Membership("n1", DOWN_AFTER, GRACE, time);
 
-    @Override
-    public void endStaleOwners(String member, String keepIncarnation) {
-      did.add("end " + member + " keep '" + keepIncarnation + "'");
-    }
-
-    @Override
-    public void reportLoad(int sessions) {
-      did.add("load " + sessions);
-    }
-
-    @Override
-    public void recordReturn() {
-      did.add("return");
-    }
-
-    @Override
-    public void writable(String reason) {
+  /** Writes down what a watch asked, in the order the adapter carries it out. */
+  private void record(Membership.Effects effects) {
+    if (effects.writable() != null) {
+      String reason = effects.writable().reason();
       did.add(reason == null ? "writable" : "unwritable: " + reason);
     }
-
-    @Override
-    public void serving(String reason) {
+    if (effects.serving() != null) {
+      String reason = effects.serving().reason();
       served.add(reason == null ? "serving" : "not serving: " + reason);
     }
-
-    @Override
-    public int shed(int count, String to) {
-      did.add("shed " + count + " to " + to);
-      return count;
+    if (effects.recordReturn()) {
+      did.add("return");
     }
-  });
+    effects.recordDown().forEach(member -> did.add("down " + member));
+    effects.endStaleOwners().forEach(e -> did.add("end " + e.member() + " keep '" + e.keepIncarnation() + "'"));
+    if (effects.reportLoad() >= 0) {
+      did.add("load " + effects.reportLoad());
+    }
+    if (effects.shed() != null) {
+      did.add("shed " + effects.shed().count() + " to " + effects.shed().to());
+    }
+  }
 
   private List<Member> members = List.of(member("n1", 0), member("n2", 0), member("n3", 0));
   private Map<String, Long> stale = Map.of();
@@ -94,7 +81,7 @@ class MembershipTest {
   private void watch(Role role) {
     time.advance(EVERY);
     policy.tick();
-    policy.watch(new Membership.Facts(caughtUp, inGroup, role, 3, members, stale, sessions, announcing));
+    record(policy.watch(new Membership.Facts(caughtUp, inGroup, role, 3, members, stale, sessions, announcing)));
   }
 
   /** Watches on time for {@code d}. */
@@ -106,7 +93,7 @@ class MembershipTest {
 
   /** The first watch after catching up, at the start of the test's time. */
   private void caughtUpAndWritable(Role role) {
-    policy.watch(new Membership.Facts(true, role, 3, members, stale, sessions, false));
+    record(policy.watch(new Membership.Facts(true, role, 3, members, stale, sessions, false)));
     assertThat(did).containsExactly("writable");
     did.clear();
   }

@@ -18,19 +18,19 @@ class PeerTest {
 
   @Test
   void thePeerPortListensOnHostWhenHostNamesOneAddress() {
-    assertThat(Peer.bindHost(config("10.1.2.3", ""), SELF)).isEqualTo("10.1.2.3");
+    assertThat(Peer.bindHost(config("10.1.2.3", "").cluster(), "10.1.2.3", SELF)).isEqualTo("10.1.2.3");
   }
 
   @Test
   void withHostOnEveryInterfaceItListensWhereTheOtherMembersReachIt() {
-    assertThat(Peer.bindHost(config("0.0.0.0", ""), SELF)).isEqualTo("roster1");
-    assertThat(Peer.bindHost(config("::", ""), SELF)).isEqualTo("roster1");
-    assertThat(Peer.bindHost(config("[::]", ""), SELF)).isEqualTo("roster1");
+    assertThat(Peer.bindHost(config("0.0.0.0", "").cluster(), "0.0.0.0", SELF)).isEqualTo("roster1");
+    assertThat(Peer.bindHost(config("::", "").cluster(), "::", SELF)).isEqualTo("roster1");
+    assertThat(Peer.bindHost(config("[::]", "").cluster(), "[::]", SELF)).isEqualTo("roster1");
   }
 
   @Test
   void peerHostWinsEvenForEveryInterface() {
-    assertThat(Peer.bindHost(config("10.1.2.3", "10.9.9.9"), SELF)).isEqualTo("10.9.9.9");
-    assertThat(Peer.bindHost(config("10.1.2.3", "0.0.0.0"), SELF)).isEqualTo("0.0.0.0");
+    assertThat(Peer.bindHost(config("10.1.2.3", "10.9.9.9").cluster(), "10.1.2.3", SELF)).isEqualTo("10.9.9.9");
+    assertThat(Peer.bindHost(config("10.1.2.3", "0.0.0.0").cluster(), "10.1.2.3", SELF)).isEqualTo("0.0.0.0");
   }
 }

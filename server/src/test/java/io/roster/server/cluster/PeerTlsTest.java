@@ -3,6 +3,7 @@ package io.roster.server.cluster;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.roster.server.config.ClusterSettings;
 import io.roster.server.config.ServerConfig;
 import io.roster.server.tls.Pki;
 import java.nio.file.Files;
@@ -33,9 +34,9 @@ class PeerTlsTest {
     ca.issue("node1", List.of("127.0.0.1")).writePem(cert, key);
   }
 
-  private static ServerConfig config(Path cert, Path key, Path ca) {
+  private static ClusterSettings config(Path cert, Path key, Path ca) {
     return ServerConfig.builder().members(List.of("127.0.0.1:9849")).peerTlsCert(cert).peerTlsKey(key).peerTlsCa(ca)
-        .build();
+        .build().cluster();
   }
 
   @Test
@@ -43,7 +44,7 @@ class PeerTlsTest {
     GrpcTlsConfig tls = PeerTls.load(config(cert, key, caFile), null);
     assertThat(tls).isNotNull();
     assertThat(tls.getMtlsEnabled()).isTrue();
-    assertThat(PeerTls.load(ServerConfig.builder().members(List.of("127.0.0.1:9849")).peerTls(false).build(), null)).isNull();
+    assertThat(PeerTls.load(ServerConfig.builder().members(List.of("127.0.0.1:9849")).peerTls(false).build().cluster(), null)).isNull();
   }
 
   @Test

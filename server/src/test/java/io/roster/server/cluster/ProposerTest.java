@@ -233,7 +233,7 @@ class ProposerTest {
     assertThat(end).isNotDone();
     assertThat(registry.ownedCount(OWNER)).isEqualTo(1);
 
-    timer.advance(Proposer.HOLD_ENDS_AFTER_STALL.multipliedBy(3));
+    timer.advance(Membership.HOLD_ENDS_AFTER_STALL.multipliedBy(3));
     assertThat(end).as("held as long as the member holds ends").isNotDone();
 
     stalled = false; // the member's hold is over

@@ -17,21 +17,21 @@ class ServerConfigTest {
     assertThat(c.port()).isEqualTo(9848);
     assertThat(c.host()).isEqualTo("0.0.0.0");
     assertThat(c.dataDir()).isEqualTo(Path.of("data"));
-    assertThat(c.keepaliveTime()).isEqualTo(Duration.ofSeconds(4));
-    assertThat(c.keepaliveTimeout()).isEqualTo(Duration.ofSeconds(5));
-    assertThat(c.pushWindow()).isEqualTo(Duration.ofMillis(20));
-    assertThat(c.pushAckTimeout()).isEqualTo(Duration.ofSeconds(3));
-    assertThat(c.maxInstancesPerService()).isEqualTo(20_000);
-    assertThat(c.maxServiceBytes()).isEqualTo(3L * 1024 * 1024);
+    assertThat(c.sessions().keepaliveTime()).isEqualTo(Duration.ofSeconds(4));
+    assertThat(c.sessions().keepaliveTimeout()).isEqualTo(Duration.ofSeconds(5));
+    assertThat(c.sessions().pushWindow()).isEqualTo(Duration.ofMillis(20));
+    assertThat(c.sessions().pushAckTimeout()).isEqualTo(Duration.ofSeconds(3));
+    assertThat(c.limits().maxInstancesPerService()).isEqualTo(20_000);
+    assertThat(c.limits().maxServiceBytes()).isEqualTo(3L * 1024 * 1024);
   }
 
   @Test
   void serviceLimitsFromFlagsAndEnvironment() {
     ServerConfig c = ServerConfig.parse(new String[] {"--max-service-bytes", "512k"},
         Map.of("ROSTER_MAX_INSTANCES_PER_SERVICE", "100", "ROSTER_MAX_SERVICE_BYTES", "1m"));
-    assertThat(c.maxInstancesPerService()).isEqualTo(100);
-    assertThat(c.maxServiceBytes()).isEqualTo(512 * 1024);
-    assertThat(ServerConfig.formatSize(ServerConfig.defaults().maxServiceBytes())).isEqualTo("3m");
+    assertThat(c.limits().maxInstancesPerService()).isEqualTo(100);
+    assertThat(c.limits().maxServiceBytes()).isEqualTo(512 * 1024);
+    assertThat(ServerConfig.formatSize(ServerConfig.defaults().limits().maxServiceBytes())).isEqualTo("3m");
     assertThatThrownBy(() -> ServerConfig.parse(new String[] {"--max-service-bytes", "16m"}, Map.of()))
         .hasMessage("max-service-bytes: 16777216 (expected: 1024..15728640, i.e. 1k..15m)");
     assertThatThrownBy(() -> ServerConfig.parse(new String[] {"--max-service-bytes", "lots"}, Map.of()))
@@ -40,9 +40,9 @@ class ServerConfigTest {
 
   @Test
   void theDnsRateLimitIsOffByDefaultAndNeverNegative() {
-    assertThat(ServerConfig.defaults().dnsRateLimit()).isZero();
-    assertThat(ServerConfig.parse(new String[] {"--dns-rate-limit", "100"}, Map.of()).dnsRateLimit()).isEqualTo(100);
-    assertThat(ServerConfig.parse(new String[0], Map.of("ROSTER_DNS_RATE_LIMIT", "20")).dnsRateLimit()).isEqualTo(20);
+    assertThat(ServerConfig.defaults().dns().dnsRateLimit()).isZero();
+    assertThat(ServerConfig.parse(new String[] {"--dns-rate-limit", "100"}, Map.of()).dns().dnsRateLimit()).isEqualTo(100);
+    assertThat(ServerConfig.parse(new String[0], Map.of("ROSTER_DNS_RATE_LIMIT", "20")).dns().dnsRateLimit()).isEqualTo(20);
     assertThatThrownBy(() -> ServerConfig.parse(new String[] {"--dns-rate-limit", "-1"}, Map.of()))
         .hasMessage("dns-rate-limit: -1 (expected: >= 0, 0 = off)");
   }
@@ -53,16 +53,16 @@ class ServerConfigTest {
         Map.of("ROSTER_PORT", "7000", "ROSTER_KEEPALIVE_TIME", "2s", "ROSTER_HOST", "127.0.0.1"));
     assertThat(c.port()).isEqualTo(9000);
     assertThat(c.host()).isEqualTo("127.0.0.1");
-    assertThat(c.keepaliveTime()).isEqualTo(Duration.ofSeconds(2));
-    assertThat(c.pushWindow()).isEqualTo(Duration.ofMillis(200));
+    assertThat(c.sessions().keepaliveTime()).isEqualTo(Duration.ofSeconds(2));
+    assertThat(c.sessions().pushWindow()).isEqualTo(Duration.ofMillis(200));
   }
 
   @Test
   void tlsFilesFromFlagsAndEnvironmentComeInPairs() {
-    assertThat(ServerConfig.defaults().tls()).isNull();
+    assertThat(ServerConfig.defaults().tls().files()).isNull();
     ServerConfig c = ServerConfig.parse(new String[] {"--tls-cert", "/etc/roster/tls.crt"},
         Map.of("ROSTER_TLS_KEY", "/etc/roster/tls.key", "ROSTER_TLS_CLIENT_CA", "/etc/roster/clients.crt"));
-    assertThat(c.tls()).isEqualTo(new io.roster.server.tls.TlsFiles(Path.of("/etc/roster/tls.crt"),
+    assertThat(c.tls().files()).isEqualTo(new io.roster.server.tls.TlsFiles(Path.of("/etc/roster/tls.crt"),
         Path.of("/etc/roster/tls.key"), Path.of("/etc/roster/clients.crt")));
     assertThatThrownBy(() -> ServerConfig.parse(new String[] {"--tls-key", "/k.pem"}, Map.of()))
         .hasMessage("tls-key: /k.pem given without --tls-cert (expected: both, or neither)");
@@ -100,8 +100,8 @@ class ServerConfigTest {
   /** A member is not recorded down (nor cut off) faster than an election can replace a leader (decision 87). */
   @Test
   void memberDownAfterOutlastsTheLongestElectionTimeout() {
-    assertThat(ServerConfig.defaults().memberDownAfter()).isGreaterThan(ServerConfig.ELECTION_TIMEOUT_MAX);
-    assertThat(ServerConfig.parse(new String[] {"--member-down-after", "1500ms"}, Map.of()).memberDownAfter())
+    assertThat(ServerConfig.defaults().cluster().memberDownAfter()).isGreaterThan(ServerConfig.ELECTION_TIMEOUT_MAX);
+    assertThat(ServerConfig.parse(new String[] {"--member-down-after", "1500ms"}, Map.of()).cluster().memberDownAfter())
         .isEqualTo(Duration.ofMillis(1500));
     assertThatThrownBy(() -> ServerConfig.parse(new String[] {"--member-down-after", "1400ms"}, Map.of()))
         .hasMessage("member-down-after: 1400ms (expected: more than 1400ms, the longest election timeout: a member is not "
@@ -110,14 +110,14 @@ class ServerConfigTest {
 
   @Test
   void warmUpDefaultsToThirtySecondsEndedByFiveQuietOnesAndIsBounded() {
-    assertThat(ServerConfig.defaults().warmUp()).isEqualTo(Duration.ofSeconds(30));
-    assertThat(ServerConfig.defaults().warmUpQuiet()).isEqualTo(Duration.ofSeconds(5));
-    assertThat(ServerConfig.parse(new String[0], Map.of("ROSTER_WARM_UP_QUIET", "0s")).warmUpQuiet()).isZero();
+    assertThat(ServerConfig.defaults().sessions().warmUp()).isEqualTo(Duration.ofSeconds(30));
+    assertThat(ServerConfig.defaults().sessions().warmUpQuiet()).isEqualTo(Duration.ofSeconds(5));
+    assertThat(ServerConfig.parse(new String[0], Map.of("ROSTER_WARM_UP_QUIET", "0s")).sessions().warmUpQuiet()).isZero();
     assertThatThrownBy(() -> ServerConfig.parse(new String[] {"--warm-up-quiet", "90s"}, Map.of()))
         .hasMessage("warm-up-quiet: 90s (expected: 0s..60s)");
-    assertThat(ServerConfig.parse(new String[0], Map.of("ROSTER_WARM_UP", "8s")).warmUp())
+    assertThat(ServerConfig.parse(new String[0], Map.of("ROSTER_WARM_UP", "8s")).sessions().warmUp())
         .isEqualTo(Duration.ofSeconds(8));
-    assertThat(ServerConfig.parse(new String[] {"--warm-up", "0s"}, Map.of("ROSTER_WARM_UP", "8s")).warmUp())
+    assertThat(ServerConfig.parse(new String[] {"--warm-up", "0s"}, Map.of("ROSTER_WARM_UP", "8s")).sessions().warmUp())
         .isZero();
     assertThatThrownBy(() -> ServerConfig.parse(new String[] {"--warm-up", "2m"}, Map.of()))
         .hasMessage("warm-up: 120s (expected: 0s..60s)");
@@ -125,8 +125,8 @@ class ServerConfigTest {
 
   @Test
   void balanceSettleDefaultsToTenSecondsAndIsAtLeastOne() {
-    assertThat(ServerConfig.defaults().balanceSettle()).isEqualTo(Duration.ofSeconds(10));
-    assertThat(ServerConfig.parse(new String[] {"--balance-settle", "2s"}, Map.of()).balanceSettle())
+    assertThat(ServerConfig.defaults().cluster().balanceSettle()).isEqualTo(Duration.ofSeconds(10));
+    assertThat(ServerConfig.parse(new String[] {"--balance-settle", "2s"}, Map.of()).cluster().balanceSettle())
         .isEqualTo(Duration.ofSeconds(2));
     assertThatThrownBy(() -> ServerConfig.parse(new String[0], Map.of("ROSTER_BALANCE_SETTLE", "500ms")))
         .hasMessageStartingWith("balance-settle: 500ms (expected: at least 1s");
@@ -140,16 +140,16 @@ class ServerConfigTest {
             + "give --peer-tls-cert, --peer-tls-key and --peer-tls-ca")
         .hasMessageContaining("or --peer-tls off");
     ServerConfig off = ServerConfig.parse(new String[] {"--members", "roster1:9849", "--peer-tls", "off"}, Map.of());
-    assertThat(off.peerTls()).isFalse();
+    assertThat(off.cluster().peerTls()).isFalse();
     ServerConfig on = ServerConfig.parse(member, Map.of("ROSTER_PEER_TLS_CERT", "/pki/roster1.crt",
         "ROSTER_PEER_TLS_KEY", "/pki/roster1.key", "ROSTER_PEER_TLS_CA", "/pki/ca.crt"));
-    assertThat(on.peerTls()).isTrue();
-    assertThat(on.peerTlsCert()).isEqualTo(Path.of("/pki/roster1.crt"));
-    assertThat(on.peerTlsKey()).isEqualTo(Path.of("/pki/roster1.key"));
-    assertThat(on.peerTlsCa()).isEqualTo(Path.of("/pki/ca.crt"));
+    assertThat(on.cluster().peerTls()).isTrue();
+    assertThat(on.cluster().peerTlsCert()).isEqualTo(Path.of("/pki/roster1.crt"));
+    assertThat(on.cluster().peerTlsKey()).isEqualTo(Path.of("/pki/roster1.key"));
+    assertThat(on.cluster().peerTlsCa()).isEqualTo(Path.of("/pki/ca.crt"));
     // a standalone server is unaffected
-    assertThat(ServerConfig.defaults().peerTls()).isTrue();
-    assertThat(ServerConfig.defaults().peerTlsCert()).isNull();
+    assertThat(ServerConfig.defaults().cluster().peerTls()).isTrue();
+    assertThat(ServerConfig.defaults().cluster().peerTlsCert()).isNull();
   }
 
   @Test
@@ -195,6 +195,17 @@ class ServerConfigTest {
     for (String name : ServerConfig.optionNames()) {
       assertThat(usage).contains("--" + name).contains("ROSTER_" + name.toUpperCase(Locale.ROOT).replace('-', '_'));
     }
+  }
+
+  /** The --help text, byte for byte: every flag's name, variable, default and help, in order. */
+  @Test
+  void usageIsTheGoldenText() throws Exception {
+    String golden;
+    try (var in = ServerConfigTest.class.getResourceAsStream("/golden/usage.txt")) {
+      golden = new String(java.util.Objects.requireNonNull(in, "golden/usage.txt").readAllBytes(),
+          java.nio.charset.StandardCharsets.UTF_8);
+    }
+    assertThat(ServerConfig.usage().replace(System.lineSeparator(), "\n")).isEqualTo(golden);
   }
 
   @Test

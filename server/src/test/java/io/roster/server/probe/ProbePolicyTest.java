@@ -73,8 +73,8 @@ class ProbePolicyTest {
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageStartingWith("--probe-allow: \"10.0.0.0/8,10.1.0.0/33\" (expected: comma-separated CIDR")
         .hasRootCauseMessage("has prefix length 33, not 0..32");
-    assertThat(ServerConfig.parse(new String[] {"--probe-allow", "10.0.0.0/8"}, Map.of()).probeAllow().refusal(
+    assertThat(ServerConfig.parse(new String[] {"--probe-allow", "10.0.0.0/8"}, Map.of()).probes().probeAllow().refusal(
         "127.0.0.1", 80)).isNotNull();
-    assertThat(ServerConfig.parse(new String[] {}, Map.of()).probeAllow()).isSameAs(ProbePolicy.DEFAULT);
+    assertThat(ServerConfig.parse(new String[] {}, Map.of()).probes().probeAllow()).isSameAs(ProbePolicy.DEFAULT);
   }
 }

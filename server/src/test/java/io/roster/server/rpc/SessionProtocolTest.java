@@ -82,7 +82,7 @@ class SessionProtocolTest {
     assertThat(first.getConnectionId()).isNotEmpty().isNotEqualTo(second.getConnectionId());
     assertThat(first.getNodeId()).matches("127\\.0\\.0\\.1:" + loopback.server().port() + "@[0-9a-z]+")
         .isEqualTo(second.getNodeId());
-    assertThat(first.getKeepaliveTimeMs()).isEqualTo(loopback.server().config().keepaliveTime().toMillis()).isEqualTo(4000);
+    assertThat(first.getKeepaliveTimeMs()).isEqualTo(loopback.server().config().sessions().keepaliveTime().toMillis()).isEqualTo(4000);
     assertThat(first.getKeepaliveTimeoutMs()).isEqualTo(5000);
     assertThat(first.getPushAckTimeoutMs()).isEqualTo(ACK_TIMEOUT.toMillis());
     assertThat(first.getServerVersion()).isEqualTo("0.1.0");
