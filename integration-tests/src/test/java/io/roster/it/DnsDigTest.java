@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
 /**
  * {@code dig} (Debian's bind9-dnsutils), a resolver no one here wrote, asks a real server
  * process's DNS port (docs/dns.md): A and SRV records follow an SDK client's registrations and
- * deregistrations, over UDP and TCP. Skipped, saying why, where dig is absent, except in CI
+ * deregistrations, over UDP and TCP; names in any case, the zone's NS and a refused transfer. Skipped, saying why, where dig is absent, except in CI
  * (.ci/run installs it).
  */
 class DnsDigTest {
@@ -54,6 +54,16 @@ class DnsDigTest {
     await().atMost(Timing.seconds(10)).until(() -> dig(dig, dnsPort, "orders.roster.", "A").equals(List.of("10.7.0.2")));
     assertThat(dig(dig, dnsPort, "nothing.roster.", "A")).isEmpty();
     assertThat(run(dig, dnsPort, "nothing.roster.", "A")).contains("status: NXDOMAIN");
+
+    // Names in any case; the zone's NS resolves to this server; transfers are refused.
+    assertThat(dig(dig, dnsPort, "ORDERS.roster.", "A")).containsExactly("10.7.0.2");
+    assertThat(run(dig, dnsPort, "ORDERS.roster.", "A")).containsPattern("(?m)^ORDERS\\.roster\\.\\s+\\d+\\s+IN\\s+A\\s+10\\.7\\.0\\.2");
+    assertThat(dig(dig, dnsPort, "roster.", "NS")).containsExactly("ns.roster.");
+    assertThat(dig(dig, dnsPort, "ns.roster.", "A")).containsExactly("127.0.0.1");
+    assertThat(run(dig, dnsPort, "roster.", "AXFR")).contains("Transfer failed.");
+    // Another opcode: NOTIMP, the question and opcode echoed (dig warns of a mismatch otherwise).
+    assertThat(run(dig, dnsPort, "roster.", "SOA", "+opcode=notify")).contains("status: NOTIMP")
+        .contains(";roster.").doesNotContain("mismatch");
   }
 
   /** dig's answers, one per line ({@code +short}). */

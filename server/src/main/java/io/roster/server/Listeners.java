@@ -36,10 +36,11 @@ final class Listeners {
     log.info("Nacos v1 HTTP API on {}:{}", config.host(), http.port());
   }
 
-  static DnsServer startDns(ServerConfig config, DnsAnswers answers, RequestCounters requests, Runnable onFailure) {
+  static DnsServer startDns(ServerConfig config, DnsAnswers answers, RequestCounters requests, Scheduler clock,
+      Runnable onFailure) {
     DnsServer dns;
     try {
-      dns = DnsServer.start(config.host(), config.dns().dnsPort(), answers, requests);
+      dns = DnsServer.start(config.host(), config.dns().dnsPort(), answers, requests, clock, config.dns().dnsRateLimit());
     } catch (IOException e) {
       onFailure.run();
       throw new UncheckedIOException("cannot listen on " + config.host() + ":" + config.dns().dnsPort()

@@ -260,7 +260,7 @@ public final class RosterServer implements AutoCloseable {
     }
     if (config.dns().dnsPort() != ServerConfig.DNS_PORT_OFF) {
       server.dns = Listeners.startDns(config, new DnsAnswers(server.registry, config.dns().dnsTtl(),
-          server.warmUp::isWarm, server.readiness), server.sessions.requests(), server::close);
+          server.warmUp::isWarm, server.readiness), server.sessions.requests(), server.scheduler, server::close);
     }
     if (server.tls != null) {
       Listeners.startTls(server.tls, server.port(), server.http, server.scheduler);

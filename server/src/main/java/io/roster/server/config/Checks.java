@@ -72,6 +72,9 @@ final class Checks {
     positive("keepalive-time", keepaliveTime);
     positive("keepalive-timeout", keepaliveTimeout);
     positive("http-request-timeout", httpRequestTimeout);
+    if (dns.dnsRateLimit() < 0) {
+      throw new IllegalArgumentException("dns-rate-limit: " + dns.dnsRateLimit() + " (expected: >= 0, 0 = off)");
+    }
     if (dnsPort < ServerConfig.DNS_PORT_OFF || dnsPort > 65535) {
       throw new IllegalArgumentException("dns-port: " + dnsPort + " (expected: off or 0..65535)");
     }

@@ -280,6 +280,9 @@ final class Flags {
     OPTIONS.put("dns-ttl", new Option("a whole number of seconds like 5s, 0s..3600s",
         "Time to live of the DNS server's answers (and of its negative answers).",
         (b, v) -> b.dnsTtl(parseDuration(v)), c -> formatDuration(c.dns().dnsTtl())));
+    OPTIONS.put("dns-rate-limit", new Option("responses a second, 0 = off",
+        "UDP answers of the DNS port a second per source /24 (IPv4) or /56 (IPv6); over it, every second answer is sent truncated so real clients retry over TCP, the others dropped. 0 = no limit. See docs/dns.md.",
+        (b, v) -> b.dnsRateLimit(Integer.parseInt(v)), c -> Integer.toString(c.dns().dnsRateLimit())));
     OPTIONS.put("restore", new Option("a backup file (GET /roster/v1/admin/backup)",
         "Restores the backup's service settings, persistent instances and holds at start, into a server (or cluster) that holds no durable state yet; otherwise it is not applied, with a WARN. Read and checked before the server listens.",
         (b, v) -> b.restore(v.isEmpty() ? null : Path.of(v)), c -> c.restore() == null ? "(none)" : c.restore().toString()));

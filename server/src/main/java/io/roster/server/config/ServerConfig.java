@@ -177,6 +177,7 @@ public record ServerConfig(
     private Duration httpRequestTimeout = Duration.ofSeconds(10);
     private int dnsPort = DNS_PORT_OFF;
     private Duration dnsTtl = Duration.ofSeconds(5);
+    private int dnsRateLimit;
     private Duration probeInterval = Duration.ofSeconds(3);
     private Duration probeTimeout = Duration.ofMillis(500);
     private int probeThreshold = 3;
@@ -256,6 +257,7 @@ public record ServerConfig(
     /** {@link #DNS_PORT_OFF} (the default) or a port (0 = any free port). */
     public Builder dnsPort(int v) { dnsPort = v; return this; }
     public Builder dnsTtl(Duration v) { dnsTtl = v; return this; }
+    public Builder dnsRateLimit(int v) { dnsRateLimit = v; return this; }
     public Builder probeInterval(Duration v) { probeInterval = v; return this; }
     public Builder probeTimeout(Duration v) { probeTimeout = v; return this; }
     public Builder probeThreshold(int v) { probeThreshold = v; return this; }
@@ -274,7 +276,7 @@ public record ServerConfig(
           new HttpSettings(httpPort, httpRequestTimeout),
           new TlsSettings(tlsCert, tlsKey, tlsClientCa),
           new AuthSettings(authFile, tokenTtl),
-          new DnsSettings(dnsPort, dnsTtl),
+          new DnsSettings(dnsPort, dnsTtl, dnsRateLimit),
           new ProbeSettings(probeInterval, probeTimeout, probeThreshold, probeAllow));
     }
   }

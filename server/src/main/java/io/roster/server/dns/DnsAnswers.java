@@ -24,6 +24,7 @@ import org.xbill.DNS.Address;
 import org.xbill.DNS.DClass;
 import org.xbill.DNS.Flags;
 import org.xbill.DNS.Message;
+import org.xbill.DNS.NSRecord;
 import org.xbill.DNS.Name;
 import org.xbill.DNS.OPTRecord;
 import org.xbill.DNS.Opcode;
@@ -49,9 +50,14 @@ import org.xbill.DNS.Type;
  *       addr.roster.} whose address is in the additional section. A leading {@code _x._tcp.}
  *       is allowed before a name, as SRV clients write it.
  *   <li>{@code <hex>.addr.roster.}: an instance's address, 8 hex digits for IPv4, 32 for IPv6.
+ *   <li>{@code ns.roster.}: this server (the zone's NS, and its SOA's primary), at the addresses
+ *       {@link DnsServer} listens on.
+ *   <li>Names match in any case (RFC 4343), the exact spelling first; answers carry the
+ *       question's.
  *   <li>An unknown name is NXDOMAIN, a known one with nothing of the type NOERROR and no
  *       answer; both carry the zone's SOA, whose minimum is the TTL, for negative caching.
- *       Names outside the zone are REFUSED; opcodes other than QUERY are NOTIMP.
+ *       Names outside the zone and zone transfers are REFUSED; opcodes other than QUERY are
+ *       NOTIMP; both echo the question.
  *   <li>While the server's registry may not be read (a cluster member that has not joined the
  *       group, or is catching up with its log), every name of the zone is SERVFAIL: a resolver
  *       asks another server, and caches nothing.
@@ -75,6 +81,8 @@ public final class DnsAnswers {
   private final long ttl;
   private final java.util.function.BooleanSupplier complete;
   private final Readiness readiness;
+  private final FoldedNames names;
+  private volatile List<InetAddress> nameServer = List.of();
 
   /**
    * @param complete whether the registry is whole: false while the server warms up after a start
@@ -88,6 +96,7 @@ public final class DnsAnswers {
     this.registry = registry;
     this.ttl = ttl.toSeconds();
     this.complete = complete;
+    this.names = FoldedNames.watching(registry);
   }
 
   /** An answer's bytes, and what it was for the request metrics (the bytes go straight to a socket). */
@@ -120,6 +129,10 @@ public final class DnsAnswers {
     }
     Record question = q.getQuestion();
     if (q.getHeader().getOpcode() != Opcode.QUERY) {
+      if (question != null && q.getHeader().getCount(Section.QUESTION) == 1) {
+        r.addRecord(question, Section.QUESTION); // echoed, as clients check it (RFC 1035 4.1.2)
+      }
+      r.getHeader().setOpcode(q.getHeader().getOpcode()); // and the opcode, as RFC 1035 4.1.1 says
       r.getHeader().setRcode(Rcode.NOTIMP);
       return new Answer(r.toWire(limit), "other", "notimp");
     }
@@ -134,7 +147,8 @@ public final class DnsAnswers {
       default -> "other";
     };
     Name name = question.getName();
-    if (!name.subdomain(ZONE) || question.getDClass() != DClass.IN) {
+    if (!name.subdomain(ZONE) || question.getDClass() != DClass.IN || type == Type.AXFR || type == Type.IXFR) {
+      // Outside the zone, or a zone transfer: the zone is the registry, read live, never copied.
       r.getHeader().setRcode(Rcode.REFUSED);
       return new Answer(r.toWire(limit), typeLabel, "refused");
     }
@@ -146,7 +160,24 @@ public final class DnsAnswers {
     if (name.equals(ZONE) || name.equals(ADDR)) {
       found = true; // names with names below them: they exist, with no address
       if (name.equals(ZONE) && (type == Type.SOA || type == Type.ANY)) {
-        r.addRecord(soa(), Section.ANSWER);
+        r.addRecord(soa(question), Section.ANSWER);
+      }
+      if (name.equals(ZONE) && (type == Type.NS || type == Type.ANY)) {
+        r.addRecord(new NSRecord(question.getName(), DClass.IN, ttl, HOST), Section.ANSWER);
+        for (InetAddress a : nameServer) {
+          Record glue = record(HOST, a, Type.ANY);
+          if (glue != null) {
+            r.addRecord(glue, Section.ADDITIONAL);
+          }
+        }
+      }
+    } else if (name.equals(HOST)) {
+      found = true; // the zone's name server: this server, at the addresses it listens on
+      for (InetAddress a : nameServer) {
+        Record rec = record(question.getName(), a, type);
+        if (rec != null) {
+          r.addRecord(rec, Section.ANSWER);
+        }
       }
     } else {
       found = name.subdomain(ADDR) ? answerAddress(r, name, type) : answerService(r, name, type);
@@ -163,6 +194,31 @@ public final class DnsAnswers {
       r.addRecord(soa(), Section.AUTHORITY);
     }
     return new Answer(r.toWire(limit), typeLabel, found ? "ok" : "nxdomain");
+  }
+
+  /**
+   * The answer to a query over the rate limit that is sent at all: truncated (TC set) and empty,
+   * the question echoed, so a real client asks again over TCP; null for what is not a query.
+   */
+  static byte @Nullable [] slip(byte[] query) {
+    Message q;
+    try {
+      q = new Message(query);
+    } catch (java.io.IOException e) {
+      return null;
+    }
+    Record question = q.getQuestion();
+    if (q.getHeader().getFlag(Flags.QR) || question == null || q.getHeader().getCount(Section.QUESTION) != 1) {
+      return null;
+    }
+    Message r = new Message(q.getHeader().getID());
+    r.getHeader().setFlag(Flags.QR);
+    r.getHeader().setFlag(Flags.TC);
+    if (q.getHeader().getFlag(Flags.RD)) {
+      r.getHeader().setFlag(Flags.RD);
+    }
+    r.addRecord(question, Section.QUESTION);
+    return r.toWire();
   }
 
   private static Answer servfail(Message q, Record question, int limit, String typeLabel) {
@@ -235,7 +291,7 @@ public final class DnsAnswers {
   /**
    * The service the labels name, trying, in order: service.group.namespace (a dotted service
    * name before the last two labels), service.group in {@code public}, and the whole as a
-   * service in the default group and namespace.
+   * service in the default group and namespace; each as written, then in any case (RFC 4343).
    */
   private @Nullable ServiceSnapshot find(List<String> labels) {
     int n = labels.size();
@@ -250,8 +306,15 @@ public final class DnsAnswers {
       candidates.add(key(Names.DEFAULT_NAMESPACE, Names.DEFAULT_GROUP, String.join(".", labels)));
     }
     for (ServiceKey k : candidates) {
-      if (k != null && registry.stats(k) != null) {
+      if (k == null) {
+        continue;
+      }
+      if (registry.stats(k) != null) {
         return registry.snapshot(k);
+      }
+      ServiceKey folded = names.find(k.namespace(), k.group(), k.name());
+      if (folded != null) {
+        return registry.snapshot(folded);
       }
     }
     return null;
@@ -264,10 +327,11 @@ public final class DnsAnswers {
    */
   private boolean isAbove(List<String> labels) {
     if (labels.size() == 1) {
-      return registry.listServices(labels.get(0), "", 1, 1).total() > 0;
+      return registry.listServices(labels.get(0), "", 1, 1).total() > 0 || names.holdsServices(labels.get(0), "");
     }
     return labels.size() == 2 && !labels.get(0).isEmpty()
-        && registry.listServices(labels.get(1), labels.get(0), 1, 1).total() > 0;
+        && (registry.listServices(labels.get(1), labels.get(0), 1, 1).total() > 0
+            || names.holdsServices(labels.get(1), labels.get(0)));
   }
 
   private static @Nullable ServiceKey key(String namespace, String group, String service) {
@@ -290,6 +354,19 @@ public final class DnsAnswers {
 
   private SOARecord soa() {
     return new SOARecord(ZONE, DClass.IN, ttl, HOST, ADMIN, 1, 3600, 600, 86400, ttl);
+  }
+
+  /** The SOA as the answer to a question for the zone, named as the question wrote it. */
+  private SOARecord soa(Record question) {
+    return new SOARecord(question.getName(), DClass.IN, ttl, HOST, ADMIN, 1, 3600, 600, 86400, ttl);
+  }
+
+  /**
+   * The addresses {@code ns.roster.} (the zone's NS and its SOA's primary) answers: those the DNS
+   * port listens on, set by {@link DnsServer} once it is bound.
+   */
+  void nameServer(List<InetAddress> addresses) {
+    nameServer = List.copyOf(addresses);
   }
 
   /** An SRV weight (0..65535) from an instance weight (0..10000): weight × 100, capped. */

@@ -1,23 +1,22 @@
 package io.roster.server.dns;
 
 import io.roster.server.session.RequestCounters;
-import java.io.DataInputStream;
-import java.io.DataOutputStream;
-import java.io.EOFException;
+import io.roster.server.time.Scheduler;
 import java.io.IOException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.Socket;
+import java.net.NetworkInterface;
 import java.net.SocketAddress;
-import java.net.SocketTimeoutException;
+import java.net.SocketException;
 import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.DatagramChannel;
 import java.nio.channels.ServerSocketChannel;
-import java.util.concurrent.ArrayBlockingQueue;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -26,50 +25,55 @@ import org.slf4j.LoggerFactory;
  * The DNS port (docs/dns.md): UDP and TCP on one port, {@link DnsAnswers} behind both.
  *
  * <p>UDP: one thread reads a datagram, answers it from memory and sends the answer, truncated
- * (TC set) to what the query offers, so a client asks again over TCP. TCP: one thread accepts;
- * connections are served by {@value #TCP_THREADS} threads, at most {@value #TCP_QUEUED} more
- * waiting, anything beyond closed at once; a connection may ask several questions, and is closed
- * after {@value #TCP_IDLE_MS} ms without one. Nothing grows with the number of clients.
+ * (TC set) to what the query offers, so a client asks again over TCP; with a rate limit, each
+ * source prefix gets that many answers a second ({@link RateLimit}). TCP: one thread runs a
+ * selector over every connection ({@link DnsTcp}): at most {@value #TCP_CONNECTIONS} open, the
+ * one idle longest closed to make room, each with bounded buffers and deadlines. Nothing grows
+ * with the number of clients.
  */
 public final class DnsServer implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(DnsServer.class);
-  private static final int TCP_THREADS = 2;
-  private static final int TCP_QUEUED = 64;
-  private static final int TCP_IDLE_MS = 5_000;
-  /** A TCP connection is closed this long after it was accepted, whatever it does: a slow reader or writer holds a thread no longer. */
-  private static final int TCP_LIFETIME_MS = 10_000;
+  /** The most TCP connections open at once. */
+  static final int TCP_CONNECTIONS = 1_024;
 
   private final DnsAnswers answers;
   private final RequestCounters counters;
   private final DatagramChannel udp;
   private final ServerSocketChannel tcp;
-  private final ThreadPoolExecutor connections;
-  /** Closes each TCP connection at the end of its lifetime (closing a socket ends a blocked read or write). */
-  private final java.util.concurrent.ScheduledThreadPoolExecutor deadlines;
+  private final DnsTcp tcpLoop;
+  private final @Nullable RateLimit rateLimit;
   private final Thread udpThread;
-  private final Thread acceptThread;
+  private final Thread tcpThread;
   private volatile boolean closed;
 
-  private DnsServer(DnsAnswers answers, RequestCounters counters, DatagramChannel udp, ServerSocketChannel tcp) {
+  private DnsServer(DnsAnswers answers, RequestCounters counters, DatagramChannel udp, ServerSocketChannel tcp,
+      LongSupplier nanoTime, int rateLimit, int tcpConnections) throws IOException {
     this.answers = answers;
     this.counters = counters;
     this.udp = udp;
     this.tcp = tcp;
-    this.connections = new ThreadPoolExecutor(TCP_THREADS, TCP_THREADS, 0, TimeUnit.SECONDS,
-        new ArrayBlockingQueue<>(TCP_QUEUED), r -> daemon(r, "roster-dns-tcp"), new ThreadPoolExecutor.AbortPolicy());
-    this.deadlines = new java.util.concurrent.ScheduledThreadPoolExecutor(1, r -> daemon(r, "roster-dns-deadlines"));
-    deadlines.setRemoveOnCancelPolicy(true);
+    this.rateLimit = rateLimit == 0 ? null : new RateLimit(rateLimit, nanoTime);
+    this.tcpLoop = new DnsTcp(tcp, query -> answer(query, false), nanoTime, tcpConnections);
     this.udpThread = daemon(this::serveUdp, "roster-dns-udp");
-    this.acceptThread = daemon(this::acceptTcp, "roster-dns-accept");
+    this.tcpThread = daemon(tcpLoop, "roster-dns-tcp");
   }
 
   /**
    * Binds UDP and TCP on {@code host:port} (0: a free port, the same for both) and starts
    * answering.
+   *
+   * @param clock the server's clock, for the TCP deadlines and the rate limit
+   * @param rateLimit UDP responses a second per source prefix ({@code --dns-rate-limit}), 0 for
+   *     no limit
    */
-  public static DnsServer start(String host, int port, DnsAnswers answers, RequestCounters counters)
-      throws IOException {
+  public static DnsServer start(String host, int port, DnsAnswers answers, RequestCounters counters,
+      Scheduler clock, int rateLimit) throws IOException {
+    return start(host, port, answers, counters, clock::nanoTime, rateLimit, TCP_CONNECTIONS);
+  }
+
+  static DnsServer start(String host, int port, DnsAnswers answers, RequestCounters counters, LongSupplier nanoTime,
+      int rateLimit, int tcpConnections) throws IOException {
     IOException last = null;
     for (int attempt = 0; attempt < (port == 0 ? 5 : 1); attempt++) {
       ServerSocketChannel tcp = ServerSocketChannel.open();
@@ -77,10 +81,12 @@ public final class DnsServer implements AutoCloseable {
       try {
         tcp.setOption(StandardSocketOptions.SO_REUSEADDR, true);
         tcp.bind(new InetSocketAddress(host, port), 128);
+        tcp.configureBlocking(false);
         udp.bind(new InetSocketAddress(host, ((InetSocketAddress) tcp.getLocalAddress()).getPort()));
-        DnsServer server = new DnsServer(answers, counters, udp, tcp);
+        answers.nameServer(ownAddresses(((InetSocketAddress) tcp.getLocalAddress()).getAddress(), interfaceAddresses()));
+        DnsServer server = new DnsServer(answers, counters, udp, tcp, nanoTime, rateLimit, tcpConnections);
         server.udpThread.start();
-        server.acceptThread.start();
+        server.tcpThread.start();
         return server;
       } catch (IOException e) {
         tcp.close();
@@ -89,6 +95,34 @@ public final class DnsServer implements AutoCloseable {
       }
     }
     throw java.util.Objects.requireNonNull(last);
+  }
+
+  /**
+   * The addresses {@code ns.roster.} answers: the bound one; for a wildcard, every address of the
+   * machine's interfaces that is neither loopback, link-local nor multicast (the loopback ones
+   * when there is no other), as read at the start.
+   */
+  static List<InetAddress> ownAddresses(InetAddress bound, List<InetAddress> interfaces) {
+    if (!bound.isAnyLocalAddress()) {
+      return List.of(bound);
+    }
+    List<InetAddress> global = interfaces.stream()
+        .filter(a -> !a.isLoopbackAddress() && !a.isLinkLocalAddress() && !a.isMulticastAddress()).toList();
+    return !global.isEmpty() ? global : interfaces.stream().filter(InetAddress::isLoopbackAddress).toList();
+  }
+
+  private static List<InetAddress> interfaceAddresses() {
+    List<InetAddress> all = new ArrayList<>();
+    try {
+      for (NetworkInterface i : Collections.list(NetworkInterface.getNetworkInterfaces())) {
+        if (i.isUp()) {
+          all.addAll(Collections.list(i.getInetAddresses()));
+        }
+      }
+    } catch (SocketException e) {
+      log.debug("DNS: the interfaces' addresses: {}", e.toString());
+    }
+    return all;
   }
 
   /** The bound port (UDP and TCP). */
@@ -109,8 +143,20 @@ public final class DnsServer implements AutoCloseable {
         in.flip();
         byte[] query = new byte[in.remaining()];
         in.get(query);
-        byte[] out = answer(query, true);
-        if (out != null && from != null) {
+        if (from == null) {
+          continue;
+        }
+        RateLimit limit = rateLimit;
+        RateLimit.Verdict verdict = limit == null ? RateLimit.Verdict.ANSWER
+            : limit.admit(((InetSocketAddress) from).getAddress());
+        byte[] out;
+        if (verdict == RateLimit.Verdict.ANSWER) {
+          out = answer(query, true);
+        } else {
+          counters.count(RequestCounters.Protocol.DNS, "other", "limited");
+          out = verdict == RateLimit.Verdict.SLIP ? DnsAnswers.slip(query) : null;
+        }
+        if (out != null) {
           udp.send(ByteBuffer.wrap(out), from);
         }
       } catch (ClosedChannelException e) {
@@ -123,63 +169,6 @@ public final class DnsServer implements AutoCloseable {
         log.warn("DNS over UDP stopped", e);
         throw e;
       }
-    }
-  }
-
-  private void acceptTcp() {
-    while (!closed) {
-      Socket s;
-      try {
-        s = tcp.accept().socket();
-      } catch (ClosedChannelException e) {
-        return;
-      } catch (IOException e) {
-        if (!closed) {
-          log.debug("DNS over TCP: accept: {}", e.toString());
-        }
-        continue;
-      }
-      java.util.concurrent.ScheduledFuture<?> deadline = deadlines.schedule(() -> closeQuietly(s), TCP_LIFETIME_MS,
-          TimeUnit.MILLISECONDS);
-      try {
-        connections.execute(() -> {
-          serveTcp(s);
-          deadline.cancel(false);
-        });
-      } catch (RejectedExecutionException e) {
-        deadline.cancel(false);
-        closeQuietly(s); // every thread busy and the queue full: the client retries or gives up
-      }
-    }
-  }
-
-  /**
-   * Length-prefixed queries until the client closes, stays silent for {@value #TCP_IDLE_MS} ms, or
-   * the connection's {@value #TCP_LIFETIME_MS} ms are over.
-   */
-  private void serveTcp(Socket s) {
-    try (s) {
-      s.setSoTimeout(TCP_IDLE_MS);
-      DataInputStream in = new DataInputStream(s.getInputStream());
-      DataOutputStream out = new DataOutputStream(s.getOutputStream());
-      while (!closed) {
-        int length = in.readUnsignedShort();
-        byte[] query = in.readNBytes(length);
-        if (query.length < length) {
-          return;
-        }
-        byte[] answer = answer(query, false);
-        if (answer == null) {
-          return;
-        }
-        out.writeShort(answer.length);
-        out.write(answer);
-        out.flush();
-      }
-    } catch (EOFException | SocketTimeoutException e) {
-      // the client is done, or silent
-    } catch (IOException | RuntimeException e) {
-      log.debug("DNS over TCP: {}", e.toString());
     }
   }
 
@@ -197,9 +186,8 @@ public final class DnsServer implements AutoCloseable {
   public void close() {
     closed = true;
     closeQuietly(udp);
+    tcpLoop.close();
     closeQuietly(tcp);
-    connections.shutdownNow();
-    deadlines.shutdownNow();
   }
 
   private static void closeQuietly(java.io.Closeable c) {

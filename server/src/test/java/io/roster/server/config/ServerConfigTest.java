@@ -39,6 +39,15 @@ class ServerConfigTest {
   }
 
   @Test
+  void theDnsRateLimitIsOffByDefaultAndNeverNegative() {
+    assertThat(ServerConfig.defaults().dns().dnsRateLimit()).isZero();
+    assertThat(ServerConfig.parse(new String[] {"--dns-rate-limit", "100"}, Map.of()).dns().dnsRateLimit()).isEqualTo(100);
+    assertThat(ServerConfig.parse(new String[0], Map.of("ROSTER_DNS_RATE_LIMIT", "20")).dns().dnsRateLimit()).isEqualTo(20);
+    assertThatThrownBy(() -> ServerConfig.parse(new String[] {"--dns-rate-limit", "-1"}, Map.of()))
+        .hasMessage("dns-rate-limit: -1 (expected: >= 0, 0 = off)");
+  }
+
+  @Test
   void flagsWinOverEnvironment() {
     ServerConfig c = ServerConfig.parse(new String[] {"--port", "9000", "--push-window=200ms"},
         Map.of("ROSTER_PORT", "7000", "ROSTER_KEEPALIVE_TIME", "2s", "ROSTER_HOST", "127.0.0.1"));

@@ -24,9 +24,12 @@ import org.xbill.DNS.ARecord;
 import org.xbill.DNS.DClass;
 import org.xbill.DNS.Flags;
 import org.xbill.DNS.Message;
+import org.xbill.DNS.NSRecord;
 import org.xbill.DNS.Name;
+import org.xbill.DNS.Opcode;
 import org.xbill.DNS.Rcode;
 import org.xbill.DNS.Record;
+import org.xbill.DNS.SOARecord;
 import org.xbill.DNS.SRVRecord;
 import org.xbill.DNS.Section;
 import org.xbill.DNS.SimpleResolver;
@@ -35,8 +38,8 @@ import org.xbill.DNS.Type;
 /**
  * The DNS port over real UDP and TCP sockets (docs/dns.md), asked by dnsjava's own resolver:
  * A and SRV follow registrations, the short and full name forms, NXDOMAIN and REFUSED, only
- * healthy and enabled instances, and an answer too large for UDP truncated there and whole over
- * TCP.
+ * healthy and enabled instances, an answer too large for UDP truncated there and whole over
+ * TCP, names in any case, the zone's NS, and what is not served.
  */
 class DnsServerTest {
 
@@ -183,7 +186,155 @@ class DnsServerTest {
     assertThat(ask("nothing.roster.", Type.A, false).getRcode()).isEqualTo(Rcode.NXDOMAIN);
   }
 
+  @Test
+  void namesMatchInAnyCaseAndAnswersEchoTheQuestionsCase() throws Exception {
+    loopback.start();
+    post("/nacos/v1/ns/instance?serviceName=digsvc&ip=10.5.0.1&port=80");
+    post("/nacos/v1/ns/instance?serviceName=Mixed&ip=10.5.0.2&port=80");
+    post("/nacos/v1/ns/instance?namespaceId=team&groupName=pay&serviceName=billing&ip=10.5.0.3&port=80");
+
+    Message upper = ask("DIGSVC.roster.", Type.A, false);
+    assertThat(upper.getRcode()).isEqualTo(Rcode.NOERROR);
+    assertThat(addresses(upper)).containsExactly("10.5.0.1");
+    // RFC 4343: the answer's name is the question's, case and all.
+    assertThat(upper.getSection(Section.ANSWER)).extracting(r -> r.getName().toString()).containsExactly("DIGSVC.roster.");
+    assertThat(addresses(ask("mixed.roster.", Type.A, true))).containsExactly("10.5.0.2");
+    assertThat(addresses(ask("DigSvc.Default_Group.PUBLIC.Roster.", Type.A, false))).containsExactly("10.5.0.1");
+    assertThat(ask("_HTTP._TCP.DIGSVC.roster.", Type.SRV, false).getSection(Section.ANSWER)).hasSize(1);
+    assertThat(addresses(ask("BILLING.PAY.TEAM.roster.", Type.A, false))).containsExactly("10.5.0.3");
+    // Names above services too, and what does not exist in any case.
+    assertThat(ask("TEAM.roster.", Type.A, false).getRcode()).isEqualTo(Rcode.NOERROR);
+    assertThat(ask("Pay.Team.roster.", Type.A, false).getRcode()).isEqualTo(Rcode.NOERROR);
+    assertThat(ask("0A050001.ADDR.ROSTER.", Type.A, false).getRcode()).isEqualTo(Rcode.NOERROR);
+    assertThat(ask("NOTHING.roster.", Type.A, false).getRcode()).isEqualTo(Rcode.NXDOMAIN);
+    // The exact spelling wins over another case.
+    post("/nacos/v1/ns/instance?serviceName=DIGSVC&ip=10.5.0.9&port=80");
+    assertThat(addresses(ask("DIGSVC.roster.", Type.A, false))).containsExactly("10.5.0.9");
+    assertThat(addresses(ask("digsvc.roster.", Type.A, false))).containsExactly("10.5.0.1");
+  }
+
+  @Test
+  void theApexHasAnNsRecordWhoseNameResolvesToTheServer() throws Exception {
+    loopback.start();
+    Message ns = ask("roster.", Type.NS, false);
+    assertThat(ns.getRcode()).isEqualTo(Rcode.NOERROR);
+    assertThat(ns.getSection(Section.ANSWER)).hasSize(1);
+    NSRecord record = (NSRecord) ns.getSection(Section.ANSWER).get(0);
+    assertThat(record.getTarget().toString()).isEqualTo("ns.roster.");
+    assertThat(addresses(ns, Section.ADDITIONAL)).containsExactly("127.0.0.1");
+    // The server's own address (the loopback server listens on 127.0.0.1), and the SOA names it.
+    assertThat(addresses(ask("ns.roster.", Type.A, false))).containsExactly("127.0.0.1");
+    assertThat(ask("ns.roster.", Type.AAAA, false).getRcode()).isEqualTo(Rcode.NOERROR);
+    SOARecord soa = (SOARecord) ask("roster.", Type.SOA, false).getSection(Section.ANSWER).get(0);
+    assertThat(soa.getHost()).isEqualTo(record.getTarget());
+  }
+
+  @Test
+  void otherOpcodesAreNotimpWithTheQuestionAndZoneTransfersAreRefused() throws Exception {
+    loopback.start();
+    Message notify = Message.newQuery(Record.newRecord(Name.fromString("roster."), Type.SOA, DClass.IN));
+    notify.getHeader().setOpcode(Opcode.NOTIFY);
+    Message notimp = udp(notify);
+    assertThat(notimp.getRcode()).isEqualTo(Rcode.NOTIMP);
+    assertThat(notimp.getHeader().getID()).isEqualTo(notify.getHeader().getID());
+    assertThat(notimp.getQuestion()).isEqualTo(notify.getQuestion());
+    assertThat(notimp.getHeader().getOpcode()).isEqualTo(Opcode.NOTIFY);
+
+    for (int type : new int[] {Type.AXFR, Type.IXFR}) {
+      Message transfer = Message.newQuery(Record.newRecord(Name.fromString("roster."), type, DClass.IN));
+      Message refused = tcp(transfer);
+      assertThat(refused.getRcode()).as(Type.string(type)).isEqualTo(Rcode.REFUSED);
+      assertThat(refused.getQuestion()).isEqualTo(transfer.getQuestion());
+      assertThat(refused.getSection(Section.ANSWER)).isEmpty();
+    }
+  }
+
+  @Test
+  void overTheRateLimitUdpAnswersSlipTruncatedOrDropWhileTcpStillAnswers() throws Exception {
+    loopback.start(b -> b.dnsRateLimit(1));
+    post("/nacos/v1/ns/instance?serviceName=orders&ip=10.0.0.1&port=8080");
+    byte[] buffer = new byte[65535];
+    int answered = 0;
+    int slipped = 0;
+    int received = 0;
+    int queryLength = 0;
+    try (DatagramSocket udp = new DatagramSocket()) {
+      for (int i = 0; i < 20; i++) {
+        Message q = Message.newQuery(Record.newRecord(Name.fromString("orders.roster."), Type.A, DClass.IN));
+        byte[] wire = q.toWire();
+        queryLength = wire.length;
+        udp.send(new DatagramPacket(wire, wire.length, InetAddress.getLoopbackAddress(), loopback.server().dnsPort()));
+      }
+      udp.setSoTimeout(1000);
+      while (true) {
+        DatagramPacket reply = new DatagramPacket(buffer, buffer.length);
+        try {
+          udp.receive(reply);
+        } catch (java.net.SocketTimeoutException e) {
+          break;
+        }
+        received++;
+        Message m = new Message(java.util.Arrays.copyOf(buffer, reply.getLength()));
+        if (m.getHeader().getFlag(Flags.TC)) {
+          assertThat(m.getSection(Section.ANSWER)).isEmpty();
+          assertThat(m.getQuestion().getName().toString()).isEqualTo("orders.roster.");
+          assertThat(reply.getLength()).isLessThanOrEqualTo(queryLength); // no amplification
+          slipped++;
+        } else {
+          answered++;
+        }
+      }
+    }
+    assertThat(answered).isBetween(1, 5);
+    assertThat(slipped).isGreaterThanOrEqualTo(5);
+    assertThat(received).isLessThan(20);
+    // A real client told to use TCP gets its answer there: TCP is not limited.
+    assertThat(addresses(ask("orders.roster.", Type.A, true))).containsExactly("10.0.0.1");
+  }
+
+  @Test
+  void nsRosterIsTheBoundAddressOrForAWildcardTheMachinesOwn() throws Exception {
+    InetAddress lo = InetAddress.getLoopbackAddress();
+    InetAddress lan = InetAddress.getByAddress(new byte[] {(byte) 192, 0, 2, 7});
+    InetAddress v6 = InetAddress.getByAddress(new byte[] {0x20, 0x01, 0x0d, (byte) 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 7});
+    InetAddress linkLocal = InetAddress.getByAddress(new byte[] {(byte) 0xfe, (byte) 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1});
+    assertThat(DnsServer.ownAddresses(lan, List.of(lo, lan, v6))).containsExactly(lan);
+    InetAddress any4 = InetAddress.getByAddress(new byte[4]);
+    assertThat(DnsServer.ownAddresses(any4, List.of(lo, lan, linkLocal, v6))).containsExactly(lan, v6);
+    assertThat(DnsServer.ownAddresses(any4, List.of(lo, linkLocal))).containsExactly(lo);
+  }
+
   // --- helpers ---
+
+
+  /** One query over UDP, raw: dnsjava's resolver would check what this test wants to see. */
+  private Message udp(Message query) throws Exception {
+    byte[] wire = query.toWire();
+    byte[] buffer = new byte[65535];
+    DatagramPacket reply = new DatagramPacket(buffer, buffer.length);
+    try (DatagramSocket udp = new DatagramSocket()) {
+      udp.setSoTimeout(5000);
+      udp.send(new DatagramPacket(wire, wire.length, InetAddress.getLoopbackAddress(), loopback.server().dnsPort()));
+      udp.receive(reply);
+    }
+    return new Message(java.util.Arrays.copyOf(buffer, reply.getLength()));
+  }
+
+  /** One query over TCP, raw (dnsjava's resolver takes AXFR for a transfer of its own). */
+  private Message tcp(Message query) throws Exception {
+    try (java.net.Socket s = new java.net.Socket(InetAddress.getLoopbackAddress(), loopback.server().dnsPort())) {
+      s.setSoTimeout(5000);
+      byte[] wire = query.toWire();
+      java.io.DataOutputStream out = new java.io.DataOutputStream(s.getOutputStream());
+      out.writeShort(wire.length);
+      out.write(wire);
+      out.flush();
+      java.io.DataInputStream in = new java.io.DataInputStream(s.getInputStream());
+      byte[] answer = new byte[in.readUnsignedShort()];
+      in.readFully(answer);
+      return new Message(answer);
+    }
+  }
 
   private Message ask(String name, int type, boolean tcp) throws Exception {
     SimpleResolver resolver = new SimpleResolver(InetAddress.getLoopbackAddress());
