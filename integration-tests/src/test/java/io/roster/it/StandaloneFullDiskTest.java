@@ -16,9 +16,7 @@ import java.net.http.HttpResponse.BodyHandlers;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.LinkedHashSet;
-import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
 import org.junit.jupiter.api.AfterEach;
@@ -39,16 +37,14 @@ class StandaloneFullDiskTest {
 
   @TempDir Path dir;
 
-  private final List<AutoCloseable> closing = new ArrayList<>();
+  private final Closer closing = new Closer();
   private final HttpClient http = HttpClient.newHttpClient();
   private final int port = Ports.free();
   private final int httpPort = Ports.free();
 
   @AfterEach
-  void stop() throws Exception {
-    for (int i = closing.size() - 1; i >= 0; i--) {
-      closing.get(i).close();
-    }
+  void stop() {
+    closing.close();
   }
 
   private ServerProcess start(Path data) {

@@ -21,7 +21,6 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse.BodyHandlers;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -43,16 +42,14 @@ class StandaloneRestartTest {
 
   @TempDir Path data;
 
-  private final List<AutoCloseable> closing = new ArrayList<>();
+  private final Closer closing = new Closer();
   private final HttpClient http = HttpClient.newHttpClient();
   private final int port = Ports.free();
   private final int httpPort = Ports.free();
 
   @AfterEach
-  void stop() throws Exception {
-    for (int i = closing.size() - 1; i >= 0; i--) {
-      closing.get(i).close();
-    }
+  void stop() {
+    closing.close();
   }
 
   private ServerProcess start() {
