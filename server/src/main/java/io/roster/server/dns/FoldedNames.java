@@ -5,6 +5,8 @@ import io.roster.server.registry.Change;
 import io.roster.server.registry.NamespaceCount;
 import io.roster.server.registry.Registry;
 import java.util.Locale;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
@@ -104,12 +106,19 @@ final class FoldedNames implements Registry.ChangeListener {
     return name.toLowerCase(Locale.ROOT);
   }
 
-  /** Keys sorted by their folded names, then by the names themselves. */
+  /**
+   * Keys sorted by their folded names, then by the names themselves. A key already held is
+   * found by its hash, so a change of a known service (nearly every change) folds no name.
+   */
   private static final class Index {
     final ConcurrentSkipListMap<String, ServiceKey> keys = new ConcurrentSkipListMap<>();
+    final Set<ServiceKey> held = ConcurrentHashMap.newKeySet();
     final AtomicInteger size = new AtomicInteger();
 
     void add(ServiceKey k) {
+      if (!held.add(k)) {
+        return;
+      }
       String entry = fold(k.namespace()) + SEP + fold(k.group()) + SEP + fold(k.name()) + SEP
           + k.namespace() + SEP + k.group() + SEP + k.name();
       if (keys.putIfAbsent(entry, k) == null) {
