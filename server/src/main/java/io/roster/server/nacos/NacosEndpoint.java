@@ -40,10 +40,11 @@ public final class NacosEndpoint implements Door {
    */
   public NacosEndpoint(SessionManager sessions, Registry registry, Scheduler scheduler, Duration keepaliveTime,
       Duration keepaliveTimeout, Readiness readiness) {
-    this.connections = new NacosConnections(sessions);
+    NacosTrace trace = new NacosTrace(scheduler);
+    this.connections = new NacosConnections(sessions, trace);
     ClientDetection detection = new ClientDetection(scheduler, keepaliveTime, keepaliveTimeout);
-    this.service = new NacosService(sessions, registry, connections, detection, readiness);
-    this.streams = new NacosStreams(sessions, connections, detection);
+    this.service = new NacosService(sessions, registry, connections, detection, readiness, trace);
+    this.streams = new NacosStreams(sessions, connections, detection, trace);
   }
 
   /**
