@@ -21,7 +21,7 @@ public final class Args {
 
   /** Every workload, in run order. */
   public static final List<String> ALL_WORKLOADS =
-      List.of("startup", "first", "warmkill", "w1", "w2", "w3", "w4", "w5", "w6", "w7", "w8", "w9", "w10", "w11", "w12", "slowhttp", "admin", "persist", "probe", "logins");
+      List.of("startup", "first", "nacosfirst", "warmkill", "w1", "w2", "w3", "w4", "w5", "w6", "w7", "w8", "w9", "w10", "w11", "w12", "slowhttp", "admin", "persist", "probe", "logins");
 
   /** The cluster workloads: three local Roster servers each, roster driver only. */
   public static final List<String> CLUSTER_WORKLOADS = List.of("w10", "w11", "w12");
@@ -36,11 +36,13 @@ public final class Args {
   private static final Map<String, String[]> SIZES = new LinkedHashMap<>();
 
   /** Sizes for which 0 means "none" rather than a mistake. */
-  private static final Set<String> OPTIONAL_SIZES = Set.of("w4-flood", "w4-flood-nice", "elections-hog");
+  private static final Set<String> OPTIONAL_SIZES = Set.of("w4-flood", "w4-flood-nice", "elections-hog", "nacosfirst-warming");
 
   static {
     size("startup-trials", "5", "2", "server starts to time (local server only)");
     size("first-trials", "3", "1", "first: fresh servers per driver and client kind (local server only)");
+    size("nacosfirst-runs", "8", "3", "nacosfirst: fresh nacos-client JVMs, one after the other, against one warm server (local server only)");
+    size("nacosfirst-warming", "3", "3", "nacosfirst: rounds of first's nacos round that warm the server before the runs (0: the first run meets a fresh server)");
     size("warmkill-trials", "5", "2", "warmkill: fresh servers, one provider killed inside each one's warm-up (local server only)");
     size("slowhttp-clients", "200", "50", "slowhttp: connections trickling their HTTP requests a byte a second (local server only)");
     size("slowhttp-seconds", "30", "5", "slowhttp: seconds measured without the trickling connections, then as many with them");
@@ -249,6 +251,7 @@ public final class Args {
     if (target != null) {
       workloads.remove("startup");
       workloads.remove("first");
+      workloads.remove("nacosfirst");
       workloads.remove("warmkill");
       workloads.remove("slowhttp");
       workloads.remove("admin");
@@ -262,7 +265,7 @@ public final class Args {
         throw new IllegalArgumentException(flag + ": the bench sets up the server it starts (expected: no --target, "
             + "--driver roster)");
       }
-      List<String> plaintextOnly = List.of("startup", "first", "warmkill", "slowhttp", "admin", "persist", "probe", "w10", "w11",
+      List<String> plaintextOnly = List.of("startup", "first", "nacosfirst", "warmkill", "slowhttp", "admin", "persist", "probe", "w10", "w11",
           "w12", "logins", "elections");
       for (String w : list.split(",", -1)) {
         if (plaintextOnly.contains(w.trim().toLowerCase(Locale.ROOT))) {
@@ -352,7 +355,7 @@ public final class Args {
           --roster-mass raw|sdk    W1/W5/W8 clients: raw Connect streams on a shared event loop (default) or SDK clients
           --peer-tls on|off        W10-W12: the cluster's peer ports with mutual TLS (default on, a throwaway CA
                                    per cluster) or --peer-tls off (plaintext), to measure what TLS costs
-          --workloads LIST         all, or some of startup,first,warmkill,w1,...,w12,slowhttp,admin,persist,probe (w10-w12: a local 3-node
+          --workloads LIST         all, or some of startup,first,nacosfirst,warmkill,w1,...,w12,slowhttp,admin,persist,probe (w10-w12: a local 3-node
                                    cluster each, roster driver only; left out of "all" with --target); elections only
                                    when named (three-member clusters beside a CPU hog, for minutes)
           --quick                  small sizes (make bench QUICK=1)

@@ -60,11 +60,12 @@ public final class BenchMain {
       Result r;
       if (w.equals("startup")) {
         r = Workloads.startup(args, jar, logDir);
-      } else if (w.equals("first") || w.equals("warmkill") || w.equals("slowhttp") || w.equals("admin")
+      } else if (w.equals("first") || w.equals("nacosfirst") || w.equals("warmkill") || w.equals("slowhttp") || w.equals("admin")
           || w.equals("persist") || w.equals("probe") || w.equals("logins") || w.equals("elections")) {
         try {
           r = switch (w) {
             case "first" -> FirstRequest.run(args, jar, logDir);
+            case "nacosfirst" -> NacosFirst.run(args, jar, logDir);
             case "warmkill" -> WarmUpKill.run(args, jar, logDir);
             case "slowhttp" -> SlowHttp.run(args, jar, logDir);
             case "persist" -> Persistence.run(args, jar, logDir);

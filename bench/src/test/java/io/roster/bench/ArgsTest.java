@@ -135,7 +135,7 @@ class ArgsTest {
     assertThatThrownBy(() -> Args.parse("--target", "nohost"))
         .hasMessage("--target: \"nohost\" (expected: host:port)");
     assertThatThrownBy(() -> Args.parse("--workloads", "w99"))
-        .hasMessageStartingWith("--workloads: \"w99\" (expected: all or a comma-separated subset of startup,first,warmkill,w1");
+        .hasMessageStartingWith("--workloads: \"w99\" (expected: all or a comma-separated subset of startup,first,nacosfirst,warmkill,w1");
     assertThatThrownBy(() -> Args.parse("--bogus", "1")).hasMessage("--bogus: unknown flag (see --help)");
     assertThatThrownBy(() -> Args.parse("--w1-clients")).hasMessage("--w1-clients: no value (expected: --w1-clients VALUE)");
     assertThatThrownBy(() -> Args.parse("w1")).hasMessageStartingWith("w1: not a flag");

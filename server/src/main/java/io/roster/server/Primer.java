@@ -1,5 +1,6 @@
 package io.roster.server;
 
+import io.roster.server.metrics.HistogramPriming;
 import io.roster.server.model.Instance;
 import io.roster.server.model.Owner;
 import io.roster.server.model.ServiceKey;
@@ -39,7 +40,9 @@ import org.slf4j.LoggerFactory;
  * subscribe (with and without deltas), register, the pushes (encoded for the Roster and the Nacos
  * wire formats) and their acks, a batch, a deregistration and the end of an owner; each protocol
  * adapter adds the decoding and mapping of its own frames ({@link GrpcEndpoint#prime()}, {@link
- * NacosEndpoint#prime()}). The training run of the class-data archive ({@code --exit-when-ready})
+ * NacosEndpoint#prime()}, which covers a Nacos connection's server check, setup and acks too),
+ * and the metrics their first histogram observation ({@link HistogramPriming}), which a fresh
+ * server's first acked push paid for otherwise. The training run of the class-data archive ({@code --exit-when-ready})
  * goes through it too, so the archive holds these classes. Nothing here can fail the start: a
  * failure is logged and the server starts as it would have.
  */
@@ -73,20 +76,28 @@ final class Primer {
   /** Primes this JVM; a failure is logged, never thrown. */
   static void prime() {
     try {
-      run();
+      List<String> primed = run();
+      log.debug("Primed: {}", primed);
     } catch (Exception | LinkageError | AssertionError e) {
       log.warn("Priming the request paths failed (the first requests will be slower): {}", e.toString());
       log.debug("Priming failed", e);
     }
   }
 
-  /** Primes this JVM; throws when a step did not do what a client would have seen. */
-  static void run() throws Exception {
+  /**
+   * Primes this JVM; throws when a step did not do what a client would have seen. Returns what
+   * it primed beside the sessions: each adapter's messages ({@code "nacos: InstanceRequest"}, ...)
+   * and the metrics' first observation.
+   */
+  static List<String> run() throws Exception {
     SystemScheduler scheduler = new SystemScheduler("roster-primer", 1);
     try {
       GrpcEndpoint.prime();
-      NacosEndpoint.prime();
+      List<String> primed = new java.util.ArrayList<>();
+      NacosEndpoint.prime().forEach(type -> primed.add("nacos: " + type));
+      primed.add(HistogramPriming.run());
       sessions(scheduler);
+      return primed;
     } finally {
       scheduler.close();
     }

@@ -10,13 +10,20 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The start's priming drives every step a client would (each waits for the push it causes and
- * acks it), on scratch state of its own.
+ * acks it), on scratch state of its own, and says what it primed beside the sessions.
  */
 class PrimerTest {
 
   @Test
   void everyStepOfThePrimingSeesWhatAClientWould() {
     assertThatCode(Primer::run).doesNotThrowAnyException();
+  }
+
+  @Test
+  void itNamesWhatItPrimedANacosConnectionsFirstExchangesAndTheFirstHistogramObservation() throws Exception {
+    assertThat(Primer.run()).contains("nacos: ServerCheckRequest", "nacos: ConnectionSetupRequest",
+        "nacos: SetupAckRequest", "nacos: SubscribeServiceRequest", "nacos: InstanceRequest",
+        "nacos: NotifySubscriberResponse", "metrics: histogram observation");
   }
 
   @Test

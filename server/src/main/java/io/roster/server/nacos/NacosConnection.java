@@ -47,6 +47,7 @@ final class NacosConnection implements Outbound, ClientDetection.Watched {
   private final SessionManager sessions;
   private final NacosConnections connections;
   private final Scope scope;
+  private final NacosTrace trace;
   private volatile @Nullable Session session;
   /** When the client was last heard from, in the scheduler's nanoseconds. */
   private volatile long lastHeardNanos;
@@ -54,8 +55,9 @@ final class NacosConnection implements Outbound, ClientDetection.Watched {
   private volatile boolean moving;
 
   NacosConnection(String id, StreamWriter<Payload> out, SessionManager sessions,
-      NacosConnections connections, Scope scope, long nowNanos) {
+      NacosConnections connections, Scope scope, long nowNanos, NacosTrace trace) {
     this.lastHeardNanos = nowNanos;
+    this.trace = trace;
     this.id = id;
     this.out = out;
     this.sessions = sessions;
@@ -146,6 +148,7 @@ final class NacosConnection implements Outbound, ClientDetection.Watched {
 
   /** The client's {@code NotifySubscriberResponse} for the push with this request id. */
   void acked(String requestId) {
+    trace.push(id, "acked", requestId);
     Session s = session;
     if (s == null) {
       return;
@@ -166,6 +169,9 @@ final class NacosConnection implements Outbound, ClientDetection.Watched {
   public int send(PushPayload payload) {
     Payload p = (Payload) payload.encoded(ENCODER);
     write(p);
+    if (trace.on()) {
+      trace.push(id, "pushed", Long.toString(payload.revision()));
+    }
     return p.getSerializedSize();
   }
 

@@ -53,8 +53,11 @@ public final class NacosConnections extends ServerTransportFilter implements Ser
   /** Whether new connections are welcome; the wait for the last one once stopping. */
   private final Admission admission = new Admission(registered::isEmpty);
 
-  NacosConnections(SessionManager sessions) {
+  private final NacosTrace trace;
+
+  NacosConnections(SessionManager sessions, NacosTrace trace) {
     this.sessions = sessions;
+    this.trace = trace;
   }
 
   /** The current call's connection id; null outside a call or on a transport without one (in-process). */
@@ -78,7 +81,9 @@ public final class NacosConnections extends ServerTransportFilter implements Ser
 
   @Override
   public Attributes transportReady(Attributes attrs) {
-    return attrs.toBuilder().set(ID_ATTR, sessions.nextConnectionId()).build();
+    String id = sessions.nextConnectionId();
+    trace.step(id, "transport", "-");
+    return attrs.toBuilder().set(ID_ATTR, id).build();
   }
 
   @Override

@@ -40,19 +40,22 @@ public final class NacosEndpoint implements Door {
    */
   public NacosEndpoint(SessionManager sessions, Registry registry, Scheduler scheduler, Duration keepaliveTime,
       Duration keepaliveTimeout, Readiness readiness) {
-    this.connections = new NacosConnections(sessions);
+    NacosTrace trace = new NacosTrace(scheduler);
+    this.connections = new NacosConnections(sessions, trace);
     ClientDetection detection = new ClientDetection(scheduler, keepaliveTime, keepaliveTimeout);
-    this.service = new NacosService(sessions, registry, connections, detection, readiness);
-    this.streams = new NacosStreams(sessions, connections, detection);
+    this.service = new NacosService(sessions, registry, connections, detection, readiness, trace);
+    this.streams = new NacosStreams(sessions, connections, detection, trace);
   }
 
   /**
    * Runs this protocol's per-request code once on sample values (reading and mapping each naming
    * request's body, writing an answer), so that a fresh server's first Nacos client does not pay
-   * for loading and linking it. Called by the start's priming; touches no server's state.
+   * for loading and linking it: its connection's first exchanges (server check, setup and its
+   * ack), the naming requests and a push's ack. Called by the start's priming; touches no
+   * server's state. Returns the Nacos messages it primed, by type.
    */
-  public static void prime() {
-    Priming.run();
+  public static List<String> prime() {
+    return Priming.run();
   }
 
   /** Encodes {@code push} as a Nacos connection would (the start's priming; nothing is sent). */

@@ -65,10 +65,12 @@ final class NacosService {
   private final ClientDetection detection;
   /** Whether the server's registry may be read now (not while a cluster member has not joined or caught up). */
   private final Readiness readiness;
+  private final NacosTrace trace;
 
   NacosService(SessionManager sessions, Registry registry, NacosConnections connections, ClientDetection detection,
-      Readiness readiness) {
+      Readiness readiness, NacosTrace trace) {
     this.sessions = sessions;
+    this.trace = trace;
     this.readiness = readiness;
     this.registry = registry;
     this.persistent = new Persistent(registry, sessions.writer(), sessions::probePolicy);
@@ -81,6 +83,8 @@ final class NacosService {
   /** Answers one unary request; never fails (a failure is an {@code ErrorResponse}). */
   void request(Payload request, StreamObserver<Payload> response) {
     String type = Envelope.type(request);
+    String conn = NacosConnections.currentId();
+    trace.step(conn, "received", type);
     CompletableFuture<Payload> answer;
     try {
       answer = answer(request);
@@ -101,6 +105,7 @@ final class NacosService {
       }
       response.onNext(failure == null ? p : error(type, failure));
       response.onCompleted();
+      trace.step(conn, "answered", type);
     });
   }
 
@@ -227,7 +232,16 @@ final class NacosService {
       }
       default -> throw RegistryException.invalid("type", type, "registerInstance or deregisterInstance");
     };
-    return applied.thenApply(r -> instanceResponse("InstanceResponse", type));
+    return applied(applied, "InstanceRequest").thenApply(r -> instanceResponse("InstanceResponse", type));
+  }
+
+  /** {@code change}, whose completion the trace logs as the request's {@code applied} step when it is on. */
+  private CompletableFuture<?> applied(CompletableFuture<?> change, String type) {
+    if (!trace.on()) {
+      return change;
+    }
+    String conn = NacosConnections.currentId();
+    return change.whenComplete((r, e) -> trace.step(conn, "applied", type));
   }
 
   /** The address {@code instance} names when a persistent instance is registered there; else null. */
@@ -285,7 +299,8 @@ final class NacosService {
         throw new RegistryException(e.kind(), "instances[" + i + "]", "instances[" + i + "]." + e.getMessage());
       }
     }
-    return session.batchRegister(service, instances).thenApply(r -> instanceResponse("BatchInstanceResponse", type));
+    return applied(session.batchRegister(service, instances), "BatchInstanceRequest")
+        .thenApply(r -> instanceResponse("BatchInstanceResponse", type));
   }
 
   private static Payload instanceResponse(String responseType, String type) {

@@ -52,9 +52,11 @@ final class NacosStreams {
   private final NacosConnections connections;
   private final ClientDetection detection;
   private final Hellos hellos;
+  private final NacosTrace trace;
 
-  NacosStreams(SessionManager sessions, NacosConnections connections, ClientDetection detection) {
+  NacosStreams(SessionManager sessions, NacosConnections connections, ClientDetection detection, NacosTrace trace) {
     this.sessions = sessions;
+    this.trace = trace;
     this.connections = connections;
     this.detection = detection;
     this.hellos = new Hellos(sessions);
@@ -93,7 +95,9 @@ final class NacosStreams {
       }
       try {
         if (type.equals("ConnectionSetupRequest")) {
+          trace.step(id, "received", type);
           setup(p);
+          trace.step(id, "answered", type);
         } else if (type.equals("NotifySubscriberResponse")) {
           NacosConnection c = connection;
           if (c != null) {
@@ -142,7 +146,7 @@ final class NacosStreams {
           NacosMapping.text(body, "clientVersion"), labels, false), SETUP_FIELDS);
       String host = NacosConnections.host(remote);
       Scope scope = sessions.openConnection(host);
-      NacosConnection c = new NacosConnection(id, writer, sessions, connections, scope, detection.now());
+      NacosConnection c = new NacosConnection(id, writer, sessions, connections, scope, detection.now(), trace);
       Session session;
       try {
         session = hellos.open(hello, id, Owner.Kind.NACOS, c, scope,

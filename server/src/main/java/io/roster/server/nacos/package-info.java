@@ -30,6 +30,9 @@
  * parameter or Bearer header who its caller is ({@code http.HttpCallers}); without a token, a client
  * certificate the auth file maps does (decision 80); {@code NacosLogin} answers
  * Nacos's logins from the auth file's users. The checks themselves are the {@code auth} package's.
+ *
+ * <p>Tracing: {@code NacosTrace}, the {@code roster.trace.nacos} logger, off by default; at DEBUG
+ * it logs each step of each connection's requests and pushes with its time (decision 102).
  */
 @NullMarked
 package io.roster.server.nacos;
