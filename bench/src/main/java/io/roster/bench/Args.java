@@ -21,16 +21,17 @@ public final class Args {
 
   /** Every workload, in run order. */
   public static final List<String> ALL_WORKLOADS =
-      List.of("startup", "first", "nacosfirst", "warmkill", "w1", "w2", "w3", "w4", "w5", "w6", "w7", "w8", "w9", "w10", "w11", "w12", "slowhttp", "admin", "persist", "probe", "logins");
+      List.of("startup", "first", "warmkill", "w1", "w2", "w3", "w4", "w5", "w6", "w7", "w8", "w9", "w10", "w11", "w12", "slowhttp", "admin", "persist", "probe", "logins");
 
   /** The cluster workloads: three local Roster servers each, roster driver only. */
   public static final List<String> CLUSTER_WORKLOADS = List.of("w10", "w11", "w12");
 
   /**
-   * Workloads run only when named, never by {@code all} (they take many minutes): {@code
-   * elections} starts three-member clusters of its own (roster driver only).
+   * Workloads run only when named, never by {@code all}: {@code elections} starts three-member
+   * clusters of its own and takes many minutes (roster driver only); {@code nacosfirst} is a
+   * diagnosis, a JVM per run (local server only).
    */
-  public static final List<String> NAMED_WORKLOADS = List.of("elections");
+  public static final List<String> NAMED_WORKLOADS = List.of("nacosfirst", "elections");
 
   /** name -> {full default, quick default, help}. */
   private static final Map<String, String[]> SIZES = new LinkedHashMap<>();
@@ -241,7 +242,7 @@ public final class Args {
       }
       for (String w : concat(CLUSTER_WORKLOADS, NAMED_WORKLOADS)) {
         if (asked.contains(w)) {
-          throw new IllegalArgumentException("--workloads: " + w + " starts its own three Roster servers "
+          throw new IllegalArgumentException("--workloads: " + w + " starts its own Roster servers "
               + "(expected: no --target and --driver roster for " + String.join(",", concat(CLUSTER_WORKLOADS,
               NAMED_WORKLOADS)) + ")");
         }
@@ -265,7 +266,7 @@ public final class Args {
         throw new IllegalArgumentException(flag + ": the bench sets up the server it starts (expected: no --target, "
             + "--driver roster)");
       }
-      List<String> plaintextOnly = List.of("startup", "first", "nacosfirst", "warmkill", "slowhttp", "admin", "persist", "probe", "w10", "w11",
+      List<String> plaintextOnly = List.of("startup", "first", "warmkill", "slowhttp", "admin", "persist", "probe", "w10", "w11",
           "w12", "logins", "elections");
       for (String w : list.split(",", -1)) {
         if (plaintextOnly.contains(w.trim().toLowerCase(Locale.ROOT))) {
@@ -355,9 +356,10 @@ public final class Args {
           --roster-mass raw|sdk    W1/W5/W8 clients: raw Connect streams on a shared event loop (default) or SDK clients
           --peer-tls on|off        W10-W12: the cluster's peer ports with mutual TLS (default on, a throwaway CA
                                    per cluster) or --peer-tls off (plaintext), to measure what TLS costs
-          --workloads LIST         all, or some of startup,first,nacosfirst,warmkill,w1,...,w12,slowhttp,admin,persist,probe (w10-w12: a local 3-node
+          --workloads LIST         all, or some of startup,first,warmkill,w1,...,w12,slowhttp,admin,persist,probe (w10-w12: a local 3-node
                                    cluster each, roster driver only; left out of "all" with --target); elections only
-                                   when named (three-member clusters beside a CPU hog, for minutes)
+                                   when named (three-member clusters beside a CPU hog, for minutes), nacosfirst only
+                                   when named (fresh nacos-client JVMs, a diagnosis of a first registration)
           --quick                  small sizes (make bench QUICK=1)
           --tls                    the started server on TLS (a throwaway CA and certificate under the log
                                    directory), every client trusting it; W1-W9 only

@@ -31,13 +31,19 @@ class ArgsTest {
     assertThat(Args.parse("--workloads", "w10,w11,w12").workloads).containsExactly("w10", "w11", "w12");
     assertThat(Args.parse("--target", "127.0.0.1:9848").workloads).doesNotContainAnyElementsOf(Args.CLUSTER_WORKLOADS);
     assertThatThrownBy(() -> Args.parse("--target", "127.0.0.1:9848", "--workloads", "w2,w11"))
-        .hasMessageContaining("w11 starts its own three Roster servers");
+        .hasMessageContaining("w11 starts its own Roster servers");
     assertThatThrownBy(() -> Args.parse("--driver", "nacos", "--target", "h:8848", "--workloads", "w10"))
         .hasMessageContaining("--driver roster");
     // their peer ports speak mutual TLS unless --peer-tls off
     assertThat(Args.parse("--workloads", "w10").peerTls).isTrue();
     assertThat(Args.parse("--workloads", "w10", "--peer-tls", "off").peerTls).isFalse();
     assertThatThrownBy(() -> Args.parse("--peer-tls", "maybe")).hasMessage("--peer-tls: \"maybe\" (expected: on or off)");
+  }
+
+  @Test
+  void nacosFirstRunsOnlyWhenNamed() {
+    assertThat(Args.parse().workloads).doesNotContain("nacosfirst");
+    assertThat(Args.parse("--workloads", "nacosfirst").workloads).containsExactly("nacosfirst");
   }
 
   @Test
@@ -55,7 +61,7 @@ class ArgsTest {
     assertThatThrownBy(() -> Args.parse("--workloads", "elections", "--baseline-jar", "/nowhere/old.jar"))
         .hasMessage("--baseline-jar: \"/nowhere/old.jar\" (expected: a server jar file)");
     assertThatThrownBy(() -> Args.parse("--target", "127.0.0.1:9848", "--workloads", "elections"))
-        .hasMessageContaining("elections starts its own three Roster servers");
+        .hasMessageContaining("elections starts its own Roster servers");
     assertThatThrownBy(() -> Args.parse("--tls", "--workloads", "elections"))
         .hasMessageContaining("elections starts its servers without TLS or auth");
     assertThat(Args.parse("--elections-hog", "0").size("elections-hog")).as("0: no hog").isZero();
@@ -135,7 +141,7 @@ class ArgsTest {
     assertThatThrownBy(() -> Args.parse("--target", "nohost"))
         .hasMessage("--target: \"nohost\" (expected: host:port)");
     assertThatThrownBy(() -> Args.parse("--workloads", "w99"))
-        .hasMessageStartingWith("--workloads: \"w99\" (expected: all or a comma-separated subset of startup,first,nacosfirst,warmkill,w1");
+        .hasMessageStartingWith("--workloads: \"w99\" (expected: all or a comma-separated subset of startup,first,warmkill,w1");
     assertThatThrownBy(() -> Args.parse("--bogus", "1")).hasMessage("--bogus: unknown flag (see --help)");
     assertThatThrownBy(() -> Args.parse("--w1-clients")).hasMessage("--w1-clients: no value (expected: --w1-clients VALUE)");
     assertThatThrownBy(() -> Args.parse("w1")).hasMessageStartingWith("w1: not a flag");
