@@ -72,6 +72,12 @@ public final class HttpEndpoint implements AutoCloseable {
       new HttpField("Content-Security-Policy", CONTENT_SECURITY_POLICY),
       new HttpField("X-Frame-Options", "DENY"));
 
+  /**
+   * The route a request under no route is told to {@link Answered} with: one name for every such
+   * path, so that no path a client makes up is counted under a name of its own.
+   */
+  public static final String UNKNOWN_ROUTE = "unknown";
+
   /** A connection that sends and reads nothing for this long is closed. */
   static final Duration IDLE_TIMEOUT = Duration.ofSeconds(30);
 
@@ -138,6 +144,7 @@ public final class HttpEndpoint implements AutoCloseable {
   /** Requests being handled now; guarded by itself for the wait in {@link #stop}. */
   private final AtomicInteger active = new AtomicInteger();
   private volatile boolean stopping;
+  private final HttpRefusals refusals = new HttpRefusals();
   private volatile Answered answered = (route, path, status, refusal) -> { };
 
   /** A plaintext listener for {@code host:port} (0 = any free port); bound by {@link #start()}. */
@@ -236,7 +243,7 @@ public final class HttpEndpoint implements AutoCloseable {
     c.setPort(requestedPort);
     c.setIdleTimeout(IDLE_TIMEOUT.toMillis());
     c.setAcceptQueueSize(128);
-    c.addBean(new SlowRequests(s.getScheduler(), limits.requestTimeout()));
+    c.addBean(new SlowRequests(s.getScheduler(), limits.requestTimeout(), refusals));
     s.addConnector(c);
     s.addBean(new NetworkConnectionLimit(limits.connections(), c));
     // A declared Content-Length over the limit is answered by Dispatch, naming the limit; this
@@ -244,7 +251,7 @@ public final class HttpEndpoint implements AutoCloseable {
     SizeLimitHandler sizeLimit = new SizeLimitHandler(limits.maxBodyBytes(), -1);
     sizeLimit.setHandler(new Dispatch());
     s.setHandler(sizeLimit);
-    s.setErrorHandler(new JsonErrors());
+    s.setErrorHandler(new JsonErrors(refusals));
     try {
       s.start();
     } catch (IOException e) {
@@ -266,12 +273,18 @@ public final class HttpEndpoint implements AutoCloseable {
     }
   }
 
-  /** Whether this listener speaks HTTPS. */
+  /** What this listener refused before any route saw it, by reason. */
+  public HttpRefusals refusals() {
+    return refusals;
+  }
+
+  /** Connections open now. */
   public int openConnections() {
     ServerConnector c = connector;
     return c == null ? 0 : c.getConnectedEndPoints().size();
   }
 
+  /** Whether this listener speaks HTTPS. */
   public boolean secure() {
     return tls != null;
   }
@@ -340,7 +353,13 @@ public final class HttpEndpoint implements AutoCloseable {
           : request.getLength() > limits.maxBodyBytes() ? tooLarge()
           : null;
       if (refusal != null || handler == null) {
-        respond(request, response, done, Objects.requireNonNull(refusal));
+        HttpResponse r = Objects.requireNonNull(refusal);
+        if (r.status() == 413) {
+          refusals.count(HttpRefusals.Reason.TOO_LARGE);
+        } else {
+          answered.answered(route == null ? UNKNOWN_ROUTE : route, path, r.status(), null);
+        }
+        respond(request, response, done, r);
         return true;
       }
       Content.Source.asString(request, StandardCharsets.UTF_8, new Promise<String>() {
@@ -352,9 +371,10 @@ public final class HttpEndpoint implements AutoCloseable {
 
         @Override
         public void failed(Throwable failure) {
-          respond(request, response, done,
-              failure instanceof org.eclipse.jetty.http.HttpException.RuntimeException h && h.getCode() == 413
-                  ? tooLarge() : HttpResponse.text(400, "request body not readable: " + failure.getMessage()));
+          HttpResponse r = failure instanceof org.eclipse.jetty.http.HttpException.RuntimeException h
+              && h.getCode() == 413 ? tooLarge() : HttpResponse.text(400, "request body not readable: " + failure.getMessage());
+          refusals.count(HttpRefusals.Reason.of(r.status()));
+          respond(request, response, done, r);
         }
       });
       return true;

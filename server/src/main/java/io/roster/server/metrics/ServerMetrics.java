@@ -16,6 +16,7 @@ import io.prometheus.metrics.model.snapshots.MetricSnapshot;
 import io.prometheus.metrics.model.snapshots.MetricSnapshots;
 import io.roster.server.auth.Authenticator;
 import io.roster.server.cluster.ClusterNode;
+import io.roster.server.http.HttpRefusals;
 import io.roster.server.model.Names;
 import io.roster.server.model.Owner;
 import io.roster.server.push.PushCounters;
@@ -291,6 +292,18 @@ public final class ServerMetrics {
         () -> probes.get().flips());
     GaugeWithCallback.builder().name("roster_probe_targets").help("Persistent instances this member probes now")
         .callback(cb -> cb.call(probes.get().targets())).register(prometheus);
+  }
+
+  /**
+   * What the HTTP port refused before any route saw it ({@code roster_http_refusals_total}, by
+   * reason), read at each scrape. Called once by a server that has an HTTP port.
+   */
+  public void httpRefusals(HttpRefusals refusals) {
+    CounterWithCallback.builder().name("roster_http_refusals_total")
+        .help("Requests the HTTP port refused before any route saw them, by reason (too_large, uri_too_long, "
+            + "headers_too_large, bad_request, slow: cut for arriving too slowly, other)")
+        .labelNames("reason").callback(cb -> refusals.forEach((reason, n) -> cb.call(n, reason.label())))
+        .register(prometheus);
   }
 
   /**
