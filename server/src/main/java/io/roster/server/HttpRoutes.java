@@ -34,9 +34,13 @@ final class HttpRoutes {
       Authenticator authenticator, Readiness readiness, NacosHttpApi nacosHttp, Writer writer, PushEngine engine,
       @Nullable ClusterNode cluster, LongSupplier wallClockMicros) {
     RequestCounters requests = sessions.requests();
-    http.onAnswered((route, path, status, refusal) -> requests.count(route.startsWith("/nacos")
-        ? RequestCounters.Protocol.NACOS_HTTP : RequestCounters.Protocol.HTTP, NACOS_PATHS.contains(path) ? path : route,
-        httpResult(status), refusal));
+    http.onAnswered((route, path, status, refusal, nanos) -> {
+      RequestCounters.Protocol protocol = route.startsWith("/nacos") ? RequestCounters.Protocol.NACOS_HTTP
+          : RequestCounters.Protocol.HTTP;
+      String type = NACOS_PATHS.contains(path) ? path : route;
+      requests.count(protocol, type, httpResult(status), refusal);
+      requests.took(protocol, type, nanos);
+    });
     metrics.httpRefusals(http.refusals());
     new MetricsApi(metrics, registry, new HttpCallers(authenticator), readiness).routeOn(http);
     nacosHttp.routeOn(http);

@@ -85,16 +85,6 @@ public final class HttpEndpoint implements AutoCloseable {
   /** Jetty's own threads beside the handlers': one acceptor and one selector. */
   private static final int JETTY_THREADS = 2;
 
-  /**
-   * Told of every answer a route gave: the route (the prefix it was added with), the request's
-   * path, the status, and the registry's refusal when the answer reports one. Runs on the worker
-   * thread; must not block.
-   */
-  @FunctionalInterface
-  public interface Answered {
-    void answered(String route, String path, int status, io.roster.server.model.@Nullable RegistryException refusal);
-  }
-
   /** Answers one request; may throw {@link HttpException}. Runs on an HTTP worker thread. */
   @FunctionalInterface
   public interface Handler {
@@ -145,7 +135,7 @@ public final class HttpEndpoint implements AutoCloseable {
   private final AtomicInteger active = new AtomicInteger();
   private volatile boolean stopping;
   private final HttpRefusals refusals = new HttpRefusals();
-  private volatile Answered answered = (route, path, status, refusal) -> { };
+  private volatile Answered answered = (route, path, status, refusal, nanos) -> { };
 
   /** A plaintext listener for {@code host:port} (0 = any free port); bound by {@link #start()}. */
   public HttpEndpoint(String host, int port, Limits limits) {
@@ -357,7 +347,7 @@ public final class HttpEndpoint implements AutoCloseable {
         if (r.status() == 413) {
           refusals.count(HttpRefusals.Reason.TOO_LARGE);
         } else {
-          answered.answered(route == null ? UNKNOWN_ROUTE : route, path, r.status(), null);
+          answered.answered(route == null ? UNKNOWN_ROUTE : route, path, r.status(), null, took(request));
         }
         respond(request, response, done, r);
         return true;
@@ -410,7 +400,7 @@ public final class HttpEndpoint implements AutoCloseable {
       String path = request.getHttpURI().getDecodedPath();
       HttpResponse a = failure == null ? Objects.requireNonNull(answer) : answer(path, request, failure);
       answered.answered(route, path, a.status(),
-          unwrap(failure) instanceof HttpException e ? e.refusal() : null);
+          unwrap(failure) instanceof HttpException e ? e.refusal() : null, took(request));
       return a;
     });
   }
@@ -437,6 +427,11 @@ public final class HttpEndpoint implements AutoCloseable {
     answer.headers().forEach((name, value) -> response.getHeaders().put(name, value));
     boolean head = request.getMethod().equalsIgnoreCase("HEAD");
     response.write(true, head || body.length == 0 ? null : ByteBuffer.wrap(body), done);
+  }
+
+  /** Nanoseconds since {@code request}'s first byte arrived, on Jetty's clock. */
+  private static long took(Request request) {
+    return org.eclipse.jetty.util.NanoTime.since(request.getBeginNanoTime());
   }
 
   /** The longest route prefix {@code path} falls under, or null. */

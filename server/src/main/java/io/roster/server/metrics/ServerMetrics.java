@@ -46,8 +46,8 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Nothing here is on a request's path: the parts of the server count in {@link
  * java.util.concurrent.atomic.LongAdder}s of their own ({@link PushCounters}, {@link
- * RequestCounters}, {@link RegistryCounters}), and a scrape reads them through callbacks. The two
- * histograms (change to ack, commit) are observed where their events happen.
+ * RequestCounters}, {@link RegistryCounters}), and a scrape reads them through callbacks. The
+ * histograms (change to ack, commit, request durations) are observed where their events happen.
  *
  * <p>Labels are bounded: protocols, owner kinds, results and limits are fixed sets; members are
  * the cluster's; namespaces are the {@value #MAX_NAMESPACES} largest, the rest summed under
@@ -241,6 +241,7 @@ public final class ServerMetrics {
 
   private void registerRequests() {
     RequestCounters requests = sources.sessions().requests();
+    requests.onDuration(new RequestDurations(prometheus));
     CounterWithCallback.builder().name("roster_requests_total")
         .help("Requests handled, by protocol, type and result (ok, or the error's status in lower case)")
         .labelNames("protocol", "type", "result").callback(cb -> requests.forEachRequest(

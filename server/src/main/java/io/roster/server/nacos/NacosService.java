@@ -81,6 +81,7 @@ final class NacosService {
   /** Answers one unary request; never fails (a failure is an {@code ErrorResponse}). */
   void request(Payload request, StreamObserver<Payload> response) {
     String type = Envelope.type(request);
+    long start = sessions.requests().start();
     CompletableFuture<Payload> answer;
     try {
       answer = answer(request);
@@ -93,11 +94,11 @@ final class NacosService {
       if (type.equals("HealthCheckRequest") && failure == null) {
         // the client's keepalive, not a request
       } else if (failure != null) {
-        sessions.requests().count(RequestCounters.Protocol.NACOS_GRPC, counted, failure);
+        sessions.requests().count(RequestCounters.Protocol.NACOS_GRPC, counted, failure, start);
       } else {
         // Refused without an exception (no handler, no connection): an ErrorResponse.
         sessions.requests().count(RequestCounters.Protocol.NACOS_GRPC, counted,
-            Envelope.type(p).equals("ErrorResponse") ? "refused" : RequestCounters.OK);
+            Envelope.type(p).equals("ErrorResponse") ? "refused" : RequestCounters.OK, start);
       }
       response.onNext(failure == null ? p : error(type, failure));
       response.onCompleted();
