@@ -27,6 +27,13 @@ final class ClusterMetrics {
     CounterWithCallback.builder().name("roster_cluster_leader_changes_total")
         .help("Leader changes this member has seen since it started")
         .callback(cb -> cb.call(cluster.leaderChanges())).register(prometheus);
+    GaugeWithCallback.builder().name("roster_cluster_term").help("The Raft term this member is in")
+        .callback(cb -> cb.call(cluster.term())).register(prometheus);
+    CounterWithCallback.builder().name("roster_cluster_proposals_failed_total")
+        .help("Changes sent to this member that failed before reaching the log, by reason (unwritable: this member "
+            + "cannot write; queue_full: too many waiting; not_taken: the log did not take them; stopped)")
+        .labelNames("reason").callback(cb -> cluster.forEachFailedProposal((reason, n) -> cb.call(n, reason)))
+        .register(prometheus);
     GaugeWithCallback.builder().name("roster_cluster_member_up")
         .help("1 when this member sees the member as up (the log has not marked it down), else 0")
         .labelNames("member").callback(cb -> {
