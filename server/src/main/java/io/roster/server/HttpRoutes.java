@@ -34,9 +34,14 @@ final class HttpRoutes {
       Authenticator authenticator, Readiness readiness, NacosHttpApi nacosHttp, Writer writer, PushEngine engine,
       @Nullable ClusterNode cluster, LongSupplier wallClockMicros) {
     RequestCounters requests = sessions.requests();
-    http.onAnswered((route, path, status, refusal) -> requests.count(route.startsWith("/nacos")
-        ? RequestCounters.Protocol.NACOS_HTTP : RequestCounters.Protocol.HTTP, NACOS_PATHS.contains(path) ? path : route,
-        httpResult(status), refusal));
+    http.onAnswered((route, path, status, refusal, nanos) -> {
+      RequestCounters.Protocol protocol = route.startsWith("/nacos") ? RequestCounters.Protocol.NACOS_HTTP
+          : RequestCounters.Protocol.HTTP;
+      String type = NACOS_PATHS.contains(path) ? path : route;
+      requests.count(protocol, type, httpResult(status), refusal);
+      requests.took(protocol, type, nanos);
+    });
+    metrics.httpRefusals(http.refusals());
     new MetricsApi(metrics, registry, new HttpCallers(authenticator), readiness).routeOn(http);
     nacosHttp.routeOn(http);
     new NacosAdminApi(registry, writer, engine, sessions, nacosHttp, readiness).routeOn(http);
@@ -51,7 +56,8 @@ final class HttpRoutes {
 
   /**
    * The Nacos v1 naming API's endpoints, counted by path; every other HTTP request counts under
-   * the route it was added with, so that no path a client makes up becomes a label.
+   * the route it was added with, and one under no route as {@value HttpEndpoint#UNKNOWN_ROUTE}, so
+   * that no path a client makes up becomes a label.
    */
   private static final Set<String> NACOS_PATHS = Set.of("/nacos/v1/ns/instance", "/nacos/v1/ns/instance/list",
       "/nacos/v1/ns/instance/beat", "/nacos/v1/ns/service/list", "/nacos/v1/ns/operator/metrics",
@@ -66,6 +72,7 @@ final class HttpRoutes {
       case 404 -> "not_found";
       case 409 -> "failed_precondition";
       case 413, 429 -> "resource_exhausted";
+      case 501 -> "unimplemented";
       case 503 -> "unavailable";
       default -> status < 400 ? RequestCounters.OK : status < 500 ? "invalid_argument" : "internal";
     };

@@ -206,7 +206,6 @@ public final class ClusterNode implements Members, AutoCloseable {
     watch.announce(clientAddress);
   }
 
-
   /** Changes go through the log: group commit, then applied on every member. */
   public Writer writer() {
     return proposer;
@@ -240,7 +239,6 @@ public final class ClusterNode implements Members, AutoCloseable {
   private void onApplied(Batch batch, List<Object> results, long index) {
     watch.onApplied(batch, results);
   }
-
 
   /**
    * Whether this member's Raft server runs and the group's configuration, as it has it, lists
@@ -289,7 +287,6 @@ public final class ClusterNode implements Members, AutoCloseable {
         m.down(), m.sessions())).toList();
   }
 
-
   @Override
   public List<MemberView> members() {
     return changes.members();
@@ -298,6 +295,16 @@ public final class ClusterNode implements Members, AutoCloseable {
   /** The index of the last entry applied here. */
   public long appliedIndex() {
     return division().getInfo().getLastAppliedIndex();
+  }
+
+  /** The Raft term this member is in. */
+  public long term() {
+    return division().getInfo().getCurrentTerm();
+  }
+
+  /** Changes sent to this member that failed before reaching the log, by reason (each reason, from zero). */
+  public void forEachFailedProposal(java.util.function.ObjLongConsumer<String> visitor) {
+    proposer.forEachFailure(visitor);
   }
 
   /** Whether this member leads the log now. */
@@ -355,7 +362,6 @@ public final class ClusterNode implements Members, AutoCloseable {
     return peers.isEmpty() ? group : RaftGroup.valueOf(GROUP_ID, peers);
   }
 
-
   /**
    * Changes the group's members at runtime: see {@link MemberChanges#changeMembers}.
    */
@@ -371,7 +377,6 @@ public final class ClusterNode implements Members, AutoCloseable {
       throw new UncheckedIOException(e);
     }
   }
-
 
   /** Before this member stops: hands its lead over (see {@link MemberChanges#handOverLead}). */
   public void handOverLead(Duration timeout) {

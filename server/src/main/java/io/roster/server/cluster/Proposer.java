@@ -86,9 +86,20 @@ final class Proposer implements Writer {
   /** Batches sent and not yet applied here, by sequence. */
   private final Map<Long, List<Pending>> inFlight = new ConcurrentHashMap<>();
 
+  /**
+   * Why a change sent to this member failed before it reached the log, each counted from zero for
+   * the server's metrics: {@code unwritable} (this member said it cannot write), {@code queue_full}
+   * (too many changes waiting), {@code not_taken} (the log did not take its entry), {@code stopped}
+   * (this member stopped with it waiting).
+   */
+  static final List<String> FAILURE_REASONS = List.of("unwritable", "queue_full", "not_taken", "stopped");
+
+  private final java.util.Map<String, java.util.concurrent.atomic.LongAdder> failures = new java.util.LinkedHashMap<>();
+
   Proposer(String member, String incarnation, Log logClient, Scheduler timer, Duration window,
       int maxQueued, LongSupplier wallMicros, Supplier<String> unwritable, BooleanSupplier holdEnds) {
     this.member = member;
+    FAILURE_REASONS.forEach(r -> failures.put(r, new java.util.concurrent.atomic.LongAdder()));
     this.incarnation = incarnation;
     this.logClient = logClient;
     this.timer = timer;
@@ -132,12 +143,14 @@ final class Proposer implements Writer {
   <R> CompletableFuture<R> propose(io.roster.proto.cluster.v1.Command command, boolean anyway) {
     String why = anyway ? null : unwritable.get();
     if (why != null) {
+      failed("unwritable", 1);
       throw new RegistryException(RegistryException.Kind.UNAVAILABLE, "", why);
     }
     Pending p = new Pending(command, new CompletableFuture<>());
     boolean schedule;
     synchronized (this) {
       if (queue.size() >= maxQueued) {
+        failed("queue_full", 1);
         throw new RegistryException(RegistryException.Kind.UNAVAILABLE, "", "this member has " + queue.size()
             + " changes waiting for the log (limit: " + maxQueued + "); try again or another member");
       }
@@ -245,6 +258,7 @@ final class Proposer implements Writer {
       if (p.command.hasRemoveOwner() && !closed) {
         timer.schedule(() -> afterHold(() -> requeue(p)), RETRY_ENDS_AFTER);
       } else {
+        failed("not_taken", 1);
         p.done.completeExceptionally(e);
       }
     }
@@ -308,7 +322,17 @@ final class Proposer implements Writer {
     inFlight.values().forEach(left::addAll);
     inFlight.clear();
     RegistryException e = new RegistryException(RegistryException.Kind.UNAVAILABLE, "", why);
+    failed("stopped", left.size());
     left.forEach(p -> p.done.completeExceptionally(e));
+  }
+
+  private void failed(String reason, int changes) {
+    java.util.Objects.requireNonNull(failures.get(reason)).add(changes);
+  }
+
+  /** Each reason of {@link #FAILURE_REASONS} with the changes that failed for it. */
+  void forEachFailure(java.util.function.ObjLongConsumer<String> visitor) {
+    failures.forEach((reason, n) -> visitor.accept(reason, n.sum()));
   }
 
   /** Commands waiting for a window, and batches sent and not yet applied here. */

@@ -173,12 +173,13 @@ public final class DnsServer implements AutoCloseable {
   }
 
   private byte @Nullable [] answer(byte[] query, boolean overUdp) {
+    long start = counters.start();
     DnsAnswers.Answer a = answers.answer(query, overUdp);
     if (a == null) {
-      counters.count(RequestCounters.Protocol.DNS, "other", "formerr");
+      counters.count(RequestCounters.Protocol.DNS, "other", "formerr", start);
       return null;
     }
-    counters.count(RequestCounters.Protocol.DNS, a.type(), a.result());
+    counters.count(RequestCounters.Protocol.DNS, a.type(), a.result(), start);
     return a.wire();
   }
 

@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.util.Callback;
 import org.eclipse.jetty.util.thread.Scheduler;
@@ -24,6 +25,8 @@ import org.jspecify.annotations.Nullable;
  * idle timeout, and finds a client that has gone. Thread-safe.
  */
 public final class EventSink {
+
+  private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(EventSink.class);
 
   /** Events waiting to be written, at most. */
   public static final int MAX_QUEUED = 1024;
@@ -45,6 +48,38 @@ public final class EventSink {
   private boolean closing; // guarded by this
   private boolean closed; // guarded by this
   private Scheduler.@Nullable Task ping; // guarded by this
+
+  /**
+   * Answers {@code request} with {@code stream}'s events, keeping the sink in {@code openSinks}
+   * while it is open; a refusal of {@code stream} (or a method other than GET) is answered as a
+   * plain error instead. Runs on an HTTP worker thread.
+   */
+  static void serve(HttpEndpoint.EventStream stream, Request request, Response response, Callback done,
+      java.util.Set<EventSink> openSinks) {
+    EventSink sink = new EventSink(response, done, request.getComponents().getScheduler());
+    try {
+      if (!request.getMethod().equals("GET")) {
+        throw new HttpException(405, request.getMethod() + " " + request.getHttpURI().getDecodedPath()
+            + " is not served (expected: GET)");
+      }
+      stream.open(HttpRequest.of(request, ""), sink);
+    } catch (HttpException e) {
+      sink.close();
+      HttpEndpoint.respond(request, response, done, HttpResponse.text(e.status(), e.getMessage()));
+      return;
+    } catch (RuntimeException e) {
+      log.warn("HTTP event stream {} failed to open", request.getHttpURI().getDecodedPath(), e);
+      sink.close();
+      HttpEndpoint.respond(request, response, done, HttpResponse.text(500, "internal error: " + e));
+      return;
+    }
+    response.setStatus(200);
+    response.getHeaders().put(org.eclipse.jetty.http.HttpHeader.CONTENT_TYPE, "text/event-stream;charset=UTF-8");
+    response.getHeaders().put(org.eclipse.jetty.http.HttpHeader.CACHE_CONTROL, "no-cache");
+    openSinks.add(sink);
+    sink.onClose(() -> openSinks.remove(sink));
+    sink.start();
+  }
 
   EventSink(Response response, Callback done, Scheduler scheduler) {
     this.response = response;

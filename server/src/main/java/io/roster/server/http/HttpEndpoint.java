@@ -5,22 +5,17 @@ import io.roster.server.tls.ServerTls;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
-import javax.net.ssl.SSLEngine;
 import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
-import org.eclipse.jetty.http.MimeTypes;
 import org.eclipse.jetty.io.Content;
-import org.eclipse.jetty.io.EndPoint;
 import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.NetworkConnectionLimit;
@@ -29,11 +24,9 @@ import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.server.SslConnectionFactory;
-import org.eclipse.jetty.server.handler.ErrorHandler;
 import org.eclipse.jetty.server.handler.SizeLimitHandler;
 import org.eclipse.jetty.util.Callback;
 import org.eclipse.jetty.util.Promise;
-import org.eclipse.jetty.util.ssl.SslContextFactory;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -79,22 +72,18 @@ public final class HttpEndpoint implements AutoCloseable {
       new HttpField("Content-Security-Policy", CONTENT_SECURITY_POLICY),
       new HttpField("X-Frame-Options", "DENY"));
 
+  /**
+   * The route a request under no route is told to {@link Answered} with: one name for every such
+   * path, so that no path a client makes up is counted under a name of its own.
+   */
+  public static final String UNKNOWN_ROUTE = "unknown";
+
   /** A connection that sends and reads nothing for this long is closed. */
   static final Duration IDLE_TIMEOUT = Duration.ofSeconds(30);
 
   private static final Logger log = LoggerFactory.getLogger(HttpEndpoint.class);
   /** Jetty's own threads beside the handlers': one acceptor and one selector. */
   private static final int JETTY_THREADS = 2;
-
-  /**
-   * Told of every answer a route gave: the route (the prefix it was added with), the request's
-   * path, the status, and the registry's refusal when the answer reports one. Runs on the worker
-   * thread; must not block.
-   */
-  @FunctionalInterface
-  public interface Answered {
-    void answered(String route, String path, int status, io.roster.server.model.@Nullable RegistryException refusal);
-  }
 
   /** Answers one request; may throw {@link HttpException}. Runs on an HTTP worker thread. */
   @FunctionalInterface
@@ -145,7 +134,8 @@ public final class HttpEndpoint implements AutoCloseable {
   /** Requests being handled now; guarded by itself for the wait in {@link #stop}. */
   private final AtomicInteger active = new AtomicInteger();
   private volatile boolean stopping;
-  private volatile Answered answered = (route, path, status, refusal) -> { };
+  private final HttpRefusals refusals = new HttpRefusals();
+  private volatile Answered answered = (route, path, status, refusal, nanos) -> { };
 
   /** A plaintext listener for {@code host:port} (0 = any free port); bound by {@link #start()}. */
   public HttpEndpoint(String host, int port, Limits limits) {
@@ -190,19 +180,10 @@ public final class HttpEndpoint implements AutoCloseable {
    */
   public HttpEndpoint staticFiles(String contextPath, String classpathDir, List<String> names) {
     for (String name : names) {
-      String resource = classpathDir + "/" + name;
-      try (java.io.InputStream in = HttpEndpoint.class.getClassLoader().getResourceAsStream(resource)) {
-        if (in == null) {
-          throw new IllegalArgumentException(resource + ": not on the class path");
-        }
-        String body = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-        HttpResponse file = new HttpResponse(200, MimeTypes.DEFAULTS.getMimeByExtension(name) + ";charset=UTF-8", body);
-        route(contextPath + "/" + name, r -> file);
-        if (name.equals("index.html")) {
-          route(contextPath + "/", r -> file);
-        }
-      } catch (IOException e) {
-        throw new java.io.UncheckedIOException(resource + ": not readable", e);
+      HttpResponse file = HttpResponse.classpathFile(classpathDir, name);
+      route(contextPath + "/" + name, r -> file);
+      if (name.equals("index.html")) {
+        route(contextPath + "/", r -> file);
       }
     }
     redirect(contextPath, contextPath + "/");
@@ -247,12 +228,12 @@ public final class HttpEndpoint implements AutoCloseable {
     config.setSendXPoweredBy(false);
     HttpConnectionFactory http = new HttpConnectionFactory(config);
     ServerConnector c = tls == null ? new ServerConnector(s, 1, 1, http)
-        : new ServerConnector(s, 1, 1, new SslConnectionFactory(sslContextFactory(tls), http.getProtocol()), http);
+        : new ServerConnector(s, 1, 1, new SslConnectionFactory(JettyTls.contextFactory(tls), http.getProtocol()), http);
     c.setHost(host);
     c.setPort(requestedPort);
     c.setIdleTimeout(IDLE_TIMEOUT.toMillis());
     c.setAcceptQueueSize(128);
-    c.addBean(new SlowRequests(s.getScheduler(), limits.requestTimeout()));
+    c.addBean(new SlowRequests(s.getScheduler(), limits.requestTimeout(), refusals));
     s.addConnector(c);
     s.addBean(new NetworkConnectionLimit(limits.connections(), c));
     // A declared Content-Length over the limit is answered by Dispatch, naming the limit; this
@@ -260,7 +241,7 @@ public final class HttpEndpoint implements AutoCloseable {
     SizeLimitHandler sizeLimit = new SizeLimitHandler(limits.maxBodyBytes(), -1);
     sizeLimit.setHandler(new Dispatch());
     s.setHandler(sizeLimit);
-    s.setErrorHandler(new SecureErrors());
+    s.setErrorHandler(new JsonErrors(refusals));
     try {
       s.start();
     } catch (IOException e) {
@@ -282,35 +263,18 @@ public final class HttpEndpoint implements AutoCloseable {
     }
   }
 
-  /**
-   * Jetty's TLS on the context {@code tls} keeps current: every handshake takes its material of the
-   * moment, and only {@link ServerTls#CIPHER_SUITES} (TLS 1.3, and TLS 1.2 ECDHE with AES-GCM or
-   * ChaCha20-Poly1305).
-   */
-  private static SslContextFactory.Server sslContextFactory(ServerTls tls) {
-    SslContextFactory.Server f = new SslContextFactory.Server() {
-      @Override
-      public void customize(SSLEngine engine) {
-        super.customize(engine);
-        engine.setSSLParameters(tls.sslParameters());
-      }
-    };
-    f.setSslContext(tls.sslContext());
-    f.setSniRequired(false);
-    // The same suites and protocols as customize sets, so that what Jetty checks at start (and
-    // warns about) is what each connection gets: AEAD suites only (decision 82).
-    f.setIncludeProtocols(ServerTls.PROTOCOLS.toArray(String[]::new));
-    f.setIncludeCipherSuites(tls.supportedCipherSuites().toArray(String[]::new));
-    f.setUseCipherSuitesOrder(true);
-    return f;
+  /** What this listener refused before any route saw it, by reason. */
+  public HttpRefusals refusals() {
+    return refusals;
   }
 
-  /** Whether this listener speaks HTTPS. */
+  /** Connections open now. */
   public int openConnections() {
     ServerConnector c = connector;
     return c == null ? 0 : c.getConnectedEndPoints().size();
   }
 
+  /** Whether this listener speaks HTTPS. */
   public boolean secure() {
     return tls != null;
   }
@@ -369,7 +333,7 @@ public final class HttpEndpoint implements AutoCloseable {
       }
       EventStream stream = streams.get(path);
       if (stream != null && !stopping) {
-        openStream(stream, request, response, done);
+        EventSink.serve(stream, request, response, done, openSinks);
         return true;
       }
       String route = routeFor(path);
@@ -379,7 +343,13 @@ public final class HttpEndpoint implements AutoCloseable {
           : request.getLength() > limits.maxBodyBytes() ? tooLarge()
           : null;
       if (refusal != null || handler == null) {
-        respond(request, response, done, Objects.requireNonNull(refusal));
+        HttpResponse r = Objects.requireNonNull(refusal);
+        if (r.status() == 413) {
+          refusals.count(HttpRefusals.Reason.TOO_LARGE);
+        } else {
+          answered.answered(route == null ? UNKNOWN_ROUTE : route, path, r.status(), null, took(request));
+        }
+        respond(request, response, done, r);
         return true;
       }
       Content.Source.asString(request, StandardCharsets.UTF_8, new Promise<String>() {
@@ -391,9 +361,10 @@ public final class HttpEndpoint implements AutoCloseable {
 
         @Override
         public void failed(Throwable failure) {
-          respond(request, response, done,
-              failure instanceof org.eclipse.jetty.http.HttpException.RuntimeException h && h.getCode() == 413
-                  ? tooLarge() : HttpResponse.text(400, "request body not readable: " + failure.getMessage()));
+          HttpResponse r = failure instanceof org.eclipse.jetty.http.HttpException.RuntimeException h
+              && h.getCode() == 413 ? tooLarge() : HttpResponse.text(400, "request body not readable: " + failure.getMessage());
+          refusals.count(HttpRefusals.Reason.of(r.status()));
+          respond(request, response, done, r);
         }
       });
       return true;
@@ -401,58 +372,8 @@ public final class HttpEndpoint implements AutoCloseable {
   }
 
   /** Puts {@link #SECURITY_HEADERS} on an answer. */
-  private static void secure(HttpFields.Mutable headers) {
+  static void secure(HttpFields.Mutable headers) {
     SECURITY_HEADERS.forEach(headers::put);
-  }
-
-  /**
-   * Jetty's own answers (a request it cannot parse: 400 for a bad header line or an ambiguous
-   * URI, 413, 414 and 431 for what is too large; a failure outside the routes) in the admin API's
-   * JSON envelope ({@code {"code":431,"message":"...","data":null}}), with the same headers as
-   * every other answer; no stack traces or causes in them.
-   */
-  private static final class SecureErrors extends ErrorHandler {
-    @Override
-    public boolean handle(Request request, Response response, Callback callback) {
-      secure(response.getHeaders());
-      int status = request.getAttribute(ERROR_STATUS) instanceof Integer code ? code : response.getStatus();
-      if (status < 400) {
-        status = 500;
-      }
-      String message = request.getAttribute(ERROR_MESSAGE) instanceof String m && !m.isBlank() ? m
-          : org.eclipse.jetty.http.HttpStatus.getMessage(status);
-      HttpResponse answer = JsonEnvelope.error(new HttpException(status, message));
-      response.setStatus(status);
-      response.getHeaders().put(HttpHeader.CONTENT_TYPE, answer.contentType());
-      response.write(true, java.nio.ByteBuffer.wrap(answer.body().getBytes(StandardCharsets.UTF_8)), callback);
-      return true;
-    }
-  }
-
-  private void openStream(EventStream stream, Request request, Response response, Callback done) {
-    EventSink sink = new EventSink(response, done, request.getComponents().getScheduler());
-    try {
-      if (!request.getMethod().equals("GET")) {
-        throw new HttpException(405, request.getMethod() + " " + request.getHttpURI().getDecodedPath()
-            + " is not served (expected: GET)");
-      }
-      stream.open(toRequest(request, ""), sink);
-    } catch (HttpException e) {
-      sink.close();
-      respond(request, response, done, HttpResponse.text(e.status(), e.getMessage()));
-      return;
-    } catch (RuntimeException e) {
-      log.warn("HTTP event stream {} failed to open", request.getHttpURI().getDecodedPath(), e);
-      sink.close();
-      respond(request, response, done, HttpResponse.text(500, "internal error: " + e));
-      return;
-    }
-    response.setStatus(200);
-    response.getHeaders().put(HttpHeader.CONTENT_TYPE, "text/event-stream;charset=UTF-8");
-    response.getHeaders().put(HttpHeader.CACHE_CONTROL, "no-cache");
-    openSinks.add(sink);
-    sink.onClose(() -> openSinks.remove(sink));
-    sink.start();
   }
 
   private HttpResponse tooLarge() {
@@ -471,7 +392,7 @@ public final class HttpEndpoint implements AutoCloseable {
   private CompletableFuture<HttpResponse> answer(String route, AsyncHandler handler, Request request, String body) {
     CompletableFuture<HttpResponse> pending;
     try {
-      pending = handler.handle(toRequest(request, body));
+      pending = handler.handle(HttpRequest.of(request, body));
     } catch (RuntimeException e) {
       pending = CompletableFuture.failedFuture(e);
     }
@@ -479,7 +400,7 @@ public final class HttpEndpoint implements AutoCloseable {
       String path = request.getHttpURI().getDecodedPath();
       HttpResponse a = failure == null ? Objects.requireNonNull(answer) : answer(path, request, failure);
       answered.answered(route, path, a.status(),
-          unwrap(failure) instanceof HttpException e ? e.refusal() : null);
+          unwrap(failure) instanceof HttpException e ? e.refusal() : null, took(request));
       return a;
     });
   }
@@ -498,28 +419,7 @@ public final class HttpEndpoint implements AutoCloseable {
     return t instanceof java.util.concurrent.CompletionException && t.getCause() != null ? t.getCause() : t;
   }
 
-  /** The request as handlers see it: parameters from the query string, then from a form body. */
-  private static HttpRequest toRequest(Request request, String body) {
-    Map<String, String> params = new LinkedHashMap<>();
-    HttpRequest.parseForm(request.getHttpURI().getQuery(), params);
-    String type = request.getHeaders().get(HttpHeader.CONTENT_TYPE);
-    if (!body.isEmpty()
-        && (type == null || type.toLowerCase(Locale.ROOT).startsWith("application/x-www-form-urlencoded"))) {
-      HttpRequest.parseForm(body.strip(), params);
-    }
-    return new HttpRequest(request.getMethod().toUpperCase(Locale.ROOT), request.getHttpURI().getDecodedPath(), params,
-        Request.getRemoteAddr(request), request.getHeaders().get(HttpHeader.AUTHORIZATION),
-        request.getHeaders().get(HttpHeader.ACCEPT), peerCertificates(request));
-  }
-
-  /** The client certificate chain the request's TLS connection verified, leaf first; empty on plaintext or without one. */
-  private static List<X509Certificate> peerCertificates(Request request) {
-    EndPoint.SslSessionData tls = request.getConnectionMetaData().getConnection().getEndPoint().getSslSessionData();
-    X509Certificate[] chain = tls == null ? null : tls.peerCertificates();
-    return chain == null ? List.of() : List.of(chain);
-  }
-
-  private static void respond(Request request, Response response, Callback done, HttpResponse answer) {
+  static void respond(Request request, Response response, Callback done, HttpResponse answer) {
     byte[] body = answer.body().getBytes(StandardCharsets.UTF_8);
     response.setStatus(answer.status());
     response.getHeaders().put(HttpHeader.CONTENT_TYPE, answer.contentType());
@@ -527,6 +427,11 @@ public final class HttpEndpoint implements AutoCloseable {
     answer.headers().forEach((name, value) -> response.getHeaders().put(name, value));
     boolean head = request.getMethod().equalsIgnoreCase("HEAD");
     response.write(true, head || body.length == 0 ? null : ByteBuffer.wrap(body), done);
+  }
+
+  /** Nanoseconds since {@code request}'s first byte arrived, on Jetty's clock. */
+  private static long took(Request request) {
+    return org.eclipse.jetty.util.NanoTime.since(request.getBeginNanoTime());
   }
 
   /** The longest route prefix {@code path} falls under, or null. */

@@ -5,7 +5,11 @@ import java.security.cert.X509Certificate;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.io.EndPoint;
+import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.util.UrlEncoded;
 import org.jspecify.annotations.Nullable;
 
@@ -36,6 +40,27 @@ public final class HttpRequest {
     this.authorization = authorization;
     this.accept = accept;
     this.peerCertificates = List.copyOf(peerCertificates);
+  }
+
+  /** The Jetty request as handlers see it: parameters from the query string, then from a form body. */
+  static HttpRequest of(Request request, String body) {
+    Map<String, String> params = new LinkedHashMap<>();
+    parseForm(request.getHttpURI().getQuery(), params);
+    String type = request.getHeaders().get(HttpHeader.CONTENT_TYPE);
+    if (!body.isEmpty()
+        && (type == null || type.toLowerCase(Locale.ROOT).startsWith("application/x-www-form-urlencoded"))) {
+      parseForm(body.strip(), params);
+    }
+    return new HttpRequest(request.getMethod().toUpperCase(Locale.ROOT), request.getHttpURI().getDecodedPath(), params,
+        Request.getRemoteAddr(request), request.getHeaders().get(HttpHeader.AUTHORIZATION),
+        request.getHeaders().get(HttpHeader.ACCEPT), peerCertificates(request));
+  }
+
+  /** The client certificate chain the request's TLS connection verified, leaf first; empty on plaintext or without one. */
+  private static List<X509Certificate> peerCertificates(Request request) {
+    EndPoint.SslSessionData tls = request.getConnectionMetaData().getConnection().getEndPoint().getSslSessionData();
+    X509Certificate[] chain = tls == null ? null : tls.peerCertificates();
+    return chain == null ? List.of() : List.of(chain);
   }
 
   /** A request built by hand (tests and adapters that re-dispatch), without an {@code Authorization} header. */

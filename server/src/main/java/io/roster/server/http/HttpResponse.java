@@ -50,4 +50,23 @@ public record HttpResponse(int status, String contentType, String body, Map<Stri
   public static HttpResponse json(String body) {
     return new HttpResponse(200, JSON, body);
   }
+
+  /**
+   * The file {@code name} under {@code classpathDir} in the server's jar, as a 200 answer of its type.
+   *
+   * @throws IllegalArgumentException when it is not on the class path
+   */
+  static HttpResponse classpathFile(String classpathDir, String name) {
+    String resource = classpathDir + "/" + name;
+    try (java.io.InputStream in = HttpResponse.class.getClassLoader().getResourceAsStream(resource)) {
+      if (in == null) {
+        throw new IllegalArgumentException(resource + ": not on the class path");
+      }
+      String body = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+      return new HttpResponse(200, org.eclipse.jetty.http.MimeTypes.DEFAULTS.getMimeByExtension(name)
+          + ";charset=UTF-8", body);
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(resource + ": not readable", e);
+    }
+  }
 }

@@ -25,6 +25,8 @@ final class SlowRequests extends AbstractLifeCycle implements Connection.Listene
 
   private final Scheduler scheduler;
   private final long deadlineNanos;
+  /** Where each connection cut is counted ({@link HttpRefusals.Reason#SLOW}). */
+  private final HttpRefusals refusals;
   /** Each open HTTP connection, and the request that was arriving when last checked (or null). */
   private final Map<HttpConnection, @Nullable Arrival> open = new ConcurrentHashMap<>();
   private volatile Scheduler.@Nullable Task next;
@@ -32,8 +34,9 @@ final class SlowRequests extends AbstractLifeCycle implements Connection.Listene
   /** The request a connection was reading: its number on the connection, and when it was first seen. */
   private record Arrival(long request, long sinceNanos) {}
 
-  SlowRequests(Scheduler scheduler, Duration deadline) {
+  SlowRequests(Scheduler scheduler, Duration deadline, HttpRefusals refusals) {
     this.scheduler = scheduler;
+    this.refusals = refusals;
     this.deadlineNanos = deadline.toNanos();
   }
 
@@ -87,7 +90,8 @@ final class SlowRequests extends AbstractLifeCycle implements Connection.Listene
         if (seen.request() != request) {
           return new Arrival(request, now);
         }
-        if (now - seen.sinceNanos() > deadlineNanos) {
+        if (now - seen.sinceNanos() > deadlineNanos && http.getEndPoint().isOpen()) {
+          refusals.count(HttpRefusals.Reason.SLOW);
           http.getEndPoint().close();
         }
         return seen;

@@ -16,7 +16,7 @@ import io.prometheus.metrics.model.snapshots.MetricSnapshot;
 import io.prometheus.metrics.model.snapshots.MetricSnapshots;
 import io.roster.server.auth.Authenticator;
 import io.roster.server.cluster.ClusterNode;
-import io.roster.server.cluster.Members;
+import io.roster.server.http.HttpRefusals;
 import io.roster.server.model.Names;
 import io.roster.server.model.Owner;
 import io.roster.server.push.PushCounters;
@@ -46,8 +46,8 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Nothing here is on a request's path: the parts of the server count in {@link
  * java.util.concurrent.atomic.LongAdder}s of their own ({@link PushCounters}, {@link
- * RequestCounters}, {@link RegistryCounters}), and a scrape reads them through callbacks. The two
- * histograms (change to ack, commit) are observed where their events happen.
+ * RequestCounters}, {@link RegistryCounters}), and a scrape reads them through callbacks. The
+ * histograms (change to ack, commit, request durations) are observed where their events happen.
  *
  * <p>Labels are bounded: protocols, owner kinds, results and limits are fixed sets; members are
  * the cluster's; namespaces are the {@value #MAX_NAMESPACES} largest, the rest summed under
@@ -66,7 +66,7 @@ public final class ServerMetrics {
   public static final String OTHER_NAMESPACES = "_other";
 
   /** Upper bounds (seconds) of the latency histograms: 1 ms to a minute. */
-  private static final double[] LATENCY_BUCKETS = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5,
+  static final double[] LATENCY_BUCKETS = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5,
       10, 30, 60};
 
   /**
@@ -98,8 +98,9 @@ public final class ServerMetrics {
     registerWarmUp();
     registerAuth();
     registerProbes();
-    if (sources.cluster() != null) {
-      registerCluster(sources.cluster());
+    ClusterNode cluster = sources.cluster();
+    if (cluster != null) {
+      ClusterMetrics.register(prometheus, cluster, sources.wallClockMicros());
     }
   }
 
@@ -240,6 +241,7 @@ public final class ServerMetrics {
 
   private void registerRequests() {
     RequestCounters requests = sources.sessions().requests();
+    requests.onDuration(new RequestDurations(prometheus));
     CounterWithCallback.builder().name("roster_requests_total")
         .help("Requests handled, by protocol, type and result (ok, or the error's status in lower case)")
         .labelNames("protocol", "type", "result").callback(cb -> requests.forEachRequest(
@@ -293,46 +295,16 @@ public final class ServerMetrics {
         .callback(cb -> cb.call(probes.get().targets())).register(prometheus);
   }
 
-  private void registerCluster(ClusterNode cluster) {
-    GaugeWithCallback.builder().name("roster_cluster_leader").help("1 on the member that leads the log now, else 0")
-        .callback(cb -> cb.call(cluster.isLeader() ? 1 : 0)).register(prometheus);
-    GaugeWithCallback.builder().name("roster_cluster_has_leader").help("1 while this member knows a leader, else 0")
-        .callback(cb -> cb.call(cluster.hasLeader() ? 1 : 0)).register(prometheus);
-    counter("roster_cluster_leader_changes_total", "Leader changes this member has seen since it started",
-        cluster::leaderChanges);
-    GaugeWithCallback.builder().name("roster_cluster_member_up")
-        .help("1 when this member sees the member as up (the log has not marked it down), else 0")
-        .labelNames("member").callback(cb -> {
-          for (Members.MemberView m : cluster.members()) {
-            cb.call(m.down() ? 0 : 1, m.id());
-          }
-        }).register(prometheus);
-    GaugeWithCallback.builder().name("roster_cluster_member_lag_entries")
-        .help("Log entries the member's commit index is behind the most advanced one this member knows of")
-        .labelNames("member").callback(cb -> {
-          for (Members.MemberView m : cluster.members()) {
-            if (m.lag() >= 0) {
-              cb.call(m.lag(), m.id());
-            }
-          }
-        }).register(prometheus);
-    GaugeWithCallback.builder().name("roster_cluster_applied_index").help("The last log index applied here")
-        .callback(cb -> cb.call(cluster.appliedIndex())).register(prometheus);
-    GaugeWithCallback.builder().name("roster_cluster_log_entries")
-        .help("Log entries applied here since the newest snapshot").callback(cb -> cb.call(cluster.entriesSinceSnapshot()))
+  /**
+   * What the HTTP port refused before any route saw it ({@code roster_http_refusals_total}, by
+   * reason), read at each scrape. Called once by a server that has an HTTP port.
+   */
+  public void httpRefusals(HttpRefusals refusals) {
+    CounterWithCallback.builder().name("roster_http_refusals_total")
+        .help("Requests the HTTP port refused before any route saw them, by reason (too_large, uri_too_long, "
+            + "headers_too_large, bad_request, slow: cut for arriving too slowly, other)")
+        .labelNames("reason").callback(cb -> refusals.forEach((reason, n) -> cb.call(n, reason.label())))
         .register(prometheus);
-    LongSupplier now = sources.wallClockMicros();
-    GaugeWithCallback.builder().name("roster_cluster_snapshot_age_seconds")
-        .help("Seconds since the newest snapshot was written (absent while there is none)").callback(cb -> {
-          long at = cluster.snapshotMillis();
-          if (at >= 0) {
-            cb.call(Math.max(0, now.getAsLong() / 1000 - at) / 1000.0);
-          }
-        }).register(prometheus);
-    Histogram commit = Histogram.builder().name("roster_cluster_commit_seconds")
-        .help("From sending this member's writes to the log to applying them here")
-        .classicOnly().classicUpperBounds(LATENCY_BUCKETS).register(prometheus);
-    cluster.onCommitted(micros -> commit.observe(micros / 1e6));
   }
 
   /**
@@ -341,52 +313,7 @@ public final class ServerMetrics {
    * a server that has a data directory.
    */
   public void dataDir(java.nio.file.Path dir) throws IOException {
-    java.nio.file.FileStore store = java.nio.file.Files.getFileStore(dir);
-    GaugeWithCallback.builder().name("roster_data_dir_bytes")
-        .help("Bytes of the files in the data directory (--data-dir): state file, journal, Raft log and snapshots")
-        .callback(cb -> cb.call(bytesUnder(dir))).register(prometheus);
-    spaceGauge("roster_data_dir_free_bytes", "Bytes the server may still write on the data directory's file system",
-        store::getUsableSpace);
-    spaceGauge("roster_data_dir_total_bytes", "The size of the data directory's file system", store::getTotalSpace);
-  }
-
-  /** Space of the data directory's file system, read at scrape; a read that fails leaves it out of that scrape. */
-  private void spaceGauge(String name, String help, SpaceReading reading) {
-    GaugeWithCallback.builder().name(name).help(help).callback(cb -> {
-      try {
-        cb.call(reading.bytes());
-      } catch (IOException e) {
-        // not reported this scrape
-      }
-    }).register(prometheus);
-  }
-
-  /** A file system's space, in bytes. */
-  private interface SpaceReading {
-    long bytes() throws IOException;
-  }
-
-  /** The bytes of the regular files under {@code dir}; a file that goes while it is counted counts 0. */
-  private static long bytesUnder(java.nio.file.Path dir) {
-    long[] bytes = {0};
-    try {
-      java.nio.file.Files.walkFileTree(dir, new java.nio.file.SimpleFileVisitor<>() {
-        @Override
-        public java.nio.file.FileVisitResult visitFile(java.nio.file.Path file,
-            java.nio.file.attribute.BasicFileAttributes attrs) {
-          bytes[0] += attrs.isRegularFile() ? attrs.size() : 0;
-          return java.nio.file.FileVisitResult.CONTINUE;
-        }
-
-        @Override
-        public java.nio.file.FileVisitResult visitFileFailed(java.nio.file.Path file, IOException e) {
-          return java.nio.file.FileVisitResult.CONTINUE;
-        }
-      });
-    } catch (IOException e) {
-      // what was counted stands
-    }
-    return bytes[0];
+    DataDirMetrics.register(prometheus, dir);
   }
 
   private void counter(String name, String help, LongSupplier value) {

@@ -85,6 +85,7 @@ final class NacosService {
     String type = Envelope.type(request);
     String conn = NacosConnections.currentId();
     trace.step(conn, "received", type);
+    long start = sessions.requests().start();
     CompletableFuture<Payload> answer;
     try {
       answer = answer(request);
@@ -97,11 +98,11 @@ final class NacosService {
       if (type.equals("HealthCheckRequest") && failure == null) {
         // the client's keepalive, not a request
       } else if (failure != null) {
-        sessions.requests().count(RequestCounters.Protocol.NACOS_GRPC, counted, failure);
+        sessions.requests().count(RequestCounters.Protocol.NACOS_GRPC, counted, failure, start);
       } else {
         // Refused without an exception (no handler, no connection): an ErrorResponse.
         sessions.requests().count(RequestCounters.Protocol.NACOS_GRPC, counted,
-            Envelope.type(p).equals("ErrorResponse") ? "refused" : RequestCounters.OK);
+            Envelope.type(p).equals("ErrorResponse") ? "refused" : RequestCounters.OK, start);
       }
       response.onNext(failure == null ? p : error(type, failure));
       response.onCompleted();

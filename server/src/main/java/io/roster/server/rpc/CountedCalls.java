@@ -12,7 +12,7 @@ import java.util.Locale;
 /**
  * Counts the calls of Roster's unary and watching services ({@code Registry}, {@code Admin}) in
  * the server's request metrics as they end: type {@code Service/Method} (a fixed set, from the
- * protos), result the status. {@code Session/Connect} counts each of its frames instead.
+ * protos), result the status, and its duration from its start to its end. {@code Session/Connect} counts each of its frames instead.
  */
 final class CountedCalls implements ServerInterceptor {
 
@@ -27,11 +27,12 @@ final class CountedCalls implements ServerInterceptor {
       ServerCallHandler<Q, R> next) {
     String method = call.getMethodDescriptor().getFullMethodName();
     String type = method.substring(method.lastIndexOf('.', method.indexOf('/')) + 1);
+    long start = counters.start();
     return next.startCall(new SimpleForwardingServerCall<>(call) {
       @Override
       public void close(Status status, Metadata trailers) {
         counters.count(RequestCounters.Protocol.ROSTER, type,
-            status.isOk() ? RequestCounters.OK : status.getCode().name().toLowerCase(Locale.ROOT));
+            status.isOk() ? RequestCounters.OK : status.getCode().name().toLowerCase(Locale.ROOT), start);
         super.close(status, trailers);
       }
     }, headers);

@@ -151,6 +151,7 @@ public final class GrpcEndpoint {
         .addService(health.getHealthService())
         .addService(ProtoReflectionServiceV1.newInstance())
         .addService(reflectionV1Alpha())
+        .fallbackHandlerRegistry(new UnknownMethods(sessions.requests()))
         .directExecutor()
         .build();
     setHealth(ServingStatus.NOT_SERVING);

@@ -138,6 +138,7 @@ final class SessionFrames {
     }
     String requestId = frame.getRequestId();
     RequestCounters counters = sessions.requests();
+    long start = counters.start();
     String type = java.util.Objects.requireNonNull(FRAME_TYPES.get(kind));
     try {
       checkRequestId(requestId);
@@ -146,13 +147,13 @@ final class SessionFrames {
         case REGISTER -> {
           var r = frame.getRegister();
           ServiceKey key = ProtoMapper.serviceKey(r.getService(), s.info().namespace());
-          answer(call, requestId, counters.track(ROSTER, type, s.register(key, ProtoMapper.ephemeralInstance(r.getInstance()))));
+          answer(call, requestId, counters.track(ROSTER, type, s.register(key, ProtoMapper.ephemeralInstance(r.getInstance())), start));
           counted = true;
         }
         case DEREGISTER -> {
           var r = frame.getDeregister();
           answer(call, requestId, counters.track(ROSTER, type, s.deregister(
-              ProtoMapper.serviceKey(r.getService(), s.info().namespace()), ProtoMapper.instanceKey(r.getInstance()))));
+              ProtoMapper.serviceKey(r.getService(), s.info().namespace()), ProtoMapper.instanceKey(r.getInstance())), start));
           counted = true;
         }
         case BATCH_REGISTER -> {
@@ -162,7 +163,7 @@ final class SessionFrames {
           for (int i = 0; i < r.getInstancesCount(); i++) {
             list.add(ProtoMapper.ephemeralInstance(r.getInstances(i), i));
           }
-          answer(call, requestId, counters.track(ROSTER, type, s.batchRegister(key, list)));
+          answer(call, requestId, counters.track(ROSTER, type, s.batchRegister(key, list), start));
           counted = true;
         }
         case SUBSCRIBE -> {
@@ -191,7 +192,7 @@ final class SessionFrames {
         }
         case DRAIN -> {
           Duration timeout = DrainTimeouts.timeout("drain.timeout_ms", frame.getDrain().getTimeoutMs());
-          call.whenDone(counters.track(ROSTER, type, sessions.drain(s, timeout)), (counts, failed) ->
+          call.whenDone(counters.track(ROSTER, type, sessions.drain(s, timeout), start), (counts, failed) ->
               result(call, requestId, failed != null ? Errors.toResult(Errors.cause(failed))
                   : Result.newBuilder().setOk(true).setDrain(Drains.toProto(counts)).build()));
           counted = true;
@@ -199,18 +200,19 @@ final class SessionFrames {
         default -> throw new IllegalStateException("unhandled frame " + kind);
       }
       if (!counted) {
-        counters.count(ROSTER, type, (Throwable) null);
+        counters.count(ROSTER, type, (Throwable) null, start);
       }
     } catch (RuntimeException e) {
-      counters.count(ROSTER, type, e);
+      counters.count(ROSTER, type, e, start);
       result(call, echo(requestId), Errors.toResult(e));
     }
   }
 
   private void hello(SessionCall call, String requestId, Hello h) {
+    long start = sessions.requests().start();
     String refused = admission.refusal();
     if (refused != null) {
-      sessions.requests().count(ROSTER, "hello", "unavailable");
+      sessions.requests().count(ROSTER, "hello", "unavailable", start);
       throw new ProtocolViolation(Status.UNAVAILABLE.withDescription(refused
           + ": no new sessions here; connect to another server, or to this address again once it is back"));
     }
@@ -247,9 +249,9 @@ final class SessionFrames {
       log.info("Session opened: conn={} client={} name={} remote={} sessions={}", info.connectionId(),
           LogText.of(info.clientId()), LogText.of(info.clientName()), LogText.of(info.remoteAddress()),
           sessions.count());
-      sessions.requests().count(ROSTER, "hello", (Throwable) null);
+      sessions.requests().count(ROSTER, "hello", (Throwable) null, start);
     } catch (RegistryException e) {
-      sessions.requests().count(ROSTER, "hello", e);
+      sessions.requests().count(ROSTER, "hello", e, start);
       result(call, echo(requestId), Errors.toResult(e));
     }
   }

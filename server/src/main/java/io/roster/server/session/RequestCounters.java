@@ -70,7 +70,23 @@ public final class RequestCounters {
       "max-subscriptions-per-connection", "max-watches-per-connection", "max-instances-per-connection",
       "max-instances-per-address", "max-instances-per-service", "max-service-bytes", "max-service-settings-bytes");
 
+  /** Told the duration of each request counted with its start; set once, by the server's metrics. */
+  public interface Durations {
+    /** One request of {@code type} took {@code nanos}. Runs on the request's thread; must not block. */
+    void took(Protocol protocol, String type, long nanos);
+  }
+
+  private final java.util.function.LongSupplier nanoTime;
+  private volatile Durations durations = (protocol, type, nanos) -> { };
+
+  /** Counters on the system's monotonic clock (tests, and parts built without a server's clock). */
   public RequestCounters() {
+    this(io.roster.server.time.SystemScheduler::systemNanoTime);
+  }
+
+  /** Counters whose requests' durations are read on {@code nanoTime} (monotonic nanoseconds). */
+  public RequestCounters(java.util.function.LongSupplier nanoTime) {
+    this.nanoTime = nanoTime;
     for (int i = 0; i < Protocol.values().length; i++) {
       requests.add(new ConcurrentHashMap<>());
     }
@@ -95,6 +111,33 @@ public final class RequestCounters {
     }
   }
 
+  /** Where each request's duration goes ({@code roster_request_duration_seconds}). */
+  public void onDuration(Durations sink) {
+    this.durations = java.util.Objects.requireNonNull(sink);
+  }
+
+  /** Now, on this counters' clock: a request's start, for the {@code count} and {@code track} that take one. */
+  public long start() {
+    return nanoTime.getAsLong();
+  }
+
+  /** As {@link #count(Protocol, String, Throwable)}, and the request's duration since {@code startNanos}. */
+  public void count(Protocol protocol, String type, @Nullable Throwable failure, long startNanos) {
+    count(protocol, type, failure);
+    took(protocol, type, nanoTime.getAsLong() - startNanos);
+  }
+
+  /** As {@link #count(Protocol, String, String)}, and the request's duration since {@code startNanos}. */
+  public void count(Protocol protocol, String type, String result, long startNanos) {
+    count(protocol, type, result);
+    took(protocol, type, nanoTime.getAsLong() - startNanos);
+  }
+
+  /** A request counted apart took {@code nanos}: one observation of its duration. */
+  public void took(Protocol protocol, String type, long nanos) {
+    durations.took(protocol, type, Math.max(0, nanos));
+  }
+
   /** Counts a refusal by the limit of flag {@code limit} (its request is counted elsewhere). */
   public void refused(String limit) {
     refusals.computeIfAbsent(limit, k -> new LongAdder()).increment();
@@ -106,17 +149,17 @@ public final class RequestCounters {
         .computeIfAbsent(result, k -> new LongAdder()).increment();
   }
 
-  /** Counts {@code request} once it completes (now, if it has); returns it. */
-  public <T> CompletableFuture<T> track(Protocol protocol, String type, CompletableFuture<T> request) {
+  /** Counts {@code request} once it completes (now, if it has), with its duration since {@code startNanos}; returns it. */
+  public <T> CompletableFuture<T> track(Protocol protocol, String type, CompletableFuture<T> request, long startNanos) {
     if (!request.isDone()) {
-      request.whenComplete((done, failed) -> count(protocol, type, failed));
+      request.whenComplete((done, failed) -> count(protocol, type, failed, startNanos));
     } else if (!request.isCompletedExceptionally()) {
-      count(protocol, type, OK); // the usual case, standalone: applied already, nothing to allocate
+      count(protocol, type, OK, startNanos); // the usual case, standalone: applied already, nothing to allocate
     } else {
       try {
         request.getNow(null);
       } catch (CompletionException | java.util.concurrent.CancellationException e) {
-        count(protocol, type, e);
+        count(protocol, type, e, startNanos);
       }
     }
     return request;

@@ -45,7 +45,7 @@ public final class SessionManager {
   private final Map<String, Scope> addresses = new ConcurrentHashMap<>();
   private volatile Authenticator authenticator = Authenticator.off();
   private volatile ProbePolicy probePolicy = ProbePolicy.DEFAULT;
-  private final RequestCounters requests = new RequestCounters();
+  private final RequestCounters requests;
   /** Told of every session opened (the server's warm-up counts them). */
   private volatile Runnable opened = () -> { };
 
@@ -62,6 +62,7 @@ public final class SessionManager {
     this.writer = writer;
     this.engine = engine;
     this.scheduler = scheduler;
+    this.requests = new RequestCounters(scheduler::nanoTime);
     this.ackTimeout = ackTimeout;
     this.limits = limits;
     this.idPrefix = Long.toString(scheduler.currentTimeMillis(), 36) + "-";

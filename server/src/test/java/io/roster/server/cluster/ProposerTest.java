@@ -153,6 +153,33 @@ class ProposerTest {
         e -> assertThat(e.kind()).isEqualTo(RegistryException.Kind.UNAVAILABLE)).hasMessageContaining("no leader");
   }
 
+  /** Each change that fails before the log is counted once, by why: the series roster_cluster_proposals_failed_total reads. */
+  @Test
+  void failedChangesAreCountedByReason() {
+    Proposer p = proposer(Duration.ofMillis(1), 2);
+    assertThat(failures(p)).containsOnlyKeys(Proposer.FAILURE_REASONS).allSatisfy((reason, n) -> assertThat(n).isZero());
+    unwritable = "this member is cut off";
+    assertThatThrownBy(() -> p.submit(new Command.Register(OWNER, SVC, instance(1)))).isInstanceOf(RegistryException.class);
+    unwritable = null;
+    failSends = true;
+    CompletableFuture<Instance> notTaken = p.submit(new Command.Register(OWNER, SVC, instance(2)));
+    timer.advance(Duration.ofMillis(1));
+    assertThat(notTaken).isCompletedExceptionally();
+    p.submit(new Command.Register(OWNER, SVC, instance(3)));
+    p.submit(new Command.Register(OWNER, SVC, instance(4)));
+    assertThatThrownBy(() -> p.submit(new Command.Register(OWNER, SVC, instance(5)))).isInstanceOf(RegistryException.class);
+    p.failAll("stopping");
+
+    assertThat(failures(p)).containsEntry("unwritable", 1L).containsEntry("not_taken", 1L)
+        .containsEntry("queue_full", 1L).containsEntry("stopped", 2L);
+  }
+
+  private static Map<String, Long> failures(Proposer p) {
+    Map<String, Long> out = new java.util.LinkedHashMap<>();
+    p.forEachFailure(out::put);
+    return out;
+  }
+
   @Test
   void aMemberThatCannotWriteRefusesAtOnceAndTheQueueIsBounded() {
     Proposer p = proposer(Duration.ofSeconds(30), 3);
