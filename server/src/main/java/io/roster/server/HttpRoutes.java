@@ -9,6 +9,8 @@ import io.roster.server.metrics.MetricsApi;
 import io.roster.server.metrics.ServerMetrics;
 import io.roster.server.nacos.NacosAdminApi;
 import io.roster.server.nacos.NacosHttpApi;
+import io.roster.server.nacos.NacosNamespaces;
+import io.roster.server.naming.NamespaceChanges;
 import io.roster.server.push.PushEngine;
 import io.roster.server.registry.Readiness;
 import io.roster.server.registry.Registry;
@@ -40,8 +42,10 @@ final class HttpRoutes {
     new MetricsApi(metrics, registry, new HttpCallers(authenticator), readiness).routeOn(http);
     nacosHttp.routeOn(http);
     new NacosAdminApi(registry, writer, engine, sessions, nacosHttp, readiness).routeOn(http);
-    new RosterAdminApi(registry, sessions, cluster, () -> wallClockMicros.getAsLong() / 1000, readiness)
+    NamespaceChanges namespaces = new NamespaceChanges(registry, writer);
+    new RosterAdminApi(registry, sessions, cluster, () -> wallClockMicros.getAsLong() / 1000, readiness, namespaces)
         .routeOn(http);
+    new NacosNamespaces(registry, namespaces, new HttpCallers(authenticator), readiness).routeOn(http);
     // The console, and the URLs Nacos users open for theirs.
     http.staticFiles("/console", "console", List.of("index.html", "app.js", "style.css"));
     for (String nacosConsole : List.of("/nacos", "/nacos/", "/nacos/index.html")) {
