@@ -2,6 +2,7 @@ package io.roster.server;
 
 import io.roster.server.admin.RosterAdminApi;
 import io.roster.server.auth.Authenticator;
+import io.roster.server.auth.IdentityAdmin;
 import io.roster.server.cluster.ClusterNode;
 import io.roster.server.http.HttpCallers;
 import io.roster.server.http.HttpEndpoint;
@@ -43,8 +44,9 @@ final class HttpRoutes {
     nacosHttp.routeOn(http);
     new NacosAdminApi(registry, writer, engine, sessions, nacosHttp, readiness).routeOn(http);
     NamespaceChanges namespaces = new NamespaceChanges(registry, writer);
-    new RosterAdminApi(registry, sessions, cluster, () -> wallClockMicros.getAsLong() / 1000, readiness, namespaces)
-        .routeOn(http);
+    java.nio.file.Path authFile = authenticator.file();
+    new RosterAdminApi(registry, sessions, cluster, () -> wallClockMicros.getAsLong() / 1000, readiness, namespaces,
+        authFile == null ? null : new IdentityAdmin(authenticator, authFile)).routeOn(http);
     new NacosNamespaces(registry, namespaces, new HttpCallers(authenticator), readiness).routeOn(http);
     // The console, and the URLs Nacos users open for theirs.
     http.staticFiles("/console", "console", List.of("index.html", "app.js", "style.css"));

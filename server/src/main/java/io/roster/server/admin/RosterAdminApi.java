@@ -40,7 +40,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * What Roster's admin API adds to Nacos's ({@code /roster/v1/admin/...}): namespaces with their
- * counts, created, edited and deleted ({@link NamespacesApi}), the cluster's members (role,
+ * counts, created, edited and deleted ({@link NamespacesApi}), the auth file's users, tokens and
+ * grants for an admin of every namespace ({@link IdentitiesApi}), the cluster's members (role,
  * lag, sessions), this member's connections, paged and
  * searchable, a drain whose progress a page can follow, and a stream of the registry's changes
  * for pages that follow it live. The same envelope as the Nacos-shaped routes ({@link
@@ -66,6 +67,7 @@ public final class RosterAdminApi {
   private final @Nullable Members cluster;
   private final HttpCallers callers;
   private final NamespacesApi namespaces;
+  private final IdentitiesApi identities;
   private final java.util.function.LongSupplier wallClockMillis;
   private final io.roster.server.registry.Readiness readiness;
   /**
@@ -86,7 +88,7 @@ public final class RosterAdminApi {
    */
   public RosterAdminApi(Registry registry, SessionManager sessions, @Nullable Members cluster,
       java.util.function.LongSupplier wallClockMillis, io.roster.server.registry.Readiness readiness,
-      io.roster.server.naming.NamespaceChanges namespaceChanges) {
+      io.roster.server.naming.NamespaceChanges namespaceChanges, io.roster.server.auth.@Nullable IdentityAdmin identities) {
     this.readiness = readiness;
     this.registry = registry;
     this.sessions = sessions;
@@ -94,6 +96,7 @@ public final class RosterAdminApi {
     this.wallClockMillis = wallClockMillis;
     this.callers = new HttpCallers(sessions.authenticator());
     this.namespaces = new NamespacesApi(registry, namespaceChanges, callers);
+    this.identities = new IdentitiesApi(identities, callers, sessions::nodeId);
   }
 
   /** Adds this API's routes to {@code endpoint}, and starts following the registry for its event stream. */
@@ -156,6 +159,9 @@ public final class RosterAdminApi {
       if (route.equals("/namespaces")) {
         return JsonEnvelope.ok(namespaces.answer(r));
       }
+      if (route.startsWith("/identities")) {
+        return JsonEnvelope.ok(identities.answer(r, route));
+      }
       if (route.equals("/members") && r.method().equals("POST")) {
         return JsonEnvelope.ok(changeMembers(r));
       }
@@ -177,7 +183,7 @@ public final class RosterAdminApi {
       };
       return JsonEnvelope.ok(data);
     } catch (RegistryException e) {
-      return JsonEnvelope.error(route.equals("/namespaces") ? NamespacesApi.status(e)
+      return JsonEnvelope.error(route.equals("/namespaces") || route.startsWith("/identities") ? NamespacesApi.status(e)
           : new HttpException(400, e.getMessage()));
     } catch (HttpException e) {
       return JsonEnvelope.error(e);
