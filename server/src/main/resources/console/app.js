@@ -442,6 +442,10 @@ async function route() {
     if (parts[0] === 'service' && parts.length === 3) await servicePage(parts[1], parts[2]);
     else if (parts[0] === 'connections') await connectionsPage(query);
     else if (parts[0] === 'members') await membersPage();
+    else if (parts[0] === 'manage' && window.rosterManage) {
+      state.refresh = null;
+      await window.rosterManage(main, state.perms);
+    }
     else await servicesPage(query);
   } catch (e) {
     failed(e);

@@ -2,6 +2,7 @@ package io.roster.server;
 
 import io.roster.server.admin.RosterAdminApi;
 import io.roster.server.auth.Authenticator;
+import io.roster.server.auth.IdentityAdmin;
 import io.roster.server.cluster.ClusterNode;
 import io.roster.server.http.HttpCallers;
 import io.roster.server.http.HttpEndpoint;
@@ -9,6 +10,8 @@ import io.roster.server.metrics.MetricsApi;
 import io.roster.server.metrics.ServerMetrics;
 import io.roster.server.nacos.NacosAdminApi;
 import io.roster.server.nacos.NacosHttpApi;
+import io.roster.server.nacos.NacosNamespaces;
+import io.roster.server.naming.NamespaceChanges;
 import io.roster.server.push.PushEngine;
 import io.roster.server.registry.Readiness;
 import io.roster.server.registry.Registry;
@@ -45,10 +48,13 @@ final class HttpRoutes {
     new MetricsApi(metrics, registry, new HttpCallers(authenticator), readiness).routeOn(http);
     nacosHttp.routeOn(http);
     new NacosAdminApi(registry, writer, engine, sessions, nacosHttp, readiness).routeOn(http);
-    new RosterAdminApi(registry, sessions, cluster, () -> wallClockMicros.getAsLong() / 1000, readiness)
-        .routeOn(http);
+    NamespaceChanges namespaces = new NamespaceChanges(registry, writer);
+    java.nio.file.Path authFile = authenticator.file();
+    new RosterAdminApi(registry, sessions, cluster, () -> wallClockMicros.getAsLong() / 1000, readiness, namespaces,
+        authFile == null ? null : new IdentityAdmin(authenticator, authFile)).routeOn(http);
+    new NacosNamespaces(registry, namespaces, new HttpCallers(authenticator), readiness).routeOn(http);
     // The console, and the URLs Nacos users open for theirs.
-    http.staticFiles("/console", "console", List.of("index.html", "app.js", "style.css"));
+    http.staticFiles("/console", "console", List.of("index.html", "app.js", "manage.js", "style.css"));
     for (String nacosConsole : List.of("/nacos", "/nacos/", "/nacos/index.html")) {
       http.redirect(nacosConsole, "/console/");
     }

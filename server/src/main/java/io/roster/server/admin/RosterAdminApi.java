@@ -26,7 +26,6 @@ import io.roster.server.model.ServiceKey;
 import io.roster.server.naming.ConnectionPages;
 import io.roster.server.naming.DrainTimeouts;
 import io.roster.server.registry.Change;
-import io.roster.server.registry.NamespaceCount;
 import io.roster.server.registry.Registry;
 import io.roster.server.store.Backup;
 import io.roster.server.session.SessionInfo;
@@ -41,7 +40,9 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * What Roster's admin API adds to Nacos's ({@code /roster/v1/admin/...}): namespaces with their
- * counts, the cluster's members (role, lag, sessions), this member's connections, paged and
+ * counts, created, edited and deleted ({@link NamespacesApi}), the auth file's users, tokens and
+ * grants for an admin of every namespace ({@link IdentitiesApi}), the cluster's members (role,
+ * lag, sessions), this member's connections, paged and
  * searchable, a drain whose progress a page can follow, and a stream of the registry's changes
  * for pages that follow it live. The same envelope as the Nacos-shaped routes ({@link
  * JsonEnvelope}); what each route needs is in docs/admin-api.md. While the server's registry may
@@ -65,6 +66,8 @@ public final class RosterAdminApi {
   private final SessionManager sessions;
   private final @Nullable Members cluster;
   private final HttpCallers callers;
+  private final NamespacesApi namespaces;
+  private final IdentitiesApi identities;
   private final java.util.function.LongSupplier wallClockMillis;
   private final io.roster.server.registry.Readiness readiness;
   /**
@@ -84,13 +87,16 @@ public final class RosterAdminApi {
    * @param readiness whether the server serves now
    */
   public RosterAdminApi(Registry registry, SessionManager sessions, @Nullable Members cluster,
-      java.util.function.LongSupplier wallClockMillis, io.roster.server.registry.Readiness readiness) {
+      java.util.function.LongSupplier wallClockMillis, io.roster.server.registry.Readiness readiness,
+      io.roster.server.naming.NamespaceChanges namespaceChanges, io.roster.server.auth.@Nullable IdentityAdmin identities) {
     this.readiness = readiness;
     this.registry = registry;
     this.sessions = sessions;
     this.cluster = cluster;
     this.wallClockMillis = wallClockMillis;
     this.callers = new HttpCallers(sessions.authenticator());
+    this.namespaces = new NamespacesApi(registry, namespaceChanges, callers);
+    this.identities = new IdentitiesApi(identities, callers, sessions::nodeId);
   }
 
   /** Adds this API's routes to {@code endpoint}, and starts following the registry for its event stream. */
@@ -150,6 +156,12 @@ public final class RosterAdminApi {
           default -> throw new HttpException(405, r.method() + " " + r.path() + " is not served (expected: GET, POST)");
         });
       }
+      if (route.equals("/namespaces")) {
+        return JsonEnvelope.ok(namespaces.answer(r));
+      }
+      if (route.startsWith("/identities")) {
+        return JsonEnvelope.ok(identities.answer(r, route));
+      }
       if (route.equals("/members") && r.method().equals("POST")) {
         return JsonEnvelope.ok(changeMembers(r));
       }
@@ -165,14 +177,14 @@ public final class RosterAdminApi {
         return HttpResponse.json(Backup.json(Backup.take(registry, sessions.nodeId(), wallClockMillis.getAsLong())));
       }
       JsonNode data = switch (route) {
-        case "/namespaces" -> namespaces();
         case "/members" -> members();
         case "/connections" -> connections(r);
         default -> throw new HttpException(404, "no such path: " + r.path() + " (see docs/admin-api.md)");
       };
       return JsonEnvelope.ok(data);
     } catch (RegistryException e) {
-      return JsonEnvelope.error(new HttpException(400, e.getMessage()));
+      return JsonEnvelope.error(route.equals("/namespaces") || route.startsWith("/identities") ? NamespacesApi.status(e)
+          : new HttpException(400, e.getMessage()));
     } catch (HttpException e) {
       return JsonEnvelope.error(e);
     }
@@ -275,18 +287,6 @@ public final class RosterAdminApi {
     o.put("admin", p.allowsAll(Permission.ADMIN, namespace));
     o.put("serverAdmin", p.allowsAll(Permission.ADMIN, Grant.ALL));
     return o;
-  }
-
-  /** GET /namespaces: every namespace that has a service, with its service and instance counts. */
-  private JsonNode namespaces() {
-    ArrayNode items = JsonEnvelope.JSON.createArrayNode();
-    for (NamespaceCount n : registry.namespaces()) {
-      ObjectNode o = items.addObject();
-      o.put("namespace", n.namespace());
-      o.put("serviceCount", n.services());
-      o.put("instanceCount", n.instances());
-    }
-    return items;
   }
 
   /** GET /members: whether this member takes writes, and every member as it sees them. */

@@ -141,6 +141,11 @@ public final class Authenticator implements AutoCloseable {
     return a;
   }
 
+  /** The auth file, or null with auth off. */
+  public @Nullable Path file() {
+    return path;
+  }
+
   /** Whether callers must prove who they are. */
   public boolean enabled() {
     return path != null;

@@ -9,6 +9,7 @@ import static io.roster.server.codec.ValueCodec.service;
 
 import io.roster.proto.cluster.v1.Command.ChangeCase;
 import io.roster.proto.cluster.v1.OwnerKind;
+import io.roster.server.codec.ValueCodec;
 import io.roster.server.model.Instance;
 import io.roster.server.model.InstanceKey;
 import io.roster.server.model.Owner;
@@ -32,10 +33,11 @@ public final class LogCodec {
    * log.proto would be misread by an older member, add that format's golden files
    * ({@code LogFormatGoldenTest}), and keep reading every older one.
    */
-  static final int FORMAT = 5;
+  static final int FORMAT = 6;
 
   /**
-   * The format {@code command} needs: 5 when an identity that is not an admin registers or
+   * The format {@code command} needs: 6 when it creates, edits or deletes a namespace, which a
+   * format-5 reader does not know; 5 when an identity that is not an admin registers or
    * deregisters a persistent instance, which a format-4 reader would let replace or remove
    * another identity's; 4 when it sets health checks, which a format-3 reader would
    * drop; 3 when it registers or deregisters a persistent instance,
@@ -44,6 +46,9 @@ public final class LogCodec {
    * otherwise, so that a cluster without these keeps writing what an older member reads.
    */
   static int formatOf(io.roster.proto.cluster.v1.Command command) {
+    if (command.hasPutNamespace() || command.hasDeleteNamespace()) {
+      return 6;
+    }
     var register = command.getRegister();
     var deregister = command.getDeregister();
     boolean persistentByIdentity = register.getOwner().getKind() == OwnerKind.OWNER_KIND_PERSISTENT
@@ -136,6 +141,11 @@ public final class LogCodec {
       }
       c.checks().forEach((cluster, check) -> u.addChecks(check(cluster, check)));
       b.setUpdateSettings(u);
+    } else if (command instanceof Command.PutNamespace c) {
+      b.setPutNamespace(io.roster.proto.cluster.v1.PutNamespace.newBuilder()
+          .setNamespace(ValueCodec.namespace(c.namespace())).setCreate(c.create()));
+    } else if (command instanceof Command.DeleteNamespace c) {
+      b.setDeleteNamespace(io.roster.proto.cluster.v1.DeleteNamespace.newBuilder().setId(c.id()));
     } else {
       throw new IllegalArgumentException("no log form for " + command);
     }
@@ -188,6 +198,9 @@ public final class LogCodec {
             u.hasProtectThreshold() ? u.getProtectThreshold() : null, u.getReplaceMetadata(), u.getMetadataMap(),
             checks(u.getChecksList()));
       }
+      case PUT_NAMESPACE -> new Command.PutNamespace(ValueCodec.namespace(p.getPutNamespace().getNamespace()),
+          p.getPutNamespace().getCreate());
+      case DELETE_NAMESPACE -> new Command.DeleteNamespace(p.getDeleteNamespace().getId());
       case MEMBER_STARTED, MEMBER_DOWN, END_STALE_OWNERS, MEMBER_LOAD -> null;
       case CHANGE_NOT_SET -> throw new IllegalArgumentException("a log command with no change");
     };

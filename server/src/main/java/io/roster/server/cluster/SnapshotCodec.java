@@ -45,6 +45,7 @@ final class SnapshotCodec {
         .setFormat(format(image));
     image.settings().entrySet().stream().sorted(Map.Entry.comparingByKey()).forEach(e ->
         header.addSettings(ValueCodec.settings(e.getKey(), e.getValue())));
+    image.namespaces().forEach(n -> header.addNamespaces(ValueCodec.namespace(n)));
     header.build().writeDelimitedTo(out);
     for (Registry.ServiceImage s : image.services()) {
       ServiceState.Builder b = ServiceState.newBuilder().setService(ValueCodec.service(s.service()))
@@ -65,11 +66,15 @@ final class SnapshotCodec {
   }
 
   /**
-   * The oldest format that holds {@code image}: 4 with health checks (which format 3 would drop),
+   * The oldest format that holds {@code image}: 6 with created namespaces (which format 5 would
+   * drop), 4 with health checks (which format 3 would drop),
    * 3 with persistent instances (an owner kind format 2 does not know), 2 with registering
    * identities, 1 otherwise (see {@link LogCodec#formatOf}).
    */
   static int format(Registry.Image image) {
+    if (!image.namespaces().isEmpty()) {
+      return 6;
+    }
     if (image.settings().values().stream().anyMatch(s -> !s.checks().isEmpty())) {
       return 4;
     }
@@ -128,7 +133,10 @@ final class SnapshotCodec {
         lastSequences.put(m.getId() + "@" + m.getIncarnation(), m.getLastSequence());
       }
     }
-    return new Loaded(new Registry.Image(header.getLastRevision(), header.getAbsentRevision(), services, settings),
+    List<io.roster.server.registry.Namespace> namespaces = new ArrayList<>(header.getNamespacesCount());
+    header.getNamespacesList().forEach(n -> namespaces.add(ValueCodec.namespace(n)));
+    return new Loaded(new Registry.Image(header.getLastRevision(), header.getAbsentRevision(), services, settings,
+        List.copyOf(namespaces)),
         members, header.getStaleMembersList(), lastSequences);
   }
 }

@@ -44,6 +44,18 @@ public final class ValueCodec {
   }
 
   /** A service's settings as the log, snapshots and the standalone store keep them. */
+  /** A created namespace to its log form (decision 97). */
+  public static io.roster.proto.cluster.v1.NamespaceState namespace(io.roster.server.registry.Namespace n) {
+    return io.roster.proto.cluster.v1.NamespaceState.newBuilder().setId(n.id()).setName(n.name())
+        .setDescription(n.description()).build();
+  }
+
+  /** A created namespace from its log form; its id is checked as every namespace is. */
+  public static io.roster.server.registry.Namespace namespace(io.roster.proto.cluster.v1.NamespaceState p) {
+    io.roster.server.registry.Namespace.checkId("namespace.id", p.getId());
+    return new io.roster.server.registry.Namespace(p.getId(), p.getName(), p.getDescription());
+  }
+
   public static SettingsState settings(ServiceKey service, ServiceSettings value) {
     SettingsState.Builder b = SettingsState.newBuilder().setService(service(service))
         .setProtectThreshold(value.protectThreshold()).putAllMetadata(value.metadata());

@@ -92,7 +92,7 @@ final class FoldedNames implements Registry.ChangeListener {
     synchronized (rebuilding) {
       Index fresh = new Index();
       next = fresh;
-      for (NamespaceCount ns : registry.namespaces()) {
+      for (NamespaceCount ns : registry.namespaceBook().withServices()) {
         for (ServiceKey k : registry.listServices(ns.namespace(), "", 1, Integer.MAX_VALUE).services()) {
           fresh.add(k);
         }

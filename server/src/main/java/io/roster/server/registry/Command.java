@@ -176,6 +176,36 @@ public sealed interface Command<R> {
     }
   }
 
+  /**
+   * An operator creates ({@code create}) or edits a namespace (decision 97); the result is the
+   * namespace as stored. Checked as it is applied, so that every member refuses the same.
+   */
+  record PutNamespace(Namespace namespace, boolean create) implements Command<Namespace> {
+    public PutNamespace {
+      Objects.requireNonNull(namespace);
+    }
+
+    @Override
+    public Namespace applyTo(Registry registry) {
+      return registry.namespaceBook().put(namespace, create);
+    }
+  }
+
+  /**
+   * An operator deletes an empty created namespace (decision 97); the result is the namespace as
+   * it was. Whether it is empty is checked as it is applied, on every member alike.
+   */
+  record DeleteNamespace(String id) implements Command<Namespace> {
+    public DeleteNamespace {
+      Objects.requireNonNull(id);
+    }
+
+    @Override
+    public Namespace applyTo(Registry registry) {
+      return registry.namespaceBook().delete(id);
+    }
+  }
+
   /** The metadata an update asks for: {@code given} instead of {@code current}, or merged into it. */
   static Map<String, String> merge(Map<String, String> current, boolean replace, Map<String, String> given) {
     if (replace) {

@@ -18,9 +18,11 @@ import org.jspecify.annotations.Nullable;
 final class Images {
 
   private final Services core;
+  private final NamespaceBook namespaces;
 
-  Images(Services core) {
+  Images(Services core, NamespaceBook namespaces) {
     this.core = core;
+    this.namespaces = namespaces;
   }
 
   Registry.Image image() {
@@ -31,7 +33,8 @@ final class Images {
         list.add(image);
       }
     }
-    return new Registry.Image(core.lastRevision.get(), core.absentRevision, list, Map.copyOf(core.settings));
+    return new Registry.Image(core.lastRevision.get(), core.absentRevision, list, Map.copyOf(core.settings),
+        namespaces.created());
   }
 
   Registry.@Nullable ServiceImage serviceImage(ServiceKey key) {
@@ -61,6 +64,7 @@ final class Images {
       }
     }
     core.departures.keepAfter(image);
+    namespaces.restore(image.namespaces());
     core.entries.clear();
     core.index.clear();
     core.settings.clear();

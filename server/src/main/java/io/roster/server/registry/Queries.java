@@ -140,6 +140,43 @@ final class Queries {
     return out;
   }
 
+  /** One namespace's services and instances: O(its services). */
+  NamespaceCount namespaceCount(String namespace) {
+    int services = 0;
+    int instances = 0;
+    for (ServiceKey k : core.index.tailSet(lowest(namespace, ""), true)) {
+      if (!k.namespace().equals(namespace)) {
+        break;
+      }
+      services++;
+      ServiceEntry e = core.entries.get(k);
+      if (e != null) {
+        synchronized (e) {
+          instances += e.registrations.size();
+        }
+      }
+    }
+    return new NamespaceCount(namespace, services, instances);
+  }
+
+  /**
+   * Every namespace with a service, every created one (with its details) and {@code public}, in
+   * id order, with their counts.
+   */
+  List<NamespaceCount> namespaces(List<Namespace> created) {
+    java.util.TreeMap<String, NamespaceCount> all = new java.util.TreeMap<>();
+    all.put(Namespace.PUBLIC.id(), new NamespaceCount(Namespace.PUBLIC.id(), 0, 0, Namespace.PUBLIC));
+    for (Namespace n : created) {
+      all.put(n.id(), new NamespaceCount(n.id(), 0, 0, n));
+    }
+    for (NamespaceCount c : namespaces()) {
+      NamespaceCount known = all.get(c.namespace());
+      all.put(c.namespace(), new NamespaceCount(c.namespace(), c.services(), c.instances(),
+          known == null ? null : known.details()));
+    }
+    return List.copyOf(all.values());
+  }
+
   List<NamespaceCount> namespaces() {
     List<NamespaceCount> out = new ArrayList<>();
     String current = null;

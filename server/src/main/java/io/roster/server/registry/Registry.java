@@ -69,6 +69,7 @@ public final class Registry {
   private final Services core;
   private final Queries queries;
   private final Images images;
+  private final NamespaceBook namespaces;
 
   /** A registry with the default {@link ServiceLimits}. */
   public Registry(LongSupplier clockMicros) {
@@ -98,7 +99,8 @@ public final class Registry {
   public Registry(LongSupplier clockMicros, long maxSettingsBytes, ServiceLimits limits) {
     this.core = new Services(clockMicros, maxSettingsBytes, limits);
     this.queries = new Queries(core);
-    this.images = new Images(core);
+    this.namespaces = new NamespaceBook(queries);
+    this.images = new Images(core, namespaces);
   }
 
   /**
@@ -363,9 +365,9 @@ public final class Registry {
     return queries.namespaceKinds();
   }
 
-  /** Every namespace that has a service, in order, with its counts. */
-  public List<NamespaceCount> namespaces() {
-    return queries.namespaces();
+  /** The namespaces: created ones, and each with its counts (decision 97). */
+  public NamespaceBook namespaceBook() {
+    return namespaces;
   }
 
   /** Estimated bytes all services' settings take (see {@link ServiceSettings#footprint}). */
@@ -443,5 +445,5 @@ public final class Registry {
    * loads again ({@link #image}, {@link #restore}).
    */
   public record Image(long lastRevision, long absentRevision, List<ServiceImage> services,
-      Map<ServiceKey, ServiceSettings> settings) {}
+      Map<ServiceKey, ServiceSettings> settings, List<Namespace> namespaces) {}
 }

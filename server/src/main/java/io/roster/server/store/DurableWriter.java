@@ -8,6 +8,7 @@ import io.roster.server.model.Owner;
 import io.roster.server.registry.Claim;
 import io.roster.server.registry.Command;
 import io.roster.server.registry.HoldListener;
+import io.roster.server.registry.Namespace;
 import io.roster.server.registry.Registry;
 import io.roster.server.registry.ServiceSettings;
 import io.roster.server.registry.Writer;
@@ -55,6 +56,7 @@ public final class DurableWriter implements Writer, HoldListener, AutoCloseable 
    */
   public static void load(Registry registry, StateStore.State state) {
     state.settings().forEach((service, settings) -> registry.updateSettings(service, s -> settings));
+    state.namespaces().forEach(n -> registry.namespaceBook().put(n, true));
     Map<ServiceKey, Set<InstanceKey>> holds = new java.util.HashMap<>();
     for (StateStore.InstanceRef h : state.holds()) {
       holds.computeIfAbsent(h.service(), k -> new java.util.HashSet<>()).add(h.key());
@@ -67,6 +69,12 @@ public final class DurableWriter implements Writer, HoldListener, AutoCloseable 
   @Override
   @SuppressWarnings("unchecked") // R is the command's own result type, which its change returns
   public <R> CompletableFuture<R> submit(Command<R> command) {
+    if (command instanceof Command.PutNamespace p) {
+      return (CompletableFuture<R>) durably(() -> putNamespace(p));
+    }
+    if (command instanceof Command.DeleteNamespace d) {
+      return (CompletableFuture<R>) durably(() -> deleteNamespace(d));
+    }
     if (command instanceof Command.UpdateSettings u) {
       return (CompletableFuture<R>) durably(() -> settings(u));
     }
@@ -131,6 +139,33 @@ public final class DurableWriter implements Writer, HoldListener, AutoCloseable 
       }
     }
     return removed;
+  }
+
+  private Namespace putNamespace(Command.PutNamespace p) throws IOException {
+    Namespace before = registry.namespaceBook().get(p.namespace().id());
+    Namespace after = p.applyTo(registry);
+    try {
+      store.namespace(after.id(), after);
+    } catch (IOException e) {
+      if (before == null) {
+        registry.namespaceBook().forget(after.id());
+      } else {
+        registry.namespaceBook().put(before, false);
+      }
+      throw e;
+    }
+    return after;
+  }
+
+  private Namespace deleteNamespace(Command.DeleteNamespace d) throws IOException {
+    Namespace before = d.applyTo(registry);
+    try {
+      store.namespace(d.id(), null);
+    } catch (IOException e) {
+      registry.namespaceBook().restoreOne(before);
+      throw e;
+    }
+    return before;
   }
 
   /** A change of durable state, applied and written in one order. */

@@ -1,16 +1,20 @@
 package io.roster.server.store;
 
 import io.roster.proto.cluster.v1.Fact;
+import io.roster.proto.cluster.v1.NamespaceFact;
 import io.roster.proto.cluster.v1.PersistentInstance;
 import io.roster.proto.cluster.v1.SettingsState;
 import io.roster.server.codec.ValueCodec;
 import io.roster.server.model.ServiceKey;
+import io.roster.server.registry.Namespace;
 import io.roster.server.registry.ServiceSettings;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 
 /**
  * Durable state as facts make it: each fact replaces what the state held for its key. The store
@@ -21,6 +25,7 @@ final class Facts {
   final Map<ServiceKey, ServiceSettings> settings = new HashMap<>();
   final Set<StateStore.InstanceRef> holds = new LinkedHashSet<>();
   final Map<StateStore.InstanceRef, StateStore.Stored> persistent = new LinkedHashMap<>();
+  final Map<String, Namespace> namespaces = new TreeMap<>();
 
   /**
    * Applies {@code f}.
@@ -45,6 +50,14 @@ final class Facts {
       } else {
         persistent.remove(k);
       }
+    } else if (f.hasNamespace()) {
+      NamespaceFact n = f.getNamespace();
+      Namespace.checkId("namespace.id", n.getId());
+      if (n.hasNamespace()) {
+        namespaces.put(n.getId(), ValueCodec.namespace(n.getNamespace()));
+      } else {
+        namespaces.remove(n.getId());
+      }
     } else if (f.hasHold()) {
       StateStore.InstanceRef k = new StateStore.InstanceRef(ValueCodec.service(f.getHold().getService()),
           ValueCodec.key(f.getHold().getKey()));
@@ -57,12 +70,12 @@ final class Facts {
   }
 
   StateStore.State state() {
-    return new StateStore.State(settings, holds, persistent);
+    return new StateStore.State(settings, holds, persistent, List.copyOf(namespaces.values()));
   }
 
   /** How many facts a state file of this state holds. */
   int size() {
-    return settings.size() + holds.size() + persistent.size();
+    return settings.size() + holds.size() + persistent.size() + namespaces.size();
   }
 
   /** "3 service settings, 1 hold, 12 persistent instances". */

@@ -2,11 +2,13 @@ package io.roster.server.store;
 
 import io.roster.proto.cluster.v1.Fact;
 import io.roster.proto.cluster.v1.Hold;
+import io.roster.proto.cluster.v1.NamespaceFact;
 import io.roster.proto.cluster.v1.PersistentInstance;
 import io.roster.server.codec.ValueCodec;
 import io.roster.server.model.Instance;
 import io.roster.server.model.InstanceKey;
 import io.roster.server.model.ServiceKey;
+import io.roster.server.registry.Namespace;
 import io.roster.server.registry.ServiceSettings;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -52,7 +54,8 @@ public final class StateStore implements AutoCloseable {
   /**
    * The format of both files that this code writes; it reads every format up to it. Format 2 added
    * the clusters' health checks to a service's settings, which a format-1 reader would drop;
-   * format 3 the generation that makes the two files a pair. Files of an older format are
+   * format 3 the generation that makes the two files a pair; format 4 the created namespaces, which a
+   * format-3 reader would drop. Files of an older format are
    * rewritten in this one when the store opens, before anything is added.
    */
   public static final int FORMAT = StoreFiles.FORMAT;
@@ -63,12 +66,17 @@ public final class StateStore implements AutoCloseable {
   /** A persistent instance as stored, and the identity that registered it (empty with auth off). */
   public record Stored(Instance instance, String identity) {}
 
-  /** The durable state: settings by service (defaults left out), the holds and the persistent instances. */
-  public record State(Map<ServiceKey, ServiceSettings> settings, Set<InstanceRef> holds, Map<InstanceRef, Stored> persistent) {
+  /**
+   * The durable state: settings by service (defaults left out), the holds, the persistent instances
+   * and the created namespaces.
+   */
+  public record State(Map<ServiceKey, ServiceSettings> settings, Set<InstanceRef> holds, Map<InstanceRef, Stored> persistent,
+      List<Namespace> namespaces) {
     public State {
       settings = Map.copyOf(settings);
       holds = Set.copyOf(holds);
       persistent = Map.copyOf(persistent);
+      namespaces = List.copyOf(namespaces);
     }
   }
 
@@ -277,6 +285,19 @@ public final class StateStore implements AutoCloseable {
     write(List.of(Fact.newBuilder().setPersistent(persistentFact(service, key, stored)).build()));
   }
 
+  /** Records a created namespace as it now is (null: deleted); returns once it is on the disk. */
+  public void namespace(String id, @Nullable Namespace namespace) throws IOException {
+    write(List.of(namespaceFact(id, namespace)));
+  }
+
+  static Fact namespaceFact(String id, @Nullable Namespace namespace) {
+    NamespaceFact.Builder b = NamespaceFact.newBuilder().setId(id);
+    if (namespace != null) {
+      b.setNamespace(ValueCodec.namespace(namespace));
+    }
+    return Fact.newBuilder().setNamespace(b).build();
+  }
+
   static Fact settingsFact(ServiceKey service, ServiceSettings value) {
     return Fact.newBuilder().setSettings(ValueCodec.settings(service, value)).build();
   }
@@ -387,6 +408,7 @@ public final class StateStore implements AutoCloseable {
     facts.holds.forEach(h -> all.add(holdFact(h, true)));
     facts.persistent.forEach((ref, stored) -> all.add(Fact.newBuilder()
         .setPersistent(persistentFact(ref.service(), ref.key(), stored)).build()));
+    facts.namespaces.forEach((id, n) -> all.add(namespaceFact(id, n)));
     Path tmp = stateFile.resolveSibling("state.tmp");
     try {
       writeFile(channels, tmp, StoreFiles.stateFile(next, generation, end, all));

@@ -36,7 +36,7 @@ import org.jspecify.annotations.Nullable;
 final class StoreFiles {
 
   /** The format of both files that this code writes; it reads every format up to it. */
-  static final int FORMAT = 3;
+  static final int FORMAT = 4;
   static final byte[] STATE_MAGIC = "RSTRSTAT".getBytes(StandardCharsets.US_ASCII);
   static final byte[] JOURNAL_MAGIC = "RSTRJRNL".getBytes(StandardCharsets.US_ASCII);
   /** A state file's bytes before its body. */

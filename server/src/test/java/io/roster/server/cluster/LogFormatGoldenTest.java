@@ -14,6 +14,7 @@ import io.roster.server.model.ServiceKey;
 import io.roster.server.registry.Claim;
 import io.roster.server.registry.Command;
 import io.roster.server.registry.HealthCheck;
+import io.roster.server.registry.Namespace;
 import io.roster.server.registry.Registry;
 import io.roster.server.registry.ServiceSettings;
 import java.io.ByteArrayOutputStream;
@@ -90,6 +91,30 @@ class LogFormatGoldenTest {
     return batch(c);
   }
 
+  /** Format 6: the same, and namespaces created, edited and deleted (decision 97). */
+  static Batch batchV6() {
+    List<Command<?>> c = new ArrayList<>(registryCommandsV2());
+    c.addAll(persistentCommands());
+    c.addAll(checkCommands());
+    c.addAll(persistentCommandsV5());
+    c.addAll(namespaceCommands());
+    return batch(c);
+  }
+
+  static final Namespace TENANT_A = new Namespace("tenant-a", "Tenant A", "the first tenant");
+
+  static List<Command<?>> namespaceCommands() {
+    return List.of(new Command.PutNamespace(TENANT_A, true),
+        new Command.PutNamespace(new Namespace("tenant-a", "Tenant A (EU)", ""), false),
+        new Command.DeleteNamespace("tenant-a"));
+  }
+
+  /** Format 6: the image of format 4, and a created namespace. */
+  static Registry.Image imageV6() {
+    Registry.Image v4 = imageV4();
+    return new Registry.Image(v4.lastRevision(), v4.absentRevision(), v4.services(), v4.settings(), List.of(TENANT_A));
+  }
+
   static List<Command<?>> persistentCommandsV5() {
     return List.of(new Command.Register(Owner.PERSISTENT, ORDERS, P, new Claim("", 0, "app-a", false)),
         new Command.Deregister(Owner.PERSISTENT, ORDERS, P.key(), new Claim("", 0, "app-a", false)));
@@ -99,7 +124,7 @@ class LogFormatGoldenTest {
     return new Registry.Image(1_764_900_000_200_000L, 1_764_900_000_100_000L,
         List.of(new Registry.ServiceImage(USERS, 1_764_900_000_150_000L, List.of(
             new Registry.Held(Owner.PERSISTENT, P.withId(USERS), new Claim("", 0, "dba", false), true)))),
-        Map.of(USERS, new ServiceSettings(0.4, Map.of("owner", "team-a"))));
+        Map.of(USERS, new ServiceSettings(0.4, Map.of("owner", "team-a"))), List.of());
   }
 
   /** Format 4: the same, and health checks set on a service's clusters. */
@@ -122,7 +147,7 @@ class LogFormatGoldenTest {
     return new Registry.Image(1_764_900_000_200_000L, 1_764_900_000_100_000L,
         List.of(new Registry.ServiceImage(USERS, 1_764_900_000_150_000L, List.of(
             new Registry.Held(Owner.PERSISTENT, P.withId(USERS), new Claim("", 0, "dba", false), true)))),
-        Map.of(USERS, new ServiceSettings(0.4, Map.of("owner", "team-a"), CHECKS)));
+        Map.of(USERS, new ServiceSettings(0.4, Map.of("owner", "team-a"), CHECKS)), List.of());
   }
 
   static Registry.Image imageV2() {
@@ -130,7 +155,7 @@ class LogFormatGoldenTest {
         List.of(new Registry.ServiceImage(ORDERS, 1_764_900_000_150_000L, List.of(
             new Registry.Held(SESSION, A.withId(ORDERS), new Claim("client-1", 7, "deployer", false), false),
             new Registry.Held(LEASE, B.withId(ORDERS), Claim.NONE, true)))),
-        Map.of(USERS, new ServiceSettings(0.4, Map.of("owner", "team-a"))));
+        Map.of(USERS, new ServiceSettings(0.4, Map.of("owner", "team-a"))), List.of());
   }
 
   private static Batch batch(List<Command<?>> registry) {
@@ -165,7 +190,7 @@ class LogFormatGoldenTest {
         List.of(new Registry.ServiceImage(ORDERS, 1_764_900_000_150_000L, List.of(
             new Registry.Held(SESSION, A.withId(ORDERS), new Claim("client-1", 7), false),
             new Registry.Held(LEASE, B.withId(ORDERS), Claim.NONE, true)))),
-        Map.of(USERS, new ServiceSettings(0.4, Map.of("owner", "team-a"))));
+        Map.of(USERS, new ServiceSettings(0.4, Map.of("owner", "team-a"))), List.of());
   }
 
   static List<RegistryStateMachine.Member> members() {
@@ -256,6 +281,27 @@ class LogFormatGoldenTest {
     assertThat(decoded).isEqualTo(expected);
   }
 
+  @Test
+  void aLogEntryOfFormatSixReadsAsWrittenNamespacesIncluded() throws IOException {
+    Batch read = Batch.parseFrom(golden("log-entry-v6.bin"));
+    List<Command<?>> decoded = decoded(read, 6);
+    List<Command<?>> expected = new ArrayList<>(registryCommandsV2());
+    expected.addAll(persistentCommands());
+    expected.addAll(checkCommands());
+    expected.addAll(persistentCommandsV5());
+    expected.addAll(namespaceCommands());
+    assertThat(decoded).isEqualTo(expected);
+  }
+
+  @Test
+  void aSnapshotOfFormatSixReadsAsWrittenNamespacesIncluded() throws IOException {
+    SnapshotCodec.Loaded loaded;
+    try (InputStream in = Files.newInputStream(path("snapshot-v6.bin"))) {
+      loaded = SnapshotCodec.read(in, "snapshot-v6.bin");
+    }
+    assertThat(loaded.image()).isEqualTo(imageV6());
+  }
+
   /**
    * An entry written before format 5 applies as the members that wrote it applied it: there, a
    * persistent instance could be replaced or removed by another identity, and a member of this
@@ -297,12 +343,15 @@ class LogFormatGoldenTest {
         .noneMatch(c -> LogCodec.formatOf(c) == 4);
     assertThat(batchV4().getCommandsList()).anyMatch(c -> LogCodec.formatOf(c) == 4)
         .noneMatch(c -> LogCodec.formatOf(c) == 5);
-    assertThat(batchV5().getCommandsList()).anyMatch(c -> LogCodec.formatOf(c) == 5);
-    assertThat(LogCodec.FORMAT).isEqualTo(5);
+    assertThat(batchV5().getCommandsList()).anyMatch(c -> LogCodec.formatOf(c) == 5)
+        .noneMatch(c -> LogCodec.formatOf(c) == 6);
+    assertThat(batchV6().getCommandsList()).anyMatch(c -> LogCodec.formatOf(c) == 6);
+    assertThat(LogCodec.FORMAT).isEqualTo(6);
     assertThat(snapshotFormat(image())).isEqualTo(1);
     assertThat(snapshotFormat(imageV2())).isEqualTo(2);
     assertThat(snapshotFormat(imageV3())).isEqualTo(3);
     assertThat(snapshotFormat(imageV4())).isEqualTo(4);
+    assertThat(snapshotFormat(imageV6())).isEqualTo(6);
   }
 
   private static int snapshotFormat(Registry.Image image) throws IOException {
@@ -356,7 +405,8 @@ class LogFormatGoldenTest {
       case "2" -> batchV2();
       case "3" -> batchV3();
       case "4" -> batchV4();
-      default -> batchV5();
+      case "5" -> batchV5();
+      default -> batchV6();
     };
     Files.write(path("log-entry-v" + v + ".bin"), entry.toByteArray());
     if (v.equals("5")) {
@@ -367,7 +417,8 @@ class LogFormatGoldenTest {
       case "1" -> image();
       case "2" -> imageV2();
       case "3" -> imageV3();
-      default -> imageV4();
+      case "4" -> imageV4();
+      default -> imageV6();
     }, members(), List.of("n3"));
     Files.write(path("snapshot-v" + v + ".bin"), snapshot.toByteArray());
   }
