@@ -10,13 +10,18 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The start's priming drives every step a client would (each waits for the push it causes and
- * acks it), on scratch state of its own.
+ * acks it), on scratch state of its own, xDS included.
  */
 class PrimerTest {
 
   @Test
   void everyStepOfThePrimingSeesWhatAClientWould() {
     assertThatCode(Primer::run).doesNotThrowAnyException();
+  }
+
+  @Test
+  void thePrimingRunsAnAdsExchangeThroughTheXdsService() throws Exception {
+    assertThat(Primer.run()).contains("xds: LDS 1, CDS 1, EDS 1, pushed EDS 1");
   }
 
   @Test
