@@ -28,16 +28,18 @@ import io.roster.server.model.Instance;
 import io.roster.server.model.ServiceSnapshot;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 
 /**
  * The xDS resources {@link XdsService} sends for a name (docs/xds.md, decisions 71 and 100): the
  * listener with its route inline, the EDS cluster, and the assignment.
  *
- * <p>The assignment has <b>one locality per instance</b>, weighted by the instance's weight: gRPC
- * clients balance between localities by their weights (weighted_target) but round-robin over the
- * endpoints of one locality whatever their weights. A locality's zone is the instance's Roster
- * cluster and its sub-zone the instance's {@code ip:port}; all are priority 0. Stateless: every
+ * <p>The assignment has <b>one locality per Roster cluster and instance weight</b>, weighted by
+ * that weight times its instances: gRPC clients share calls between localities by their weights
+ * (weighted_target) but round-robin over the endpoints of one locality whatever their weights. A
+ * locality's zone is the Roster cluster and its sub-zone {@code weight-<w>}; all are priority 0. Stateless: every
  * method is a pure function of its arguments, safe from any thread.
  */
 final class XdsResources {
@@ -73,33 +75,42 @@ final class XdsResources {
   }
 
   /**
-   * The service's healthy, enabled instances of positive weight, each a locality of its own whose
-   * weight is {@link #weight} of the instance's, scaled down when their sum would pass {@link
-   * #MAX_WEIGHT_SUM}.
+   * The service's healthy, enabled instances of positive weight, a locality per Roster cluster and
+   * {@link #weight} (instances of one weight round-robin within it), weighted by that weight times
+   * its instances, scaled down when their sum would pass {@link #MAX_WEIGHT_SUM}.
    */
   static ClusterLoadAssignment assignment(String name, ServiceSnapshot state) {
-    List<Instance> served = new ArrayList<>();
+    Map<String, Map<Long, List<Instance>>> groups = new TreeMap<>();
     long sum = 0;
+    int localities = 0;
     for (Instance i : state.view(Set.of(), true).instances()) {
       long w = weight(i.weight());
       if (w > 0) {
-        served.add(i);
+        List<Instance> group = groups.computeIfAbsent(i.cluster(), c -> new TreeMap<>())
+            .computeIfAbsent(w, k -> new ArrayList<>());
+        localities += group.isEmpty() ? 1 : 0;
+        group.add(i);
         sum += w;
       }
     }
     // Scaled into MAX_WEIGHT_SUM less one per locality, so that rounding each up to 1 cannot pass it.
-    double scale = sum > MAX_WEIGHT_SUM ? (double) (MAX_WEIGHT_SUM - served.size()) / sum : 1;
+    double scale = sum > MAX_WEIGHT_SUM ? (double) (MAX_WEIGHT_SUM - localities) / sum : 1;
     ClusterLoadAssignment.Builder assignment = ClusterLoadAssignment.newBuilder().setClusterName(name);
-    for (Instance i : served) {
-      long w = weight(i.weight());
-      int scaled = (int) (scale == 1 ? w : Math.max(1, (long) (w * scale)));
-      assignment.addEndpoints(LocalityLbEndpoints.newBuilder()
-          .setLocality(Locality.newBuilder().setZone(i.cluster()).setSubZone(i.ip() + ":" + i.port()))
-          .setLoadBalancingWeight(UInt32Value.of(scaled))
-          .addLbEndpoints(LbEndpoint.newBuilder().setHealthStatus(HealthStatus.HEALTHY)
-              .setLoadBalancingWeight(UInt32Value.of(scaled))
+    for (Map.Entry<String, Map<Long, List<Instance>>> cluster : groups.entrySet()) {
+      for (Map.Entry<Long, List<Instance>> group : cluster.getValue().entrySet()) {
+        long w = group.getKey();
+        long total = w * group.getValue().size();
+        LocalityLbEndpoints.Builder locality = LocalityLbEndpoints.newBuilder()
+            .setLocality(Locality.newBuilder().setZone(cluster.getKey()).setSubZone("weight-" + w))
+            .setLoadBalancingWeight(UInt32Value.of((int) (scale == 1 ? total : Math.max(1, (long) (total * scale)))));
+        for (Instance i : group.getValue()) {
+          locality.addLbEndpoints(LbEndpoint.newBuilder().setHealthStatus(HealthStatus.HEALTHY)
+              .setLoadBalancingWeight(UInt32Value.of((int) w))
               .setEndpoint(Endpoint.newBuilder().setAddress(Address.newBuilder().setSocketAddress(
-                  SocketAddress.newBuilder().setAddress(i.ip()).setPortValue(i.port()))))));
+                  SocketAddress.newBuilder().setAddress(i.ip()).setPortValue(i.port())))));
+        }
+        assignment.addEndpoints(locality);
+      }
     }
     return assignment.build();
   }

@@ -13,9 +13,9 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
- * The assignment's shape (docs/xds.md, decision 100): one locality per instance, weighted by the
- * instance's weight × 100, its zone the Roster cluster and its sub-zone the instance's address;
- * weight 0, unhealthy and disabled instances left out; a sum past uint32 scaled down.
+ * The assignment's shape (docs/xds.md, decision 100): one locality per Roster cluster and weight,
+ * weighted by the weight × 100 times its instances, its zone the Roster cluster and its sub-zone
+ * the weight; weight 0, unhealthy and disabled instances left out; a sum past uint32 scaled down.
  */
 class XdsResourcesTest {
 
@@ -26,27 +26,27 @@ class XdsResourcesTest {
   }
 
   @Test
-  void eachInstanceIsALocalityWeightedByItsWeight() {
+  void aLocalityPerClusterAndWeightWeightedByItsInstances() {
     ServiceSnapshot state = ServiceSnapshot.of(ORDERS, List.of(instance("10.0.0.1", 80, 1, "eu"),
         instance("10.0.0.2", 80, 3, "eu"), instance("10.0.0.3", 81, 0.5, "us"), instance("10.0.0.4", 80, 0, "eu"),
         new Instance("10.0.0.5", 80, 1, false, true, true, "eu", Map.of(), ""),
         new Instance("10.0.0.6", 80, 1, true, false, true, "eu", Map.of(), ""),
-        instance("10.0.0.7", 80, 0.004, "eu"), instance("10.0.0.8", 80, 0.005, "eu")), 7);
+        instance("10.0.0.7", 80, 1, "eu"), instance("10.0.0.8", 80, 0.004, "eu")), 7);
 
     ClusterLoadAssignment a = XdsResources.assignment("orders", state);
 
     assertThat(a.getClusterName()).isEqualTo("orders");
     assertThat(a.getEndpointsList()).extracting(l -> l.getLocality().getZone() + "/" + l.getLocality().getSubZone()
-        + " " + l.getLoadBalancingWeight().getValue() + " " + l.getPriority())
-        .containsExactlyInAnyOrder("eu/10.0.0.1:80 100 0", "eu/10.0.0.2:80 300 0", "us/10.0.0.3:81 50 0",
-            "eu/10.0.0.7:80 1 0", "eu/10.0.0.8:80 1 0");
-    for (LocalityLbEndpoints l : a.getEndpointsList()) {
-      assertThat(l.getLbEndpointsCount()).isEqualTo(1);
-      assertThat(l.getLbEndpoints(0).getEndpoint().getAddress().getSocketAddress().getAddress() + ":"
-          + l.getLbEndpoints(0).getEndpoint().getAddress().getSocketAddress().getPortValue())
-          .isEqualTo(l.getLocality().getSubZone());
-      assertThat(l.getLbEndpoints(0).getLoadBalancingWeight()).isEqualTo(l.getLoadBalancingWeight());
-    }
+        + " " + l.getLoadBalancingWeight().getValue() + " " + l.getPriority() + " " + endpoints(l))
+        .containsExactlyInAnyOrder("eu/weight-1 1 0 [10.0.0.8:80@1]",
+            "eu/weight-100 200 0 [10.0.0.1:80@100, 10.0.0.7:80@100]", "eu/weight-300 300 0 [10.0.0.2:80@300]",
+            "us/weight-50 50 0 [10.0.0.3:81@50]");
+  }
+
+  private static List<String> endpoints(LocalityLbEndpoints l) {
+    return l.getLbEndpointsList().stream().map(e -> e.getEndpoint().getAddress().getSocketAddress().getAddress() + ":"
+        + e.getEndpoint().getAddress().getSocketAddress().getPortValue() + "@" + e.getLoadBalancingWeight().getValue())
+        .sorted().toList();
   }
 
   @Test
@@ -63,14 +63,23 @@ class XdsResourcesTest {
   void aSumPastUint32IsScaledDownKeepingTheRatios() {
     List<Instance> many = new ArrayList<>();
     for (int i = 0; i < 5000; i++) {
-      many.add(instance("10.1." + (i / 250) + "." + (i % 250 + 1), 80, i == 0 ? 0.01 : 10_000, "eu"));
+      many.add(instance("10.1." + (i / 250) + "." + (i % 250 + 1), 80, i == 0 ? 0.01 : 10_000, "c" + (i % 2)));
     }
     ClusterLoadAssignment a = XdsResources.assignment("orders", ServiceSnapshot.of(ORDERS, many, 1));
 
-    assertThat(a.getEndpointsCount()).isEqualTo(5000);
-    long sum = a.getEndpointsList().stream().mapToLong(l -> l.getLoadBalancingWeight().getValue() & 0xFFFF_FFFFL).sum();
-    assertThat(sum).isLessThanOrEqualTo(XdsResources.MAX_WEIGHT_SUM).isGreaterThan(XdsResources.MAX_WEIGHT_SUM - 10_000);
-    assertThat(a.getEndpointsList()).extracting(l -> l.getLoadBalancingWeight().getValue())
-        .contains(1).filteredOn(w -> w > 1).hasSize(4999).allSatisfy(w -> assertThat(w).isBetween(859_000, 859_300));
+    // c0: the one of weight 0.01 and 2,499 of 10,000; c1: 2,500 of 10,000. Unscaled: 4,999,000,001.
+    assertThat(a.getEndpointsList()).extracting(l -> l.getLocality().getZone() + "/" + l.getLocality().getSubZone()
+        + " " + l.getLbEndpointsCount()).containsExactlyInAnyOrder("c0/weight-1 1", "c0/weight-1000000 2499",
+            "c1/weight-1000000 2500");
+    long sum = 0;
+    for (LocalityLbEndpoints l : a.getEndpointsList()) {
+      long w = l.getLoadBalancingWeight().getValue() & 0xFFFF_FFFFL;
+      sum += w;
+      double expected = (double) l.getLbEndpointsCount() * Long.parseLong(l.getLocality().getSubZone().substring(7))
+          * (XdsResources.MAX_WEIGHT_SUM - 3) / 4_999_000_001L;
+      assertThat((double) w).as(l.getLocality().getSubZone()).isCloseTo(Math.max(1, expected),
+          org.assertj.core.data.Offset.offset(1.0));
+    }
+    assertThat(sum).isLessThanOrEqualTo(XdsResources.MAX_WEIGHT_SUM).isGreaterThan(XdsResources.MAX_WEIGHT_SUM - 10);
   }
 }

@@ -89,8 +89,8 @@ class XdsServiceTest {
     DiscoveryResponse changed = next();
     assertThat(changed.getTypeUrl()).isEqualTo(XdsService.ENDPOINTS);
     assertThat(changed.getVersionInfo()).isNotEqualTo(first.getVersionInfo());
-    assertThat(changed.getResources(0).unpack(ClusterLoadAssignment.class).getEndpointsCount())
-        .as("a locality per instance").isEqualTo(2);
+    assertThat(changed.getResources(0).unpack(ClusterLoadAssignment.class).getEndpoints(0).getLbEndpointsCount())
+        .isEqualTo(2);
     requests.onCompleted();
   }
 
