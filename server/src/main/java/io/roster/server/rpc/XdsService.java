@@ -28,8 +28,9 @@ import org.slf4j.LoggerFactory;
  * Service, state of the world, on the client port. A client whose target is {@code
  * xds:///orders} asks for listener {@code orders}; it gets a listener whose route sends every call
  * to cluster {@code orders}, a cluster of type EDS over the same stream, and an assignment of the
- * service's healthy, enabled instances, each a locality of its own weighted by the instance's
- * weight ({@link XdsResources}). A change of the service sends a new assignment at once, versioned by its revision.
+ * service's healthy, enabled instances, a locality per Roster cluster and instance weight, weighted
+ * by that weight times its instances ({@link XdsResources}). A change of the service sends a new
+ * assignment at once, versioned by its revision.
  *
  * <p>Names: {@code <service>} (the default group of {@code public}), {@code <group>/<service>} or
  * {@code <namespace>/<group>/<service>}.
