@@ -30,6 +30,11 @@ final class LocalClusterExtension implements AfterEachCallback {
     return started(LocalCluster.builder(ServerLauncher.forTests()).withLinks().flags(flags));
   }
 
+  /** As {@link #start}, every member on the same client port of its own address ({@code LocalCluster.Builder#oneClientPort}). */
+  LocalCluster startOnOneClientPort(String... flags) {
+    return started(LocalCluster.builder(ServerLauncher.forTests()).oneClientPort().flags(flags));
+  }
+
   /** As {@link #start}, with {@code --peer-tls off} on every member and no certificates. */
   LocalCluster startWithoutPeerTls(String... flags) {
     return started(LocalCluster.builder(ServerLauncher.forTests()).peerTls(false).flags(flags));

@@ -38,12 +38,14 @@ import org.slf4j.LoggerFactory;
  * scheduler, closed when it is done. The real registry, a cluster's log, the sessions and the
  * logs never hear of it. It drives the same code a client's requests do, from the session down:
  * subscribe (with and without deltas), register, the pushes (encoded for the Roster and the Nacos
- * wire formats) and their acks, a batch, a deregistration and the end of an owner; each protocol
- * adapter adds the decoding and mapping of its own frames ({@link GrpcEndpoint#prime()}, {@link
- * NacosEndpoint#prime()}, which covers a Nacos connection's server check, setup and acks too),
- * and the metrics their first histogram observation ({@link HistogramPriming}), which a fresh
- * server's first acked push paid for otherwise. The training run of the class-data archive ({@code --exit-when-ready})
- * goes through it too, so the archive holds these classes. Nothing here can fail the start: a
+ * wire formats) and their acks, a batch, an ADS stream's listener, cluster and assignment and the
+ * assignment a deregistration pushes ({@link GrpcEndpoint#primeXds}), and the end of an owner;
+ * each protocol adapter adds the decoding and mapping of its own frames ({@link
+ * GrpcEndpoint#prime()}, {@link NacosEndpoint#prime()}, which covers a Nacos connection's server
+ * check, setup and acks too), and the metrics their first histogram observation ({@link
+ * HistogramPriming}), which a fresh server's first acked push paid for otherwise. The training
+ * run of the class-data archive ({@code --exit-when-ready}) goes through it too, so the archive
+ * holds these classes. Nothing here can fail the start: a
  * failure is logged and the server starts as it would have.
  */
 final class Primer {
@@ -85,25 +87,28 @@ final class Primer {
   }
 
   /**
-   * Primes this JVM; throws when a step did not do what a client would have seen. Returns what
-   * it primed beside the sessions: each adapter's messages ({@code "nacos: InstanceRequest"}, ...)
-   * and the metrics' first observation.
+   * Primes this JVM; throws when a step did not do what a client would have seen.
+   *
+   * @return what it primed, a line per step: each adapter's messages ({@code "nacos:
+   *     InstanceRequest"}, ...), the metrics' first observation, and the ADS exchange
    */
   static List<String> run() throws Exception {
     SystemScheduler scheduler = new SystemScheduler("roster-primer", 1);
     try {
       GrpcEndpoint.prime();
       List<String> primed = new java.util.ArrayList<>();
+      primed.add("roster frames");
       NacosEndpoint.prime().forEach(type -> primed.add("nacos: " + type));
       primed.add(HistogramPriming.run());
-      sessions(scheduler);
+      primed.add(sessions(scheduler));
       return primed;
     } finally {
       scheduler.close();
     }
   }
 
-  private static void sessions(SystemScheduler scheduler) throws Exception {
+  /** The steps from the session down, and an xDS exchange on the same registry; returns what xDS saw. */
+  private static String sessions(SystemScheduler scheduler) throws Exception {
     Registry registry = new Registry(() -> scheduler.currentTimeMillis() * 1000);
     registry.recordDepartures(true);
     PushEngine engine = new PushEngine(registry, scheduler, Duration.ZERO);
@@ -131,7 +136,8 @@ final class Primer {
     provider.batchRegister(key, List.of(a, b, c)).get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
     rosterPushes.ack(subscriber);
     nacosPushes.ack(nacosSubscriber);
-    provider.deregister(key, a.key()).get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+    String xds = GrpcEndpoint.primeXds(registry, scheduler, key,
+        () -> provider.deregister(key, a.key()).get(WAIT.toMillis(), TimeUnit.MILLISECONDS));
     rosterPushes.ack(subscriber); // a delta against the acked state
     nacosPushes.ack(nacosSubscriber);
     sessions.close(provider);
@@ -139,6 +145,7 @@ final class Primer {
     sessions.close(subscriber);
     sessions.close(nacosSubscriber);
     engine.stop();
+    return xds;
   }
 
   private static Session open(SessionManager sessions, String id, Pushes pushes, boolean deltas, Owner.Kind kind) {

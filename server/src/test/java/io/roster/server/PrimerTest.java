@@ -10,7 +10,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The start's priming drives every step a client would (each waits for the push it causes and
- * acks it), on scratch state of its own, and says what it primed beside the sessions.
+ * acks it), on scratch state of its own, xDS included, and says what it primed beside the sessions.
  */
 class PrimerTest {
 
@@ -24,6 +24,11 @@ class PrimerTest {
     assertThat(Primer.run()).contains("nacos: ServerCheckRequest", "nacos: ConnectionSetupRequest",
         "nacos: SetupAckRequest", "nacos: SubscribeServiceRequest", "nacos: InstanceRequest",
         "nacos: NotifySubscriberResponse", "metrics: histogram observation");
+  }
+
+  @Test
+  void thePrimingRunsAnAdsExchangeThroughTheXdsService() throws Exception {
+    assertThat(Primer.run()).contains("xds: LDS 1, CDS 1, EDS 1, pushed EDS 1");
   }
 
   @Test

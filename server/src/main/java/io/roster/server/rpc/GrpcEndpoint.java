@@ -174,6 +174,16 @@ public final class GrpcEndpoint {
     Priming.run();
   }
 
+  /**
+   * Runs one xDS exchange through a scratch xDS service on {@code registry} (the start's
+   * priming): {@code service}'s listener, cluster and assignment, then the assignment {@code
+   * change} pushes. Returns what it saw; throws when a client would have seen something else.
+   */
+  public static String primeXds(io.roster.server.registry.Registry registry, Scheduler scheduler,
+      io.roster.server.model.ServiceKey service, java.util.concurrent.Callable<?> change) throws Exception {
+    return XdsPriming.run(registry, scheduler, service, change);
+  }
+
   /** Encodes {@code push} as a session's stream would (the start's priming; nothing is sent). */
   public static void primePush(io.roster.server.push.PushPayload push) {
     SessionService.encodePush(push);

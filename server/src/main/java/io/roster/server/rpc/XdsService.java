@@ -1,38 +1,13 @@
 package io.roster.server.rpc;
 
-import com.google.protobuf.Any;
-import com.google.protobuf.UInt32Value;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
-import io.grpc.xds.shaded.io.envoyproxy.envoy.config.cluster.v3.Cluster;
-import io.grpc.xds.shaded.io.envoyproxy.envoy.config.core.v3.Address;
-import io.grpc.xds.shaded.io.envoyproxy.envoy.config.core.v3.AggregatedConfigSource;
-import io.grpc.xds.shaded.io.envoyproxy.envoy.config.core.v3.ApiVersion;
-import io.grpc.xds.shaded.io.envoyproxy.envoy.config.core.v3.ConfigSource;
-import io.grpc.xds.shaded.io.envoyproxy.envoy.config.core.v3.HealthStatus;
-import io.grpc.xds.shaded.io.envoyproxy.envoy.config.core.v3.Locality;
-import io.grpc.xds.shaded.io.envoyproxy.envoy.config.core.v3.SocketAddress;
-import io.grpc.xds.shaded.io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment;
-import io.grpc.xds.shaded.io.envoyproxy.envoy.config.endpoint.v3.Endpoint;
-import io.grpc.xds.shaded.io.envoyproxy.envoy.config.endpoint.v3.LbEndpoint;
-import io.grpc.xds.shaded.io.envoyproxy.envoy.config.endpoint.v3.LocalityLbEndpoints;
-import io.grpc.xds.shaded.io.envoyproxy.envoy.config.listener.v3.ApiListener;
-import io.grpc.xds.shaded.io.envoyproxy.envoy.config.listener.v3.Listener;
-import io.grpc.xds.shaded.io.envoyproxy.envoy.config.route.v3.Route;
-import io.grpc.xds.shaded.io.envoyproxy.envoy.config.route.v3.RouteAction;
-import io.grpc.xds.shaded.io.envoyproxy.envoy.config.route.v3.RouteConfiguration;
-import io.grpc.xds.shaded.io.envoyproxy.envoy.config.route.v3.RouteMatch;
-import io.grpc.xds.shaded.io.envoyproxy.envoy.config.route.v3.VirtualHost;
-import io.grpc.xds.shaded.io.envoyproxy.envoy.extensions.filters.http.router.v3.Router;
-import io.grpc.xds.shaded.io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager;
-import io.grpc.xds.shaded.io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpFilter;
 import io.grpc.xds.shaded.io.envoyproxy.envoy.service.discovery.v3.AggregatedDiscoveryServiceGrpc;
 import io.grpc.xds.shaded.io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
 import io.grpc.xds.shaded.io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
 import io.roster.server.auth.Authenticator;
 import io.roster.server.auth.Permission;
 import io.roster.server.auth.Principal;
-import io.roster.server.model.Instance;
 import io.roster.server.model.Names;
 import io.roster.server.model.ServiceKey;
 import io.roster.server.model.ServiceSnapshot;
@@ -40,13 +15,10 @@ import io.roster.server.registry.Change;
 import io.roster.server.registry.Readiness;
 import io.roster.server.registry.Registry;
 import io.roster.server.time.Scheduler;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -56,8 +28,9 @@ import org.slf4j.LoggerFactory;
  * Service, state of the world, on the client port. A client whose target is {@code
  * xds:///orders} asks for listener {@code orders}; it gets a listener whose route sends every call
  * to cluster {@code orders}, a cluster of type EDS over the same stream, and an assignment of the
- * service's healthy, enabled instances, one locality per Roster cluster, each instance weighted by
- * its weight. A change of the service sends a new assignment at once, versioned by its revision.
+ * service's healthy, enabled instances, a locality per Roster cluster and instance weight, weighted
+ * by that weight times its instances ({@link XdsResources}). A change of the service sends a new
+ * assignment at once, versioned by its revision.
  *
  * <p>Names: {@code <service>} (the default group of {@code public}), {@code <group>/<service>} or
  * {@code <namespace>/<group>/<service>}.
@@ -196,50 +169,6 @@ final class XdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscover
     };
   }
 
-  private static Any listener(String name) {
-    RouteConfiguration routes = RouteConfiguration.newBuilder().setName(name)
-        .addVirtualHosts(VirtualHost.newBuilder().setName(name).addDomains("*")
-            .addRoutes(Route.newBuilder().setMatch(RouteMatch.newBuilder().setPrefix(""))
-                .setRoute(RouteAction.newBuilder().setCluster(name))))
-        .build();
-    HttpConnectionManager manager = HttpConnectionManager.newBuilder().setRouteConfig(routes)
-        .addHttpFilters(HttpFilter.newBuilder().setName("envoy.filters.http.router")
-            .setTypedConfig(Any.pack(Router.getDefaultInstance())))
-        .build();
-    return Any.pack(Listener.newBuilder().setName(name)
-        .setApiListener(ApiListener.newBuilder().setApiListener(Any.pack(manager))).build());
-  }
-
-  private static Any cluster(String name) {
-    return Any.pack(Cluster.newBuilder().setName(name).setType(Cluster.DiscoveryType.EDS)
-        .setEdsClusterConfig(Cluster.EdsClusterConfig.newBuilder().setEdsConfig(ConfigSource.newBuilder()
-            .setAds(AggregatedConfigSource.getDefaultInstance()).setResourceApiVersion(ApiVersion.V3)))
-        .setLbPolicy(Cluster.LbPolicy.ROUND_ROBIN).build());
-  }
-
-  private static Any endpoints(String name, ServiceSnapshot state) {
-    Map<String, List<Instance>> byCluster = new TreeMap<>();
-    for (Instance i : state.view(Set.of(), true).instances()) {
-      byCluster.computeIfAbsent(i.cluster(), c -> new ArrayList<>()).add(i);
-    }
-    ClusterLoadAssignment.Builder assignment = ClusterLoadAssignment.newBuilder().setClusterName(name);
-    for (Map.Entry<String, List<Instance>> e : byCluster.entrySet()) {
-      LocalityLbEndpoints.Builder locality = LocalityLbEndpoints.newBuilder()
-          .setLocality(Locality.newBuilder().setZone(e.getKey()));
-      long weight = 0;
-      for (Instance i : e.getValue()) {
-        int w = (int) Math.max(1, Math.round(i.weight()));
-        weight += w;
-        locality.addLbEndpoints(LbEndpoint.newBuilder().setHealthStatus(HealthStatus.HEALTHY)
-            .setLoadBalancingWeight(UInt32Value.of(w))
-            .setEndpoint(Endpoint.newBuilder().setAddress(Address.newBuilder().setSocketAddress(
-                SocketAddress.newBuilder().setAddress(i.ip()).setPortValue(i.port())))));
-      }
-      assignment.addEndpoints(locality.setLoadBalancingWeight(UInt32Value.of((int) Math.min(Integer.MAX_VALUE, weight))));
-    }
-    return Any.pack(assignment.build());
-  }
-
   /** One ADS stream: what it subscribed to, per type, and what waits for it to become ready. */
   private final class Stream {
     private final ServerCallStreamObserver<DiscoveryResponse> out;
@@ -314,10 +243,10 @@ final class XdsService extends AggregatedDiscoveryServiceGrpc.AggregatedDiscover
       for (String name : subscribed.getOrDefault(type, Set.of())) {
         if (type.equals(ENDPOINTS)) {
           ServiceSnapshot state = registry.snapshot(service(name)); // one read: the assignment and its version
-          r.addResources(endpoints(name, state));
+          r.addResources(XdsResources.endpoints(name, state));
           version = Math.max(version, state.revision());
         } else {
-          r.addResources(type.equals(LISTENER) ? listener(name) : cluster(name));
+          r.addResources(type.equals(LISTENER) ? XdsResources.listener(name) : XdsResources.cluster(name));
         }
       }
       r.setVersionInfo(Long.toString(version, 36));

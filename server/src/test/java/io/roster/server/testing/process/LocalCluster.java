@@ -84,6 +84,7 @@ public final class LocalCluster implements AutoCloseable {
     private int spares;
     private boolean named;
     private Set<Integer> byAddress = Set.of();
+    private boolean oneClientPort;
 
     private Builder(ServerLauncher launcher) {
       this.launcher = launcher;
@@ -112,6 +113,15 @@ public final class LocalCluster implements AutoCloseable {
     public Builder named(int... byAddress) {
       this.named = true;
       this.byAddress = Arrays.stream(byAddress).boxed().collect(Collectors.toUnmodifiableSet());
+      return this;
+    }
+
+    /**
+     * Every member's client port the same number, on its own address (127.0.0.1 up), as behind a
+     * DNS name listing every member: {@code name:port} reaches any of them.
+     */
+    public Builder oneClientPort() {
+      this.oneClientPort = true;
       return this;
     }
 
@@ -219,9 +229,10 @@ public final class LocalCluster implements AutoCloseable {
     List<String> h = new ArrayList<>();
     List<Integer> p = new ArrayList<>();
     List<Integer> pp = new ArrayList<>();
+    int shared = b.oneClientPort ? Ports.free() : 0;
     for (int i = 0; i < size; i++) {
       h.add("127.0.0." + (i + 1));
-      p.add(Ports.free());
+      p.add(b.oneClientPort ? shared : Ports.free());
       pp.add(Ports.free());
     }
     hosts = List.copyOf(h);
