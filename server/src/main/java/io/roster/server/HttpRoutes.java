@@ -43,7 +43,8 @@ final class HttpRoutes {
     new RosterAdminApi(registry, sessions, cluster, () -> wallClockMicros.getAsLong() / 1000, readiness)
         .routeOn(http);
     // The console, and the URLs Nacos users open for theirs.
-    http.staticFiles("/console", "console", List.of("index.html", "app.js", "style.css"));
+    http.staticFiles("/console", "console", List.of("index.html", "app.js", "common.js", "events.js", "services.js",
+        "service.js", "connections.js", "style.css"));
     for (String nacosConsole : List.of("/nacos", "/nacos/", "/nacos/index.html")) {
       http.redirect(nacosConsole, "/console/");
     }
