@@ -157,7 +157,7 @@ public final class RosterAdminApi {
         throw new HttpException(405, r.method() + " " + r.path() + " is not served (expected: GET)");
       }
       if (route.equals("/permissions")) {
-        return JsonEnvelope.ok(permissions(r));
+        return JsonEnvelope.ok(PermissionsAnswer.of(r, callers.who(r), registry));
       }
       callers.checkAll(r, Permission.ADMIN, Grant.ALL);
       if (route.equals("/backup")) {
@@ -258,23 +258,6 @@ public final class RosterAdminApi {
         f.sink().send("drain", data, "drain " + state.path("id").asText()); // its latest state
       }
     }
-  }
-
-  /**
-   * GET /permissions?namespaceId=NS: who the caller is and what it may do on every service of
-   * the namespace, for a page that shows only what it may use; any identity may ask.
-   */
-  private JsonNode permissions(HttpRequest r) {
-    String namespace = r.param("namespaceId", Names.DEFAULT_NAMESPACE);
-    io.roster.server.auth.Principal p = callers.who(r);
-    ObjectNode o = JsonEnvelope.JSON.createObjectNode();
-    o.put("identity", p.named() ? p.name() : "");
-    o.put("namespaceId", namespace);
-    o.put("read", p.allowsAll(Permission.READ, namespace));
-    o.put("write", p.allowsAll(Permission.WRITE, namespace));
-    o.put("admin", p.allowsAll(Permission.ADMIN, namespace));
-    o.put("serverAdmin", p.allowsAll(Permission.ADMIN, Grant.ALL));
-    return o;
   }
 
   /** GET /namespaces: every namespace that has a service, with its service and instance counts. */
