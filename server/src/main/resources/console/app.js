@@ -55,19 +55,27 @@ logoutButton.addEventListener('click', () => {
 
 // --- routing ---
 
-async function loadNamespaces() {
-  let names = [state.ns];
-  if (state.perms && state.perms.serverAdmin) {
-    names = (await api('GET', '/roster/v1/admin/namespaces')).map((n) => n.namespace);
-  }
+// The namespaces this user may read (those with a service, and this one), asked again each
+// time the switcher is opened: a namespace that appears later is there without a reload.
+async function loadNamespaces(perms) {
+  const names = [...perms.namespaces];
   if (!names.includes(state.ns)) names.unshift(state.ns);
-  nsSelect.innerHTML = names.map((n) => `<option ${n === state.ns ? 'selected' : ''}>${esc(n)}</option>`).join('');
+  const html = names.map((n) => `<option ${n === state.ns ? 'selected' : ''}>${esc(n)}</option>`).join('');
+  if (nsSelect.innerHTML !== html) nsSelect.innerHTML = html;
 }
+
+const refillNamespaces = () => {
+  if (!state.perms) return; // not logged in yet
+  api('GET', '/roster/v1/admin/permissions', { namespaceId: state.ns }).then(loadNamespaces).catch(failed);
+};
+nsSelect.addEventListener('focus', refillNamespaces);
+nsSelect.addEventListener('pointerdown', refillNamespaces);
 
 nsSelect.addEventListener('change', () => {
   state.ns = nsSelect.value;
   sessionStorage.setItem('roster.ns', state.ns);
   state.perms = null;
+  closeEvents(); // the stream follows one namespace
   location.hash = '#/services';
   route();
 });
@@ -82,7 +90,10 @@ async function route() {
       state.perms = await api('GET', '/roster/v1/admin/permissions', { namespaceId: state.ns });
       who.textContent = state.perms.identity ? 'Signed in as ' + state.perms.identity : '';
       logoutButton.hidden = !state.token;
-      await loadNamespaces();
+      await loadNamespaces(state.perms);
+      // What needs admin on every namespace is not offered to others.
+      document.querySelectorAll('nav a[data-nav="connections"], nav a[data-nav="members"]')
+        .forEach((a) => { a.hidden = !state.perms.serverAdmin; });
     }
     if (!state.events) openEvents();
     if (parts[0] === 'service' && parts.length === 3) await servicePage(parts[1], parts[2]);

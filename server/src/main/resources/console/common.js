@@ -29,7 +29,7 @@ export async function api(method, path, params = {}) {
   const init = { method, headers: {} };
   let url = path;
   if (state.token) init.headers.Authorization = 'Bearer ' + state.token;
-  if (method === 'GET') {
+  if (method === 'GET' || method === 'DELETE') {
     if ([...query].length) url += '?' + query;
   } else {
     init.body = query;
@@ -40,6 +40,7 @@ export async function api(method, path, params = {}) {
   try {
     body = JSON.parse(text);
   } catch {
+    if (response.ok) return text; // Nacos v1's "ok"
     body = { code: response.status, message: text };
   }
   if (!response.ok || body.code !== 0) throw new ApiError(response.status, body.message);
@@ -63,7 +64,8 @@ export function failed(e) {
 }
 
 // A page of rows with a search box (and more filters: name → value) and a pager, at #/ROUTE?q=...&page=N.
-export function listPage(route, title, search, placeholder, headers, filters = {}) {
+// KEPT: more parameters of the URL that a search keeps (name → value).
+export function listPage(route, title, search, placeholder, headers, filters = {}, kept = {}) {
   main.innerHTML = `
     <h1>${title}</h1>
     <form class="bar" id="search">
@@ -74,10 +76,12 @@ export function listPage(route, title, search, placeholder, headers, filters = {
       <span class="muted" id="count"></span>
     </form>
     <div class="table-wrap"><table><thead><tr>${headers}</tr></thead><tbody id="rows"></tbody></table></div>
-    <div class="pager"><button id="prev">Previous</button><span id="page"></span><button id="next">Next</button></div>`;
+    <div class="pager"><button id="prev">Previous</button><span id="page"></span><button id="next">Next</button>
+      <form id="jump" class="bar"><label>Go to page <input type="number" name="to" min="1" class="w-5" required></label>
+        <button type="submit">Go</button></form></div>`;
   document.getElementById('search').addEventListener('submit', (ev) => {
     ev.preventDefault();
-    const params = { q: ev.target.q.value };
+    const params = { q: ev.target.q.value, ...kept };
     for (const name of Object.keys(filters)) params[name] = ev.target[name].value;
     location.hash = `#/${route}?` + new URLSearchParams(params);
   });
@@ -94,4 +98,10 @@ export function showPager(route, search, pageNo, data, noun, filters = {}) {
   next.disabled = pageNo >= pages;
   prev.onclick = () => go(pageNo - 1);
   next.onclick = () => go(pageNo + 1);
+  const jump = document.getElementById('jump');
+  jump.to.max = pages;
+  jump.onsubmit = (ev) => {
+    ev.preventDefault();
+    go(Math.min(pages, Math.max(1, Math.trunc(Number(jump.to.value)) || 1)));
+  };
 }
