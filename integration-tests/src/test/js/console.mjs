@@ -96,6 +96,11 @@ try {
     await page.waitForSelector('#rows tr');
     await page.screenshot({ path: shots + '/connections-phone.png' });
     step('PHONE');
+    // A connection's detail: the Nacos subscriber and what it subscribes to.
+    await page.click('#rows tr[data-connection] a');
+    await page.waitForSelector('tr[data-subscription="DEFAULT_GROUP@@orders"]');
+    const protocol = await page.textContent('#connection dt:text-is("Protocol") + dd');
+    step('CONNECTION ' + protocol);
   } else if (mode === 'measure') {
     // For the bench (AdminPages): first paint of the service list, then change → screen.
     for (let i = 0; i < 3; i++) {

@@ -6,7 +6,7 @@ import { api, esc, failed, main, state } from './common.js';
 import { closeEvents, openEvents } from './events.js';
 import { servicesPage } from './services.js';
 import { servicePage } from './service.js';
-import { connectionsPage, membersPage } from './connections.js';
+import { connectionPage, connectionsPage, membersPage } from './connections.js';
 
 const nsSelect = document.getElementById('namespace');
 const who = document.getElementById('who');
@@ -84,7 +84,7 @@ async function route() {
   const [path, search] = (location.hash.slice(1) || '/services').split('?');
   const query = new URLSearchParams(search || '');
   const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
-  document.querySelectorAll('nav a').forEach((a) => a.classList.toggle('active', a.dataset.nav === (parts[0] === 'service' ? 'services' : parts[0])));
+  document.querySelectorAll('nav a').forEach((a) => a.classList.toggle('active', a.dataset.nav === ({ service: 'services', connection: 'connections' }[parts[0]] || parts[0])));
   try {
     if (!state.perms) {
       state.perms = await api('GET', '/roster/v1/admin/permissions', { namespaceId: state.ns });
@@ -98,6 +98,7 @@ async function route() {
     if (!state.events) openEvents();
     if (parts[0] === 'service' && parts.length === 3) await servicePage(parts[1], parts[2]);
     else if (parts[0] === 'connections') await connectionsPage(query);
+    else if (parts[0] === 'connection' && parts.length === 2) await connectionPage(parts[1]);
     else if (parts[0] === 'members') await membersPage();
     else await servicesPage(query);
   } catch (e) {

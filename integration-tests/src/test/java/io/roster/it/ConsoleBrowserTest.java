@@ -125,6 +125,7 @@ class ConsoleBrowserTest {
     browser.await("DRAINED");
     await().atMost(Timing.seconds(15)).until(() -> seen.get().isEmpty());
     browser.await("PHONE");
+    browser.await("CONNECTION nacos-grpc");
     browser.finished();
   }
 

@@ -168,6 +168,7 @@ public final class RosterAdminApi {
         case "/namespaces" -> namespaces();
         case "/members" -> members();
         case "/connections" -> connections(r);
+        case "/connection" -> ConnectionDetail.of(r.required("connectionId"), sessions, registry);
         default -> throw new HttpException(404, "no such path: " + r.path() + " (see docs/admin-api.md)");
       };
       return JsonEnvelope.ok(data);

@@ -244,6 +244,30 @@ class AdminApiTest {
   }
 
   @Test
+  void aConnectionsDetailNamesTheInstancesItOwnsAndWhatItSubscribesTo() throws Exception {
+    loopback.start();
+    TestSession provider = loopback.session("provider");
+    assertThat(provider.register("orders", "10.0.0.1", 80).getOk()).isTrue();
+    assertThat(provider.register("orders", "10.0.0.2", 80).getOk()).isTrue();
+    assertThat(provider.subscribe("payments").getOk()).isTrue();
+    String id = get("/roster/v1/admin/connections?search=provider").data().get("pageItems").get(0)
+        .get("connectionId").asText();
+
+    JsonNode c = get("/roster/v1/admin/connection?connectionId=" + id).data();
+    assertThat(c.get("clientId").asText()).isEqualTo("provider");
+    assertThat(c.get("protocol").asText()).isEqualTo("roster");
+    List<String> owned = new ArrayList<>();
+    c.get("instances").forEach(i -> owned.add(i.get("serviceName").asText() + " " + i.get("ip").asText() + ":"
+        + i.get("port").asInt() + " " + i.get("clusterName").asText()));
+    assertThat(owned).containsExactlyInAnyOrder("orders 10.0.0.1:80 DEFAULT", "orders 10.0.0.2:80 DEFAULT");
+    assertThat(c.get("subscriptions").get(0).get("serviceName").asText()).isEqualTo("payments");
+    assertThat(c.get("subscriptions").get(0).get("groupName").asText()).isEqualTo("DEFAULT_GROUP");
+    Answer missing = get("/roster/v1/admin/connection?connectionId=nope");
+    assertThat(missing.status()).isEqualTo(404);
+    assertThat(missing.body().get("message").asText()).contains("connectionId").contains("nope");
+  }
+
+  @Test
   void theEventStreamTellsOfEachChangeOfTheNamespacesServices() throws Exception {
     loopback.start();
     java.util.concurrent.BlockingQueue<String> events = events("public");
