@@ -173,6 +173,21 @@ try {
     await page.waitForSelector('#status:text("Health check of DEFAULT saved")');
     await page.screenshot({ path: shots + '/service-checks.png' });
     step('CHECKED');
+    // 中文: the labels in Chinese, and the choice kept.
+    await page.click('a:text-is("← Services")');
+    await page.waitForSelector('#rows tr[data-service]');
+    await page.click('#lang');
+    await page.waitForSelector('nav a:text-is("服务")');
+    await page.waitForSelector('#search button:text-is("搜索")');
+    const labels = [await page.textContent('h1'), await page.textContent('#search button'),
+      await page.evaluate(() => document.querySelector('#list-controls label').firstChild.nodeValue.trim()), await page.getAttribute('#search input[name=q]', 'placeholder')];
+    await page.screenshot({ path: shots + '/services-zh.png' });
+    step('ZH ' + labels.join(' '));
+    await page.reload();
+    await page.waitForSelector('nav a:text-is("连接")');
+    await page.click('#lang');
+    await page.waitForSelector('nav a:text-is("Connections")');
+    step('ZH KEPT, THEN ENGLISH');
   } else if (mode === 'auth') {
     const login = async (user, password) => {
       await page.waitForSelector('#login');

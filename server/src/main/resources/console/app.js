@@ -4,6 +4,7 @@
 
 import { api, esc, failed, main, state } from './common.js';
 import { closeEvents, openEvents } from './events.js';
+import { startI18n } from './i18n.js';
 import { servicesPage } from './services.js';
 import { servicePage } from './service.js';
 import { connectionPage, connectionsPage, membersPage } from './connections.js';
@@ -106,5 +107,6 @@ async function route() {
   }
 }
 
+startI18n(document.getElementById('lang'));
 window.addEventListener('hashchange', route);
 route();

@@ -1,6 +1,7 @@
 // A service: its settings, instances (offline, drain, weight, metadata) and subscribers.
 
 import { api, esc, failed, main, say, state } from './common.js';
+import { t } from './i18n.js';
 
 export async function servicePage(group, name) {
   const key = { namespaceId: state.ns, groupName: group, serviceName: name };
@@ -112,7 +113,7 @@ export async function servicePage(group, name) {
     } catch (e) { failed(e); }
   });
   document.getElementById('delete-service')?.addEventListener('click', async () => {
-    if (!confirm(`Delete the service ${name}? Only a service without instances is deleted.`)) return;
+    if (!confirm(t(`Delete the service ${name}? Only a service without instances is deleted.`))) return;
     try {
       await api('DELETE', '/nacos/v1/ns/service', key);
       say(`Service ${name} deleted`);
@@ -130,7 +131,7 @@ export async function servicePage(group, name) {
     try {
       if (b.dataset.action === 'drain') {
         const where = `${instance.ip}:${instance.port}`;
-        if (!confirm(`Drain ${where}? It goes out of traffic now, and this page waits until every subscriber has acknowledged.`)) return;
+        if (!confirm(t(`Drain ${where}? It goes out of traffic now, and this page waits until every subscriber has acknowledged.`))) return;
         const drain = await api('POST', '/roster/v1/admin/drain', instance);
         document.getElementById('drain').textContent = `Draining ${where}…`;
         state.drainId = drain.id;

@@ -153,6 +153,8 @@ class ConsoleBrowserTest {
         .get("data").get("clusterMap").get("DEFAULT").get("healthChecker");
     assertThat(check.get("type").asText()).isEqualTo("HTTP");
     assertThat(check.get("path").asText()).isEqualTo("/health");
+    browser.await("ZH 服务 搜索 每页条数 搜索服务");
+    browser.await("ZH KEPT, THEN ENGLISH");
     browser.finished();
   }
 

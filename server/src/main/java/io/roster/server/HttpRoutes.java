@@ -44,7 +44,7 @@ final class HttpRoutes {
         .routeOn(http);
     // The console, and the URLs Nacos users open for theirs.
     http.staticFiles("/console", "console", List.of("index.html", "app.js", "common.js", "events.js", "services.js",
-        "service.js", "connections.js", "style.css"));
+        "service.js", "connections.js", "i18n.js", "style.css"));
     for (String nacosConsole : List.of("/nacos", "/nacos/", "/nacos/index.html")) {
       http.redirect(nacosConsole, "/console/");
     }
