@@ -127,6 +127,27 @@ try {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   } else if (mode === 'list') {
+    // A long owner id keeps Offline, Drain and the weight on screen at 1366 px, and on a phone
+    // (390 px) the actions are reachable without scrolling sideways.
+    await page.setViewportSize({ width: 1366, height: 800 });
+    await page.goto(base + '/console/#/service/DEFAULT_GROUP/' + process.env.ROSTER_LONG_SERVICE);
+    await page.waitForSelector('tr[data-instance="10.0.0.3:8080"] button[data-action="offline"]');
+    const fits = (w) => page.evaluate((width) => {
+      const row = document.querySelector('tr[data-instance="10.0.0.3:8080"]');
+      const wrap = row.closest('.table-wrap');
+      return [...row.querySelectorAll('button[data-action], input[type=number]')].every((e) => {
+        const r = e.getBoundingClientRect();
+        return r.width > 0 && r.left >= 0 && r.right <= width;
+      }) && wrap.scrollWidth <= wrap.clientWidth && document.scrollingElement.scrollWidth <= width;
+    }, w);
+    const wide = await fits(1366);
+    await page.setViewportSize({ width: 390, height: 844 });
+    const phone = await fits(390);
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.goto(base + '/console/#/services'); // away from the service before the test removes it
+    await page.waitForSelector('tr[data-service="svc-00"]');
+    step(`LAYOUT wide=${wide} phone=${phone}`);
+    await expect('LISTING'); // the test removed that service again
     // 13 services, one with 3 instances.
     await page.goto(base + '/console/#/services');
     await page.waitForSelector('tr[data-service="svc-00"]');

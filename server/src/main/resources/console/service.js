@@ -36,7 +36,7 @@ export async function servicePage(group, name) {
     </form>
     <div class="bar"><label>Cluster <select id="cluster" aria-label="Cluster"><option value="">all</option></select></label></div>
     <p id="drain" role="status"></p>
-    <div class="table-wrap"><table>
+    <div class="table-wrap cards"><table>
       <thead><tr><th>Address</th><th>Cluster</th><th>Health</th><th>Traffic</th><th class="num">Weight</th>
         <th>Metadata</th><th>Owner</th>${admin ? '<th>Actions</th>' : ''}</tr></thead>
       <tbody id="instances"></tbody></table></div>
@@ -85,7 +85,7 @@ export async function servicePage(group, name) {
         <td><code>${esc(Object.entries(i.metadata).map(([k, v]) => k + '=' + v).join(', '))}</code>
           ${admin ? `<button data-action="metadata" data-ip="${esc(i.ip)}" data-port="${i.port}"
             data-cluster="${esc(i.clusterName)}">Edit</button>` : ''}</td>
-        <td>${esc(i.owner.kind)} <span class="muted">${esc(i.owner.id)}</span></td>
+        <td class="owner" title="${esc(i.owner.id)}">${esc(i.owner.kind)} <span class="muted">${esc(i.owner.id)}</span></td>
         ${admin ? `<td>
           <button data-action="${i.enabled ? 'offline' : 'online'}" data-ip="${esc(i.ip)}" data-port="${i.port}"
             data-cluster="${esc(i.clusterName)}" class="${i.enabled ? 'danger' : ''}">${i.enabled ? 'Offline' : 'Online'}</button>

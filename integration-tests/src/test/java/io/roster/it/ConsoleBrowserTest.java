@@ -143,7 +143,15 @@ class ConsoleBrowserTest {
           .isEqualTo("ok");
     }
 
-    Browser browser = browser("list", base);
+    // A heartbeat instance: its owner is a lease, whose id is long and has no place to break a line.
+    String longName = "a_service_with_a_name_long_enough_to_make_its_lease_id_longer_than_a_column_of_the_table_can_be";
+    assertThat(post(base + "/nacos/v1/ns/instance", "serviceName=" + longName + "&ip=10.0.0.3&port=8080")).isEqualTo("ok");
+
+    Browser browser = browser("list", base, "ROSTER_LONG_SERVICE", longName);
+    browser.await("LAYOUT wide=true phone=true");
+    assertThat(http.send(HttpRequest.newBuilder(URI.create(base + "/nacos/v1/ns/instance?serviceName=" + longName
+        + "&ip=10.0.0.3&port=8080")).DELETE().build(), BodyHandlers.ofString()).body()).isEqualTo("ok");
+    browser.send("LISTING");
     browser.await("LIST size=10 second=3 first=zz-big hideEmpty=true");
     browser.await("CREATED metadata={\"team\":\"a,b=c\"} gone=true");
     browser.await("NOT DELETED service DEFAULT_GROUP@@svc-00 has 1 instance in namespace public: deregister them first");
