@@ -8,6 +8,8 @@ import com.alibaba.nacos.api.naming.NamingFactory;
 import com.alibaba.nacos.api.naming.NamingService;
 import com.alibaba.nacos.api.naming.listener.NamingEvent;
 import com.alibaba.nacos.api.naming.pojo.Instance;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.roster.server.testing.AuthFiles;
 import io.roster.server.testing.process.Ports;
 import io.roster.server.testing.process.ServerProcess;
@@ -17,6 +19,7 @@ import java.io.InputStreamReader;
 import java.io.OutputStreamWriter;
 import java.io.Writer;
 import java.net.URI;
+import java.net.URLEncoder;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse.BodyHandlers;
@@ -25,7 +28,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Properties;
+import java.util.TreeMap;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -55,6 +60,7 @@ class ConsoleBrowserTest {
 
   private final List<AutoCloseable> closers = new ArrayList<>();
   private final HttpClient http = HttpClient.newHttpClient();
+  private static final ObjectMapper JSON = new ObjectMapper();
 
   @BeforeEach
   void browserInstalled() throws IOException {
@@ -98,6 +104,16 @@ class ConsoleBrowserTest {
     browser.await("METADATA");
     await().atMost(Timing.seconds(15)).until(() -> consumer.getAllInstances("orders").stream()
         .anyMatch(i -> "2".equals(i.getMetadata().get("version"))));
+    String kept = "{\"a\":\"x,y=z\",\"preserved.heart.beat.timeout\":\"9000\"}";
+    assertThat(post(base + "/nacos/v1/ns/instance", "serviceName=payments&ip=10.0.1.1&port=7000&ephemeral=false&metadata="
+        + URLEncoder.encode(kept, StandardCharsets.UTF_8))).isEqualTo("ok");
+    browser.send("PAYMENTS");
+    browser.await("META UNCHANGED");
+    assertThat(metadata(base, "payments")).isEqualTo(Map.of("a", "x,y=z", "preserved.heart.beat.timeout", "9000"));
+    browser.send("ADD");
+    browser.await("META ADDED");
+    assertThat(metadata(base, "payments"))
+        .isEqualTo(Map.of("a", "x,y=z", "b", "1", "preserved.heart.beat.timeout", "9000"));
 
     ProviderProcess provider = new ProviderProcess(server.address(), "orders", "10.0.0.2", 9090).awaitRegistered();
     closers.add(provider);
@@ -109,13 +125,52 @@ class ConsoleBrowserTest {
     browser.await("DRAINED");
     await().atMost(Timing.seconds(15)).until(() -> seen.get().isEmpty());
     browser.await("PHONE");
+    browser.await("CONNECTION nacos-grpc");
+    browser.finished();
+  }
+
+  @Test
+  void theServiceListPagesAndSortsAServiceIsCreatedAndDeletedAndAClustersCheckIsSet() throws Exception {
+    ServerProcess server = server();
+    String base = "http://127.0.0.1:" + (server.port - 1000);
+    // Persistent instances: they stay for the test, whatever its pace.
+    for (int i = 0; i < 12; i++) {
+      assertThat(post(base + "/nacos/v1/ns/instance",
+          String.format("serviceName=svc-%02d&ip=10.0.0.1&port=80&ephemeral=false", i))).isEqualTo("ok");
+    }
+    for (int port = 80; port < 83; port++) {
+      assertThat(post(base + "/nacos/v1/ns/instance", "serviceName=zz-big&ip=10.0.0.2&ephemeral=false&port=" + port))
+          .isEqualTo("ok");
+    }
+
+    // A heartbeat instance: its owner is a lease, whose id is long and has no place to break a line.
+    String longName = "a_service_with_a_name_long_enough_to_make_its_lease_id_longer_than_a_column_of_the_table_can_be";
+    assertThat(post(base + "/nacos/v1/ns/instance", "serviceName=" + longName + "&ip=10.0.0.3&port=8080")).isEqualTo("ok");
+
+    Browser browser = browser("list", base, "ROSTER_LONG_SERVICE", longName);
+    browser.await("LAYOUT wide=true phone=true");
+    assertThat(http.send(HttpRequest.newBuilder(URI.create(base + "/nacos/v1/ns/instance?serviceName=" + longName
+        + "&ip=10.0.0.3&port=8080")).DELETE().build(), BodyHandlers.ofString()).body()).isEqualTo("ok");
+    browser.send("LISTING");
+    browser.await("LIST size=10 second=3 first=zz-big hideEmpty=true");
+    browser.await("CREATED metadata={\"team\":\"a,b=c\"} gone=true");
+    browser.await("NOT DELETED service DEFAULT_GROUP@@svc-00 has 1 instance in namespace public: deregister them first");
+    browser.await("CHECKED");
+    JsonNode check = JSON.readTree(http.send(HttpRequest.newBuilder(URI.create(base
+        + "/nacos/v3/admin/ns/service?serviceName=svc-00")).build(), BodyHandlers.ofString()).body())
+        .get("data").get("clusterMap").get("DEFAULT").get("healthChecker");
+    assertThat(check.get("type").asText()).isEqualTo("HTTP");
+    assertThat(check.get("path").asText()).isEqualTo("/health");
+    browser.await("ZH 服务 搜索 每页条数 搜索服务");
+    browser.await("ZH KEPT, THEN ENGLISH");
     browser.finished();
   }
 
   @Test
   void underAuthAWrongPasswordIsRefusedAndAReaderSeesNoEditButtons() throws Exception {
     String password = "the viewer's own password";
-    AuthFiles auth = AuthFiles.create(dir.resolve("auth.json")).user("viewer", password, "read@public");
+    AuthFiles auth = AuthFiles.create(dir.resolve("auth.json")).user("viewer", password, "read@public")
+        .user("orders-team", password, "read@public", "admin@public/orders*").user("auditor", password, "read@*");
     String admin = auth.token("ops", "admin@*");
     ServerProcess server = server("--auth-file", auth.path().toString());
     String base = "http://127.0.0.1:" + (server.port - 1000);
@@ -129,8 +184,14 @@ class ConsoleBrowserTest {
         .isEqualTo("ok");
     browser.send("ADDED");
     browser.await("LIVE");
-    browser.await("VIEWER buttons=0 saves=0");
+    browser.await("VIEWER buttons=0 saves=0 links=1");
     browser.await("LOGGED OUT");
+    browser.await("ORDERS TEAM buttons=true saves=1 links=1");
+    browser.await("AUDITOR");
+    assertThat(post(base + "/nacos/v1/ns/instance?accessToken=" + admin, "namespaceId=dev&serviceName=billing&ip=10.0.0.4&port=80"))
+        .isEqualTo("ok");
+    browser.send("DEV");
+    browser.await("SWITCHED");
     browser.finished();
     // The console's token went in headers, and no credential reached the server's log.
     assertThat(server.output()).doesNotContain(admin, password).doesNotContain("accessToken=rt1.");
@@ -158,6 +219,15 @@ class ConsoleBrowserTest {
   private String post(String url, String form) throws Exception {
     return http.send(HttpRequest.newBuilder(URI.create(url)).header("Content-Type", "application/x-www-form-urlencoded")
         .POST(HttpRequest.BodyPublishers.ofString(form)).build(), BodyHandlers.ofString()).body();
+  }
+
+  /** An instance's metadata as the admin API answers it: of the only instance of {@code service}. */
+  private Map<String, String> metadata(String base, String service) throws Exception {
+    JsonNode list = JSON.readTree(http.send(HttpRequest.newBuilder(URI.create(base
+        + "/nacos/v3/admin/ns/instance/list?serviceName=" + service)).build(), BodyHandlers.ofString()).body());
+    Map<String, String> out = new TreeMap<>();
+    list.get("data").get(0).get("metadata").properties().forEach(e -> out.put(e.getKey(), e.getValue().asText()));
+    return out;
   }
 
   private Browser browser(String mode, String base, String... env) throws IOException {

@@ -54,7 +54,8 @@ final class HttpRoutes {
         authFile == null ? null : new IdentityAdmin(authenticator, authFile)).routeOn(http);
     new NacosNamespaces(registry, namespaces, new HttpCallers(authenticator), readiness).routeOn(http);
     // The console, and the URLs Nacos users open for theirs.
-    http.staticFiles("/console", "console", List.of("index.html", "app.js", "manage.js", "style.css"));
+    http.staticFiles("/console", "console", List.of("index.html", "app.js", "common.js", "events.js", "services.js",
+        "service.js", "connections.js", "i18n.js", "manage.js", "style.css"));
     for (String nacosConsole : List.of("/nacos", "/nacos/", "/nacos/index.html")) {
       http.redirect(nacosConsole, "/console/");
     }

@@ -169,7 +169,7 @@ public final class RosterAdminApi {
         throw new HttpException(405, r.method() + " " + r.path() + " is not served (expected: GET)");
       }
       if (route.equals("/permissions")) {
-        return JsonEnvelope.ok(permissions(r));
+        return JsonEnvelope.ok(PermissionsAnswer.of(r, callers.who(r), registry));
       }
       callers.checkAll(r, Permission.ADMIN, Grant.ALL);
       if (route.equals("/backup")) {
@@ -179,6 +179,7 @@ public final class RosterAdminApi {
       JsonNode data = switch (route) {
         case "/members" -> members();
         case "/connections" -> connections(r);
+        case "/connection" -> ConnectionDetail.of(r.required("connectionId"), sessions, registry);
         default -> throw new HttpException(404, "no such path: " + r.path() + " (see docs/admin-api.md)");
       };
       return JsonEnvelope.ok(data);
@@ -273,24 +274,6 @@ public final class RosterAdminApi {
   }
 
   /**
-   * GET /permissions?namespaceId=NS: who the caller is and what it may do on every service of
-   * the namespace, for a page that shows only what it may use; any identity may ask.
-   */
-  private JsonNode permissions(HttpRequest r) {
-    String namespace = r.param("namespaceId", Names.DEFAULT_NAMESPACE);
-    io.roster.server.auth.Principal p = callers.who(r);
-    ObjectNode o = JsonEnvelope.JSON.createObjectNode();
-    o.put("identity", p.named() ? p.name() : "");
-    o.put("namespaceId", namespace);
-    o.put("read", p.allowsAll(Permission.READ, namespace));
-    o.put("write", p.allowsAll(Permission.WRITE, namespace));
-    o.put("admin", p.allowsAll(Permission.ADMIN, namespace));
-    o.put("serverAdmin", p.allowsAll(Permission.ADMIN, Grant.ALL));
-    return o;
-  }
-
-  /** GET /members: whether this member takes writes, and every member as it sees them. */
-  /**
    * POST /members: adds ({@code add}, comma-separated {@code --members} entries) and removes
    * ({@code remove}, comma-separated member ids) members of the cluster at runtime; answers the
    * members as {@code GET /members} does. Needs {@code admin} on every namespace.
@@ -331,6 +314,7 @@ public final class RosterAdminApi {
     return items;
   }
 
+  /** GET /members: whether this member takes writes, and every member as it sees them. */
   private JsonNode members() {
     ObjectNode o = JsonEnvelope.JSON.createObjectNode();
     ArrayNode items = o.putArray("members");

@@ -133,9 +133,10 @@ public final class NacosAdminApi {
   // --- services ---
 
   /**
-   * GET /service/list: a page of a namespace's services, sorted by group and name;
-   * {@code groupNameParam} and {@code serviceNameParam} keep those whose group or name contains
-   * them (any case).
+   * GET /service/list: a page of a namespace's services, sorted by group and name, or with
+   * Roster's {@code orderBy} ({@code ipCount}, {@code healthyInstanceCount}) by that count, the
+   * largest first; {@code groupNameParam} and {@code serviceNameParam} keep those whose group or
+   * name contains them (any case).
    */
   private JsonNode services(HttpRequest r) {
     String namespace = r.param("namespaceId", Names.DEFAULT_NAMESPACE);
@@ -149,9 +150,10 @@ public final class NacosAdminApi {
     int pageNo = r.intParam("pageNo", 1, 1, Integer.MAX_VALUE);
     int pageSize = r.intParam("pageSize", 20, 1, MAX_PAGE_SIZE);
     Names.checkSimpleName(LIST_FIELDS.namespace(), namespace, Names.MAX_NAMESPACE);
+    ServiceOrder order = ServiceOrder.of(r.param("orderBy", ServiceOrder.NAME));
     Registry.ServicePage page = (long) (pageNo - 1) * pageSize > Integer.MAX_VALUE
         ? registry.listServices(namespace, "", k -> false, 1, pageSize)
-        : registry.listServices(namespace, "", which, pageNo, pageSize);
+        : order.page(registry, namespace, which, pageNo, pageSize);
     ArrayNode items = NacosMapping.JSON.createArrayNode();
     for (ServiceKey k : page.services()) {
       items.add(serviceView(k, registry.serviceImage(k), registry.settings(k)));

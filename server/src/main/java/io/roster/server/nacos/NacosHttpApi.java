@@ -86,6 +86,7 @@ public final class NacosHttpApi {
   private final HttpCallers callers;
   private final NacosLogin login;
   private final NacosOperator operator;
+  private final NacosServiceRoutes serviceRoutes;
   /** Whether this server serves its registry now: until it does, the routes that read it answer 503. */
   private final Readiness readiness;
 
@@ -114,6 +115,7 @@ public final class NacosHttpApi {
     this.callers = new HttpCallers(authenticator);
     this.login = new NacosLogin(authenticator);
     this.operator = new NacosOperator(registry, leases, connections, callers, readiness);
+    this.serviceRoutes = new NacosServiceRoutes(registry, updates, callers);
   }
 
   /** Adds this API's routes to {@code endpoint}: the naming API, Nacos's logins and the config center's 501. */
@@ -145,12 +147,13 @@ public final class NacosHttpApi {
         case "/instance/list" -> only(r, "GET", this::list);
         case "/instance/beat" -> only(r, "PUT", this::beat);
         case "/service/list" -> only(r, "GET", this::services);
+        case "/service" -> serviceRoutes.answer(r);
         case "/cluster" -> only(r, "PUT", this::updateCluster);
         case "/operator/metrics" -> only(r, "GET", operator::metrics);
         case "/operator/log" -> only(r, "PUT", operator::logLevel);
         default -> throw new HttpException(404, "no such path: " + r.path()
-            + " (Roster serves /nacos/v1/ns/instance, /instance/list, /instance/beat, /service/list, /cluster, "
-            + "/operator/metrics and /operator/log; see docs/nacos-compat.md)");
+            + " (Roster serves /nacos/v1/ns/instance, /instance/list, /instance/beat, /service, /service/list, "
+            + "/cluster, /operator/metrics and /operator/log; see docs/nacos-compat.md)");
       };
     } catch (RegistryException e) {
       throw httpError(e);

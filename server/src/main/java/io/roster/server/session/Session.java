@@ -292,6 +292,11 @@ public final class Session {
     return subscriptions.size();
   }
 
+  /** The services this session subscribes to, sorted. */
+  public synchronized List<ServiceKey> subscriptions() {
+    return subscriptions.keySet().stream().sorted().toList();
+  }
+
   /** Whether this session subscribes to {@code service}. */
   public synchronized boolean subscribes(ServiceKey service) {
     return subscriptions.containsKey(service);

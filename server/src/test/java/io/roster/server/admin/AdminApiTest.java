@@ -91,6 +91,30 @@ class AdminApiTest {
   }
 
   @Test
+  void servicesAreSortedByACountTheLargestFirst() throws Exception {
+    loopback.start();
+    TestSession provider = loopback.session("provider");
+    for (int i = 0; i < 3; i++) {
+      assertThat(provider.register("big", "10.0.1." + (i + 1), 80).getOk()).isTrue();
+    }
+    for (String name : List.of("a", "c")) {
+      assertThat(provider.register(name, "10.0.2.1", 80).getOk()).isTrue();
+    }
+
+    assertThat(names(get("/nacos/v3/admin/ns/service/list?orderBy=ipCount").data().get("pageItems")))
+        .containsExactly("big", "a", "c");
+    JsonNode second = get("/nacos/v3/admin/ns/service/list?orderBy=healthyInstanceCount&pageNo=2&pageSize=2").data();
+    assertThat(names(second.get("pageItems"))).containsExactly("c");
+    assertThat(second.get("totalCount").asInt()).isEqualTo(3);
+    assertThat(names(get("/nacos/v3/admin/ns/service/list?orderBy=name").data().get("pageItems")))
+        .containsExactly("a", "big", "c");
+    Answer bad = get("/nacos/v3/admin/ns/service/list?orderBy=size");
+    assertThat(bad.status()).isEqualTo(400);
+    assertThat(bad.body().get("message").asText())
+        .isEqualTo("orderBy: \"size\" (expected: name, ipCount or healthyInstanceCount)");
+  }
+
+  @Test
   void anOperatorsHoldIsShownWithTheOwnerAndReachesSubscribers() throws Exception {
     loopback.start();
     TestSession provider = loopback.session("provider");
@@ -183,6 +207,64 @@ class AdminApiTest {
     assertThat(readerMay.get("admin").asBoolean()).isFalse();
     assertThat(call("GET", "/roster/v1/admin/permissions", null, null).status()).isEqualTo(403);
     assertThat(call("GET", "/roster/v1/admin/connections", null, admin).data().get("totalCount").asInt()).isEqualTo(1);
+  }
+
+  @Test
+  void permissionsAnswerForOneServiceAndNameTheNamespacesTheCallerMayRead() throws Exception {
+    AuthFiles auth = AuthFiles.create(dir.resolve("auth.json"));
+    String admin = auth.token("ops", "admin@*");
+    String ordersAdmin = auth.token("orders-team", "read@public", "admin@public/orders*");
+    String everywhere = auth.token("auditor", "read@*");
+    loopback.start(b -> b.authFile(auth.path()));
+    var registered = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + loopback.server().httpPort()
+        + "/nacos/v1/ns/instance")).header("Content-Type", "application/x-www-form-urlencoded")
+        .header("Authorization", "Bearer " + admin)
+        .POST(BodyPublishers.ofString("namespaceId=dev&serviceName=billing&ip=10.0.0.9&port=80")).build(),
+        BodyHandlers.ofString());
+    assertThat(registered.body()).isEqualTo("ok");
+
+    JsonNode orders = call("GET", "/roster/v1/admin/permissions?namespaceId=public&serviceName=orders-eu", null,
+        ordersAdmin).data();
+    assertThat(orders.get("admin").asBoolean()).isFalse();
+    assertThat(orders.get("service").get("serviceName").asText()).isEqualTo("orders-eu");
+    assertThat(orders.get("service").get("groupName").asText()).isEqualTo("DEFAULT_GROUP");
+    assertThat(orders.get("service").get("admin").asBoolean()).isTrue();
+    JsonNode billing = call("GET", "/roster/v1/admin/permissions?namespaceId=public&serviceName=billing", null,
+        ordersAdmin).data();
+    assertThat(billing.get("service").get("read").asBoolean()).isTrue();
+    assertThat(billing.get("service").get("admin").asBoolean()).isFalse();
+    assertThat(readable(ordersAdmin)).containsExactly("public");
+    assertThat(readable(everywhere)).containsExactly("dev", "public");
+  }
+
+  private List<String> readable(String token) throws Exception {
+    List<String> out = new ArrayList<>();
+    call("GET", "/roster/v1/admin/permissions", null, token).data().get("namespaces").forEach(n -> out.add(n.asText()));
+    return out;
+  }
+
+  @Test
+  void aConnectionsDetailNamesTheInstancesItOwnsAndWhatItSubscribesTo() throws Exception {
+    loopback.start();
+    TestSession provider = loopback.session("provider");
+    assertThat(provider.register("orders", "10.0.0.1", 80).getOk()).isTrue();
+    assertThat(provider.register("orders", "10.0.0.2", 80).getOk()).isTrue();
+    assertThat(provider.subscribe("payments").getOk()).isTrue();
+    String id = get("/roster/v1/admin/connections?search=provider").data().get("pageItems").get(0)
+        .get("connectionId").asText();
+
+    JsonNode c = get("/roster/v1/admin/connection?connectionId=" + id).data();
+    assertThat(c.get("clientId").asText()).isEqualTo("provider");
+    assertThat(c.get("protocol").asText()).isEqualTo("roster");
+    List<String> owned = new ArrayList<>();
+    c.get("instances").forEach(i -> owned.add(i.get("serviceName").asText() + " " + i.get("ip").asText() + ":"
+        + i.get("port").asInt() + " " + i.get("clusterName").asText()));
+    assertThat(owned).containsExactlyInAnyOrder("orders 10.0.0.1:80 DEFAULT", "orders 10.0.0.2:80 DEFAULT");
+    assertThat(c.get("subscriptions").get(0).get("serviceName").asText()).isEqualTo("payments");
+    assertThat(c.get("subscriptions").get(0).get("groupName").asText()).isEqualTo("DEFAULT_GROUP");
+    Answer missing = get("/roster/v1/admin/connection?connectionId=nope");
+    assertThat(missing.status()).isEqualTo(404);
+    assertThat(missing.body().get("message").asText()).contains("connectionId").contains("nope");
   }
 
   @Test

@@ -297,4 +297,30 @@ class NacosHttpTest {
         .isEqualTo(400);
     assertThat(context.exists("no.such.Logger")).as("a request creates no logger").isNull();
   }
+
+  @Test
+  void aServiceIsCreatedWithItsSettingsAndDeletedOnlyWithoutInstances() {
+    Answer created = call("POST", "/nacos/v1/ns/service",
+        "serviceName=fresh&protectThreshold=0.5&metadata=%7B%22team%22%3A%22a%2Cb%3Dc%22%7D");
+    assertThat(created.status()).as(created.body()).isEqualTo(200);
+    JsonNode detail = call("GET", "/nacos/v3/admin/ns/service?serviceName=fresh", null).json().get("data");
+    assertThat(detail.get("protectThreshold").asDouble()).isEqualTo(0.5);
+    assertThat(detail.get("metadata").get("team").asText()).isEqualTo("a,b=c");
+    Answer again = call("POST", "/nacos/v1/ns/service", "serviceName=fresh");
+    assertThat(again.status()).isEqualTo(400);
+    assertThat(again.body()).contains("DEFAULT_GROUP@@fresh already exists in namespace public");
+
+    assertThat(register("serviceName=fresh&ip=10.0.0.1&port=80&ephemeral=false").body()).isEqualTo("ok");
+    Answer refused = call("DELETE", "/nacos/v1/ns/service?serviceName=fresh", null);
+    assertThat(refused.status()).isEqualTo(400);
+    assertThat(refused.body()).contains("DEFAULT_GROUP@@fresh has 1 instance in namespace public: deregister them first");
+    assertThat(call("GET", "/nacos/v3/admin/ns/service?serviceName=fresh", null).json().get("data")
+        .get("protectThreshold").asDouble()).isEqualTo(0.5);
+
+    assertThat(call("DELETE", "/nacos/v1/ns/instance?serviceName=fresh&ip=10.0.0.1&port=80&ephemeral=false", null)
+        .body()).isEqualTo("ok");
+    assertThat(call("DELETE", "/nacos/v1/ns/service?serviceName=fresh", null).body()).isEqualTo("ok");
+    assertThat(call("GET", "/nacos/v3/admin/ns/service?serviceName=fresh", null).status()).isEqualTo(404);
+    assertThat(call("DELETE", "/nacos/v1/ns/service?serviceName=fresh", null).status()).isEqualTo(404);
+  }
 }
