@@ -23,8 +23,9 @@ import org.testcontainers.junit.jupiter.Testcontainers;
  * docker/docker-compose.yml as {@code make cluster-up} starts it: the image built from this
  * tree, the one-shot {@code pki} service writing the peer TLS files into their volume, three
  * nodes in one cluster over mutual TLS (a node reports SERVING only once it has caught up with
- * the others' log). A registration through node 1 reaches a subscriber of node 3 (by push: its
- * poll is off) and a query on node 2.
+ * the others' log), each with the sample auth file docker/auth.json. A client of the sample admin
+ * user (an access token from a login at node 1's HTTP port) registers through node 1; the
+ * registration reaches a subscriber of node 3 (by push: its poll is off) and a query on node 2.
  *
  * <p>Needs a Docker engine and Compose v2 ({@code docker compose}) on the PATH; without an
  * engine the class is skipped, and so it is when {@code docker compose version} fails. The
@@ -37,6 +38,7 @@ import org.testcontainers.junit.jupiter.Testcontainers;
 class ComposeClusterTest {
 
   private static final int CLIENT_PORT = 9848;
+  private static final int HTTP_PORT = 8848;
   private static final Path COMPOSE_FILE =
       Path.of(System.getProperty("roster.compose.file", "../docker/docker-compose.yml"));
 
@@ -62,6 +64,7 @@ class ComposeClusterTest {
         .withEnv(Map.of("ROSTER1_CLIENT", "9848", "ROSTER1_HTTP", "8848", "ROSTER2_CLIENT", "9848",
             "ROSTER2_HTTP", "8848", "ROSTER3_CLIENT", "9848", "ROSTER3_HTTP", "8848"))
         .withExposedService(NODE1, CLIENT_PORT, healthy())
+        .withExposedService(NODE1, HTTP_PORT)
         .withExposedService(NODE2, CLIENT_PORT, healthy())
         .withExposedService(NODE3, CLIENT_PORT, healthy());
     cluster.start();
@@ -102,13 +105,16 @@ class ComposeClusterTest {
   }
 
   @Test
-  void registeredThroughNode1IsPushedByNode3AndQueriedOnNode2() {
+  void registeredThroughNode1IsPushedByNode3AndQueriedOnNode2() throws Exception {
     String service = "compose-demo";
-    try (RosterClient provider = RosterClient.builder().serverAddresses(address(NODE1))
+    // An access token is valid on every member: they read the same auth file.
+    String token = ShippedDockerFiles.adminAccessToken(cluster.getServiceHost(NODE1, HTTP_PORT),
+        cluster.getServicePort(NODE1, HTTP_PORT));
+    try (RosterClient provider = RosterClient.builder().serverAddresses(address(NODE1)).token(token)
             .clientName("it-compose-provider").build();
-        Subscriber onNode3 = new Subscriber(RosterClient.builder().serverAddresses(address(NODE3))
+        Subscriber onNode3 = new Subscriber(RosterClient.builder().serverAddresses(address(NODE3)).token(token)
             .clientName("it-compose-subscriber").pollEnabled(false).build(), service);
-        RosterClient onNode2 = RosterClient.builder().serverAddresses(address(NODE2))
+        RosterClient onNode2 = RosterClient.builder().serverAddresses(address(NODE2)).token(token)
             .clientName("it-compose-query").build()) {
       provider.registerInstance(service, Instance.of("10.8.0.1", 8080));
 

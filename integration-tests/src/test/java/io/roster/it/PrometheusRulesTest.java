@@ -13,6 +13,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
@@ -24,7 +25,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The monitoring files next to the compose file, checked with Prometheus's own {@code promtool}:
  * docker/prometheus/rules.yml parses and its unit tests (rules_test.yml) pass, prometheus.yml is
- * a valid config as shipped and with its example {@code roster-sd} job turned on; and the Grafana
+ * a valid config as shipped and with its example {@code roster-sd} job turned on, both sending the
+ * bearer token of roster.token (which promtool checks is there); and the Grafana
  * dashboard docker/grafana/roster.json has panels whose every query is valid PromQL (promtool
  * checks them as recording rules), filters on {@code $instance}, and names only Roster's metrics.
  * The promtool checks are skipped, saying why, where promtool is not installed (Debian's {@code
@@ -72,6 +74,9 @@ class PrometheusRulesTest {
     requirePromtool();
     String out = promtool("check", "config", PROMETHEUS.resolve("prometheus.yml").toString());
     assertThat(out).contains("is valid prometheus config file");
+    Path token = ShippedDockerFiles.bearerTokenFile(ShippedDockerFiles.job(
+        ShippedDockerFiles.yaml(PROMETHEUS.resolve("prometheus.yml")), "roster"));
+    assertThat(token).isEqualTo(PROMETHEUS.resolve("roster.token"));
   }
 
   /** The commented-out example job, with its lines' leading "# " taken off, as its comment says. */
@@ -98,11 +103,17 @@ class PrometheusRulesTest {
     Path config = dir.resolve("prometheus.yml");
     Files.write(config, on, StandardCharsets.UTF_8);
     Files.copy(PROMETHEUS.resolve("rules.yml"), dir.resolve("rules.yml"));
+    Files.copy(PROMETHEUS.resolve("roster.token"), dir.resolve("roster.token"));
 
     String out = promtool("check", "config", config.toString());
     assertThat(out).contains("is valid prometheus config file");
     assertThat(String.join("\n", on)).contains("job_name: roster-sd", "http_sd_configs:",
         "http://roster1:8848/roster/v1/prometheus/sd?namespace=public", "__meta_roster_enabled");
+    // The discovery request sends the token; the discovered targets' scrapes do not.
+    Map<String, Object> sd = ShippedDockerFiles.job(ShippedDockerFiles.yaml(String.join("\n", on)), "roster-sd");
+    assertThat(ShippedDockerFiles.bearerTokenFile(ShippedDockerFiles.list(sd, "http_sd_configs").get(0)))
+        .isEqualTo(PROMETHEUS.resolve("roster.token"));
+    assertThat(sd).doesNotContainKey("authorization");
   }
 
   @Test

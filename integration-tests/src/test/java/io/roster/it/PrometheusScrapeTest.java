@@ -39,13 +39,15 @@ import org.junit.jupiter.api.io.TempDir;
  * deregistrations; the alert rules shipped in docker/prometheus load and evaluate, and every
  * Roster metric the rules and the dashboard name is in the scrape (the cluster's excepted: this
  * server is standalone). Prometheus parses the exposition itself: a scrape it cannot parse is
- * {@code up == 0}.
+ * {@code up == 0}. The server runs with the compose cluster's sample auth file (docker/auth.json),
+ * and Prometheus sends the shipped token (docker/prometheus/roster.token) as the shipped config's
+ * {@code authorization} sections say, for the scrape and for the discovery.
  *
  * <p>Skipped, saying why, where the binary is absent, except in CI (.ci/run installs it).
  */
 class PrometheusScrapeTest {
 
-  private static final Path DOCKER = Path.of("../docker").toAbsolutePath().normalize();
+  private static final Path DOCKER = ShippedDockerFiles.DOCKER;
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final int PROVIDERS = 12;
 
@@ -54,6 +56,7 @@ class PrometheusScrapeTest {
   private final HttpClient http = HttpClient.newBuilder().connectTimeout(Timing.seconds(10)).build();
   private final List<AutoCloseable> closing = new ArrayList<>();
   private int prometheusPort;
+  private String accessToken = "";
 
   @AfterEach
   void stop() throws Exception {
@@ -68,11 +71,14 @@ class PrometheusScrapeTest {
     int httpPort = Ports.free();
     // A data directory, so that its metrics (and the disk-space rule's) are in the scrape too.
     ServerProcess server = ServerProcess.start("127.0.0.1", Ports.free(), "--http-port", Integer.toString(httpPort),
-        "--data-dir", dir.resolve("roster-data").toString());
+        "--data-dir", dir.resolve("roster-data").toString(), "--auth-file", ShippedDockerFiles.AUTH_FILE.toString());
     closing.add(server);
+    accessToken = ShippedDockerFiles.adminAccessToken("127.0.0.1", httpPort);
     startPrometheus(binary, httpPort);
 
     await().atMost(Timing.seconds(60)).until(() -> value("up{job=\"roster\"}").orElse(0.0) == 1.0);
+    // With the shipped token: neither the scrapes nor the discovery were refused.
+    assertThat(value("roster_auth_failures_total")).hasValue(0.0);
     double registered = value("roster_registrations_total{kind=\"session\"}").orElseThrow();
     double acks = value("roster_push_acks_total").orElseThrow();
 
@@ -140,7 +146,8 @@ class PrometheusScrapeTest {
     // The exposition as Prometheus's own parser and linter read it (promtool comes with the binary).
     Path exposition = dir.resolve("metrics.txt");
     Files.writeString(exposition, http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + httpPort
-        + "/metrics")).build(), BodyHandlers.ofString()).body());
+        + "/metrics")).header("Authorization", "Bearer " + ShippedDockerFiles.token(scrapeToken())).build(),
+        BodyHandlers.ofString()).body());
     Path promtool = binary.resolveSibling("promtool");
     if (Files.isExecutable(promtool)) {
       Process check = new ProcessBuilder(promtool.toString(), "check", "metrics").redirectInput(exposition.toFile())
@@ -158,6 +165,23 @@ class PrometheusScrapeTest {
     return ExternalTools.require("prometheus", "ROSTER_PROMETHEUS", "prometheus", "the real-Prometheus test is skipped");
   }
 
+  /** The token file of the shipped config's roster job. */
+  private static Path scrapeToken() throws Exception {
+    return ShippedDockerFiles.bearerTokenFile(ShippedDockerFiles.job(
+        ShippedDockerFiles.yaml(ShippedDockerFiles.PROMETHEUS_CONFIG), "roster"));
+  }
+
+  /** The token file of the shipped config's example discovery job. */
+  private static Path discoveryToken() throws Exception {
+    return ShippedDockerFiles.bearerTokenFile(ShippedDockerFiles.list(ShippedDockerFiles.job(ShippedDockerFiles.yaml(
+        ShippedDockerFiles.prometheusConfigWithServiceDiscovery()), "roster-sd"), "http_sd_configs").get(0));
+  }
+
+  /** The shipped config's authorization section, its token file named by absolute path. */
+  private static String authorization(Path tokenFile) {
+    return "authorization: {type: Bearer, credentials_file: '" + tokenFile + "'}";
+  }
+
   private void startPrometheus(Path binary, int rosterHttpPort) throws Exception {
     prometheusPort = Ports.free();
     String roster = "127.0.0.1:" + rosterHttpPort;
@@ -170,11 +194,13 @@ class PrometheusScrapeTest {
         "scrape_configs:",
         "  - job_name: roster",
         "    static_configs: [{targets: ['" + roster + "']}]",
+        "    " + authorization(scrapeToken()),
         "  - job_name: discovered",
         "    scrape_timeout: 500ms",
         "    http_sd_configs:",
         "      - url: 'http://" + roster + "/roster/v1/prometheus/sd?namespace=public'",
         "        refresh_interval: 1s",
+        "        " + authorization(discoveryToken()),
         "    relabel_configs:",
         "      - {source_labels: [__meta_roster_enabled], regex: 'false', action: drop}",
         "      - {source_labels: [__meta_roster_service], target_label: service}",
@@ -235,7 +261,7 @@ class PrometheusScrapeTest {
 
   private RosterClient client(ServerProcess server, String name) {
     RosterClient c = RosterClient.builder().serverAddresses(server.address()).clientName(name)
-        .drainTimeout(Duration.ZERO).requestTimeout(Timing.seconds(15)).build();
+        .token(accessToken).drainTimeout(Duration.ZERO).requestTimeout(Timing.seconds(15)).build();
     closing.add(c);
     return c;
   }
