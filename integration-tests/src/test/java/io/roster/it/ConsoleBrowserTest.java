@@ -184,9 +184,9 @@ class ConsoleBrowserTest {
         .isEqualTo("ok");
     browser.send("ADDED");
     browser.await("LIVE");
-    browser.await("VIEWER buttons=0 saves=0 links=1");
+    browser.await("VIEWER buttons=0 saves=0 links=0");
     browser.await("LOGGED OUT");
-    browser.await("ORDERS TEAM buttons=true saves=1 links=1");
+    browser.await("ORDERS TEAM buttons=true saves=1 links=0");
     browser.await("AUDITOR");
     assertThat(post(base + "/nacos/v1/ns/instance?accessToken=" + admin, "namespaceId=dev&serviceName=billing&ip=10.0.0.4&port=80"))
         .isEqualTo("ok");
