@@ -1,5 +1,7 @@
 package io.roster.server;
 
+import io.roster.server.cluster.PeerTls;
+import io.roster.server.config.ClusterSettings;
 import io.roster.server.config.ServerConfig;
 import io.roster.server.dns.DnsAnswers;
 import io.roster.server.dns.DnsServer;
@@ -9,13 +11,17 @@ import io.roster.server.time.Scheduler;
 import io.roster.server.tls.ServerTls;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The ports beside the client port, opened at start: the HTTP port, the DNS port, and TLS's
- * reloading with its one log line. A port that cannot be bound stops the start: the server is
+ * reloading with its one log line, and the certificates the TLS ports serve, for the metrics. A port that cannot be bound stops the start: the server is
  * closed ({@code onFailure}) and the error names the address and the flag that picks another.
  * Stateless; called on the starting thread.
  */
@@ -56,5 +62,26 @@ final class Listeners {
         tls.mutual() ? "client certificates required, signed by a CA of " + tls.files().clientCa()
             : "no client certificate asked", ServerConfig.formatDuration(ServerTls.RELOAD_PERIOD));
     tls.startReloading(scheduler, ServerTls.RELOAD_PERIOD);
+  }
+
+  /**
+   * The certificates each TLS port serves, by the port's label in {@code
+   * roster_tls_certificate_expiry_seconds}: the client and HTTP ports' current one (it follows
+   * reloads), the peer port's as read at start (it is read once); none for a port without TLS.
+   */
+  static Map<String, Supplier<Instant>> certificates(@Nullable ServerTls tls, boolean http,
+      @Nullable ClusterSettings cluster) {
+    Map<String, Supplier<Instant>> ports = new LinkedHashMap<>();
+    if (tls != null) {
+      ports.put("client", tls::notAfter);
+      if (http) {
+        ports.put("http", tls::notAfter);
+      }
+    }
+    Instant peer = cluster == null ? null : PeerTls.notAfter(cluster);
+    if (peer != null) {
+      ports.put("peer", () -> peer);
+    }
+    return ports;
   }
 }

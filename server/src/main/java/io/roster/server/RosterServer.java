@@ -184,6 +184,7 @@ public final class RosterServer implements AutoCloseable {
     this.metrics = new ServerMetrics(new ServerMetrics.Sources(VERSION, registry, sessions, engine, warmUp,
         authenticator, endpoint::openSessions, nacos::connectionCount, http == null ? () -> 0 : http::openConnections,
         cluster, wallClockMicros, probes::counts));
+    metrics.certificateExpiry(Listeners.certificates(tls, http != null, cluster == null ? null : config.cluster()));
     if (dataDir != null) {
       try {
         metrics.dataDir(dataDir.path());

@@ -93,6 +93,7 @@ public final class Authenticator implements AutoCloseable {
   private volatile @Nullable Loaded loaded;
   private volatile Scheduler.@Nullable Cancellable poll;
   private @Nullable String lastProblem; // on the scheduler's thread only
+  private final Reloads reloads = new Reloads();
 
   private record Loaded(String content, AuthFile file, @Nullable AccessTokens tokens) {}
 
@@ -135,6 +136,7 @@ public final class Authenticator implements AutoCloseable {
     Loaded first = load(readBytes(path), path); // before any thread is started for it
     Authenticator a = new Authenticator(path, tokenTtl, scheduler, throttledDelay);
     a.loaded = first;
+    a.reloads.loaded(scheduler.currentTimeMillis());
     log.info("Auth on: {} ({}), checked for changes every {} s", path,
         java.util.Objects.requireNonNull(a.loaded).file().summary(), RELOAD_EVERY.toSeconds());
     a.schedulePoll();
@@ -294,6 +296,11 @@ public final class Authenticator implements AutoCloseable {
   /** Bad credentials since start, on every port (0 with auth off): unknown tokens and failed logins. */
   public long failures() {
     return guesses.failures();
+  }
+
+  /** What the checks of the auth file found since start. */
+  public Reloads reloads() {
+    return reloads;
   }
 
   /** Logins refused without their password check since start (429): too many failures, or a full queue. */
@@ -550,6 +557,7 @@ public final class Authenticator implements AutoCloseable {
       try {
         bytes = readBytes(path);
       } catch (IllegalArgumentException e) {
+        reloads.refused();
         problem(e.getMessage());
         bytes = l.content().getBytes(StandardCharsets.UTF_8);
       }
@@ -560,8 +568,10 @@ public final class Authenticator implements AutoCloseable {
           loaded = now;
           knownWrong.invalidateAll();
           lastProblem = null;
+          reloads.reloaded(scheduler.currentTimeMillis());
           log.info("Auth file {} reloaded ({})", path, java.util.Objects.requireNonNull(loaded).file().summary());
         } catch (IllegalArgumentException e) {
+          reloads.refused();
           problem(e.getMessage());
         }
       }

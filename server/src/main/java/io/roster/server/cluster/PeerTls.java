@@ -144,6 +144,20 @@ public final class PeerTls {
     }
   }
 
+  /**
+   * When this member's peer certificate stops being valid (its notAfter), read from {@code
+   * --peer-tls-cert} as {@link #load} reads it; null with {@code --peer-tls off}.
+   *
+   * @throws IllegalArgumentException naming the option when the file cannot be read
+   */
+  public static @Nullable Instant notAfter(ClusterSettings config) {
+    if (!config.peerTls()) {
+      return null;
+    }
+    Path certPath = Objects.requireNonNull(config.peerTlsCert(), "peer-tls-cert");
+    return read("peer-tls-cert", () -> Pki.readCertificates(certPath)).get(0).getNotAfter().toInstant();
+  }
+
   /** The certificate's subject alternative names (DNS names and IP addresses), as text. */
   static List<String> names(X509Certificate cert) {
     try {

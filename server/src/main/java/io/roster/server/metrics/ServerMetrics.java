@@ -31,12 +31,15 @@ import io.roster.server.session.SessionManager;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.function.IntSupplier;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -281,6 +284,19 @@ public final class ServerMetrics {
     counter("roster_auth_revoked_total",
         "Credentials refused as revoked: static tokens that left the auth file, access tokens of a removed user "
             + "or of an old password", auth::revokedRefused);
+    if (!auth.enabled()) {
+      return;
+    }
+    CounterWithCallback.builder().name("roster_auth_reload_total")
+        .help("Checks of the auth file that found it changed, by result (ok: taken; error: unreadable or invalid, "
+            + "the last good file stays in use, counted at every check while it stays so)")
+        .labelNames("result").callback(cb -> {
+          cb.call(auth.reloads().ok(), "ok");
+          cb.call(auth.reloads().errors(), "error");
+        }).register(prometheus);
+    GaugeWithCallback.builder().name("roster_auth_reload_last_success_timestamp_seconds")
+        .help("When the auth file in use was read (Unix time): at start, or by the last good reload")
+        .callback(cb -> cb.call(auth.reloads().loadedMillis() / 1000.0)).register(prometheus);
   }
 
   private void registerProbes() {
@@ -314,6 +330,17 @@ public final class ServerMetrics {
    */
   public void dataDir(java.nio.file.Path dir) throws IOException {
     DataDirMetrics.register(prometheus, dir);
+  }
+
+  /**
+   * Seconds until the certificate each TLS port serves stops being valid ({@code
+   * roster_tls_certificate_expiry_seconds}, by port), read at each scrape from {@code notAfter}
+   * (by port label: client, http, peer). Called once; nothing is registered for no port.
+   */
+  public void certificateExpiry(Map<String, Supplier<Instant>> notAfter) {
+    if (!notAfter.isEmpty()) {
+      CertificateMetrics.register(prometheus, Map.copyOf(notAfter), sources.wallClockMicros());
+    }
   }
 
   private void counter(String name, String help, LongSupplier value) {

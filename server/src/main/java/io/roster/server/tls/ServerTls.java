@@ -8,6 +8,7 @@ import io.roster.server.time.Scheduler;
 import java.io.IOException;
 import java.security.GeneralSecurityException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
@@ -241,6 +242,11 @@ public final class ServerTls implements AutoCloseable {
   /** The certificate now served, in a few words (subject, serial, expiry). */
   public String describe() {
     return current.describe();
+  }
+
+  /** When the certificate now served stops being valid (its notAfter); a reload that takes new files moves it. */
+  public Instant notAfter() {
+    return current.chain[0].getNotAfter().toInstant();
   }
 
   /** Stops reloading. Connections keep working; the material stays as it is. */

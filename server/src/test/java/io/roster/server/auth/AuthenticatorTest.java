@@ -133,10 +133,24 @@ class AuthenticatorTest {
 
   @Test
   void aBrokenFileAtReloadKeepsTheLastGoodOne() throws IOException {
+    long started = scheduler.currentTimeMillis();
+    String good = Files.readString(file);
     Files.writeString(file, "{\"version\": 1, \"users\": [{\"name\": \"x\"}]}");
     scheduler.advance(Authenticator.RELOAD_EVERY);
 
     assertThat(auth.authenticate(deployerToken, HERE, "hello.token").name()).isEqualTo("deployer");
+    assertThat(auth.reloads().errors()).isEqualTo(1);
+    assertThat(auth.reloads().ok()).isZero();
+    assertThat(auth.reloads().loadedMillis()).isEqualTo(started);
+    scheduler.advance(Authenticator.RELOAD_EVERY); // still broken: counted at every check
+    assertThat(auth.reloads().errors()).isEqualTo(2);
+
+    Files.writeString(file, good);
+    command("user", "ops2", "read@prod"); // a good file, changed
+    scheduler.advance(Authenticator.RELOAD_EVERY);
+    assertThat(auth.reloads().ok()).isEqualTo(1);
+    assertThat(auth.reloads().errors()).isEqualTo(2);
+    assertThat(auth.reloads().loadedMillis()).isEqualTo(scheduler.currentTimeMillis());
   }
 
   @Test
