@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.roster.server.auth.Principal;
+import io.roster.server.http.Applied;
 import io.roster.server.http.HttpCallers;
 import io.roster.server.http.HttpException;
 import io.roster.server.http.HttpRequest;
@@ -13,11 +14,7 @@ import io.roster.server.naming.NamespaceChanges;
 import io.roster.server.registry.Namespace;
 import io.roster.server.registry.NamespaceCount;
 import io.roster.server.registry.Registry;
-import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 
 /**
  * {@code /roster/v1/admin/namespaces} (decision 97): GET lists the namespaces the caller may read
@@ -29,7 +26,6 @@ import java.util.concurrent.TimeoutException;
 final class NamespacesApi {
 
   /** How long a request waits for its change to be applied (the log, in a cluster). */
-  static final Duration APPLY_TIMEOUT = Duration.ofSeconds(5);
 
   private final Registry registry;
   private final NamespaceChanges changes;
@@ -86,28 +82,9 @@ final class NamespacesApi {
 
   /** Waits for a change to be applied here; its refusal becomes the answer's status. */
   static <T> T await(CompletableFuture<T> applied) {
-    try {
-      return applied.get(APPLY_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
-    } catch (TimeoutException e) {
-      throw new HttpException(503, "the change was not applied within " + APPLY_TIMEOUT.toSeconds()
-          + " s (a cluster member that cannot reach the log?); try again or another server");
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new HttpException(503, "interrupted");
-    } catch (ExecutionException e) {
-      Throwable cause = e.getCause();
-      while (cause instanceof java.util.concurrent.CompletionException && cause.getCause() != null) {
-        cause = cause.getCause();
-      }
-      if (cause instanceof RegistryException re) {
-        throw status(re);
-      }
-      if (cause instanceof RuntimeException re) {
-        throw re;
-      }
-      throw new IllegalStateException(cause);
-    }
+    return Applied.await(applied, NamespacesApi::status);
   }
+
 
   /** A registry refusal as this API's status. */
   static HttpException status(RegistryException e) {

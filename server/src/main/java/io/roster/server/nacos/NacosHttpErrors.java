@@ -2,6 +2,7 @@ package io.roster.server.nacos;
 
 import static io.roster.server.http.NamingParams.renamed;
 
+import io.roster.server.http.Applied;
 import io.roster.server.http.HttpEndpoint;
 import io.roster.server.http.HttpException;
 import io.roster.server.http.HttpRequest;
@@ -9,11 +10,7 @@ import io.roster.server.http.HttpResponse;
 import io.roster.server.model.InstanceKey;
 import io.roster.server.model.RegistryException;
 import io.roster.server.model.ServiceKey;
-import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 
 /**
  * How the Nacos HTTP APIs ({@link NacosHttpApi}, {@link NacosAdminApi}) answer what they refuse:
@@ -23,7 +20,6 @@ import java.util.concurrent.TimeoutException;
 final class NacosHttpErrors {
 
   /** How long a request waits for its change to be applied. */
-  static final Duration APPLY_TIMEOUT = Duration.ofSeconds(5);
 
   private NacosHttpErrors() {}
 
@@ -45,28 +41,9 @@ final class NacosHttpErrors {
 
   /** Waits for a change to be applied here; its refusal becomes the answer. */
   static <T> T await(CompletableFuture<T> applied) {
-    try {
-      return applied.get(APPLY_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
-    } catch (TimeoutException e) {
-      throw new HttpException(503, "the change was not applied within " + APPLY_TIMEOUT.toSeconds()
-          + " s (a cluster member that cannot reach the log?); try again or another server");
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new HttpException(503, "interrupted");
-    } catch (ExecutionException e) {
-      Throwable cause = e.getCause();
-      while (cause instanceof java.util.concurrent.CompletionException && cause.getCause() != null) {
-        cause = cause.getCause();
-      }
-      if (cause instanceof RegistryException re) {
-        throw httpError(re);
-      }
-      if (cause instanceof RuntimeException re) {
-        throw re;
-      }
-      throw new IllegalStateException(cause);
-    }
+    return Applied.await(applied, NacosHttpErrors::httpError);
   }
+
 
   /** The one place a registry refusal becomes an HTTP status. */
   static HttpException httpError(RegistryException e) {
