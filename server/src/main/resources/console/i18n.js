@@ -29,10 +29,15 @@ const ZH = {
   'takes writes': '可写', 'read-only': '只读', '(this member)': '（本成员）', 'Metadata saved': '元数据已保存',
   'Settings saved': '设置已保存', 'Too few healthy instances: consumers get every instance': '健康实例太少：消费者获得全部实例',
   'threshold fired: consumers get every instance': '已触发保护阈值：消费者获得全部实例',
+  Manage: '管理', Namespaces: '命名空间', 'Namespace id': '命名空间 ID', Description: '描述',
+  'Create namespace': '创建命名空间', Id: 'ID', Save: '保存', Delete: '删除', 'Users and tokens': '用户和令牌',
+  Kind: '类型', Grants: '权限', 'Add grant': '添加权限', 'Reset password': '重置密码', Add: '添加',
+  'Password (users)': '密码（用户）',
 };
 // Texts with a part that varies: [English pattern, Chinese replacement].
 const ZH_PATTERNS = [
-  [/^Page (\d+) of (\d+)$/, '第 $1 页，共 $2 页'], [/^(\d+) services$/, '$1 个服务'], [/^(\d+) connections$/, '$1 个连接'],
+  [/^Page (\d+) of (\d+)$/, '第 $1 页，共 $2 页'], [/^the auth file of member (.+)$/, '成员 $1 的认证文件'],
+  [/^Added (.+)\.$/, '已添加 $1。'], [/^(\d+) services$/, '$1 个服务'], [/^(\d+) connections$/, '$1 个连接'],
   [/^Signed in as (.+)$/, '已登录：$1'], [/^Metadata of (.+)$/, '$1 的元数据'], [/^Service (.+) created$/, '服务 $1 已创建'],
   [/^Service (.+) deleted$/, '服务 $1 已删除'], [/^Health check of (.+) saved$/, '$1 的健康检查已保存'],
   [/^Metadata of (.+)$/, '$1 的元数据'], [/^Weight of (.+)$/, '$1 的权重'], [/^Check of (.+)$/, '$1 的检查方式'],
